@@ -120,6 +120,16 @@ typedef struct {
 /* Opens the model at path (and its split siblings) and runs pass 1.
  * use_mmap as in port_file_open. */
 int gguf_open(Gguf *g, const char *path, int use_mmap, const GgufScanCallbacks *cb, GgufError *err);
+/* Runs the validating walk of pass 1 again with callbacks, allocating
+ * nothing. This is how the configuration of a model and the sizes of its
+ * tokenizer are read before the arena exists: a caller may walk more than
+ * once (e.g. first for general.architecture, then for "<arch>.*" keys). */
+int gguf_walk(Gguf *g, const GgufScanCallbacks *cb, GgufError *err);
+/* Reads a STRING value given its record (also usable inside callbacks):
+ * copies at most cap-1 bytes and a NUL; returns the full length, or -1 if
+ * the record is not a string or the read fails. */
+int64_t gguf_kv_string(Gguf *g, const GgufKV *kv, char *buf, size_t cap);
+
 /* Adds the index tables to a plan (call after gguf_open). */
 void gguf_plan(const Gguf *g, Plan *plan);
 /* Pass 2: fills the tables from the arena. */
