@@ -85,3 +85,25 @@ clean:
 	rm -rf build pith pith-static
 
 .SECONDARY:
+
+# ---- static and cross builds ----------------------------------------------
+# make static            -> ./pith-static (x86_64-linux-musl)
+# make TARGET=triple     -> build/TRIPLE/pith (issue: cross builds)
+STATIC_TARGET ?= x86_64-linux-musl
+TARGET ?=
+TGT = $(if $(TARGET),$(TARGET),$(STATIC_TARGET))
+include toolchains/$(TGT).mk
+TDIR = build/$(TGT)
+
+$(TDIR)/src/%.o: src/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CROSS_CC) $(CFLAGS_COMMON) $(TARGET_CFLAGS) $(CORE_DEFS) -c $< -o $@
+$(TDIR)/port/%.o: port/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CROSS_CC) $(CFLAGS_COMMON) $(TARGET_CFLAGS) $(PORT_DEFS) $(TARGET_DEFS) $(OMPFLAGS) -c $< -o $@
+$(TDIR)/pith: $(call objs,$(TDIR),$(CORE_SRC) $(PORT_SRC))
+	$(CROSS_CC) $(CFLAGS_COMMON) $(TARGET_CFLAGS) $(OMPFLAGS) $(TARGET_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+static: build/$(STATIC_TARGET)/pith
+	cp $< pith-static
+	@file pith-static | grep -q 'statically linked' && echo "pith-static: statically linked, $$(stat -c %s pith-static) bytes"
