@@ -52,6 +52,12 @@ _Noreturn void port_die(const char *fmt, ...)
     exit(2);
 }
 
+_Noreturn void port_exit(int status)
+{
+    fflush(stdout);
+    exit(status);
+}
+
 double port_seconds(void)
 {
     struct timespec ts;

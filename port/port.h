@@ -21,6 +21,15 @@ void port_out_flush(void);
 /* Prints "pith: <message>\n" to stderr and exits with status 2: the one
  * way bad input (files, arguments) ends the program. */
 _Noreturn void port_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Flushes stdout and ends the program with `status` (e.g. after --plan). */
+_Noreturn void port_exit(int status);
+
+/* ---- Input ------------------------------------------------------------ */
+/* Reads one line from stdin into buf (without the newline, NUL-terminated).
+ * Returns 1 for a line, 0 at end of input, -1 if the line did not fit in
+ * cap-1 bytes (the rest of it is read and dropped). */
+int port_read_line(char *buf, size_t cap, size_t *len);
+int port_stdin_is_tty(void);
 
 /* ---- Time ------------------------------------------------------------- */
 double port_seconds(void); /* monotonic clock, seconds */
@@ -67,5 +76,11 @@ const uint8_t *port_file_span(const PortFile *f, uint64_t off, uint64_t len);
 /* The bytes [off, off+len): a pointer into the mapping when mapped, else
  * read into buf (which must hold len bytes). NULL on error. */
 const uint8_t *port_file_bytes(PortFile *f, uint64_t off, size_t len, void *buf);
+
+/* ---- Output files ----------------------------------------------------- */
+/* Writes n bytes to `path`: creates or truncates it when append is 0, adds
+ * to its end when append is 1. Returns 0, or -1 with a one-line reason
+ * (no "pith:" prefix, no newline) in err. (port/out_file.c) */
+int port_write_file(const char *path, const void *data, size_t n, int append, char *err, size_t err_len);
 
 #endif

@@ -1,9 +1,124 @@
-/* placeholder until these commands land */
-#include "cli.h"
+/* pith run MODEL -p TEXT [-n N] [--raw] [--system TEXT] [--prompt-ids 1,2,3 --print-ids] [session options]
+ *
+ * Wraps the prompt in the model's chat template as one user turn (or feeds
+ * it as is with --raw), prefills it in batches and streams the generated
+ * text to stdout. Timings and the memory plan go to stderr. */
+#include <string.h>
+
 #include "../port/port.h"
+#include "cli.h"
+#include "forward.h"
+#include "session.h"
+
+#define DEFAULT_PREDICT 256
+
+static void print_stats(const Session *s, int n_prompt, double t_prefill, double t_first, int n_gen, double t_gen)
+{
+    port_err("load: %.3f s, arena %.1f MiB, weights %.1f MiB (%s), context %u, %d thread%s\n", s->load_seconds,
+             (double)s->plan.total / 1048576.0, (double)s->cfg.weight_bytes / 1048576.0,
+             s->cfg.mapped ? "mapped" : "read", s->mopt.n_ctx, (int)s->opt.threads, s->opt.threads == 1 ? "" : "s");
+    port_err("prompt: %d tokens in %.3f s (%.1f tokens/s); first token after %.3f s\n", n_prompt, t_prefill,
+             t_prefill > 0 ? n_prompt / t_prefill : 0.0, t_first);
+    port_err("generation: %d tokens in %.3f s (%.1f tokens/s)\n", n_gen, t_gen, t_gen > 0 ? n_gen / t_gen : 0.0);
+}
 
 int cmd_run(int argc, char **argv)
 {
-    (void)argc;
-    port_die("%s: not implemented yet", argv[0]);
+    SessionOptions o;
+    session_defaults(&o);
+    const char *prompt = NULL, *prompt_ids = NULL, *system = NULL;
+    int64_t n_predict = DEFAULT_PREDICT;
+    int raw = 0, print_ids = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (session_parse_option(&o, argc, argv, &i)) continue;
+        if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = cli_value(argc, argv, &i);
+        else if (!strcmp(a, "--prompt-ids")) prompt_ids = cli_value(argc, argv, &i);
+        else if (!strcmp(a, "--system")) system = cli_value(argc, argv, &i);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) n_predict = cli_int(a, cli_value(argc, argv, &i), 0, 1 << 24);
+        else if (!strcmp(a, "--raw")) raw = 1;
+        else if (!strcmp(a, "--print-ids")) print_ids = 1;
+        else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for run (see pith --help)", a);
+        else if (!o.model_path) o.model_path = a;
+        else port_die("%s: unexpected argument (one model only; quote the prompt after -p)", a);
+    }
+    if (!o.model_path) port_die("run: missing MODEL (usage: pith run MODEL -p TEXT)");
+    if (!prompt && !prompt_ids) port_die("run: missing -p TEXT or --prompt-ids IDS");
+    if (prompt && prompt_ids) port_die("run: give -p or --prompt-ids, not both");
+    if (prompt && !*prompt) port_die("-p: the prompt is empty");
+
+    /* Scratch for text and ids must hold the rendered prompt, the prompt
+     * ids and the generated ids. */
+    uint64_t text = prompt ? chat_render_bound(2, 0, 0, strlen(prompt) + (system ? strlen(system) : 0)) : 0;
+    uint64_t ids = prompt_ids ? (uint64_t)cli_count_ids(prompt_ids) : 0;
+    o.max_text = text;
+    if (o.max_text < ids) o.max_text = ids;
+    if (o.max_text < (uint64_t)n_predict) o.max_text = (uint64_t)n_predict;
+    if (o.max_text < 256) o.max_text = 256;
+
+    static Session s;
+    session_open(&s, &o);
+
+    int n_prompt;
+    if (prompt_ids) {
+        n_prompt = cli_ids("--prompt-ids", prompt_ids, s.ids, s.max_ids, s.cfg.n_vocab);
+    } else {
+        size_t len;
+        const char *src = prompt;
+        if (raw || s.tmpl == CHAT_TEMPLATE_RAW) {
+            if (!raw) port_err("warning: chat template '%s' is not recognised: feeding the prompt as is\n", s.tmpl_name);
+            len = strlen(prompt);
+        } else {
+            len = session_render_user(&s, system, prompt, 1);
+            src = s.text;
+        }
+        int off = 0;
+        if ((raw || s.tmpl == CHAT_TEMPLATE_RAW) && s.tok.add_bos && s.tok.bos >= 0) off = 1;
+        n_prompt = tokenizer_encode(&s.tok, src, len, 1, s.ids + off, s.max_ids - off);
+        if (n_prompt < 0) port_die("-p: the prompt does not fit the planned token buffer");
+        if (off) s.ids[0] = s.tok.bos;
+        n_prompt += off;
+    }
+    if (n_prompt == 0) port_die("-p: the prompt has no tokens");
+    if ((uint64_t)n_prompt >= s.mopt.n_ctx)
+        port_die("prompt: %d tokens do not fit a context of %u with room to generate (raise -c)", n_prompt, s.mopt.n_ctx);
+
+    double t0 = port_seconds();
+    session_prefill(&s, s.ids, n_prompt);
+    double t_prefill = port_seconds() - t0, t_first = 0;
+
+    /* Generated ids reuse the prompt's scratch (planned for n_predict). */
+    int32_t *out_ids = s.ids;
+    int n_gen = 0, closed = 0;
+    TokenStream ts;
+    token_stream_init(&ts);
+    double tg0 = port_seconds();
+    while (n_gen < n_predict) {
+        int32_t id = session_sample(&s);
+        if (n_gen == 0) t_first = port_seconds() - t0;
+        if (tokenizer_is_eog(&s.tok, id)) break;
+        out_ids[n_gen++] = id;
+        if (!print_ids && !closed && session_emit(&s, &ts, id) < 0) closed = 1;
+        if (closed) break; /* nobody is reading: stop quietly */
+        if (n_gen == n_predict) break;
+        if (s.model.n_past >= s.mopt.n_ctx) {
+            port_err("\ncontext full (%u tokens): stopping (raise -c)\n", s.mopt.n_ctx);
+            break;
+        }
+        s.history[s.model.n_past] = id;
+        if (forward_batch(&s.model, &id, 1, s.model.n_past, 0) != 0) port_die("%s: %s", o.model_path, s.model.err);
+    }
+    double t_gen = port_seconds() - tg0;
+    if (print_ids) {
+        for (int i = 0; i < n_gen; i++) port_out("%s%d", i ? "," : "", out_ids[i]);
+        port_out("\n");
+    } else if (!closed) {
+        int n = token_stream_flush(&ts, s.piece, s.piece_cap);
+        if (n > 0) port_out_bytes(s.piece, (size_t)n);
+        port_out_bytes("\n", 1);
+    }
+    port_out_flush();
+    print_stats(&s, n_prompt, t_prefill, t_first, n_gen, t_gen);
+    session_close(&s);
+    return 0;
 }

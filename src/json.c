@@ -1,0 +1,469 @@
+/* json.c - strict, bounded JSON pull reader and string writer. */
+#include "json.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void json_init(Json *j, const char *src, size_t len, const char *name)
+{
+    memset(j, 0, sizeof *j);
+    j->src = src;
+    j->len = len;
+    j->name = name ? name : "json";
+}
+
+int json_fail(Json *j, size_t pos, const char *fmt, ...)
+{
+    if (j->failed) return -1;
+    j->failed = 1;
+    int n = snprintf(j->err, sizeof j->err, "%s: byte %zu: ", j->name, pos);
+    if (n < 0 || (size_t)n >= sizeof j->err) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->err + n, sizeof j->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+const char *json_type_name(JsonType t)
+{
+    static const char *names[] = {"nothing", "object", "array", "string", "number", "true", "false", "null"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
+}
+
+static void skip_ws(Json *j)
+{
+    while (j->pos < j->len) {
+        char c = j->src[j->pos];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+        j->pos++;
+    }
+}
+
+/* Describes the byte at pos for error messages. */
+static const char *what_is(const Json *j, size_t pos, char *buf, size_t cap)
+{
+    if (pos >= j->len) return "end of text";
+    unsigned char c = (unsigned char)j->src[pos];
+    if (c >= 0x20 && c < 0x7f) snprintf(buf, cap, "'%c'", c);
+    else snprintf(buf, cap, "byte 0x%02x", c);
+    return buf;
+}
+
+JsonType json_peek(Json *j)
+{
+    if (j->failed) return JSON_NONE;
+    skip_ws(j);
+    if (j->pos >= j->len) return JSON_NONE;
+    switch (j->src[j->pos]) {
+    case '{': return JSON_OBJECT;
+    case '[': return JSON_ARRAY;
+    case '"': return JSON_STRING;
+    case 't': return JSON_TRUE;
+    case 'f': return JSON_FALSE;
+    case 'n': return JSON_NULL;
+    default:
+        if (j->src[j->pos] == '-' || (j->src[j->pos] >= '0' && j->src[j->pos] <= '9')) return JSON_NUMBER;
+        return JSON_NONE;
+    }
+}
+
+static int expect_value(Json *j, JsonType want)
+{
+    JsonType t = json_peek(j);
+    if (j->failed) return -1;
+    if (t == want) return 0;
+    char b[16];
+    if (t == JSON_NONE) return json_fail(j, j->pos, "expected %s, found %s", json_type_name(want), what_is(j, j->pos, b, sizeof b));
+    return json_fail(j, j->pos, "expected %s, found %s", json_type_name(want), json_type_name(t));
+}
+
+int json_enter(Json *j, char open)
+{
+    if (expect_value(j, open == '{' ? JSON_OBJECT : JSON_ARRAY) < 0) return -1;
+    if (j->depth >= JSON_MAX_DEPTH) return json_fail(j, j->pos, "nested deeper than %d levels", JSON_MAX_DEPTH);
+    j->pos++;
+    j->depth++;
+    j->first[j->depth] = 1;
+    return 0;
+}
+
+int json_next(Json *j, char close)
+{
+    if (j->failed) return -1;
+    if (j->depth == 0) return json_fail(j, j->pos, "json_next outside a container");
+    skip_ws(j);
+    char b[16];
+    if (j->pos >= j->len) return json_fail(j, j->pos, "unexpected end of text (missing '%c')", close);
+    char c = j->src[j->pos];
+    if (c == close) {
+        j->pos++;
+        j->depth--;
+        return 0;
+    }
+    if (j->first[j->depth]) {
+        j->first[j->depth] = 0;
+        return 1;
+    }
+    if (c != ',') return json_fail(j, j->pos, "expected ',' or '%c', found %s", close, what_is(j, j->pos, b, sizeof b));
+    j->pos++;
+    skip_ws(j);
+    if (j->pos < j->len && j->src[j->pos] == close) return json_fail(j, j->pos, "trailing comma before '%c'", close);
+    return 1;
+}
+
+int json_utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
+{
+    if (n == 0) return 0;
+    unsigned c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    int len;
+    unsigned min;
+    if (c >= 0xc2 && c <= 0xdf) len = 2, min = 0x80, c &= 0x1f;
+    else if (c >= 0xe0 && c <= 0xef) len = 3, min = 0x800, c &= 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4) len = 4, min = 0x10000, c &= 0x07;
+    else return 0;
+    if ((size_t)len > n) return 0;
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        c = (c << 6) | (s[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
+    *cp = c;
+    return len;
+}
+
+static int hex4(Json *j, size_t at, unsigned *v)
+{
+    unsigned x = 0;
+    for (int i = 0; i < 4; i++) {
+        if (at + (size_t)i >= j->len) return json_fail(j, at + (size_t)i, "truncated \\u escape");
+        char c = j->src[at + (size_t)i];
+        unsigned d;
+        if (c >= '0' && c <= '9') d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') d = (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') d = (unsigned)(c - 'A' + 10);
+        else return json_fail(j, at + (size_t)i, "bad hex digit in \\u escape");
+        x = x * 16 + d;
+    }
+    *v = x;
+    return 0;
+}
+
+/* Appends bytes to out (when non-NULL), failing if they do not fit. */
+static int put(Json *j, char *out, size_t cap, size_t *n, const char *s, size_t k)
+{
+    if (k > cap - *n) return json_fail(j, j->pos, "text longer than its buffer (%zu bytes)", cap);
+    if (out) memcpy(out + *n, s, k);
+    *n += k;
+    return 0;
+}
+
+static size_t utf8_encode(unsigned cp, char *b)
+{
+    if (cp < 0x80) {
+        b[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        b[0] = (char)(0xc0 | (cp >> 6));
+        b[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        b[0] = (char)(0xe0 | (cp >> 12));
+        b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        b[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    b[0] = (char)(0xf0 | (cp >> 18));
+    b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    b[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* Reads one character of a string literal at j->pos (an escape or one
+ * UTF-8 sequence) into b[0..*k). Returns 1, or 0 when the closing quote was
+ * consumed, or -1 on error. */
+static int read_char(Json *j, char b[4], size_t *k)
+{
+    if (j->pos >= j->len) return json_fail(j, j->pos, "unterminated string");
+    unsigned char c = (unsigned char)j->src[j->pos];
+    if (c == '"') {
+        j->pos++;
+        return 0;
+    }
+    if (c < 0x20) return json_fail(j, j->pos, "control character 0x%02x in string (must be escaped)", c);
+    if (c != '\\') {
+        unsigned cp;
+        int n = json_utf8_decode((const unsigned char *)j->src + j->pos, j->len - j->pos, &cp);
+        if (n == 0) return json_fail(j, j->pos, "invalid UTF-8 in string");
+        memcpy(b, j->src + j->pos, (size_t)n);
+        *k = (size_t)n;
+        j->pos += (size_t)n;
+        return 1;
+    }
+    size_t at = j->pos;
+    if (at + 1 >= j->len) return json_fail(j, at, "unterminated string");
+    char e = j->src[at + 1];
+    char simple = 0;
+    switch (e) {
+    case '"': simple = '"'; break;
+    case '\\': simple = '\\'; break;
+    case '/': simple = '/'; break;
+    case 'b': simple = '\b'; break;
+    case 'f': simple = '\f'; break;
+    case 'n': simple = '\n'; break;
+    case 'r': simple = '\r'; break;
+    case 't': simple = '\t'; break;
+    case 'u': break;
+    default: return json_fail(j, at, "bad escape '\\%c'", (e >= 0x20 && e < 0x7f) ? e : '?');
+    }
+    if (simple) {
+        b[0] = simple;
+        *k = 1;
+        j->pos = at + 2;
+        return 1;
+    }
+    unsigned u;
+    if (hex4(j, at + 2, &u) < 0) return -1;
+    size_t next = at + 6;
+    if (u >= 0xdc00 && u <= 0xdfff) return json_fail(j, at, "lone low surrogate \\u%04x", u);
+    if (u >= 0xd800 && u <= 0xdbff) {
+        unsigned lo;
+        if (next + 1 >= j->len || j->src[next] != '\\' || j->src[next + 1] != 'u')
+            return json_fail(j, at, "high surrogate \\u%04x not followed by a low one", u);
+        if (hex4(j, next + 2, &lo) < 0) return -1;
+        if (lo < 0xdc00 || lo > 0xdfff) return json_fail(j, next, "high surrogate \\u%04x followed by \\u%04x", u, lo);
+        u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+        next += 6;
+    }
+    *k = utf8_encode(u, b);
+    j->pos = next;
+    return 1;
+}
+
+int json_string(Json *j, char *out, size_t cap, size_t *out_len)
+{
+    if (expect_value(j, JSON_STRING) < 0) return -1;
+    size_t n = 0;
+    j->pos++; /* opening quote */
+    int r;
+    char b[4];
+    size_t k;
+    while ((r = read_char(j, b, &k)) > 0)
+        if (put(j, out, cap, &n, b, k) < 0) return -1;
+    if (r < 0) return -1;
+    if (out_len) *out_len = n;
+    return 0;
+}
+
+int json_key(Json *j, char *out, size_t cap, size_t *out_len)
+{
+    if (json_peek(j) != JSON_STRING && !j->failed) {
+        char b[16];
+        return json_fail(j, j->pos, "expected a key (string), found %s", what_is(j, j->pos, b, sizeof b));
+    }
+    if (json_string(j, out, cap, out_len) < 0) return -1;
+    skip_ws(j);
+    if (j->pos >= j->len || j->src[j->pos] != ':') {
+        char b[16];
+        return json_fail(j, j->pos, "expected ':' after key, found %s", what_is(j, j->pos, b, sizeof b));
+    }
+    j->pos++;
+    return 0;
+}
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+int json_number(Json *j, const char **text, size_t *text_len, double *value)
+{
+    if (expect_value(j, JSON_NUMBER) < 0) return -1;
+    size_t start = j->pos, p = j->pos;
+    const char *s = j->src;
+    if (p < j->len && s[p] == '-') p++;
+    if (p >= j->len || !is_digit(s[p])) return json_fail(j, p, "expected a digit");
+    if (s[p] == '0') {
+        p++;
+        if (p < j->len && is_digit(s[p])) return json_fail(j, p, "leading zero in number");
+    } else {
+        while (p < j->len && is_digit(s[p])) p++;
+    }
+    if (p < j->len && s[p] == '.') {
+        p++;
+        if (p >= j->len || !is_digit(s[p])) return json_fail(j, p, "expected a digit after '.'");
+        while (p < j->len && is_digit(s[p])) p++;
+    }
+    if (p < j->len && (s[p] == 'e' || s[p] == 'E')) {
+        p++;
+        if (p < j->len && (s[p] == '+' || s[p] == '-')) p++;
+        if (p >= j->len || !is_digit(s[p])) return json_fail(j, p, "expected a digit in exponent");
+        while (p < j->len && is_digit(s[p])) p++;
+    }
+    if (value) {
+        /* strtod needs a terminated copy; numbers longer than this are refused. */
+        char buf[64];
+        if (p - start >= sizeof buf) return json_fail(j, start, "number longer than %zu characters", sizeof buf - 1);
+        memcpy(buf, s + start, p - start);
+        buf[p - start] = '\0';
+        *value = strtod(buf, NULL);
+    }
+    if (text) *text = s + start;
+    if (text_len) *text_len = p - start;
+    j->pos = p;
+    return 0;
+}
+
+int json_literal(Json *j, JsonType *type)
+{
+    JsonType t = json_peek(j);
+    if (j->failed) return -1;
+    const char *word = t == JSON_TRUE ? "true" : t == JSON_FALSE ? "false" : t == JSON_NULL ? "null" : NULL;
+    if (!word) return json_fail(j, j->pos, "expected true, false or null");
+    size_t n = strlen(word);
+    if (j->len - j->pos < n || memcmp(j->src + j->pos, word, n) != 0)
+        return json_fail(j, j->pos, "invalid literal (expected '%s')", word);
+    j->pos += n;
+    if (type) *type = t;
+    return 0;
+}
+
+/* Shared by json_skip (out == NULL, measuring into a dummy) and json_dump. */
+static int dump_value(Json *j, char *out, size_t cap, size_t *n, int write)
+{
+    JsonType t = json_peek(j);
+    if (j->failed) return -1;
+    switch (t) {
+    case JSON_OBJECT:
+    case JSON_ARRAY: {
+        char close = t == JSON_OBJECT ? '}' : ']';
+        if (json_enter(j, t == JSON_OBJECT ? '{' : '[') < 0) return -1;
+        if (write && put(j, out, cap, n, t == JSON_OBJECT ? "{" : "[", 1) < 0) return -1;
+        int r, count = 0;
+        while ((r = json_next(j, close)) > 0) {
+            if (write && count > 0 && put(j, out, cap, n, ", ", 2) < 0) return -1;
+            if (t == JSON_OBJECT) {
+                if (json_peek(j) != JSON_STRING) {
+                    char b[16];
+                    return json_fail(j, j->pos, "expected a key (string), found %s", what_is(j, j->pos, b, sizeof b));
+                }
+                if (dump_value(j, out, cap, n, write) < 0) return -1;
+                skip_ws(j);
+                if (j->pos >= j->len || j->src[j->pos] != ':') {
+                    char b[16];
+                    return json_fail(j, j->pos, "expected ':' after key, found %s", what_is(j, j->pos, b, sizeof b));
+                }
+                j->pos++;
+                if (write && put(j, out, cap, n, ": ", 2) < 0) return -1;
+            }
+            if (dump_value(j, out, cap, n, write) < 0) return -1;
+            count++;
+        }
+        if (r < 0) return -1;
+        if (write && put(j, out, cap, n, &close, 1) < 0) return -1;
+        return 0;
+    }
+    case JSON_STRING: {
+        /* decode each character, then escape it again the canonical way */
+        j->pos++;
+        if (write && put(j, out, cap, n, "\"", 1) < 0) return -1;
+        int r;
+        char b[4];
+        size_t k;
+        while ((r = read_char(j, b, &k)) > 0) {
+            if (!write) continue;
+            char esc[8];
+            size_t e = json_escape(b, k, esc, sizeof esc);
+            if (put(j, out, cap, n, esc + 1, e - 2) < 0) return -1; /* without the quotes */
+        }
+        if (r < 0) return -1;
+        return write ? put(j, out, cap, n, "\"", 1) : 0;
+    }
+    case JSON_NUMBER: {
+        const char *text;
+        size_t tl;
+        if (json_number(j, &text, &tl, NULL) < 0) return -1;
+        return write ? put(j, out, cap, n, text, tl) : 0;
+    }
+    case JSON_TRUE:
+    case JSON_FALSE:
+    case JSON_NULL: {
+        size_t start = j->pos;
+        if (json_literal(j, NULL) < 0) return -1;
+        return write ? put(j, out, cap, n, j->src + start, j->pos - start) : 0;
+    }
+    default: {
+        char b[16];
+        return json_fail(j, j->pos, "expected a value, found %s", what_is(j, j->pos, b, sizeof b));
+    }
+    }
+}
+
+int json_skip(Json *j)
+{
+    size_t n = 0;
+    return dump_value(j, NULL, 0, &n, 0);
+}
+
+int json_dump(Json *j, char *out, size_t cap, size_t *out_len)
+{
+    size_t n = 0;
+    if (dump_value(j, out, out ? cap : (size_t)-1, &n, 1) < 0) return -1;
+    if (out_len) *out_len = n;
+    return 0;
+}
+
+int json_end(Json *j)
+{
+    if (j->failed) return -1;
+    skip_ws(j);
+    if (j->pos < j->len) {
+        char b[16];
+        return json_fail(j, j->pos, "trailing %s after the JSON value", what_is(j, j->pos, b, sizeof b));
+    }
+    return 0;
+}
+
+size_t json_escape(const char *s, size_t n, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t len = 0;
+#define EMIT(ch)                                  \
+    do {                                          \
+        if (len < cap) out[len] = (char)(ch);     \
+        len++;                                    \
+    } while (0)
+    EMIT('"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': EMIT('\\'); EMIT('"'); break;
+        case '\\': EMIT('\\'); EMIT('\\'); break;
+        case '\b': EMIT('\\'); EMIT('b'); break;
+        case '\f': EMIT('\\'); EMIT('f'); break;
+        case '\n': EMIT('\\'); EMIT('n'); break;
+        case '\r': EMIT('\\'); EMIT('r'); break;
+        case '\t': EMIT('\\'); EMIT('t'); break;
+        default:
+            if (c < 0x20) {
+                EMIT('\\'); EMIT('u'); EMIT('0'); EMIT('0');
+                EMIT(hex[c >> 4]); EMIT(hex[c & 15]);
+            } else {
+                EMIT(c);
+            }
+        }
+    }
+    EMIT('"');
+#undef EMIT
+    if (len < cap) out[len] = '\0';
+    return len;
+}

@@ -1,0 +1,81 @@
+/* session.h - a loaded model ready to generate: GGUF index, weights, KV
+ * cache, tokenizer and sampler in one arena, planned before it is mapped.
+ * `pith run` and `pith chat` share it, with the options they share. */
+#ifndef PITH_SESSION_H
+#define PITH_SESSION_H
+
+#include <stdint.h>
+
+#include "arena.h"
+#include "chat.h"
+#include "gguf.h"
+#include "model.h"
+#include "sampler.h"
+#include "tokenizer.h"
+
+typedef struct {
+    const char *model_path;
+    int use_mmap;            /* --no-mmap sets 0 */
+    int64_t n_ctx;           /* -c; 0 = min(4096, the model's context) */
+    KvType kv_type;          /* --kv-type, default f16 */
+    int64_t batch;           /* -b, prompt tokens per forward step */
+    int64_t threads;         /* -t; 0 = online cores */
+    int thinking;            /* Qwen3 enable_thinking (--no-think sets 0) */
+    SamplerParams sampling;  /* defaults from `thinking` unless set */
+    int sampling_set[8];     /* which of temp/top-k/top-p/min-p/... were given */
+    int64_t seed;            /* -1: from the clock */
+    const char *trace_path;  /* --trace FILE */
+    int show_plan;           /* --plan: print the plan and exit */
+    uint64_t max_text;       /* longest text encoded at once (set by the command) */
+} SessionOptions;
+
+typedef struct {
+    SessionOptions opt;
+    Gguf gguf;
+    ModelConfig cfg;
+    ModelOptions mopt;
+    Model model;
+    Tokenizer tok;
+    Sampler sampler;
+    Plan plan;
+    Arena arena;
+    void *arena_base;
+    int32_t *ids;            /* scratch for encoded text: max_ids */
+    int max_ids;
+    char *text;              /* scratch for rendered text: opt.max_text + 1 */
+    char *piece;             /* scratch for one streamed piece */
+    size_t piece_cap;
+    char *trace_line;        /* scratch for one --trace line */
+    ChatTemplate tmpl;       /* recognised from tokenizer.chat_template */
+    char tmpl_name[64];      /* what the model calls it, for the raw-mode warning */
+    int32_t *history;        /* every id in the KV cache, in order: n_ctx */
+    double load_seconds;
+} Session;
+
+void session_defaults(SessionOptions *o);
+/* Handles argv[*i] if it is an option every generating command shares
+ * (-c -t -b --kv-type --no-mmap --temp --top-k --top-p --min-p
+ * --repeat-penalty --repeat-last-n --presence-penalty --seed --trace
+ * --no-think --plan). Returns 1 if it did, 0 if argv[*i] is not one. */
+int session_parse_option(SessionOptions *o, int argc, char **argv, int *i);
+/* Opens, plans, maps and loads everything; dies with one line on error.
+ * With --plan, prints the plan and exits 0. */
+void session_open(Session *s, const SessionOptions *o);
+void session_close(Session *s);
+
+/* Renders [system], user with the model's template (raw text when the
+ * template is not recognised) into s->text; returns its length. */
+size_t session_render_user(Session *s, const char *system, const char *user, int add_generation_prompt);
+/* Encodes text (parse_special) into s->ids; dies if it does not fit. */
+int session_encode(Session *s, const char *text, size_t len);
+/* Feeds ids from the current cache position; dies on a cache overflow. */
+void session_prefill(Session *s, const int32_t *ids, int n);
+
+/* Samples the next token from the last logits, writing a --trace line
+ * when asked. */
+int32_t session_sample(Session *s);
+/* Writes the text of token id to stdout through the UTF-8 stream; returns
+ * -1 when stdout is closed. */
+int session_emit(Session *s, TokenStream *ts, int32_t id);
+
+#endif

@@ -1,0 +1,106 @@
+/* unicode.h - the little Unicode the tokenizer needs: lenient UTF-8 decoding
+ * and the character classes of the pre-tokenizer regex (\p{L}, \p{N}, \s).
+ *
+ * The class tables are generated from the Unicode Character Database by
+ * tests/tools/gen_unicode_tables.py into src/unicode_tables.c. */
+#ifndef PITH_UNICODE_H
+#define PITH_UNICODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { UCLASS_OTHER = 0, UCLASS_LETTER = 1, UCLASS_NUMBER = 2, UCLASS_SPACE = 3 };
+
+#define UNICODE_REPLACEMENT 0xFFFDu
+
+extern const uint32_t unicode_letter_ranges[][2];
+extern const int unicode_letter_ranges_count;
+extern const uint32_t unicode_number_ranges[][2];
+extern const int unicode_number_ranges_count;
+extern const uint32_t unicode_space_ranges[][2];
+extern const int unicode_space_ranges_count;
+
+static inline int unicode_in_ranges(const uint32_t (*r)[2], int n, uint32_t cp)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (cp < r[mid][0]) hi = mid - 1;
+        else if (cp > r[mid][1]) lo = mid + 1;
+        else return 1;
+    }
+    return 0;
+}
+
+/* Class of a code point. White_Space wins (no code point is both). */
+static inline int unicode_class(uint32_t cp)
+{
+    if (cp < 128) {
+        if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z')) return UCLASS_LETTER;
+        if (cp >= '0' && cp <= '9') return UCLASS_NUMBER;
+        if (cp == ' ' || (cp >= 0x09 && cp <= 0x0D)) return UCLASS_SPACE;
+        return UCLASS_OTHER;
+    }
+    if (unicode_in_ranges(unicode_space_ranges, unicode_space_ranges_count, cp)) return UCLASS_SPACE;
+    if (unicode_in_ranges(unicode_letter_ranges, unicode_letter_ranges_count, cp)) return UCLASS_LETTER;
+    if (unicode_in_ranges(unicode_number_ranges, unicode_number_ranges_count, cp)) return UCLASS_NUMBER;
+    return UCLASS_OTHER;
+}
+
+/* Decodes one character at s (n >= 1 bytes available), the way llama.cpp
+ * does: a lead byte with the right number of continuation bytes is a code
+ * point (overlong forms and surrogates are accepted, as there). Anything
+ * else - a stray continuation byte, a truncated sequence, 0xF8..0xFF, or a
+ * 4-byte form above U+10FFFF - is one invalid byte: returns -1 with
+ * *cp = U+FFFD, and the caller moves on by one byte. Returns the length
+ * (1..4) otherwise. */
+static inline int utf8_next(const uint8_t *s, size_t n, uint32_t *cp)
+{
+    uint8_t b = s[0];
+    if (b < 0x80) {
+        *cp = b;
+        return 1;
+    }
+    int len = (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
+    if (len == 0 || (size_t)len > n) goto invalid;
+    uint32_t c = b & (0x7F >> len);
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) goto invalid;
+        c = (c << 6) | (s[i] & 0x3F);
+    }
+    if (c > 0x10FFFF) goto invalid;
+    *cp = c;
+    return len;
+invalid:
+    *cp = UNICODE_REPLACEMENT;
+    return -1;
+}
+
+/* Strict check used for output: the length of the valid UTF-8 character
+ * at s (no overlongs, no surrogates, <= U+10FFFF), 0 if s[0..n) is a valid
+ * but incomplete prefix, -1 if invalid. */
+static inline int utf8_strict_len(const uint8_t *s, size_t n)
+{
+    uint8_t b = s[0];
+    if (b < 0x80) return 1;
+    int len;
+    uint8_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (b >= 0xC2 && b <= 0xDF) len = 2;
+    else if (b >= 0xE0 && b <= 0xEF) {
+        len = 3;
+        if (b == 0xE0) lo = 0xA0;
+        if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        len = 4;
+        if (b == 0xF0) lo = 0x90;
+        if (b == 0xF4) hi = 0x8F;
+    } else return -1;
+    for (int i = 1; i < len; i++) {
+        if ((size_t)i >= n) return 0;
+        uint8_t l = i == 1 ? lo : 0x80, h = i == 1 ? hi : 0xBF;
+        if (s[i] < l || s[i] > h) return -1;
+    }
+    return len;
+}
+
+#endif

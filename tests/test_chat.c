@@ -1,0 +1,528 @@
+/* test_chat.c - the Qwen3 chat template rendered natively must equal the
+ * reference renderings byte for byte: the 5 fixtures (from their .msgs
+ * files) and extra conversations (tools, tool calls, reasoning_content,
+ * multi-step tool turns) whose expected text was rendered from Qwen3's real
+ * chat_template with Python jinja2 3.1.6 (trim_blocks, lstrip_blocks,
+ * tojson = json.dumps(ensure_ascii=False)), as transformers does. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "../src/arena.h"
+#include "../src/chat.h"
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) b[n] = '\0';
+    if (len) *len = (size_t)n;
+    return b;
+}
+
+/* Undoes the .msgs C escapes (\n \t \r \\) in place; returns the new length. */
+static size_t unescape(char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\\' && i + 1 < n) {
+            char e = s[++i];
+            s[o++] = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+        } else {
+            s[o++] = s[i];
+        }
+    }
+    return o;
+}
+
+#define MAX_MSGS 32
+
+/* Parses a .msgs file (header + role, content, reasoning, tool name, tool args). */
+static int load_msgs(char *text, ChatMessage *msgs, ChatToolCall *calls)
+{
+    int n = 0;
+    char *line = strchr(text, '\n'); /* skip the header */
+    if (!line) return -1;
+    line++;
+    while (*line && n < MAX_MSGS) {
+        char *end = strchr(line, '\n');
+        if (end) *end = '\0';
+        char *field[5] = {0};
+        size_t flen[5] = {0};
+        char *p = line;
+        for (int k = 0; k < 5; k++) {
+            field[k] = p;
+            char *tab = k < 4 ? strchr(p, '\t') : NULL;
+            if (tab) *tab = '\0';
+            flen[k] = unescape(p, strlen(p));
+            p = tab ? tab + 1 : p + strlen(p);
+        }
+        ChatMessage *m = &msgs[n];
+        memset(m, 0, sizeof *m);
+        m->role = !strcmp(field[0], "system") ? CHAT_ROLE_SYSTEM
+                : !strcmp(field[0], "user") ? CHAT_ROLE_USER
+                : !strcmp(field[0], "assistant") ? CHAT_ROLE_ASSISTANT
+                : !strcmp(field[0], "tool") ? CHAT_ROLE_TOOL : CHAT_ROLE_COUNT;
+        if (m->role == CHAT_ROLE_COUNT) return -1;
+        m->content = field[1];
+        m->content_len = flen[1];
+        if (flen[2]) m->reasoning = field[2], m->reasoning_len = flen[2], m->has_reasoning = 1;
+        if (flen[3]) {
+            calls[n].name = field[3];
+            calls[n].name_len = flen[3];
+            calls[n].arguments = field[4];
+            calls[n].arguments_len = flen[4];
+            m->tool_calls = &calls[n];
+            m->n_tool_calls = 1;
+        }
+        n++;
+        if (!end) break;
+        line = end + 1;
+    }
+    return n;
+}
+
+static void fixture_cases(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/chat/cases.tsv", FIXTURES_DIR);
+    char *tsv = read_file(path, NULL);
+    CHECK(tsv != NULL, "chat fixtures: read %s", path);
+    if (!tsv) return;
+    char *line = strchr(tsv, '\n');
+    int n_cases = 0;
+    while (line && *++line) {
+        char *end = strchr(line, '\n');
+        if (end) *end = '\0';
+        char id[256], vocab[256], think[16];
+        int gen, n_msgs, n_ids;
+        if (sscanf(line, "%255s %255s %d %15s %d %d", id, vocab, &gen, think, &n_msgs, &n_ids) != 6) {
+            CHECK(0, "chat fixtures: parse cases.tsv line '%s'", line);
+            break;
+        }
+        n_cases++;
+        size_t tlen;
+        snprintf(path, sizeof path, "%s/chat/%s.msgs", FIXTURES_DIR, id);
+        char *msgs_text = read_file(path, NULL);
+        snprintf(path, sizeof path, "%s/chat/%s.txt", FIXTURES_DIR, id);
+        char *want = read_file(path, &tlen);
+        CHECK(msgs_text && want, "%s: read .msgs and .txt", id);
+        if (msgs_text && want) {
+            ChatMessage msgs[MAX_MSGS];
+            ChatToolCall calls[MAX_MSGS];
+            int n = load_msgs(msgs_text, msgs, calls);
+            CHECK(n == n_msgs, "%s: %d messages (cases.tsv says %d)", id, n, n_msgs);
+            ChatOptions opt = {gen, strcmp(think, "0") != 0, NULL, NULL, 0};
+            int64_t need = chat_render(CHAT_TEMPLATE_QWEN3, msgs, n, &opt, NULL, 0);
+            CHECK(need == (int64_t)tlen, "%s: measured length %lld == %zu", id, (long long)need, tlen);
+            char buf[4096];
+            int64_t got = chat_render(CHAT_TEMPLATE_QWEN3, msgs, n, &opt, buf, sizeof buf);
+            CHECK(got == (int64_t)tlen && memcmp(buf, want, tlen) == 0 && buf[tlen] == '\0',
+                  "%s: rendering equals .txt byte for byte", id);
+            /* a buffer one byte short: truncated, never overflowed, same length reported */
+            char *tight = malloc(tlen);
+            got = chat_render(CHAT_TEMPLATE_QWEN3, msgs, n, &opt, tight, tlen > 0 ? tlen - 1 : 0);
+            CHECK(got == (int64_t)tlen && memcmp(tight, want, tlen - 1) == 0, "%s: short buffer reports full length", id);
+            free(tight);
+        }
+        free(msgs_text);
+        free(want);
+        line = end;
+    }
+    CHECK(n_cases == 5, "chat fixtures: 5 cases (found %d)", n_cases);
+    free(tsv);
+}
+
+/* JSON conversations with renderings from jinja2 (see the top comment). */
+static const struct {
+    const char *name;
+    int gen, think;
+    const char *json;
+    const char *want;
+} json_cases[] = {
+    {"tools_call", 1, 1,
+        "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, {\"role\": \"user\", \"content\": \"Weather in Paris?\"}, {\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"function\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"c\", \"days\": [1, 2], \"x\": {\"q\": \"\\\"\303\251\\n\"}}}}]}, {\"role\": \"tool\", \"content\": \"{\\\"temp\\\": 12}\"}, {\"role\": \"tool\", \"content\": \"second\"}, {\"role\": \"assistant\", \"content\": \"It is 12 C.\", \"reasoning_content\": \"\\nThe tool said 12.\\n\\n\"}], \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {\"type\": \"object\"}}}]}",
+        "<|im_start|>system\n"
+        "Be brief.\n"
+        "\n"
+        "# Tools\n"
+        "\n"
+        "You may call one or more functions to assist with the user query.\n"
+        "\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n"
+        "<tools>\n"
+        "{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {\"type\": \"object\"}}}\n"
+        "</tools>\n"
+        "\n"
+        "For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n"
+        "<tool_call>\n"
+        "{\"name\": <function-name>, \"arguments\": <args-json-object>}\n"
+        "</tool_call><|im_end|>\n"
+        "<|im_start|>user\n"
+        "Weather in Paris?<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "<tool_call>\n"
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"c\", \"days\": [1, 2], \"x\": {\"q\": \"\\\"\303\251\\n\"}}}\n"
+        "</tool_call><|im_end|>\n"
+        "<|im_start|>user\n"
+        "<tool_response>\n"
+        "{\"temp\": 12}\n"
+        "</tool_response>\n"
+        "<tool_response>\n"
+        "second\n"
+        "</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "<think>\n"
+        "The tool said 12.\n"
+        "</think>\n"
+        "\n"
+        "It is 12 C.<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        ""},
+    {"multistep", 0, 1,
+        "[{\"role\": \"user\", \"content\": \"Q1\"}, {\"role\": \"assistant\", \"content\": \"<think>r1</think>A1\"}, {\"role\": \"user\", \"content\": \"Q2\"}, {\"role\": \"assistant\", \"content\": \"<think>\\nr2\\n</think>\\n\\nCalling\", \"tool_calls\": [{\"function\": {\"name\": \"f\", \"arguments\": \"{\\\"a\\\": 1}\"}}, {\"name\": \"g\", \"arguments\": {}}]}, {\"role\": \"user\", \"content\": \"<tool_response>\\nok\\n</tool_response>\"}, {\"role\": \"assistant\", \"content\": \"no reasoning here\"}, {\"role\": \"assistant\", \"content\": \"x<think>a</think>b</think>\\n\\nc\"}, {\"role\": \"system\", \"content\": \"late system\"}]",
+        "<|im_start|>user\n"
+        "Q1<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "A1<|im_end|>\n"
+        "<|im_start|>user\n"
+        "Q2<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "<think>\n"
+        "r2\n"
+        "</think>\n"
+        "\n"
+        "Calling\n"
+        "<tool_call>\n"
+        "{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n"
+        "</tool_call>\n"
+        "<tool_call>\n"
+        "{\"name\": \"g\", \"arguments\": {}}\n"
+        "</tool_call><|im_end|>\n"
+        "<|im_start|>user\n"
+        "<tool_response>\n"
+        "ok\n"
+        "</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "no reasoning here<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "<think>\n"
+        "a\n"
+        "</think>\n"
+        "\n"
+        "c<|im_end|>\n"
+        "<|im_start|>system\n"
+        "late system<|im_end|>\n"
+        ""},
+    {"empty_reasoning", 1, 0,
+        "[{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\", \"content\": \"<think>\\nhidden\\n</think>\\nshown\", \"reasoning_content\": \"\"}, {\"role\": \"assistant\", \"content\": \"middle\"}, {\"role\": \"assistant\", \"content\": \"last\"}]",
+        "<|im_start|>user\n"
+        "hi<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "<think>\n"
+        "hidden\n"
+        "</think>\n"
+        "shown<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "middle<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "<think>\n"
+        "\n"
+        "</think>\n"
+        "\n"
+        "last<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "<think>\n"
+        "\n"
+        "</think>\n"
+        "\n"
+        ""},
+    {"tool_first", 1, 1,
+        "[{\"role\": \"tool\", \"content\": \"t0\"}, {\"role\": \"assistant\", \"content\": \"a\"}]",
+        "<|im_start|>user\n"
+        "<tool_response>\n"
+        "t0\n"
+        "</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "a<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        ""},
+};
+
+/* Arena bytes cmd_template takes for a conversation: each table, the
+ * decoded text and the rendered text, rounded as arena_take rounds. */
+static uint64_t arena_cost(const ChatJsonSizes *sz, int64_t rendered)
+{
+    uint64_t one = 1;
+    return arena_round((sz->n_messages ? sz->n_messages : one) * sizeof(ChatMessage)) +
+           arena_round((sz->n_tool_calls ? sz->n_tool_calls : one) * sizeof(ChatToolCall)) +
+           arena_round((sz->n_tools ? sz->n_tools : one) * sizeof(const char *)) +
+           arena_round((sz->n_tools ? sz->n_tools : one) * sizeof(size_t)) +
+           arena_round(sz->text_bytes ? sz->text_bytes : one) + arena_round((uint64_t)rendered + 1);
+}
+
+static int render_json(ChatTemplate tpl, const char *json, int gen, int think, char *out, size_t cap, int64_t *len, char *err, size_t errcap)
+{
+    ChatJsonSizes sz;
+    if (chat_json_read(json, strlen(json), "case", NULL, &sz, err, errcap) < 0) return -1;
+    ChatJsonOut o;
+    o.msgs = calloc(sz.n_messages + 1, sizeof *o.msgs);
+    o.calls = calloc(sz.n_tool_calls + 1, sizeof *o.calls);
+    o.tools = calloc(sz.n_tools + 1, sizeof *o.tools);
+    o.tools_len = calloc(sz.n_tools + 1, sizeof *o.tools_len);
+    o.text = malloc(sz.text_bytes + 1);
+    o.cap = sz;
+    ChatJsonSizes sz2;
+    int r = chat_json_read(json, strlen(json), "case", &o, &sz2, err, errcap);
+    if (r == 0 && memcmp(&sz, &sz2, sizeof sz) != 0) r = -1;
+    if (r == 0) {
+        ChatOptions opt = {gen, think, o.tools, o.tools_len, (int)sz.n_tools};
+        *len = chat_render(tpl, o.msgs, (int)sz.n_messages, &opt, out, cap);
+        uint64_t bound = chat_render_bound(sz.n_messages, sz.n_tool_calls, sz.n_tools, sz.text_bytes);
+        if (*len < 0 || (uint64_t)*len > bound) r = -1;
+        /* what cmd_template carves must fit chat_arena_bound */
+        if (arena_cost(&sz, *len) > chat_arena_bound(strlen(json))) r = -1;
+    }
+    free(o.msgs);
+    free(o.calls);
+    free(o.tools);
+    free(o.tools_len);
+    free(o.text);
+    return r;
+}
+
+static void json_conversations(void)
+{
+    for (size_t i = 0; i < sizeof json_cases / sizeof json_cases[0]; i++) {
+        char out[8192], err[400] = "";
+        int64_t len = -1;
+        int r = render_json(CHAT_TEMPLATE_QWEN3, json_cases[i].json, json_cases[i].gen, json_cases[i].think, out, sizeof out, &len, err,
+                            sizeof err);
+        size_t wl = strlen(json_cases[i].want);
+        CHECK(r == 0 && len == (int64_t)wl && memcmp(out, json_cases[i].want, wl) == 0,
+              "json %s: rendering equals jinja2's (%s)", json_cases[i].name, err);
+    }
+}
+
+/* The fixture conversations written as JSON arrays render the same. */
+static void json_fixture_forms(void)
+{
+    const char *single = "[{\"role\": \"user\", \"content\": \"What is the capital of France?\"}]";
+    const char *want = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n";
+    char out[1024], err[400] = "";
+    int64_t len;
+    int r = render_json(CHAT_TEMPLATE_QWEN3, single, 1, 1, out, sizeof out, &len, err, sizeof err);
+    CHECK(r == 0 && len == (int64_t)strlen(want) && !memcmp(out, want, (size_t)len), "json single user (%s)", err);
+    const char *hist = "[{\"role\":\"user\",\"content\":\"What is 3*7?\"},{\"role\":\"assistant\",\"content\":\"<think>\\n3 "
+                       "times 7 is 21.\\n</think>\\n\\n3*7 = 21.\"},\n {\"role\":\"user\",\"content\":\"And 21+1?\"}]";
+    want = "<|im_start|>user\nWhat is 3*7?<|im_end|>\n<|im_start|>assistant\n3*7 = 21.<|im_end|>\n<|im_start|>user\n"
+           "And 21+1?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
+    r = render_json(CHAT_TEMPLATE_QWEN3, hist, 1, 0, out, sizeof out, &len, err, sizeof err);
+    CHECK(r == 0 && len == (int64_t)strlen(want) && !memcmp(out, want, (size_t)len), "json history, no think (%s)", err);
+}
+
+/* The short ChatML templates of the tiny models and the qwen2 vocab;
+ * expected texts rendered with jinja2 from the templates in those files. */
+static void chatml_templates(void)
+{
+    const char *conv1 = "[{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": "
+                        "\"<think>x</think>Hello\"}, {\"role\": \"tool\", \"content\": \"r\"}, {\"role\": \"system\", "
+                        "\"content\": \"S\"}]";
+    const char *conv2 = "[{\"role\": \"system\", \"content\": \"Sys\"}, {\"role\": \"user\", \"content\": \"Q\"}]";
+    const struct {
+        ChatTemplate t;
+        const char *conv;
+        int gen;
+        const char *want;
+    } cases[] = {
+        {CHAT_TEMPLATE_CHATML, conv1, 1,
+         "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>x</think>Hello<|im_end|>\n<|im_start|>tool\nr<|im_end|>"
+         "\n<|im_start|>system\nS<|im_end|>\n<|im_start|>assistant\n"},
+        {CHAT_TEMPLATE_CHATML, conv2, 0, "<|im_start|>system\nSys<|im_end|>\n<|im_start|>user\nQ<|im_end|>\n"},
+        {CHAT_TEMPLATE_QWEN2, conv1, 1,
+         "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+         "<think>x</think>Hello<|im_end|>\n<|im_start|>tool\nr<|im_end|>\n<|im_start|>system\nS<|im_end|>\n<|im_start|>"
+         "assistant\n"},
+        {CHAT_TEMPLATE_QWEN2, conv2, 0, "<|im_start|>system\nSys<|im_end|>\n<|im_start|>user\nQ<|im_end|>\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[1024], err[400] = "";
+        int64_t len = -1;
+        int r = render_json(cases[i].t, cases[i].conv, cases[i].gen, 1, out, sizeof out, &len, err, sizeof err);
+        CHECK(r == 0 && len == (int64_t)strlen(cases[i].want) && !memcmp(out, cases[i].want, (size_t)len),
+              "%s template, case %zu, equals jinja2's (%s)", chat_template_name(cases[i].t), i, err);
+    }
+}
+
+/* Worst cases for chat_arena_bound: documents made of the smallest items. */
+static char *repeat_doc(const char *head, const char *item, int n, const char *tail)
+{
+    size_t len = strlen(head) + (strlen(item) + 1) * (size_t)n + strlen(tail) + 1;
+    char *d = malloc(len), *p = d;
+    p += sprintf(p, "%s", head);
+    for (int i = 0; i < n; i++) p += sprintf(p, "%s%s", i ? "," : "", item);
+    sprintf(p, "%s", tail);
+    return d;
+}
+
+static void arena_bounds(void)
+{
+    static char out[1 << 20];
+    struct {
+        const char *head, *item, *tail, *what;
+        int n;
+    } docs[] = {
+        {"[", "{\"role\":\"assistant\"}", "]", "minimal assistant messages", 2000},
+        {"[", "{\"role\":\"tool\",\"content\":\"\"}", "]", "minimal tool messages", 2000},
+        {"[{\"role\":\"user\",\"content\":\"q\"},{\"role\":\"assistant\",\"tool_calls\":[", "{\"name\":\"\"}", "]}]",
+         "minimal tool calls", 2000},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"\"}],\"tools\":[", "{}", "]}", "minimal tools", 2000},
+        {"[{\"role\":\"assistant\",\"tool_calls\":[{\"name\":\"f\",\"arguments\":[", "1", "]}]}]",
+         "arguments that tojson widens", 5000},
+        {"[{\"role\":\"assistant\",\"content\":\"", "x", "\"}]", "long content", 5000},
+        {"[", "", "]", "no messages", 0},
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        char *d = repeat_doc(docs[i].head, docs[i].item, docs[i].n, docs[i].tail);
+        char err[400] = "";
+        int64_t len = -1;
+        int r = render_json(CHAT_TEMPLATE_QWEN3, d, 1, 1, out, sizeof out, &len, err, sizeof err);
+        int r2 = render_json(CHAT_TEMPLATE_QWEN2, d, 1, 1, out, sizeof out, &len, err, sizeof err);
+        CHECK(r == 0 && r2 == 0, "arena bound holds for %s (%zu bytes of JSON) %s", docs[i].what, strlen(d), err);
+        free(d);
+    }
+}
+
+static void expect_error(const char *json, const char *want_substr, const char *name)
+{
+    char err[400] = "";
+    ChatJsonSizes sz;
+    int r = chat_json_read(json, strlen(json), "msgs.json", NULL, &sz, err, sizeof err);
+    CHECK(r < 0 && strncmp(err, "msgs.json: byte ", 16) == 0 && strstr(err, want_substr) != NULL,
+          "json refuses %s: \"%s\"", name, err);
+}
+
+static void json_errors(void)
+{
+    expect_error("[{\"role\":\"robot\",\"content\":\"x\"}]", "unknown role", "unknown role");
+    expect_error("[{\"role\":\"user\",\"role\":\"user\",\"content\":\"x\"}]", "repeated key", "repeated role key");
+    expect_error("[{\"role\":\"user\",\"content\":\"x\",\"content\":\"y\"}]", "repeated key", "repeated content key");
+    expect_error("[{\"content\":\"x\"}]", "without \"role\"", "missing role");
+    expect_error("[{\"role\":\"user\"}]", "without \"content\"", "user without content");
+    expect_error("[{\"role\":\"user\",\"content\":null}]", "without \"content\"", "user with null content");
+    expect_error("[{\"role\":\"user\",\"content\":3}]", "expected string", "number content");
+    expect_error("[{\"role\":\"user\",\"content\":\"x\",\"tool_calls\":[{\"name\":\"f\"}]}]", "only assistant",
+                 "tool_calls on a user message");
+    expect_error("[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"arguments\":{}}}]}]", "without \"name\"",
+                 "tool call without name");
+    expect_error("[{\"role\":\"assistant\",\"tool_calls\":{}}]", "must be an array", "tool_calls not an array");
+    expect_error("[\"user\"]", "must be an object", "message not an object");
+    expect_error("{\"tools\":[]}", "without \"messages\"", "object without messages");
+    expect_error("42", "expected an array", "top-level number");
+    expect_error("[] x", "trailing", "trailing garbage");
+    expect_error("[{\"role\":\"user\",\"content\":\"\\ud800\"}]", "surrogate", "lone surrogate");
+    expect_error("[{\"role\":\"user\",\"content\":\"\xc3\x28\"}]", "UTF-8", "invalid UTF-8");
+    expect_error("[{\"role\":\"user\",\"content\":\"x\"},]", "trailing comma", "trailing comma");
+}
+
+/* Finds the template text in a GGUF file without a GGUF reader: it is
+ * stored as plain text, preceded by its u64 length. */
+static ChatTemplate detect_in_file(const char *file, const char *marker)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", FIXTURES_DIR, file);
+    size_t n;
+    char *gguf = read_file(path, &n);
+    ChatTemplate r = CHAT_TEMPLATE_COUNT;
+    for (size_t i = 8; gguf && i + strlen(marker) < n; i++) {
+        if (memcmp(gguf + i, marker, strlen(marker)) == 0) {
+            uint64_t len;
+            memcpy(&len, gguf + i - 8, 8);
+            if (len > n - i) break;
+            char *t = malloc(len + 1);
+            memcpy(t, gguf + i, len);
+            t[len] = '\0';
+            r = chat_template_detect(t);
+            free(t);
+            break;
+        }
+    }
+    free(gguf);
+    return r;
+}
+
+static void detect(void)
+{
+    CHECK(detect_in_file("models/tiny-qwen3-f32.gguf", "{% for message") == CHAT_TEMPLATE_CHATML,
+          "detect: tiny-qwen3's template is ChatML");
+    CHECK(detect_in_file("tokenizer/ggml-vocab-qwen2.gguf", "{% for message") == CHAT_TEMPLATE_QWEN2,
+          "detect: ggml-vocab-qwen2's template is Qwen2's");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tokenizer/qwen3-vocab.gguf", FIXTURES_DIR);
+    size_t n;
+    char *gguf = read_file(path, &n);
+    /* the template is stored as plain text inside the file: find it without a GGUF reader */
+    const char *marker = "{%- if tools %}";
+    char *at = NULL;
+    for (size_t i = 0; gguf && i + strlen(marker) < n; i++)
+        if (memcmp(gguf + i, marker, strlen(marker)) == 0) {
+            at = gguf + i;
+            break;
+        }
+    CHECK(at != NULL, "detect: Qwen3 template text found in qwen3-vocab.gguf");
+    if (at) {
+        uint64_t len;
+        memcpy(&len, at - 8, 8); /* GGUF v3 string: u64 length before the bytes */
+        char *t = malloc(len + 1);
+        memcpy(t, at, len);
+        t[len] = '\0';
+        CHECK(chat_template_detect(t) == CHAT_TEMPLATE_QWEN3, "detect: Qwen3's template is recognized");
+        free(t);
+    }
+    free(gguf);
+    CHECK(chat_template_detect("{% for m in messages %}<|im_start|>{{ m.role }}{% endfor %}") == CHAT_TEMPLATE_RAW,
+          "detect: plain ChatML is not Qwen3");
+    CHECK(chat_template_detect("") == CHAT_TEMPLATE_RAW && chat_template_detect(NULL) == CHAT_TEMPLATE_RAW,
+          "detect: empty/NULL -> raw");
+    CHECK(!strcmp(chat_template_name(CHAT_TEMPLATE_QWEN3), "qwen3") && !strcmp(chat_template_name(CHAT_TEMPLATE_RAW), "raw"),
+          "template names");
+}
+
+static void raw_and_invalid(void)
+{
+    ChatMessage m[2];
+    memset(m, 0, sizeof m);
+    m[0].role = CHAT_ROLE_USER, m[0].content = "ab", m[0].content_len = 2;
+    m[1].role = CHAT_ROLE_ASSISTANT, m[1].content = "cd", m[1].content_len = 2;
+    char buf[64];
+    CHECK(chat_render(CHAT_TEMPLATE_RAW, m, 2, NULL, buf, sizeof buf) == 4 && !strcmp(buf, "abcd"), "raw concatenation");
+    m[1].role = (ChatRole)9;
+    CHECK(chat_render(CHAT_TEMPLATE_QWEN3, m, 2, NULL, buf, sizeof buf) == -1, "invalid role refused");
+    CHECK(chat_render(CHAT_TEMPLATE_QWEN3, m, -1, NULL, buf, sizeof buf) == -1, "negative count refused");
+    CHECK(chat_render(CHAT_TEMPLATE_QWEN3, NULL, 0, NULL, buf, sizeof buf) == 22 &&
+              !strcmp(buf, "<|im_start|>assistant\n"),
+          "no messages: generation prompt only");
+}
+
+int main(void)
+{
+    fixture_cases();
+    json_conversations();
+    json_fixture_forms();
+    chatml_templates();
+    arena_bounds();
+    json_errors();
+    detect();
+    raw_and_invalid();
+    CHECK_DONE();
+}

@@ -1,0 +1,547 @@
+/* test_tokenizer.c - the BPE tokenizer against llama.cpp's ids.
+ *
+ * Every BPE test vector of tokenizer/tests.tsv (ggml-vocab-qwen2.gguf and
+ * qwen3-vocab.gguf; the llama SPM vocab is another issue) in both file
+ * backends, the chat renderings of chat/, decoding round trips, the
+ * streaming decoder, random bytes, and small hand-made GGUF files for the
+ * validation errors. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../port/port.h"
+#include "../src/arena.h"
+#include "../src/gguf.h"
+#include "../src/tokenizer.h"
+#include "../src/unicode.h"
+#include "check.h"
+
+#define MAX_TEXT 65536
+#define MAX_IDS (3 * MAX_TEXT + 1)
+
+typedef struct {
+    Gguf g;
+    Tokenizer t;
+    void *base;
+    uint64_t size;
+    char err[600];
+} Loaded;
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+    buf[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Opens, plans, maps and loads; returns 0 or -1 with l->err. */
+static int load(Loaded *l, const char *path, int use_mmap, uint64_t max_text)
+{
+    GgufError err;
+    memset(l, 0, sizeof *l);
+    if (gguf_open(&l->g, path, use_mmap, NULL, &err) != 0) goto fail;
+    Plan plan;
+    plan_init(&plan);
+    gguf_plan(&l->g, &plan);
+    if (tokenizer_plan(&l->g, max_text, &plan, &err) != 0) goto fail_close;
+    l->size = plan.total;
+    l->base = port_arena_map((size_t)plan.total);
+    Arena a;
+    arena_init(&a, l->base, plan.total);
+    if (gguf_index(&l->g, &a, &err) != 0) goto fail_unmap;
+    if (tokenizer_load(&l->t, &l->g, max_text, &a, &err) != 0) goto fail_unmap;
+    if (a.used > plan.total) {
+        snprintf(err.msg, sizeof err.msg, "arena overrun");
+        goto fail_unmap;
+    }
+    return 0;
+fail_unmap:
+    port_arena_unmap(l->base, (size_t)l->size);
+    l->base = NULL;
+fail_close:
+    gguf_close(&l->g);
+fail:
+    snprintf(l->err, sizeof l->err, "%s", err.msg);
+    return -1;
+}
+
+static void unload(Loaded *l)
+{
+    if (!l->base) return;
+    gguf_close(&l->g);
+    port_arena_unmap(l->base, (size_t)l->size);
+    l->base = NULL;
+}
+
+/* Decoded pieces of ids, concatenated. */
+static size_t decode_all(const Tokenizer *t, const int32_t *ids, int n, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (int i = 0; i < n; i++) {
+        size_t pl;
+        const char *p = tokenizer_piece(t, ids[i], &pl);
+        if (!p || o + pl > cap) return (size_t)-1;
+        memcpy(out + o, p, pl);
+        o += pl;
+    }
+    return o;
+}
+
+static int valid_utf8(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        int l = utf8_strict_len((const uint8_t *)s + i, n - i);
+        if (l <= 0) return 0;
+        i += (size_t)l;
+    }
+    return 1;
+}
+
+/* Streams ids through TokenStream; checks every push is valid UTF-8 and
+ * returns the whole output. */
+static size_t stream_all(const Tokenizer *t, const int32_t *ids, int n, char *out, size_t cap, int *all_valid)
+{
+    TokenStream s;
+    token_stream_init(&s);
+    size_t o = 0, step_cap = token_stream_out_max(t);
+    char *step = malloc(step_cap);
+    *all_valid = 1;
+    for (int i = 0; i <= n; i++) {
+        int k = i < n ? token_stream_push(&s, t, ids[i], step, step_cap) : token_stream_flush(&s, step, step_cap);
+        if (k < 0 || o + (size_t)k > cap) {
+            free(step);
+            *all_valid = 0;
+            return (size_t)-1;
+        }
+        if (!valid_utf8(step, (size_t)k)) *all_valid = 0;
+        memcpy(out + o, step, (size_t)k);
+        o += (size_t)k;
+    }
+    free(step);
+    return o;
+}
+
+/* Parses " 1 2 3" or "1,2,3" into ids. */
+static int parse_ids(const char *s, int32_t *ids, int cap)
+{
+    int n = 0;
+    while (*s) {
+        while (*s == ' ' || *s == ',' || *s == '\n' || *s == '\r') s++;
+        if (!*s) break;
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || n == cap) return -1;
+        ids[n++] = (int32_t)v;
+        s = end;
+    }
+    return n;
+}
+
+static int same_ids(const int32_t *a, int na, const int32_t *b, int nb)
+{
+    return na == nb && (na == 0 || memcmp(a, b, (size_t)na * 4) == 0);
+}
+
+static int32_t ids[MAX_IDS], want[MAX_IDS];
+static char buf[4 * MAX_TEXT], buf2[4 * MAX_TEXT];
+
+/* One line of tokenizer/tests.tsv, in one backend. */
+static void run_vector(const char *fix, const char *vocab, const char *inp, const char *outf, int use_mmap)
+{
+    const char *mode = use_mmap ? "mmap" : "read";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tokenizer/%s", fix, vocab);
+    Loaded l;
+    int ok = load(&l, path, use_mmap, MAX_TEXT) == 0;
+    CHECK(ok, "%s (%s): loads (%s)", vocab, mode, ok ? "" : l.err);
+    if (!ok) return;
+    size_t in_len, out_len;
+    snprintf(path, sizeof path, "%s/tokenizer/%s", fix, inp);
+    char *in = read_file(path, &in_len);
+    snprintf(path, sizeof path, "%s/tokenizer/%s", fix, outf);
+    char *out = read_file(path, &out_len);
+    CHECK(in && out, "%s: test vector files readable", vocab);
+    if (!in || !out) return;
+    const char *sep = "\n__ggml_vocab_test__\n";
+    char *p = in, *line = out;
+    int n_case = 0, n_fail = 0;
+    while (p < in + in_len) {
+        char *e = strstr(p, sep);
+        if (!e) break;
+        char *nl = strchr(line, '\n');
+        if (!nl) break;
+        *nl = '\0';
+        int nw = parse_ids(line, want, MAX_IDS);
+        int n = tokenizer_encode(&l.t, p, (size_t)(e - p), 1, ids, MAX_IDS);
+        int good = nw >= 0 && same_ids(ids, n, want, nw);
+        n_fail += !good;
+        CHECK(good, "%s (%s) case %d: ids equal llama.cpp's (%d vs %d ids)", vocab, mode, n_case, n, nw);
+        /* decoding llama.cpp's ids gives back the text (these inputs are valid UTF-8) */
+        size_t dl = decode_all(&l.t, want, nw, buf, sizeof buf);
+        CHECK(dl == (size_t)(e - p) && memcmp(buf, p, dl) == 0, "%s (%s) case %d: pieces decode to the text", vocab,
+              mode, n_case);
+        int all_valid;
+        size_t sl = stream_all(&l.t, want, nw, buf2, sizeof buf2, &all_valid);
+        CHECK(sl == (size_t)(e - p) && memcmp(buf2, p, sl) == 0 && all_valid,
+              "%s (%s) case %d: streaming decoder gives the text in valid UTF-8 steps", vocab, mode, n_case);
+        n_case++;
+        p = e + strlen(sep);
+        line = nl + 1;
+    }
+    CHECK(n_case == 46, "%s (%s): all 46 cases run (%d, %d failed)", vocab, mode, n_case, n_fail);
+    free(in);
+    free(out);
+    unload(&l);
+}
+
+static void run_vectors(const char *fix)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tokenizer/tests.tsv", fix);
+    size_t len;
+    char *tsv = read_file(path, &len);
+    CHECK(tsv != NULL, "tokenizer/tests.tsv readable");
+    if (!tsv) return;
+    int n_bpe = 0;
+    for (char *line = strtok(tsv, "\n"); line; line = strtok(NULL, "\n")) {
+        char vocab[256], inp[256], outf[256];
+        if (sscanf(line, "%255[^\t]\t%255[^\t]\t%255[^\t]", vocab, inp, outf) != 3) continue;
+        /* BPE vocabularies only (the SPM one belongs to another issue) */
+        if (strcmp(vocab, "ggml-vocab-qwen2.gguf") != 0 && strcmp(vocab, "qwen3-vocab.gguf") != 0) continue;
+        n_bpe++;
+        char v[256], i[256], o[256];
+        strcpy(v, vocab), strcpy(i, inp), strcpy(o, outf);
+        run_vector(fix, v, i, o, 1);
+        run_vector(fix, v, i, o, 0);
+    }
+    CHECK(n_bpe == 2, "tests.tsv lists the 2 BPE vectors (%d)", n_bpe);
+    free(tsv);
+}
+
+static void run_chat(const char *fix, Loaded *l)
+{
+    const char *cases[] = {"pub_chat_single_user", "pub_chat_system_user_nothink", "pub_chat_multi_turn_think",
+                           "pub_chat_history_with_reasoning_nothink", "pub_chat_no_generation_prompt"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[1024];
+        size_t tl, il;
+        snprintf(path, sizeof path, "%s/chat/%s.txt", fix, cases[c]);
+        char *txt = read_file(path, &tl);
+        snprintf(path, sizeof path, "%s/chat/%s.ids", fix, cases[c]);
+        char *idt = read_file(path, &il);
+        CHECK(txt && idt, "chat %s: files readable", cases[c]);
+        if (!txt || !idt) continue;
+        int nw = parse_ids(idt, want, MAX_IDS);
+        int n = tokenizer_encode(&l->t, txt, tl, 1, ids, MAX_IDS);
+        CHECK(nw > 0 && same_ids(ids, n, want, nw), "chat %s: ids equal llama.cpp's (%d vs %d)", cases[c], n, nw);
+        size_t dl = decode_all(&l->t, ids, n, buf, sizeof buf);
+        CHECK(dl == tl && memcmp(buf, txt, tl) == 0, "chat %s: decodes back to the text", cases[c]);
+        free(txt);
+        free(idt);
+    }
+}
+
+/* The same invalid-byte rule as the tokenizer, written independently: a byte
+ * that does not start lead+continuations (<= U+10FFFF) becomes EF BF BD. */
+static size_t replace_invalid(const uint8_t *s, size_t n, uint8_t *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        int len = s[i] < 0x80 ? 1 : s[i] >= 0xC0 && s[i] < 0xE0 ? 2 : s[i] >= 0xE0 && s[i] < 0xF0 ? 3
+                                 : s[i] >= 0xF0 && s[i] < 0xF8 ? 4 : 0;
+        int ok = len > 0 && i + (size_t)len <= n;
+        for (int k = 1; ok && k < len; k++) ok = (s[i + k] & 0xC0) == 0x80;
+        if (ok && len == 4) {
+            uint32_t cp = (uint32_t)(s[i] & 7) << 18 | (uint32_t)(s[i + 1] & 63) << 12 | (uint32_t)(s[i + 2] & 63) << 6 |
+                          (s[i + 3] & 63);
+            ok = cp <= 0x10FFFF;
+        }
+        if (!ok) {
+            memcpy(out + o, "\xEF\xBF\xBD", 3), o += 3, i++;
+        } else {
+            memcpy(out + o, s + i, (size_t)len), o += (size_t)len, i += (size_t)len;
+        }
+    }
+    return o;
+}
+
+static void run_qwen3_specifics(Loaded *l)
+{
+    Tokenizer *t = &l->t;
+    CHECK(tokenizer_n_vocab(t) == 151936, "qwen3: n_vocab 151936");
+    CHECK(tokenizer_bos(t) == 151643 && tokenizer_eos(t) == 151645, "qwen3: bos 151643, eos 151645");
+    CHECK(tokenizer_find(t, "<|im_start|>") == 151644 && tokenizer_find(t, "<think>") == 151667 &&
+              tokenizer_find(t, "</think>") == 151668 && tokenizer_find(t, "no such token") == -1,
+          "qwen3: tokenizer_find");
+    /* llama.cpp's end-of-generation set (fixtures README, "Special ids") */
+    int32_t eog[] = {128247, 151643, 151645, 151662, 151663, 151664};
+    int n_eog = 0, all = 1;
+    for (int32_t id = 0; id < tokenizer_n_vocab(t); id++)
+        if (tokenizer_is_eog(t, id)) {
+            int found = 0;
+            for (size_t k = 0; k < sizeof eog / sizeof eog[0]; k++) found |= eog[k] == id;
+            all &= found;
+            n_eog++;
+        }
+    CHECK(n_eog == 6 && all, "qwen3: end-of-generation set is llama.cpp's (%d tokens)", n_eog);
+    CHECK(!tokenizer_is_eog(t, -1) && !tokenizer_is_eog(t, 151936), "qwen3: is_eog refuses out-of-range ids");
+
+    /* parse_special off: control tokens are plain text, user-defined ones still match */
+    const char *s1 = "<|im_start|>";
+    int n = tokenizer_encode(t, s1, strlen(s1), 0, ids, MAX_IDS);
+    CHECK(n > 1, "qwen3: --no-special leaves <|im_start|> as text (%d ids)", n);
+    size_t dl = decode_all(t, ids, n, buf, sizeof buf);
+    CHECK(dl == strlen(s1) && memcmp(buf, s1, dl) == 0, "qwen3: ... and it decodes back");
+    const char *s2 = "a<think>b";
+    n = tokenizer_encode(t, s2, strlen(s2), 0, ids, MAX_IDS);
+    CHECK(n == 3 && ids[1] == 151667, "qwen3: user-defined <think> matches even without parse_special");
+
+    /* out-of-range ids are refused */
+    size_t pl;
+    CHECK(tokenizer_piece(t, -1, &pl) == NULL && tokenizer_piece(t, 151936, &pl) == NULL &&
+              tokenizer_piece(t, INT32_MAX, &pl) == NULL,
+          "qwen3: tokenizer_piece refuses out-of-range ids");
+    TokenStream ts;
+    token_stream_init(&ts);
+    char step[4096];
+    CHECK(token_stream_push(&ts, t, 151936, step, sizeof step) == -1 && token_stream_push(&ts, t, -5, step, sizeof step) == -1,
+          "qwen3: token_stream_push refuses out-of-range ids");
+
+    /* an emoji split over its byte tokens: nothing until the last byte */
+    const uint8_t llama[] = {0xF0, 0x9F, 0xA6, 0x99};
+    int32_t bt[4];
+    for (int i = 0; i < 4; i++) bt[i] = t->byte_token[llama[i]];
+    int k0 = token_stream_push(&ts, t, bt[0], step, sizeof step);
+    int k1 = token_stream_push(&ts, t, bt[1], step, sizeof step);
+    int k2 = token_stream_push(&ts, t, bt[2], step, sizeof step);
+    int k3 = token_stream_push(&ts, t, bt[3], step, sizeof step);
+    CHECK(k0 == 0 && k1 == 0 && k2 == 0 && k3 == 4 && memcmp(step, llama, 4) == 0,
+          "stream: emoji from 4 byte tokens comes out whole, once (%d %d %d %d)", k0, k1, k2, k3);
+    /* text then half a character, then the end: U+FFFD, never a broken byte */
+    int32_t half[3] = {tokenizer_find(t, "Hi"), t->byte_token[0xE2], t->byte_token[0x82]};
+    int all_valid;
+    size_t sl = stream_all(t, half, 3, buf2, sizeof buf2, &all_valid);
+    CHECK(sl == 2 + 6 && memcmp(buf2, "Hi\xEF\xBF\xBD\xEF\xBF\xBD", 8) == 0 && all_valid,
+          "stream: a truncated character is flushed as U+FFFD");
+    int32_t bad[3] = {t->byte_token[0xFF], t->byte_token['a'], t->byte_token[0xC0]};
+    sl = stream_all(t, bad, 3, buf2, sizeof buf2, &all_valid);
+    CHECK(sl == 7 && memcmp(buf2, "\xEF\xBF\xBD" "a\xEF\xBF\xBD", 7) == 0 && all_valid,
+          "stream: invalid bytes come out as U+FFFD");
+    /* mixed: a token whose piece ends with a lead byte, then continuation */
+    int32_t mix[3] = {tokenizer_find(t, "ab"), t->byte_token[0xC3], t->byte_token[0xA9]};
+    sl = stream_all(t, mix, 3, buf2, sizeof buf2, &all_valid);
+    CHECK(sl == 4 && memcmp(buf2, "ab\xC3\xA9", 4) == 0 && all_valid, "stream: e-acute split across tokens");
+
+    /* invalid UTF-8 is read as U+FFFD, like llama.cpp */
+    const char *inv = "a\xFF" "b";
+    n = tokenizer_encode(t, inv, 3, 1, ids, MAX_IDS);
+    const char *rep = "a\xEF\xBF\xBD" "b";
+    int32_t ids2[16];
+    int n2 = tokenizer_encode(t, rep, strlen(rep), 1, ids2, 16);
+    CHECK(n > 0 && same_ids(ids, n, ids2, n2), "invalid byte encodes as U+FFFD");
+
+    /* limits */
+    CHECK(tokenizer_encode(t, "hello world", 11, 1, ids, 1) == -1, "encode: cap too small is refused");
+    static char big[MAX_TEXT + 1];
+    memset(big, 'a', sizeof big);
+    CHECK(tokenizer_encode(t, big, sizeof big, 1, ids, MAX_IDS) == -1, "encode: text longer than planned is refused");
+    n = tokenizer_encode(t, big, MAX_TEXT, 1, ids, MAX_IDS);
+    dl = decode_all(t, ids, n, buf, sizeof buf);
+    CHECK(n > 0 && dl == MAX_TEXT && memcmp(buf, big, dl) == 0, "encode: a 64 KiB single word round-trips (%d ids)", n);
+    n = tokenizer_encode(t, "", 0, 1, ids, MAX_IDS);
+    CHECK(n == 0, "encode: empty text gives no ids");
+
+    /* random bytes: NULs, invalid UTF-8, specials pieces; no crash, round trip with U+FFFD */
+    uint64_t seed = 12345;
+    int rt_ok = 1, cap_ok = 1;
+    static uint8_t rnd[4096], expect[3 * 4096];
+    const char *frag[] = {"<|im_start|>", "<think>", " ", "\n", "\r\n", "'s", "123", "é", "\xF0\x9F\xA6\x99", "\xE2\x80"};
+    for (int iter = 0; iter < 300; iter++) {
+        size_t len = 0, want_len = (size_t)(iter * 13 % 4000);
+        while (len < want_len) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t r = (uint32_t)(seed >> 33);
+            if (r % 5 == 0) {
+                const char *f = frag[(r / 5) % (sizeof frag / sizeof frag[0])];
+                size_t fl = strlen(f);
+                if (len + fl > want_len) break;
+                memcpy(rnd + len, f, fl), len += fl;
+            } else rnd[len++] = (uint8_t)(iter % 2 ? r >> 8 : (r >> 8) % 128);
+        }
+        n = tokenizer_encode(t, (const char *)rnd, len, 1, ids, MAX_IDS);
+        if (n < 0 || n > (int)(3 * len + 1)) {
+            cap_ok = 0;
+            continue;
+        }
+        size_t el = replace_invalid(rnd, len, expect);
+        dl = decode_all(t, ids, n, buf, sizeof buf);
+        if (dl != el || memcmp(buf, expect, el) != 0) rt_ok = 0;
+    }
+    CHECK(cap_ok, "random bytes: encode succeeds within 3*len+1 ids");
+    CHECK(rt_ok, "random bytes: decoding gives the text with invalid bytes as U+FFFD");
+}
+
+/* ---- hand-made GGUF files: validation ------------------------------------- */
+
+typedef struct {
+    FILE *f;
+} W;
+
+static void w_u32(W *w, uint32_t v) { fwrite(&v, 4, 1, w->f); }
+static void w_u64(W *w, uint64_t v) { fwrite(&v, 8, 1, w->f); }
+static void w_str(W *w, const char *s) { w_u64(w, strlen(s)), fwrite(s, 1, strlen(s), w->f); }
+static void w_kv_str(W *w, const char *k, const char *v) { w_str(w, k), w_u32(w, GGUF_TYPE_STRING), w_str(w, v); }
+
+/* The byte-level form of byte b, UTF-8. */
+static void bytelevel(int b, char *out)
+{
+    int n = 0, cp = -1;
+    for (int c = 0; c < 256; c++) {
+        int printable = (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE;
+        if (c == b) cp = printable ? c : 256 + n;
+        if (!printable) n++;
+    }
+    if (cp < 0x80) out[0] = (char)cp, out[1] = 0;
+    else out[0] = (char)(0xC0 | cp >> 6), out[1] = (char)(0x80 | (cp & 63)), out[2] = 0;
+}
+
+typedef struct {
+    const char *model, *pre;
+    const char *const *extra;   /* extra tokens after the 256 bytes */
+    int n_extra;
+    const char *const *merges;
+    int n_merges;
+    int n_types;                /* entries written in token_type (-1: as many as tokens) */
+    int bad_type;               /* write this type for token 0 if non-zero */
+} Spec;
+
+static void write_vocab(const char *path, const Spec *s)
+{
+    W w = {fopen(path, "wb")};
+    int n_tok = 256 + s->n_extra, n_types = s->n_types < 0 ? n_tok : s->n_types;
+    w_u32(&w, GGUF_MAGIC), w_u32(&w, 3), w_u64(&w, 0), w_u64(&w, 6);
+    w_kv_str(&w, "tokenizer.ggml.model", s->model);
+    w_kv_str(&w, "tokenizer.ggml.pre", s->pre);
+    w_str(&w, "tokenizer.ggml.tokens"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_STRING), w_u64(&w, (uint64_t)n_tok);
+    for (int b = 0; b < 256; b++) {
+        char c[4];
+        bytelevel(b, c);
+        w_str(&w, c);
+    }
+    for (int i = 0; i < s->n_extra; i++) w_str(&w, s->extra[i]);
+    w_str(&w, "tokenizer.ggml.token_type"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_INT32), w_u64(&w, (uint64_t)n_types);
+    for (int i = 0; i < n_types; i++) w_u32(&w, i == 0 && s->bad_type ? (uint32_t)s->bad_type : (i >= 256 && s->extra[i - 256][0] == '<') ? 3u : 1u);
+    w_str(&w, "tokenizer.ggml.merges"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_STRING), w_u64(&w, (uint64_t)s->n_merges);
+    for (int i = 0; i < s->n_merges; i++) w_str(&w, s->merges[i]);
+    w_str(&w, "tokenizer.ggml.eos_token_id"), w_u32(&w, GGUF_TYPE_UINT32), w_u32(&w, 256);
+    fclose(w.f);
+}
+
+static const char *const extras[] = {"<|im_end|>", "aa", "aaa", "bc", "ab"};
+static const char *const merges_ok[] = {"a a", "aa a", "b c", "a b"};
+
+/* Writes the spec to a file and loads it; returns load's result. */
+static int load_spec(Loaded *l, const Spec *s, const char *path)
+{
+    write_vocab(path, s);
+    return load(l, path, 1, 1024);
+}
+
+static void expect_error(const Spec *s, const char *path, const char *what, const char *name)
+{
+    Loaded l;
+    int r = load_spec(&l, s, path);
+    CHECK(r == -1 && strstr(l.err, what) && strncmp(l.err, path, strlen(path)) == 0, "handmade: %s (%s)", name,
+          r == -1 ? l.err : "loaded");
+    if (r == 0) unload(&l);
+}
+
+static void run_handmade(void)
+{
+    char path[512];
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(path, sizeof path, "%s/pith-test-tokenizer-%ld.gguf", tmp, (long)getpid());
+    Spec good = {"gpt2", "qwen2", extras, 5, merges_ok, 4, -1, 0};
+    Loaded l;
+    int r = load_spec(&l, &good, path);
+    CHECK(r == 0, "handmade: a small vocabulary loads (%s)", r ? l.err : "");
+    if (r == 0) {
+        Tokenizer *t = &l.t;
+        int n = tokenizer_encode(t, "aaaa", 4, 1, ids, MAX_IDS);
+        CHECK(n == 2 && ids[0] == 257 && ids[1] == 257, "handmade: aaaa -> aa aa (leftmost pair first)");
+        n = tokenizer_encode(t, "aaa", 3, 1, ids, MAX_IDS);
+        CHECK(n == 1 && ids[0] == 258, "handmade: aaa -> aaa");
+        n = tokenizer_encode(t, "abc", 3, 1, ids, MAX_IDS);
+        CHECK(n == 2 && ids[0] == t->byte_token['a'] && ids[1] == 259, "handmade: abc -> a bc (lower rank first)");
+        n = tokenizer_encode(t, "ab<|im_end|>", 12, 1, ids, MAX_IDS);
+        CHECK(n == 2 && ids[0] == 260 && ids[1] == 256, "handmade: control token matched in text");
+        CHECK(tokenizer_is_eog(t, 256) && tokenizer_eos(t) == 256 && tokenizer_bos(t) == -1,
+              "handmade: eos is end-of-generation, no bos");
+        unload(&l);
+    }
+    Spec s = good;
+    s.pre = "llama-bpe";
+    expect_error(&s, path, "pre-tokenizer 'llama-bpe'", "another pre-tokenizer is refused by name");
+    s = good, s.model = "llama";
+    expect_error(&s, path, "tokenizer.ggml.model 'llama'", "another tokenizer model is refused");
+    static const char *const merges_bad[] = {"a a", "a zz"};
+    s = good, s.merges = merges_bad, s.n_merges = 2;
+    expect_error(&s, path, "merge 1 ('a zz') uses or makes a token not in the vocabulary", "merge of an unknown token");
+    static const char *const merges_nospace[] = {"aa"};
+    s = good, s.merges = merges_nospace, s.n_merges = 1;
+    expect_error(&s, path, "merge 0 is not two tokens", "merge without a space");
+    s = good, s.n_types = 10;
+    expect_error(&s, path, "token_type has 10 entries but there are 261 tokens", "token_type count mismatch");
+    s = good, s.bad_type = 9;
+    expect_error(&s, path, "token 0 has type 9", "unknown token type");
+    remove(path);
+}
+
+int main(void)
+{
+    const char *fix = FIXTURES_DIR;
+    run_vectors(fix);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tokenizer/qwen3-vocab.gguf", fix);
+    for (int use_mmap = 1; use_mmap >= 0; use_mmap--) {
+        Loaded l;
+        int ok = load(&l, path, use_mmap, MAX_TEXT) == 0;
+        CHECK(ok, "qwen3-vocab.gguf loads (%s) %s", use_mmap ? "mmap" : "read", ok ? "" : l.err);
+        if (!ok) continue;
+        run_chat(fix, &l);
+        if (use_mmap) run_qwen3_specifics(&l);
+        unload(&l);
+    }
+    /* tiny-qwen3's vocabulary: README "Special ids" */
+    snprintf(path, sizeof path, "%s/models/tiny-qwen3-f32.gguf", fix);
+    Loaded l;
+    int ok = load(&l, path, 1, 1024) == 0;
+    CHECK(ok, "tiny-qwen3-f32.gguf tokenizer loads %s", ok ? "" : l.err);
+    if (ok) {
+        int32_t eog[] = {2000, 2002, 2019, 2020, 2021};
+        int n_eog = 0, all = 1;
+        for (int32_t id = 0; id < tokenizer_n_vocab(&l.t); id++)
+            if (tokenizer_is_eog(&l.t, id)) {
+                int found = 0;
+                for (size_t k = 0; k < sizeof eog / sizeof eog[0]; k++) found |= eog[k] == id;
+                all &= found, n_eog++;
+            }
+        CHECK(tokenizer_n_vocab(&l.t) == 2026 && tokenizer_bos(&l.t) == 2000 && tokenizer_eos(&l.t) == 2002,
+              "tiny-qwen3: n_vocab 2026, bos 2000, eos 2002");
+        CHECK(n_eog == 5 && all, "tiny-qwen3: end-of-generation set is llama.cpp's (%d tokens)", n_eog);
+        CHECK(tokenizer_find(&l.t, "<|im_start|>") == 2001, "tiny-qwen3: <|im_start|> is 2001");
+        unload(&l);
+    }
+    run_handmade();
+    CHECK_DONE();
+}
