@@ -1,10 +1,13 @@
 /* gguf.h - a hardened reader for GGUF model files (versions 2 and 3).
  *
+ * Versions 2 and 3 have the same layout (u64 counts and lengths, little
+ * endian); version 1 (u32 counts) and big-endian files are refused.
+ *
  * Model files are untrusted input. Opening happens in two passes so that
  * nothing is allocated before the file has been validated and measured:
  *
- *   1. gguf_scan()  walks and checks the whole header (every length, count,
- *      offset, type, name) without allocating. It reports the sizes the
+ *   1. gguf_open() (and gguf_walk()) walks and checks the whole header
+ *      (every length, count, offset, type, name) without allocating. It reports the sizes the
  *      index will need (GgufSizes) and can call back for each key/value and
  *      each tensor, so a caller can read the model configuration in the same
  *      walk and size its own plan.
@@ -12,7 +15,18 @@
  *      keys sorted for lookup, tensors with a hash table by name.
  *
  * Split models (NAME-00001-of-0000N.gguf) are opened from their first file;
- * the other files are found next to it and the set behaves as one model.
+ * the other files are found next to it and the set behaves as one model:
+ * tensors of all files in one table (file_index says where), keys of the
+ * first file only (the others are validated, not indexed). Every file has
+ * its own header, alignment and data start; split.no, split.count and
+ * split.tensors.count must agree.
+ *
+ * Checked in pass 1: magic, version, every count against the bytes left,
+ * keys and names (1..65535 bytes of UTF-8, no control characters), value
+ * and element types, nesting (<= 8), bools, general.alignment (u32 power of
+ * two), tensor dims (1..4, each >= 1, no overflow), types, block multiples,
+ * offsets (aligned, inside the file). Checked in gguf_index: duplicate
+ * keys, duplicate tensor names, overlapping tensor data.
  *
  * Errors: functions return 0 on success and -1 on failure, having written
  * one line "FILE: byte OFFSET: what is wrong" into GgufError.msg. The
@@ -30,6 +44,9 @@
 #define GGUF_DEFAULT_ALIGNMENT 32
 #define GGUF_MAX_DIMS 4
 #define GGUF_MAX_SPLITS 128
+#define GGUF_MAX_NAME 65535     /* longest key or tensor name accepted */
+#define GGUF_MAX_TENSORS (1 << 30) /* all files together (indexes are 32-bit) */
+#define GGUF_PATH_STORE 16384   /* bytes for the paths of split siblings */
 
 /* Metadata value types, as numbered in the file. */
 typedef enum {
@@ -41,8 +58,8 @@ typedef enum {
     GGUF_TYPE_INT32 = 5,
     GGUF_TYPE_FLOAT32 = 6,
     GGUF_TYPE_BOOL = 7,     /* one byte, 0 or 1 */
-    GGUF_TYPE_STRING = 8,   /* u64 length (u32 in v2) + bytes, no NUL */
-    GGUF_TYPE_ARRAY = 9,    /* u32 element type + u64 count (u32 in v2) + elements */
+    GGUF_TYPE_STRING = 8,   /* u64 length + bytes, no NUL (v1 used u32: refused) */
+    GGUF_TYPE_ARRAY = 9,    /* u32 element type + u64 count + elements */
     GGUF_TYPE_UINT64 = 10,
     GGUF_TYPE_INT64 = 11,
     GGUF_TYPE_FLOAT64 = 12,
@@ -59,7 +76,9 @@ typedef struct {
  * the file and reached through their offsets. */
 typedef struct {
     const char *key;        /* NUL-terminated (copied into the arena by gguf_index;
-                               points into a scratch buffer during gguf_scan callbacks) */
+                               points into a scratch buffer during gguf_walk callbacks,
+                               one static buffer: walks must not run concurrently).
+                               Valid UTF-8 without control characters, 1..65535 bytes. */
     uint32_t key_len;
     uint32_t type;          /* GgufValueType */
     uint32_t arr_type;      /* element type when type == ARRAY */
@@ -73,6 +92,7 @@ typedef struct {
         int64_t i;          /* INT8/16/32/64 */
         double f;           /* FLOAT32/64 */
     } v;
+    uint64_t key_offset;    /* file offset of the key's length field (for messages) */
 } GgufKV;
 
 typedef struct {
@@ -85,6 +105,7 @@ typedef struct {
     uint64_t n_bytes;
     uint64_t offset;        /* absolute file offset of the data */
     uint32_t file_index;
+    uint64_t info_offset;   /* file offset of the tensor's header record (for messages) */
 } GgufTensor;
 
 /* What pass 1 measured: enough to plan the index in the arena. */
@@ -107,10 +128,14 @@ typedef struct {
     GgufTensor *tensors;      /* file order */
     uint32_t *tensor_hash;    /* open addressing, n_hash slots, value = index+1 */
     uint64_t n_hash;
+    /* paths of the split siblings (files[0].path is the caller's string,
+     * which must stay valid). A Gguf must not be copied: paths point here. */
+    char path_store[GGUF_PATH_STORE];
 } Gguf;
 
-/* Callbacks for gguf_scan; either may be NULL. Return 0 to go on, -1 to
- * stop with an error (having filled err->msg). */
+/* Callbacks for gguf_open and gguf_walk; either may be NULL. Return 0 to
+ * go on, -1 to stop with an error (having filled err->msg). on_kv sees the
+ * keys of the first file only; on_tensor the tensors of every file. */
 typedef struct {
     int (*on_kv)(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err);
     int (*on_tensor)(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err);
@@ -153,9 +178,10 @@ int64_t gguf_get_string(Gguf *g, const char *key, char *buf, size_t cap);
 /* The raw bytes of a value, [value_offset, value_end): zero-copy pointer
  * when mapped, else read into buf (which must hold value_end-value_offset
  * bytes). For string arrays the bytes are the validated sequence of
- * (u64 or u32 length, bytes) records. NULL on read error. */
+ * (u64 length, bytes) records. NULL on read error. */
 const uint8_t *gguf_value_bytes(Gguf *g, const GgufKV *kv, void *buf);
-/* Size of one length prefix in string arrays: 8 for v3, 4 for v2. */
+/* Size of one length prefix in string arrays: 8 (GGUF v2 and v3 both use
+ * u64 lengths and counts; only v1, which is refused, used u32). */
 uint32_t gguf_len_size(const Gguf *g);
 
 /* The tensor's data, as gguf_value_bytes. */

@@ -1,0 +1,395 @@
+/* mkmodel - writes a random Qwen3-architecture GGUF model.
+ *
+ *   mkmodel OUT [--layers N] [--embd N] [--ff N] [--heads N] [--kv-heads N]
+ *               [--head-dim N] [--vocab N] [--ctx N] [--type f32|f16|bf16|q8_0]
+ *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
+ *               [--template-from FILE] [--tokenizer-from FILE]
+ *
+ * Metadata and tensor names/shapes are those of llama.cpp's qwen3 GGUFs.
+ * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
+ * activations stay sane. The vocabulary is a self-made byte-level BPE:
+ * GPT-2's 256 byte tokens, merges spelling a list of common English words
+ * (with and without a leading space), then the specials <|endoftext|>,
+ * <|im_start|>, <|im_end|>, <think>, </think>, then "<pad_N>" tokens up to
+ * --vocab. --tokenizer-from copies every tokenizer.* key of another GGUF
+ * instead (e.g. the real Qwen3 vocabulary); --template-from (alias
+ * --vocab-from) copies only its tokenizer.chat_template. --split N writes
+ * OUT (which must end in .gguf) as N files PREFIX-0000k-of-0000N.gguf. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/ggml_type.h"
+#include "../../src/gguf.h"
+#include "gguf_writer.h"
+
+static const char *const WORDS[] = {
+    "the", "of", "and", "to", "in", "is", "it", "you", "that", "he", "was", "for", "on", "are", "with", "as", "his",
+    "they", "be", "at", "one", "have", "this", "from", "or", "had", "by", "word", "but", "what", "some", "we", "can",
+    "out", "other", "were", "all", "there", "when", "up", "use", "your", "how", "said", "an", "each", "she", "which",
+    "do", "their", "time", "if", "will", "way", "about", "many", "then", "them", "write", "would", "like", "so",
+    "these", "her", "long", "make", "thing", "see", "him", "two", "has", "look", "more", "day", "could", "go", "come",
+    "did", "number", "sound", "no", "most", "people", "my", "over", "know", "water", "than", "call", "first", "who",
+    "may", "down", "side", "been", "now", "find", "any", "new", "work", "part", "take", "get", "place", "made", "live",
+    "where", "after", "back", "little", "only", "round", "man", "year", "came", "show", "every", "good", "me", "give",
+    "our", "under", "name", "very", "through", "just", "form", "sentence", "great", "think", "say", "help", "low",
+    "line", "differ", "turn", "cause", "much", "mean", "before", "move", "right", "boy", "old", "too", "same", "tell",
+    "does", "set", "three", "want", "air", "well", "also", "play", "small", "end", "put", "home", "read", "hand",
+    "port", "large", "spell", "add", "even", "land", "here", "must", "big", "high", "such", "follow", "act", "why",
+    "ask", "men", "change", "went", "light", "kind", "off", "need", "house", "picture", "try", "us", "again",
+    "animal", "point", "mother", "world", "near", "build", "self", "earth", "father", "Hello", "The", "It", "In",
+    "model", "token", "assistant", "user", "system", "question", "answer", "ing", "ed", "er", "ly", "tion", "ment",
+};
+
+static const char *const DEFAULT_TEMPLATE =
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
+    "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
+    "{%- endif %}";
+
+static void die(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "mkmodel: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    exit(2);
+}
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (!d) abort();
+    memcpy(d, s, n);
+    return d;
+}
+
+/* ---- a byte-level BPE vocabulary ------------------------------------------- */
+
+typedef struct {
+    char **tokens;
+    int32_t *types;
+    int n_tokens, cap_tokens;
+    char **merges;
+    int n_merges, cap_merges;
+} Vocab;
+
+static void push(char ***arr, int *n, int *cap, char *s)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        *arr = realloc(*arr, (size_t)*cap * sizeof **arr);
+        if (!*arr) abort();
+    }
+    (*arr)[(*n)++] = s;
+}
+
+static void add_token(Vocab *v, const char *s, int32_t type)
+{
+    int cap = v->cap_tokens;
+    push(&v->tokens, &v->n_tokens, &v->cap_tokens, xstrdup(s));
+    if (cap != v->cap_tokens) {
+        v->types = realloc(v->types, (size_t)v->cap_tokens * sizeof *v->types);
+        if (!v->types) abort();
+    }
+    v->types[v->n_tokens - 1] = type;
+}
+
+static int find(char **arr, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(arr[i], s) == 0) return i;
+    return -1;
+}
+
+static void utf8_put(char *out, uint32_t cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp, out[1] = 0;
+    } else if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6)), out[1] = (char)(0x80 | (cp & 0x3F)), out[2] = 0;
+    } else {
+        out[0] = (char)(0xE0 | (cp >> 12)), out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F)), out[3] = 0;
+    }
+}
+
+/* GPT-2's byte-to-unicode map: printable bytes stand for themselves, the
+ * others become U+0100 + n in byte order. */
+static void byte_units(char units[256][4], int order[256])
+{
+    int n = 0, k = 0;
+    for (int b = 0; b < 256; b++)
+        if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE)) utf8_put(units[b], (uint32_t)b), order[k++] = b;
+    for (int b = 0; b < 256; b++)
+        if (!((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE)))
+            utf8_put(units[b], 256u + (uint32_t)n++), order[k++] = b;
+}
+
+static void build_vocab(Vocab *v, uint64_t want)
+{
+    char units[256][4];
+    int order[256];
+    byte_units(units, order);
+    for (int i = 0; i < 256; i++) add_token(v, units[order[i]], 1);
+    /* merges spelling each word left to right: "Ġ t" -> "Ġt", "Ġt h" -> "Ġth", ... */
+    for (size_t w = 0; w < sizeof WORDS / sizeof WORDS[0]; w++) {
+        for (int space = 1; space >= 0; space--) {
+            char word[64];
+            snprintf(word, sizeof word, "%s%s", space ? " " : "", WORDS[w]);
+            /* words are short: a unit is at most 2 bytes of UTF-8, so 64 letters fit */
+            char cur[160], pair[320], next[160];
+            size_t cur_len = strlen(units[(uint8_t)word[0]]);
+            memcpy(cur, units[(uint8_t)word[0]], cur_len + 1);
+            for (size_t k = 1; word[k]; k++) {
+                const char *u = units[(uint8_t)word[k]];
+                size_t ul = strlen(u);
+                memcpy(pair, cur, cur_len);
+                pair[cur_len] = ' ';
+                memcpy(pair + cur_len + 1, u, ul + 1);
+                memcpy(next, cur, cur_len);
+                memcpy(next + cur_len, u, ul + 1);
+                if (find(v->merges, v->n_merges, pair) < 0) {
+                    push(&v->merges, &v->n_merges, &v->cap_merges, xstrdup(pair));
+                    if (find(v->tokens, v->n_tokens, next) < 0) add_token(v, next, 1);
+                }
+                cur_len += ul;
+                memcpy(cur, next, cur_len + 1);
+            }
+        }
+    }
+    add_token(v, "<|endoftext|>", 3);
+    add_token(v, "<|im_start|>", 3);
+    add_token(v, "<|im_end|>", 3);
+    add_token(v, "<think>", 4);
+    add_token(v, "</think>", 4);
+    if (want && want < (uint64_t)v->n_tokens) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "%d", v->n_tokens);
+        die("--vocab must be at least %s (the self-made vocabulary)", msg);
+    }
+    for (uint64_t i = (uint64_t)v->n_tokens; i < want; i++) {
+        char pad[32];
+        snprintf(pad, sizeof pad, "<pad_%llu>", (unsigned long long)i);
+        add_token(v, pad, 1);
+    }
+}
+
+/* ---- copying keys from another GGUF ------------------------------------------ */
+
+typedef struct {
+    GgufWriter *w;
+    int template_only;
+    uint64_t n_vocab;
+    int found;
+} CopyCtx;
+
+static int copy_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
+{
+    (void)err;
+    CopyCtx *c = ctx;
+    if (strncmp(kv->key, "tokenizer.", 10) != 0) return 0;
+    if (c->template_only && strcmp(kv->key, "tokenizer.chat_template") != 0) return 0;
+    if (strcmp(kv->key, "tokenizer.ggml.tokens") == 0) c->n_vocab = kv->arr_len;
+    if (gw_kv_copy(c->w, g, kv) != 0) die("%s: cannot read a value", g->files[0].path);
+    c->found++;
+    return 0;
+}
+
+static uint64_t copy_tokenizer(GgufWriter *w, const char *path, int template_only)
+{
+    static Gguf g; /* large: not on the stack */
+    GgufError err;
+    CopyCtx c = {w, template_only, 0, 0};
+    GgufScanCallbacks cb = {copy_kv, NULL, &c};
+    if (gguf_open(&g, path, 1, &cb, &err) != 0) die("%s", err.msg);
+    gguf_close(&g);
+    if (template_only && !c.found) die("%s: no tokenizer.chat_template", path);
+    if (!template_only && !c.n_vocab) die("%s: no tokenizer.ggml.tokens", path);
+    return c.n_vocab;
+}
+
+/* ---- weights -------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t seed;
+    float scale, bias; /* value = bias + scale * uniform(-1, 1) */
+} Fill;
+
+static void fill_row(void *ctx, uint64_t row, float *out, uint64_t n)
+{
+    Fill *f = ctx;
+    GwRng r = {f->seed ^ (row * 0xD1B54A32D192ED03ull)};
+    for (uint64_t i = 0; i < n; i++) out[i] = f->bias + f->scale * gw_rng_uniform(&r);
+}
+
+static Fill fills[4096];
+static int n_fills;
+static char names[4096][64];
+
+static void tensor(GgufWriter *w, uint64_t seed, const char *name, uint64_t ne0, uint64_t ne1, uint32_t type, float scale,
+                   float bias)
+{
+    if (n_fills == 4096) die("%s: too many tensors", name);
+    Fill *f = &fills[n_fills];
+    GwRng r = {seed + (uint64_t)n_fills * 0x9E3779B97F4A7C15ull};
+    f->seed = gw_rng_next(&r);
+    f->scale = scale;
+    f->bias = bias;
+    snprintf(names[n_fills], sizeof names[0], "%s", name);
+    uint64_t ne[2] = {ne0, ne1};
+    if (type == GGML_TYPE_Q8_0 && ne0 % 32 != 0) type = GGML_TYPE_F16; /* rows Q8_0 cannot hold */
+    gw_tensor_gen(w, names[n_fills], ne1 ? 2 : 1, ne, type, fill_row, f);
+    n_fills++;
+}
+
+static uint64_t arg_u(const char *flag, const char *v)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *end || x == 0 || x > (1ull << 32)) die("bad value for %s", flag);
+    return x;
+}
+
+int main(int argc, char **argv)
+{
+    const char *out = NULL, *template_from = NULL, *tokenizer_from = NULL;
+    uint64_t layers = 2, embd = 64, ff = 192, heads = 4, kv_heads = 2, head_dim = 16, vocab = 0, ctx = 256, seed = 1;
+    uint32_t type = GGML_TYPE_F32, version = 3;
+    uint64_t split = 1;
+    int tied = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NUM(flag, var)                                   \
+    if (strcmp(a, flag) == 0) {                          \
+        if (!v) die("%s needs a value", a);              \
+        var = arg_u(a, v);                               \
+        i++;                                             \
+        continue;                                        \
+    }
+        NUM("--layers", layers) NUM("--embd", embd) NUM("--ff", ff) NUM("--heads", heads) NUM("--kv-heads", kv_heads)
+        NUM("--head-dim", head_dim) NUM("--vocab", vocab) NUM("--ctx", ctx) NUM("--seed", seed) NUM("--split", split)
+#undef NUM
+        if (strcmp(a, "--version") == 0 && v) {
+            version = (uint32_t)arg_u(a, v);
+            if (version != 2 && version != 3) die("--version must be 2 or 3%s", "");
+            i++;
+        } else if (strcmp(a, "--type") == 0 && v) {
+            if (strcmp(v, "f32") == 0) type = GGML_TYPE_F32;
+            else if (strcmp(v, "f16") == 0) type = GGML_TYPE_F16;
+            else if (strcmp(v, "bf16") == 0) type = GGML_TYPE_BF16;
+            else if (strcmp(v, "q8_0") == 0) type = GGML_TYPE_Q8_0;
+            else die("--type: '%s' is not f32, f16, bf16 or q8_0", v);
+            i++;
+        } else if ((strcmp(a, "--template-from") == 0 || strcmp(a, "--vocab-from") == 0) && v) {
+            template_from = v, i++;
+        } else if (strcmp(a, "--tokenizer-from") == 0 && v) {
+            tokenizer_from = v, i++;
+        } else if (strcmp(a, "--tied") == 0) {
+            tied = 1;
+        } else if (strcmp(a, "--untied") == 0) {
+            tied = 0;
+        } else if (a[0] == '-') {
+            die("unknown option %s", a);
+        } else if (!out) {
+            out = a;
+        } else {
+            die("unexpected argument %s", a);
+        }
+    }
+    if (!out)
+        die("usage: mkmodel OUT [--layers N --embd N --ff N --heads N --kv-heads N --head-dim N --vocab N --ctx N "
+            "--type f32|f16|bf16|q8_0 --seed S --tied|--untied --version 2|3 --split N --template-from F --tokenizer-from F]%s",
+            "");
+    if (heads % kv_heads != 0) die("--heads must be a multiple of --kv-heads%s", "");
+
+    GgufWriter *w = gw_new(version, 0);
+    char name[128];
+    gw_kv_str(w, "general.architecture", "qwen3");
+    gw_kv_str(w, "general.type", "model");
+    snprintf(name, sizeof name, "mkmodel-qwen3 e%llu L%llu h%llu/%llu d%llu ff%llu seed%llu", (unsigned long long)embd,
+             (unsigned long long)layers, (unsigned long long)heads, (unsigned long long)kv_heads,
+             (unsigned long long)head_dim, (unsigned long long)ff, (unsigned long long)seed);
+    gw_kv_str(w, "general.name", name);
+    uint32_t ftype = type == GGML_TYPE_F32 ? 0 : type == GGML_TYPE_F16 ? 1 : type == GGML_TYPE_Q8_0 ? 7 : 32;
+    gw_kv_u32(w, "general.file_type", ftype);
+    gw_kv_u32(w, "general.quantization_version", 2);
+    gw_kv_u32(w, "qwen3.block_count", (uint32_t)layers);
+    gw_kv_u32(w, "qwen3.context_length", (uint32_t)ctx);
+    gw_kv_u32(w, "qwen3.embedding_length", (uint32_t)embd);
+    gw_kv_u32(w, "qwen3.feed_forward_length", (uint32_t)ff);
+    gw_kv_u32(w, "qwen3.attention.head_count", (uint32_t)heads);
+    gw_kv_u32(w, "qwen3.attention.head_count_kv", (uint32_t)kv_heads);
+    gw_kv_u32(w, "qwen3.attention.key_length", (uint32_t)head_dim);
+    gw_kv_u32(w, "qwen3.attention.value_length", (uint32_t)head_dim);
+    gw_kv_f32(w, "qwen3.rope.freq_base", 1000000.0f);
+    gw_kv_f32(w, "qwen3.attention.layer_norm_rms_epsilon", 1e-6f);
+
+    uint64_t n_vocab;
+    Vocab v = {0};
+    if (tokenizer_from) {
+        n_vocab = copy_tokenizer(w, tokenizer_from, 0);
+    } else {
+        build_vocab(&v, vocab);
+        n_vocab = (uint64_t)v.n_tokens;
+        gw_kv_str(w, "tokenizer.ggml.model", "gpt2");
+        gw_kv_str(w, "tokenizer.ggml.pre", "qwen2");
+        gw_kv_str_array(w, "tokenizer.ggml.tokens", (const char *const *)v.tokens, (uint64_t)v.n_tokens);
+        gw_kv_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, v.types, (uint64_t)v.n_tokens);
+        gw_kv_str_array(w, "tokenizer.ggml.merges", (const char *const *)v.merges, (uint64_t)v.n_merges);
+        int eot = find(v.tokens, v.n_tokens, "<|endoftext|>"), im_end = find(v.tokens, v.n_tokens, "<|im_end|>");
+        gw_kv_u32(w, "tokenizer.ggml.eos_token_id", (uint32_t)im_end);
+        gw_kv_u32(w, "tokenizer.ggml.padding_token_id", (uint32_t)eot);
+        gw_kv_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)eot);
+        gw_kv_bool(w, "tokenizer.ggml.add_bos_token", 0);
+        if (template_from) copy_tokenizer(w, template_from, 1);
+        else gw_kv_str(w, "tokenizer.chat_template", DEFAULT_TEMPLATE);
+    }
+
+    /* Shapes in GGUF order (ne[0] = row length = input features). */
+    uint64_t q_dim = heads * head_dim, kv_dim = kv_heads * head_dim;
+#define FAN(n) (float)(1.0 / sqrt((double)(n)))
+    tensor(w, seed, "token_embd.weight", embd, n_vocab, type, 2.0f * FAN(embd), 0);
+    for (uint64_t l = 0; l < layers; l++) {
+        char t[64];
+#define T(suffix, ne0, ne1, ty, scale, bias)                                  \
+    snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
+    tensor(w, seed, t, ne0, ne1, ty, scale, bias);
+        T("attn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("attn_q", embd, q_dim, type, FAN(embd), 0)
+        T("attn_k", embd, kv_dim, type, FAN(embd), 0)
+        T("attn_v", embd, kv_dim, type, FAN(embd), 0)
+        T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
+        T("ffn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("ffn_gate", embd, ff, type, FAN(embd), 0)
+        T("ffn_up", embd, ff, type, FAN(embd), 0)
+        T("ffn_down", ff, embd, type, FAN(ff), 0)
+#undef T
+    }
+    tensor(w, seed, "output_norm.weight", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f);
+    if (!tied) tensor(w, seed, "output.weight", embd, n_vocab, type, 2.0f * FAN(embd), 0);
+#undef FAN
+    if (split > 1) {
+        size_t len = strlen(out);
+        if (len < 6 || strcmp(out + len - 5, ".gguf") != 0 || split > 99) die("--split: OUT must end in .gguf, N <= 99%s", "");
+        char *prefix = xstrdup(out);
+        prefix[len - 5] = '\0';
+        if (gw_write_split(w, prefix, (int)split) != 0) die("%s: cannot write", out);
+        free(prefix);
+    } else if (gw_write(w, out) != 0) {
+        die("%s: cannot write", out);
+    }
+    gw_free(w);
+    for (int i = 0; i < v.n_tokens; i++) free(v.tokens[i]);
+    for (int i = 0; i < v.n_merges; i++) free(v.merges[i]);
+    free(v.tokens);
+    free(v.types);
+    free(v.merges);
+    return 0;
+}
