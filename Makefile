@@ -71,6 +71,26 @@ $(ASAN)/tools/%: $(ASAN)/tests/tools/main_%.o $(ASAN_LIB) $(call objs,$(ASAN),$(
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SAN) $(OMPFLAGS) -o $@ $^ $(LDLIBS)
 
+# Release builds of the tools (demo and benchmark models are written fast).
+REL_LIB = $(call objs,$(REL),$(CORE_SRC) $(filter-out port/main.c,$(PORT_SRC)))
+$(REL)/tests/%.o: tests/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(PORT_DEFS) $(CFLAGS) -c $< -o $@
+$(REL)/tools/%: $(REL)/tests/tools/main_%.o $(REL_LIB) $(call objs,$(REL),$(filter-out tests/tools/main_%.c,$(TOOL_SRC)))
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(OMPFLAGS) -o $@ $^ $(LDLIBS)
+
+# A small Qwen3-architecture model with random weights, written by the
+# project's own GGUF writer, run end to end: shows the pipeline and speed.
+DEMO_MODEL = build/demo-qwen3-q8_0.gguf
+demo: pith $(REL)/tools/mkmodel
+	$(REL)/tools/mkmodel $(DEMO_MODEL) --layers 4 --embd 256 --ff 768 --heads 4 --kv-heads 2 --head-dim 64 --ctx 1024 --type q8_0 --seed 7
+	@echo "== pith run on $(DEMO_MODEL) (random weights: the text is noise, the pipeline and speed are real)"
+	./pith run $(DEMO_MODEL) -p "Tell me a story about a small robot." -n 48 --seed 1
+	@if [ -f ../shared/fixtures/models/stories260K.gguf ]; then \
+	  echo "== pith run on stories260K (real TinyStories weights, llama architecture)"; \
+	  ./pith run ../shared/fixtures/models/stories260K.gguf --raw -p "Once upon a time" -n 96 --temp 0 || true; fi
+
 TEST_BINS = $(patsubst tests/%.c,$(ASAN)/tests/%,$(TEST_SRC))
 TOOL_BINS = $(patsubst tests/tools/main_%.c,$(ASAN)/tools/%,$(filter tests/tools/main_%.c,$(TOOL_SRC)))
 

@@ -42,13 +42,11 @@ static const char *const WORDS[] = {
     "model", "token", "assistant", "user", "system", "question", "answer", "ing", "ed", "er", "ly", "tion", "ment",
 };
 
+/* The ChatML template llama.cpp writes into converted models: pith
+ * recognises it exactly (src/chat.c). */
 static const char *const DEFAULT_TEMPLATE =
-    "{%- for message in messages %}"
-    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
-    "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
-    "{%- endif %}";
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
+    "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 static void die(const char *fmt, const char *arg)
 {
