@@ -1,0 +1,365 @@
+/* forward.c - the transformer forward pass (Qwen3 family) and the KV cache.
+ *
+ * Per layer, for the tokens of one step:
+ *   h = RMSNorm(x) * attn_norm
+ *   q, k, v = Wq h, Wk h, Wv h        (per-head RMSNorm of q and k if the arch has it)
+ *   RoPE on q and k at each token's position; k, v go into the cache
+ *   attention of each q head over its kv head's cache rows 0..pos (causal)
+ *   x += Wo attn
+ *   h = RMSNorm(x) * ffn_norm
+ *   x += Wdown (silu(Wgate h) * (Wup h))
+ * then logits = Wout (RMSNorm(x) * output_norm).
+ * Everything is float32; sums of squares and softmax denominators in double. */
+#include "forward.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../port/port.h"
+#include "quant.h"
+
+static uint64_t kv_width(const ModelConfig *c)
+{
+    return (uint64_t)c->n_head_kv * c->head_dim;
+}
+
+static uint64_t kv_width_v(const ModelConfig *c)
+{
+    return (uint64_t)c->n_head_kv * c->head_dim_v;
+}
+
+static uint64_t kv_elem_bytes(KvType t)
+{
+    return t == KV_F16 ? 2 : 4;
+}
+
+/* ---- memory ---------------------------------------------------------- */
+
+/* The buffers, in one table so the plan and the carving cannot disagree. */
+typedef struct {
+    const char *what;
+    uint64_t count;  /* elements */
+    uint64_t elem;   /* bytes per element */
+} Buffer;
+
+enum { B_KCACHE, B_VCACHE, B_X, B_XB, B_Q, B_K, B_V, B_ATT, B_HB, B_HB2, B_SCORES, B_LOGITS, B_COUNT };
+
+static void buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, Buffer *b)
+{
+    uint64_t B = o->batch;
+    uint64_t cache_rows = plan_mul(p, c->n_layer, o->n_ctx);
+    uint64_t kvb = kv_elem_bytes(o->kv_type);
+    b[B_KCACHE] = (Buffer){"kv cache", plan_mul(p, cache_rows, kv_width(c)), kvb};
+    b[B_VCACHE] = (Buffer){"kv cache", plan_mul(p, cache_rows, kv_width_v(c)), kvb};
+    b[B_X] = (Buffer){"activations", B * c->n_embd, 4};
+    b[B_XB] = (Buffer){"activations", B * c->n_embd, 4};
+    b[B_Q] = (Buffer){"activations", B * c->n_head * c->head_dim, 4};
+    b[B_K] = (Buffer){"activations", B * kv_width(c), 4};
+    b[B_V] = (Buffer){"activations", B * kv_width_v(c), 4};
+    b[B_ATT] = (Buffer){"activations", B * c->n_head * c->head_dim_v, 4};
+    b[B_HB] = (Buffer){"activations", B * c->n_ff, 4};
+    b[B_HB2] = (Buffer){"activations", B * c->n_ff, 4};
+    b[B_SCORES] = (Buffer){"attention scores", plan_mul(p, c->n_head, o->n_ctx), 4};
+    b[B_LOGITS] = (Buffer){"logits", plan_mul(p, o->all_logits ? B : 1, c->n_vocab), 4};
+}
+
+void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
+{
+    Buffer b[B_COUNT];
+    buffers(cfg, opt, plan, b);
+    for (int i = 0; i < B_COUNT; i++) plan_add(plan, b[i].what, plan_mul(plan, b[i].count, b[i].elem));
+}
+
+int forward_init(Model *m, Arena *arena)
+{
+    Plan scratch; /* only for its overflow checks, already passed when planning */
+    plan_init(&scratch);
+    Buffer b[B_COUNT];
+    void *p[B_COUNT];
+    buffers(&m->cfg, &m->opt, &scratch, b);
+    for (int i = 0; i < B_COUNT; i++) {
+        p[i] = arena_take(arena, plan_mul(&scratch, b[i].count, b[i].elem));
+        if (!p[i] || scratch.overflow) return -1;
+    }
+    m->k_cache = p[B_KCACHE];
+    m->v_cache = p[B_VCACHE];
+    m->x = p[B_X];
+    m->xb = p[B_XB];
+    m->q = p[B_Q];
+    m->k = p[B_K];
+    m->v = p[B_V];
+    m->att = p[B_ATT];
+    m->hb = p[B_HB];
+    m->hb2 = p[B_HB2];
+    m->scores = p[B_SCORES];
+    m->logits = p[B_LOGITS];
+    m->n_past = 0;
+    return 0;
+}
+
+void model_reset_cache(Model *m)
+{
+    m->n_past = 0;
+}
+
+/* ---- small pieces ------------------------------------------------------- */
+
+static void rmsnorm(float *out, const float *x, const float *w, uint64_t n, float eps)
+{
+    double ss = 0.0;
+    for (uint64_t i = 0; i < n; i++) ss += (double)x[i] * x[i];
+    float scale = (float)(1.0 / sqrt(ss / (double)n + eps));
+    for (uint64_t i = 0; i < n; i++) out[i] = (x[i] * scale) * w[i];
+}
+
+/* Rotates one head's vector at position pos; cs holds cos, sin pairs. */
+static void rope(float *v, uint32_t head_dim, const float *cs, RopeStyle style)
+{
+    uint32_t half = head_dim / 2;
+    for (uint32_t i = 0; i < half; i++) {
+        uint32_t a = style == ROPE_NEOX ? i : 2 * i;
+        uint32_t b = style == ROPE_NEOX ? i + half : 2 * i + 1;
+        float c = cs[2 * i], s = cs[2 * i + 1];
+        float x0 = v[a], x1 = v[b];
+        v[a] = x0 * c - x1 * s;
+        v[b] = x0 * s + x1 * c;
+    }
+}
+
+/* theta_i = pos * base^(-2i/head_dim), in double for accuracy. */
+static void rope_table(float *cs, uint32_t head_dim, uint32_t pos, float base)
+{
+    for (uint32_t i = 0; i < head_dim / 2; i++) {
+        double theta = (double)pos * pow((double)base, -2.0 * (double)i / (double)head_dim);
+        cs[2 * i] = (float)cos(theta);
+        cs[2 * i + 1] = (float)sin(theta);
+    }
+}
+
+int forward_argmax(const float *v, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[best]) best = i;
+    return best;
+}
+
+/* ---- matmul: out[t][r] = W[r] . x[t], output rows split across threads -- */
+
+typedef struct {
+    const Weight *w;
+    const float *x;
+    uint64_t x_stride;
+    int n;
+    float *out;
+    uint64_t out_stride;
+} MatmulJob;
+
+static void matmul_worker(void *ctx, int ith, int nth)
+{
+    const MatmulJob *j = ctx;
+    uint64_t rows = j->w->rows;
+    uint64_t r0 = rows * (uint64_t)ith / (uint64_t)nth;
+    uint64_t r1 = rows * (uint64_t)(ith + 1) / (uint64_t)nth;
+    for (uint64_t r = r0; r < r1; r++)
+        quant_dot_batch(j->w->type, j->w->data + r * j->w->row_bytes, j->w->cols, j->x, j->x_stride, j->n,
+                        j->out + r, j->out_stride);
+}
+
+static void matmul(const Weight *w, const float *x, int n, float *out)
+{
+    MatmulJob j = {w, x, w->cols, n, out, w->rows};
+    port_parallel(matmul_worker, &j);
+}
+
+/* ---- attention ---------------------------------------------------------- */
+
+typedef struct {
+    Model *m;
+    uint32_t layer;
+    int n;
+    uint32_t pos0;
+} AttnJob;
+
+static float cache_dot(const void *row, KvType t, const float *q, uint32_t n)
+{
+    float s = 0.0f;
+    if (t == KV_F32) {
+        const float *k = row;
+        for (uint32_t i = 0; i < n; i++) s += q[i] * k[i];
+    } else {
+        const uint16_t *k = row;
+        for (uint32_t i = 0; i < n; i++) s += q[i] * quant_f16_to_f32(k[i]);
+    }
+    return s;
+}
+
+static void cache_axpy(float *out, float a, const void *row, KvType t, uint32_t n)
+{
+    if (t == KV_F32) {
+        const float *v = row;
+        for (uint32_t i = 0; i < n; i++) out[i] += a * v[i];
+    } else {
+        const uint16_t *v = row;
+        for (uint32_t i = 0; i < n; i++) out[i] += a * quant_f16_to_f32(v[i]);
+    }
+}
+
+static void attention_worker(void *ctx, int ith, int nth)
+{
+    const AttnJob *j = ctx;
+    Model *m = j->m;
+    const ModelConfig *c = &m->cfg;
+    KvType kt = m->opt.kv_type;
+    uint64_t esz = kv_elem_bytes(kt);
+    uint64_t kw = kv_width(c), vw = kv_width_v(c);
+    const uint8_t *kc = (const uint8_t *)m->k_cache + (uint64_t)j->layer * m->opt.n_ctx * kw * esz;
+    const uint8_t *vc = (const uint8_t *)m->v_cache + (uint64_t)j->layer * m->opt.n_ctx * vw * esz;
+    uint32_t group = c->n_head / c->n_head_kv;
+    float scale = (float)(1.0 / sqrt((double)c->head_dim));
+    uint32_t h0 = (uint32_t)((uint64_t)c->n_head * (uint64_t)ith / (uint64_t)nth);
+    uint32_t h1 = (uint32_t)((uint64_t)c->n_head * (uint64_t)(ith + 1) / (uint64_t)nth);
+
+    for (uint32_t h = h0; h < h1; h++) {
+        uint32_t kvh = h / group;
+        float *s = m->scores + (uint64_t)h * m->opt.n_ctx;
+        for (int t = 0; t < j->n; t++) {
+            uint32_t pos = j->pos0 + (uint32_t)t;
+            const float *q = m->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim;
+            float mx = -INFINITY;
+            for (uint32_t p = 0; p <= pos; p++) {
+                const uint8_t *krow = kc + ((uint64_t)p * kw + (uint64_t)kvh * c->head_dim) * esz;
+                s[p] = cache_dot(krow, kt, q, c->head_dim) * scale;
+                if (s[p] > mx) mx = s[p];
+            }
+            double sum = 0.0;
+            for (uint32_t p = 0; p <= pos; p++) {
+                s[p] = expf(s[p] - mx);
+                sum += s[p];
+            }
+            float inv = (float)(1.0 / sum);
+            float *out = m->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v;
+            memset(out, 0, c->head_dim_v * sizeof *out);
+            for (uint32_t p = 0; p <= pos; p++) {
+                const uint8_t *vrow = vc + ((uint64_t)p * vw + (uint64_t)kvh * c->head_dim_v) * esz;
+                cache_axpy(out, s[p] * inv, vrow, kt, c->head_dim_v);
+            }
+        }
+    }
+}
+
+static void cache_store(void *cache, KvType t, uint64_t index, const float *src, uint64_t n)
+{
+    if (t == KV_F32) {
+        memcpy((float *)cache + index, src, n * sizeof *src);
+    } else {
+        uint16_t *dst = (uint16_t *)cache + index;
+        for (uint64_t i = 0; i < n; i++) dst[i] = quant_f32_to_f16(src[i]);
+    }
+}
+
+/* ---- one step ----------------------------------------------------------- */
+
+int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all_logits)
+{
+    const ModelConfig *c = &m->cfg;
+    const ModelOptions *o = &m->opt;
+    if (n < 1 || (uint32_t)n > o->batch) {
+        snprintf(m->err, sizeof m->err, "a step of %d tokens is out of range [1, %u]", n, o->batch);
+        return -1;
+    }
+    if (pos0 > m->n_past) {
+        snprintf(m->err, sizeof m->err, "position %u is past the %u filled positions of the cache", pos0, m->n_past);
+        return -1;
+    }
+    if ((uint64_t)pos0 + (uint64_t)n > o->n_ctx) {
+        snprintf(m->err, sizeof m->err, "the context is full (%u positions; use -c to allow more)", o->n_ctx);
+        return -1;
+    }
+    if (all_logits && n > 1 && !o->all_logits) {
+        snprintf(m->err, sizeof m->err, "logits of every token were not planned for");
+        return -1;
+    }
+    for (int t = 0; t < n; t++) {
+        if (tokens[t] < 0 || (uint32_t)tokens[t] >= c->n_vocab) {
+            snprintf(m->err, sizeof m->err, "token id %d is out of range [0, %u)", tokens[t], c->n_vocab);
+            return -1;
+        }
+    }
+
+    uint64_t dim = c->n_embd, hd = c->head_dim;
+    uint64_t qdim = (uint64_t)c->n_head * hd, kw = kv_width(c), vw = kv_width_v(c);
+    float cs[FORWARD_MAX_HEAD_DIM];
+
+    for (int t = 0; t < n; t++)
+        quant_dequant_row(m->tok_embd.type, m->tok_embd.data + (uint64_t)tokens[t] * m->tok_embd.row_bytes,
+                          m->x + (uint64_t)t * dim, dim);
+
+    for (uint32_t l = 0; l < c->n_layer; l++) {
+        const LayerWeights *lw = &m->layers[l];
+        for (int t = 0; t < n; t++)
+            rmsnorm(m->xb + t * dim, m->x + t * dim, lw->attn_norm, dim, c->norm_eps);
+        matmul(&lw->wq, m->xb, n, m->q);
+        matmul(&lw->wk, m->xb, n, m->k);
+        matmul(&lw->wv, m->xb, n, m->v);
+
+        for (int t = 0; t < n; t++) {
+            uint32_t pos = pos0 + (uint32_t)t;
+            float *q = m->q + t * qdim, *k = m->k + t * kw;
+            rope_table(cs, c->head_dim, pos, c->rope_base);
+            for (uint32_t h = 0; h < c->n_head; h++) {
+                if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
+                rope(q + h * hd, c->head_dim, cs, c->arch->rope);
+            }
+            for (uint32_t h = 0; h < c->n_head_kv; h++) {
+                if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
+                rope(k + h * hd, c->head_dim, cs, c->arch->rope);
+            }
+            uint64_t row = (uint64_t)l * o->n_ctx + pos;
+            cache_store(m->k_cache, o->kv_type, row * kw, k, kw);
+            cache_store(m->v_cache, o->kv_type, row * vw, m->v + t * vw, vw);
+        }
+
+        AttnJob aj = {m, l, n, pos0};
+        port_parallel(attention_worker, &aj);
+
+        matmul(&lw->wo, m->att, n, m->xb);
+        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) m->x[i] += m->xb[i];
+
+        for (int t = 0; t < n; t++)
+            rmsnorm(m->xb + t * dim, m->x + t * dim, lw->ffn_norm, dim, c->norm_eps);
+        matmul(&lw->w_gate, m->xb, n, m->hb);
+        matmul(&lw->w_up, m->xb, n, m->hb2);
+        for (uint64_t i = 0; i < (uint64_t)n * c->n_ff; i++) {
+            float g = m->hb[i];
+            m->hb[i] = g / (1.0f + expf(-g)) * m->hb2[i];
+        }
+        matmul(&lw->w_down, m->hb, n, m->xb);
+        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) m->x[i] += m->xb[i];
+    }
+
+    /* Only the rows whose logits are wanted go through the output matrix. */
+    int first = all_logits ? 0 : n - 1;
+    int rows = n - first;
+    for (int t = 0; t < rows; t++)
+        rmsnorm(m->xb + t * dim, m->x + (uint64_t)(first + t) * dim, m->output_norm, dim, c->norm_eps);
+    matmul(&m->output, m->xb, rows, m->logits);
+    m->n_logits = (uint32_t)rows;
+    m->n_past = pos0 + (uint32_t)n;
+    return 0;
+}
+
+int forward_prompt(Model *m, const int32_t *tokens, int n)
+{
+    if (n < 1) {
+        snprintf(m->err, sizeof m->err, "no tokens to feed");
+        return -1;
+    }
+    for (int i = 0; i < n;) {
+        int step = n - i < (int)m->opt.batch ? n - i : (int)m->opt.batch;
+        if (forward_batch(m, tokens + i, step, m->n_past, 0) != 0) return -1;
+        i += step;
+    }
+    return 0;
+}

@@ -1,0 +1,42 @@
+/* forward.h - the forward pass and its KV cache.
+ *
+ * One code path: a step feeds up to opt.batch tokens at consecutive
+ * positions (a prompt in batches, or one token when decoding). Every matmul
+ * loops over the weight rows and dots each row with every token of the
+ * step, so a batch and the same tokens fed one by one give the same logits. */
+#ifndef PITH_FORWARD_H
+#define PITH_FORWARD_H
+
+#include <stdint.h>
+
+#include "arena.h"
+#include "model.h"
+
+#define FORWARD_MAX_BATCH 512
+#define FORWARD_MAX_HEAD_DIM 1024
+
+/* Adds the KV cache, activations, scores and logits buffers to the plan. */
+void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan);
+/* Carves them (called by model_load). Returns 0, or -1 if the arena is short. */
+int forward_init(Model *m, Arena *arena);
+
+/* Feeds tokens[0..n-1] at positions pos0..pos0+n-1 (1 <= n <= opt.batch).
+ * pos0 may be at most m->n_past: feeding at an earlier position overwrites
+ * the cache from there (e.g. to retry a chat turn). Afterwards
+ * m->n_past = pos0 + n. Logits: with all_logits (needs opt.all_logits) row i
+ * of m->logits belongs to tokens[i]; otherwise row 0 holds the last token's.
+ * Returns 0, or -1 with a one-line reason in m->err (cache full, bad token,
+ * too many tokens). */
+int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all_logits);
+
+/* Feeds any number of tokens from m->n_past on, in steps of opt.batch;
+ * leaves the last token's logits in row 0 of m->logits. */
+int forward_prompt(Model *m, const int32_t *tokens, int n);
+
+/* Empties the cache (the next token goes to position 0). */
+void model_reset_cache(Model *m);
+
+/* Index of the largest of n values (lowest index on a tie). */
+int forward_argmax(const float *v, int n);
+
+#endif

@@ -1,0 +1,475 @@
+/* model.c - configuration from metadata, memory plan, weights bound by name.
+ *
+ * The configuration is read before any memory exists, with three walks of
+ * the header: the architecture name, then its "<arch>.*" keys, then the
+ * tensor shapes (vocabulary size, tied output, bytes of the weights). */
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "forward.h"
+#include "ggml_type.h"
+#include "quant.h"
+
+static const ArchInfo arch_table[] = {
+    {"qwen3", ROPE_NEOX, 1, 0},
+    {"llama", ROPE_NORM, 0, 0},
+};
+
+const ArchInfo *model_arch(const char *name)
+{
+    for (size_t i = 0; i < sizeof arch_table / sizeof arch_table[0]; i++)
+        if (strcmp(arch_table[i].name, name) == 0) return &arch_table[i];
+    return NULL;
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+enum {
+    K_BLOCKS, K_EMBD, K_FF, K_HEADS, K_HEADS_KV, K_KEY_LEN, K_VAL_LEN, K_CTX, K_ROPE_BASE, K_EPS, K_ROPE_DIM,
+    K_COUNT
+};
+
+static const struct {
+    const char *suffix;   /* after "<arch>." */
+    int is_float;
+    int required;
+    double min, max;      /* sanity bounds */
+} config_keys[K_COUNT] = {
+    [K_BLOCKS] = {"block_count", 0, 1, 1, 4096},
+    [K_EMBD] = {"embedding_length", 0, 1, 1, 1 << 17},
+    [K_FF] = {"feed_forward_length", 0, 1, 1, 1 << 20},
+    [K_HEADS] = {"attention.head_count", 0, 1, 1, 4096},
+    [K_HEADS_KV] = {"attention.head_count_kv", 0, 0, 1, 4096},
+    [K_KEY_LEN] = {"attention.key_length", 0, 0, 2, FORWARD_MAX_HEAD_DIM},
+    [K_VAL_LEN] = {"attention.value_length", 0, 0, 1, FORWARD_MAX_HEAD_DIM},
+    [K_CTX] = {"context_length", 0, 1, 1, 1 << 24},
+    [K_ROPE_BASE] = {"rope.freq_base", 1, 0, 1e-3, 1e12},
+    [K_EPS] = {"attention.layer_norm_rms_epsilon", 1, 1, 1e-12, 0.1},
+    [K_ROPE_DIM] = {"rope.dimension_count", 0, 0, 2, FORWARD_MAX_HEAD_DIM},
+};
+
+/* Matrices a layer binds, in LayerWeights order; norms are listed apart. */
+static const char *const layer_matrices[] = {"attn_q", "attn_k", "attn_v", "attn_output",
+                                             "ffn_gate", "ffn_up", "ffn_down"};
+static const char *const layer_norms[] = {"attn_norm", "ffn_norm", "attn_q_norm", "attn_k_norm"};
+
+typedef struct {
+    ModelConfig *cfg;
+    const char *path;
+    int pass;               /* 1: architecture, 2: keys, 3: tensors */
+    char arch[64];
+    int have_arch;
+    int have[K_COUNT];
+    double val[K_COUNT];
+    int have_embd_tensor;
+} ConfigWalk;
+
+static int kv_number(const GgufKV *kv, int want_float, double *out)
+{
+    switch (kv->type) {
+    case GGUF_TYPE_UINT8:
+    case GGUF_TYPE_UINT16:
+    case GGUF_TYPE_UINT32:
+    case GGUF_TYPE_UINT64:
+        *out = (double)kv->v.u;
+        return 0;
+    case GGUF_TYPE_INT8:
+    case GGUF_TYPE_INT16:
+    case GGUF_TYPE_INT32:
+    case GGUF_TYPE_INT64:
+        *out = (double)kv->v.i;
+        return 0;
+    case GGUF_TYPE_FLOAT32:
+    case GGUF_TYPE_FLOAT64:
+        if (!want_float) return -1;
+        *out = kv->v.f;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
+{
+    ConfigWalk *w = ctx;
+    if (w->pass == 1) {
+        if (strcmp(kv->key, "general.architecture") != 0) return 0;
+        int64_t len = gguf_kv_string(g, kv, w->arch, sizeof w->arch);
+        if (len < 0 || (uint64_t)len >= sizeof w->arch) {
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: general.architecture is not a short string",
+                     w->path, (unsigned long long)kv->value_offset);
+            return -1;
+        }
+        w->have_arch = 1;
+        return 0;
+    }
+    if (w->pass != 2) return 0;
+    size_t alen = strlen(w->arch);
+    if (strncmp(kv->key, w->arch, alen) != 0 || kv->key[alen] != '.') return 0;
+    const char *suffix = kv->key + alen + 1;
+    if (strcmp(suffix, "rope.scaling.type") == 0) {
+        /* scaled RoPE (linear, yarn, ...) would silently change every position */
+        char type[32];
+        int64_t len = gguf_kv_string(g, kv, type, sizeof type);
+        if (len < 0 || (strcmp(type, "none") != 0)) {
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s '%s' is not supported yet", w->path,
+                     (unsigned long long)kv->value_offset, kv->key, len < 0 ? "?" : type);
+            return -1;
+        }
+        return 0;
+    }
+    for (int k = 0; k < K_COUNT; k++) {
+        if (strcmp(suffix, config_keys[k].suffix) != 0) continue;
+        double v;
+        if (kv_number(kv, config_keys[k].is_float, &v) != 0) {
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s has type %s, expected %s", w->path,
+                     (unsigned long long)kv->value_offset, kv->key, gguf_value_type_name(kv->type),
+                     config_keys[k].is_float ? "a number" : "an integer");
+            return -1;
+        }
+        if (!(v >= config_keys[k].min && v <= config_keys[k].max)) { /* also catches NaN */
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s = %g is out of range [%g, %g]", w->path,
+                     (unsigned long long)kv->value_offset, kv->key, v, config_keys[k].min,
+                     config_keys[k].max);
+            return -1;
+        }
+        w->have[k] = 1;
+        w->val[k] = v;
+    }
+    return 0;
+}
+
+/* What model_load does with a tensor of this name: 1 binds it as a matrix
+ * (its bytes are copied when not mapped), 2 copies it as a norm vector,
+ * 0 has no use for it (refused: an unused tensor means a variant of the
+ * architecture that pith would silently get wrong, e.g. biases). */
+static int tensor_role(const ModelConfig *cfg, const char *name)
+{
+    if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "output.weight") == 0) return 1;
+    if (strcmp(name, "output_norm.weight") == 0) return 2;
+    if (strncmp(name, "blk.", 4) != 0) return 0;
+    const char *p = name + 4;
+    uint64_t layer = 0;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9' && digits < 10) layer = layer * 10 + (uint64_t)(*p++ - '0'), digits++;
+    if (digits == 0 || *p != '.' || layer >= cfg->n_layer) return 0;
+    p++;
+    for (size_t i = 0; i < sizeof layer_matrices / sizeof layer_matrices[0]; i++) {
+        size_t len = strlen(layer_matrices[i]);
+        if (strncmp(p, layer_matrices[i], len) == 0 && strcmp(p + len, ".weight") == 0) return 1;
+    }
+    size_t n_norms = cfg->arch->qk_norm ? 4 : 2;
+    for (size_t i = 0; i < n_norms; i++) {
+        size_t len = strlen(layer_norms[i]);
+        if (strncmp(p, layer_norms[i], len) == 0 && strcmp(p + len, ".weight") == 0) return 2;
+    }
+    return 0;
+}
+
+static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
+{
+    (void)g;
+    ConfigWalk *w = ctx;
+    ModelConfig *cfg = w->cfg;
+    if (w->pass != 3) return 0;
+    if (strcmp(t->name, "token_embd.weight") == 0) {
+        if (t->ne[1] < 1 || t->ne[1] > (1u << 22)) {
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: token_embd.weight has %llu rows (the vocabulary), expected 1 to %u",
+                     w->path, (unsigned long long)t->offset, (unsigned long long)t->ne[1], 1u << 22);
+            return -1;
+        }
+        cfg->n_vocab = (uint32_t)t->ne[1];
+        w->have_embd_tensor = 1;
+    }
+    if (strcmp(t->name, "output.weight") == 0) cfg->tied_output = 0;
+    int role = tensor_role(cfg, t->name);
+    if (role == 0) {
+        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: tensor '%s' has no use in pith's %s model (a variant not supported yet)",
+                 w->path, (unsigned long long)t->offset, t->name, cfg->arch->name);
+        return -1;
+    }
+    if (role == 1) {
+        uint64_t r = arena_round(t->n_bytes);
+        if (r == UINT64_MAX || cfg->weight_bytes > UINT64_MAX - r) {
+            snprintf(err->msg, sizeof err->msg, "%s: the weights' sizes overflow", w->path);
+            return -1;
+        }
+        cfg->weight_bytes += r;
+    }
+    return 0;
+}
+
+int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
+{
+    ConfigWalk w;
+    memset(&w, 0, sizeof w);
+    memset(cfg, 0, sizeof *cfg);
+    w.cfg = cfg;
+    w.path = g->files[0].path;
+    GgufScanCallbacks cb = {walk_kv, walk_tensor, &w};
+
+    w.pass = 1;
+    if (gguf_walk(g, &cb, err) != 0) return -1;
+    if (!w.have_arch) {
+        snprintf(err->msg, sizeof err->msg, "%s: no general.architecture key: not a model file?", w.path);
+        return -1;
+    }
+    cfg->arch = model_arch(w.arch);
+    if (!cfg->arch) {
+        snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, llama)", w.path,
+                 w.arch);
+        return -1;
+    }
+
+    w.pass = 2;
+    if (gguf_walk(g, &cb, err) != 0) return -1;
+    for (int k = 0; k < K_COUNT; k++) {
+        if (config_keys[k].required && !w.have[k]) {
+            snprintf(err->msg, sizeof err->msg, "%s: missing key %s.%s", w.path, w.arch, config_keys[k].suffix);
+            return -1;
+        }
+    }
+    cfg->n_layer = (uint32_t)w.val[K_BLOCKS];
+    cfg->n_embd = (uint32_t)w.val[K_EMBD];
+    cfg->n_ff = (uint32_t)w.val[K_FF];
+    cfg->n_head = (uint32_t)w.val[K_HEADS];
+    cfg->n_head_kv = w.have[K_HEADS_KV] ? (uint32_t)w.val[K_HEADS_KV] : cfg->n_head;
+    cfg->n_ctx_train = (uint32_t)w.val[K_CTX];
+    cfg->rope_base = w.have[K_ROPE_BASE] ? (float)w.val[K_ROPE_BASE] : 10000.0f;
+    cfg->norm_eps = (float)w.val[K_EPS];
+    if (cfg->n_head_kv > cfg->n_head || cfg->n_head % cfg->n_head_kv != 0) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv = %u does not divide head_count = %u",
+                 w.path, w.arch, cfg->n_head_kv, cfg->n_head);
+        return -1;
+    }
+    if (w.have[K_KEY_LEN]) {
+        cfg->head_dim = (uint32_t)w.val[K_KEY_LEN];
+    } else {
+        if (cfg->n_embd % cfg->n_head != 0) {
+            snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count = %u does not divide embedding_length = %u",
+                     w.path, w.arch, cfg->n_head, cfg->n_embd);
+            return -1;
+        }
+        cfg->head_dim = cfg->n_embd / cfg->n_head;
+    }
+    if (cfg->head_dim % 2 != 0 || cfg->head_dim < 2 || cfg->head_dim > FORWARD_MAX_HEAD_DIM) {
+        snprintf(err->msg, sizeof err->msg, "%s: head dimension %u must be even and in [2, %d]", w.path,
+                 cfg->head_dim, FORWARD_MAX_HEAD_DIM);
+        return -1;
+    }
+    cfg->head_dim_v = w.have[K_VAL_LEN] ? (uint32_t)w.val[K_VAL_LEN] : cfg->head_dim;
+    if (w.have[K_ROPE_DIM] && (uint32_t)w.val[K_ROPE_DIM] != cfg->head_dim) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.rope.dimension_count = %u: rotating part of a head (of %u) is not supported yet",
+                 w.path, w.arch, (uint32_t)w.val[K_ROPE_DIM], cfg->head_dim);
+        return -1;
+    }
+    /* every derived width stays far below 2^32: heads <= 4096, dims <= 1024 */
+
+    cfg->tied_output = 1;
+    w.pass = 3;
+    if (gguf_walk(g, &cb, err) != 0) return -1;
+    if (!w.have_embd_tensor) {
+        snprintf(err->msg, sizeof err->msg, "%s: tensor 'token_embd.weight' is missing", w.path);
+        return -1;
+    }
+    cfg->norm_floats = (uint64_t)cfg->n_layer * (2u * (uint64_t)cfg->n_embd +
+                                                 (cfg->arch->qk_norm ? 2u * (uint64_t)cfg->head_dim : 0)) +
+                       cfg->n_embd;
+    cfg->mapped = 1;
+    for (uint32_t i = 0; i < g->n_files; i++)
+        if (!g->files[i].map) cfg->mapped = 0;
+    return 0;
+}
+
+int model_check_options(const ModelConfig *cfg, const ModelOptions *opt, GgufError *err)
+{
+    if (opt->n_ctx < 1 || opt->n_ctx > cfg->n_ctx_train) {
+        snprintf(err->msg, sizeof err->msg, "-c: context of %u positions is out of range [1, %u] (the model's context_length)",
+                 opt->n_ctx, cfg->n_ctx_train);
+        return -1;
+    }
+    if (opt->batch < 1 || opt->batch > FORWARD_MAX_BATCH) {
+        snprintf(err->msg, sizeof err->msg, "batch of %u tokens is out of range [1, %d]", opt->batch,
+                 FORWARD_MAX_BATCH);
+        return -1;
+    }
+    if (opt->kv_type != KV_F32 && opt->kv_type != KV_F16) {
+        snprintf(err->msg, sizeof err->msg, "--kv-type: unknown type");
+        return -1;
+    }
+    return 0;
+}
+
+void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
+{
+    plan_add(plan, "layer table", plan_mul(plan, cfg->n_layer, sizeof(LayerWeights)));
+    plan_add(plan, "norm weights", plan_mul(plan, cfg->norm_floats, sizeof(float)));
+    if (!cfg->mapped) plan_add(plan, "weights (read, no mmap)", cfg->weight_bytes);
+    forward_plan(cfg, opt, plan);
+}
+
+/* ---- binding weights by name ------------------------------------------ */
+
+typedef struct {
+    Model *m;
+    Gguf *g;
+    Arena *arena;
+    GgufError *err;
+} Loader;
+
+static const char *tensor_path(const Gguf *g, const GgufTensor *t)
+{
+    return g->files[t->file_index < g->n_files ? t->file_index : 0].path;
+}
+
+static const GgufTensor *find_checked(Loader *L, const char *name, uint64_t ne0, uint64_t ne1)
+{
+    const GgufTensor *t = gguf_find_tensor(L->g, name);
+    if (!t) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: tensor '%s' is missing", L->g->files[0].path, name);
+        return NULL;
+    }
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
+        snprintf(L->err->msg, sizeof L->err->msg,
+                 "%s: byte %llu: tensor '%s' has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
+                 tensor_path(L->g, t), (unsigned long long)t->offset, name, (unsigned long long)t->ne[0],
+                 (unsigned long long)t->ne[1], (unsigned long long)t->ne[2], (unsigned long long)t->ne[3],
+                 (unsigned long long)ne0, (unsigned long long)ne1);
+        return NULL;
+    }
+    return t;
+}
+
+static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, uint64_t rows)
+{
+    const GgufTensor *t = find_checked(L, name, cols, rows);
+    if (!t) return -1;
+    const GgmlTypeInfo *ti = ggml_type_info(t->type);
+    if (!quant_supported(t->type)) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s' has type %s, which pith cannot compute with yet",
+                 tensor_path(L->g, t), (unsigned long long)t->offset, name, ti ? ti->name : "(invalid)");
+        return -1;
+    }
+    uint64_t row_bytes = ggml_row_bytes(t->type, cols);
+    if (row_bytes == 0 || row_bytes > UINT64_MAX / rows || row_bytes * rows != t->n_bytes) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s': rows of %llu elements do not fit type %s",
+                 tensor_path(L->g, t), (unsigned long long)t->offset, name, (unsigned long long)cols, ti->name);
+        return -1;
+    }
+    void *buf = NULL;
+    if (!L->m->cfg.mapped) {
+        buf = arena_take(L->arena, t->n_bytes);
+        if (!buf) {
+            snprintf(L->err->msg, sizeof L->err->msg, "internal error: memory plan too small for '%s'", name);
+            return -1;
+        }
+    }
+    const uint8_t *data = gguf_tensor_bytes(L->g, t, buf);
+    if (!data) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: cannot read tensor '%s'", tensor_path(L->g, t),
+                 (unsigned long long)t->offset, name);
+        return -1;
+    }
+    w->data = data;
+    w->type = t->type;
+    w->rows = rows;
+    w->cols = cols;
+    w->row_bytes = row_bytes;
+    return 0;
+}
+
+/* Norm vectors are F32 and always copied, so the forward pass gets aligned floats. */
+static int bind_norm(Loader *L, float *dst, const char *name, uint64_t n)
+{
+    const GgufTensor *t = find_checked(L, name, n, 1);
+    if (!t) return -1;
+    if (t->type != GGML_TYPE_F32) {
+        const GgmlTypeInfo *ti = ggml_type_info(t->type);
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s' has type %s, expected F32",
+                 tensor_path(L->g, t), (unsigned long long)t->offset, name, ti ? ti->name : "(invalid)");
+        return -1;
+    }
+    const uint8_t *p = gguf_tensor_bytes(L->g, t, dst);
+    if (!p) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: cannot read tensor '%s'", tensor_path(L->g, t),
+                 (unsigned long long)t->offset, name);
+        return -1;
+    }
+    quant_dequant_row(GGML_TYPE_F32, p, dst, n); /* in place when read into dst: element-wise, safe */
+    for (uint64_t i = 0; i < n; i++) {
+        if (!isfinite(dst[i])) {
+            snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s' holds a non-finite value",
+                     tensor_path(L->g, t), (unsigned long long)(t->offset + 4 * i), name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const ModelOptions *opt,
+               GgufError *err)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->opt = *opt;
+    m->gguf = g;
+    Loader L = {m, g, arena, err};
+    const ModelConfig *c = &m->cfg;
+    uint64_t qdim = (uint64_t)c->n_head * c->head_dim;
+    uint64_t kvdim = (uint64_t)c->n_head_kv * c->head_dim;
+    uint64_t vdim = (uint64_t)c->n_head_kv * c->head_dim_v;
+    uint64_t attdim = (uint64_t)c->n_head * c->head_dim_v;
+
+    m->layers = arena_take(arena, (uint64_t)c->n_layer * sizeof(LayerWeights));
+    float *norms = arena_take(arena, c->norm_floats * sizeof(float));
+    if (!m->layers || !norms) {
+        snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the layer table");
+        return -1;
+    }
+
+    if (bind_matrix(&L, &m->tok_embd, "token_embd.weight", c->n_embd, c->n_vocab) != 0) return -1;
+    if (c->tied_output) {
+        m->output = m->tok_embd;
+    } else if (bind_matrix(&L, &m->output, "output.weight", c->n_embd, c->n_vocab) != 0) {
+        return -1;
+    }
+    m->output_norm = norms;
+    norms += c->n_embd;
+    if (bind_norm(&L, m->output_norm, "output_norm.weight", c->n_embd) != 0) return -1;
+
+    char name[96];
+#define NAME(suffix) (snprintf(name, sizeof name, "blk.%u.%s.weight", l, suffix), name)
+    for (uint32_t l = 0; l < c->n_layer; l++) {
+        LayerWeights *lw = &m->layers[l];
+        lw->attn_norm = norms;
+        norms += c->n_embd;
+        lw->ffn_norm = norms;
+        norms += c->n_embd;
+        if (bind_norm(&L, lw->attn_norm, NAME("attn_norm"), c->n_embd) != 0) return -1;
+        if (bind_norm(&L, lw->ffn_norm, NAME("ffn_norm"), c->n_embd) != 0) return -1;
+        if (c->arch->qk_norm) {
+            lw->q_norm = norms;
+            norms += c->head_dim;
+            lw->k_norm = norms;
+            norms += c->head_dim;
+            if (bind_norm(&L, lw->q_norm, NAME("attn_q_norm"), c->head_dim) != 0) return -1;
+            if (bind_norm(&L, lw->k_norm, NAME("attn_k_norm"), c->head_dim) != 0) return -1;
+        }
+        if (bind_matrix(&L, &lw->wq, NAME("attn_q"), c->n_embd, qdim) != 0) return -1;
+        if (bind_matrix(&L, &lw->wk, NAME("attn_k"), c->n_embd, kvdim) != 0) return -1;
+        if (bind_matrix(&L, &lw->wv, NAME("attn_v"), c->n_embd, vdim) != 0) return -1;
+        if (bind_matrix(&L, &lw->wo, NAME("attn_output"), attdim, c->n_embd) != 0) return -1;
+        if (bind_matrix(&L, &lw->w_gate, NAME("ffn_gate"), c->n_embd, c->n_ff) != 0) return -1;
+        if (bind_matrix(&L, &lw->w_up, NAME("ffn_up"), c->n_embd, c->n_ff) != 0) return -1;
+        if (bind_matrix(&L, &lw->w_down, NAME("ffn_down"), c->n_ff, c->n_embd) != 0) return -1;
+    }
+#undef NAME
+    if (forward_init(m, arena) != 0) {
+        snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the KV cache and activations");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,51 @@
+/* quant.h - weight types: reference row dequantization and dot products.
+ *
+ * Plain C, written to be obviously correct rather than fast: every type is
+ * decoded one block at a time into floats, then multiplied. The faster
+ * kernels that come later are checked against these.
+ *
+ * Blocks are read byte by byte (little-endian, no alignment assumed), so a
+ * row may start anywhere in a mapped file. Row lengths must be multiples of
+ * the type's block size (model_load checks this for every tensor).
+ *
+ * Summation order is fixed: elements in ascending order into one float
+ * accumulator. quant_dot, quant_dot_batch and dequantize-then-quant_dot_f32
+ * therefore give bit-identical results, so a batch and the same tokens fed
+ * one at a time agree exactly. */
+#ifndef PITH_QUANT_H
+#define PITH_QUANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest block of any supported type (elements): the scratch size of the
+ * block decoder. */
+#define QUANT_MAX_BLOCK 256
+
+/* 1 if pith can compute with tensors of this GgmlType. */
+int quant_supported(uint32_t type);
+/* Elements decoded per step: the type's block size, or QUANT_MAX_BLOCK for
+ * the plain float types (which have blocks of one element). */
+uint32_t quant_chunk_elems(uint32_t type);
+
+/* Software half and bfloat16 conversions (no compiler support needed). */
+float quant_f16_to_f32(uint16_t h);
+uint16_t quant_f32_to_f16(float f); /* round to nearest even; overflow gives inf */
+float quant_bf16_to_f32(uint16_t h);
+
+/* Decodes n elements of a row of `type` starting at `row` (n a multiple of
+ * the block size) into out. */
+void quant_dequant_row(uint32_t type, const uint8_t *row, float *out, uint64_t n);
+
+/* Dot product of the first n elements of a row with x. */
+float quant_dot(uint32_t type, const uint8_t *row, const float *x, uint64_t n);
+
+/* For one weight row and nb activation vectors x[b*x_stride ..]: writes
+ * out[b*out_stride] = dot(row, x_b). Decodes the row once for all of them. */
+void quant_dot_batch(uint32_t type, const uint8_t *row, uint64_t n, const float *x, uint64_t x_stride,
+                     int nb, float *out, uint64_t out_stride);
+
+/* Plain float dot product, in the same order as quant_dot. */
+float quant_dot_f32(const float *a, const float *b, uint64_t n);
+
+#endif

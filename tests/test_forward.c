@@ -1,0 +1,480 @@
+/* test_forward.c - the forward pass against the reference fixtures.
+ *
+ * For every logits and greedy case of a qwen3 model in cases.tsv (F32 KV
+ * cache, as the reference): logits within the README's tolerance class;
+ * greedy free-running ids and teacher forcing. Then, per model: the read
+ * backend gives the same logits as mmap, 2 threads the same as 1, token by
+ * token within tolerance of the reference and of the batch, an F16 cache
+ * within the README's F16-cache allowance, and the cache refuses to overflow.
+ * The llama-architecture fixtures (stories260K) run the same checks.
+ * Last, small models written here with one thing wrong each must be
+ * refused with a one-line message naming the problem. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../port/port.h"
+#include "../src/forward.h"
+#include "../src/ggml_type.h"
+#include "../src/gguf.h"
+#include "../src/model.h"
+#include "check.h"
+#include "tools/fixtures.h"
+#include "tools/gguf_writer.h"
+
+typedef struct {
+    Gguf g;
+    ModelConfig cfg;
+    Model m;
+    void *base;
+    uint64_t size;
+} Loaded;
+
+/* The same steps as `pith logits`. Returns NULL (and prints why) on failure. */
+static Loaded *load(const char *path, int use_mmap, KvType kv, uint32_t n_ctx, uint32_t batch)
+{
+    Loaded *L = calloc(1, sizeof *L);
+    GgufError err;
+    ModelOptions opt = {n_ctx, kv, batch, 1};
+    if (gguf_open(&L->g, path, use_mmap, NULL, &err) != 0 || model_read_config(&L->g, &L->cfg, &err) != 0 ||
+        model_check_options(&L->cfg, &opt, &err) != 0) {
+        printf("# load %s: %s\n", path, err.msg);
+        free(L);
+        return NULL;
+    }
+    Plan plan;
+    plan_init(&plan);
+    gguf_plan(&L->g, &plan);
+    model_plan(&L->cfg, &opt, &plan);
+    L->size = plan.total;
+    L->base = port_arena_map((size_t)plan.total);
+    Arena arena;
+    arena_init(&arena, L->base, plan.total);
+    if (plan.overflow || !L->base || gguf_index(&L->g, &arena, &err) != 0 ||
+        model_load(&L->m, &L->g, &arena, &L->cfg, &opt, &err) != 0) {
+        printf("# load %s: %s\n", path, err.msg);
+        return NULL;
+    }
+    CHECK(arena.used == arena.size, "%s (%s): the plan of %llu bytes is used exactly (%llu)", path,
+          L->cfg.mapped ? "mmap" : "read", (unsigned long long)arena.size, (unsigned long long)arena.used);
+    return L;
+}
+
+static void unload(Loaded *L)
+{
+    if (!L) return;
+    gguf_close(&L->g);
+    port_arena_unmap(L->base, (size_t)L->size);
+    free(L);
+}
+
+/* Logits of every position of tokens, fed from position 0 in steps of
+ * `step` tokens (malloc'd [n][vocab]); NULL on a forward error. */
+static float *run_all(Loaded *L, const int32_t *tokens, int n, int step)
+{
+    Model *m = &L->m;
+    uint32_t V = m->cfg.n_vocab;
+    float *out = malloc((size_t)n * V * sizeof *out);
+    model_reset_cache(m);
+    for (int i = 0; i < n; i += step) {
+        int k = n - i < step ? n - i : step;
+        if (forward_batch(m, tokens + i, k, (uint32_t)i, 1) != 0) {
+            printf("# forward: %s\n", m->err);
+            free(out);
+            return NULL;
+        }
+        memcpy(out + (size_t)i * V, m->logits, (size_t)k * V * sizeof *out);
+    }
+    return out;
+}
+
+static const char *fmt_cmp(const FixCompare *c)
+{
+    static char buf[200];
+    snprintf(buf, sizeof buf, "max rel %.3g, max abs %.3g, mean KL %.3g, max KL %.3g, flips %d", c->max_rel,
+             c->max_abs, c->mean_kl, c->max_kl, c->argmax_flips);
+    return buf;
+}
+
+/* worst figures per model, for the summary */
+typedef struct {
+    char model[128];
+    double max_rel, mean_kl, max_kl;
+} Worst;
+
+static void logits_case(Loaded *L, const FixCase *c, Worst *w)
+{
+    float *ref = fix_read_logits(c);
+    CHECK(ref != NULL, "%s: reference logits readable", c->id);
+    if (!ref) return;
+    float *ours = run_all(L, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+    CHECK(ours != NULL, "%s: forward runs", c->id);
+    if (ours) {
+        FixCompare cmp;
+        fix_compare(ref, ours, c->n_pos, c->n_vocab, &cmp);
+        CHECK(fix_within(c->tol, &cmp), "%s: logits within class %s (%s)", c->id, c->tol, fmt_cmp(&cmp));
+        if (cmp.max_rel > w->max_rel) w->max_rel = cmp.max_rel;
+        if (cmp.mean_kl > w->mean_kl) w->mean_kl = cmp.mean_kl;
+        if (cmp.max_kl > w->max_kl) w->max_kl = cmp.max_kl;
+    }
+    free(ours);
+    free(ref);
+}
+
+static void greedy_case(Loaded *L, const FixCase *c)
+{
+    Model *m = &L->m;
+    uint32_t V = m->cfg.n_vocab;
+    /* (a) free-running: prompt as one batch, then one token per step */
+    int32_t ids[64];
+    int n_ids = c->n_expected, ok = 1;
+    model_reset_cache(m);
+    if (forward_batch(m, c->prompt, c->n_prompt, 0, 0) != 0) ok = 0;
+    for (int k = 0; ok && k < n_ids; k++) {
+        ids[k] = forward_argmax(m->logits, (int)V);
+        if (k + 1 < n_ids && forward_batch(m, &ids[k], 1, m->n_past, 0) != 0) ok = 0;
+    }
+    int same = 0;
+    while (ok && same < n_ids && ids[same] == c->expected[same]) same++;
+    CHECK(ok && same >= c->exact_prefix, "%s: free-running greedy matches %d ids (%d required, exact_prefix)", c->id,
+          same, c->exact_prefix);
+
+    /* (b) teacher forcing: prompt + expected[0..n-2] in one pass */
+    int n = c->n_prompt + n_ids - 1;
+    int32_t *seq = malloc((size_t)n * sizeof *seq);
+    memcpy(seq, c->prompt, (size_t)c->n_prompt * sizeof *seq);
+    memcpy(seq + c->n_prompt, c->expected, (size_t)(n_ids - 1) * sizeof *seq);
+    float *all = run_all(L, seq, n, (int)m->opt.batch);
+    int checked = 0, wrong = 0;
+    for (int k = 0; all && k < n_ids; k++) {
+        if (c->gaps[k] < c->gap_threshold) continue;
+        checked++;
+        if (forward_argmax(all + (size_t)(c->n_prompt - 1 + k) * V, (int)V) != c->expected[k]) wrong++;
+    }
+    CHECK(all && wrong == 0, "%s: teacher forcing: %d of %d steps with gap >= %g wrong", c->id, wrong, checked,
+          c->gap_threshold);
+    free(all);
+    free(seq);
+}
+
+static int bits_equal(const float *a, const float *b, size_t n)
+{
+    return a && b && memcmp(a, b, n * sizeof *a) == 0;
+}
+
+/* Backend, threads, token-by-token, F16 cache and a full cache, on one case. */
+static void variants(Loaded *L, const FixCase *c, const char *path)
+{
+    uint32_t V = L->m.cfg.n_vocab;
+    size_t n = (size_t)c->n_pos * V;
+    float *ref = fix_read_logits(c);
+    float *batch = run_all(L, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+    FixCompare cmp;
+
+    port_set_threads(2);
+    float *two = run_all(L, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+    port_set_threads(1);
+    CHECK(bits_equal(batch, two, n), "%s: 2 threads give the same logits as 1", c->id);
+
+    float *single = run_all(L, c->prompt, c->n_prompt, 1);
+    if (single && batch) {
+        fix_compare(batch, single, c->n_pos, c->n_vocab, &cmp);
+        CHECK(fix_within(c->tol, &cmp), "%s: token by token agrees with the batch (%s)", c->id, fmt_cmp(&cmp));
+        fix_compare(ref, single, c->n_pos, c->n_vocab, &cmp);
+        CHECK(fix_within(c->tol, &cmp), "%s: token by token within class %s of the reference", c->id, c->tol);
+    } else {
+        CHECK(0, "%s: token by token runs", c->id);
+    }
+
+    /* rewinding: feed everything, go back to the middle and feed the rest
+     * again (a retried chat turn); the cache must behave as if fresh */
+    if (batch && c->n_prompt >= 4) {
+        Model *m = &L->m;
+        int half = c->n_prompt / 2, rest = c->n_prompt - half;
+        float *again = run_all(L, c->prompt, c->n_prompt, (int)m->opt.batch);
+        int ok = again != NULL;
+        free(again);
+        int32_t junk[3] = {3, 4, 5};
+        ok = ok && forward_batch(m, junk, 3, (uint32_t)half, 0) == 0; /* overwrite with other tokens */
+        ok = ok && forward_batch(m, c->prompt + half, rest < (int)m->opt.batch ? rest : (int)m->opt.batch,
+                                 (uint32_t)half, 0) == 0;
+        int fed = rest < (int)m->opt.batch ? rest : (int)m->opt.batch;
+        CHECK(ok && m->n_past == (uint32_t)(half + fed) &&
+                  memcmp(m->logits, batch + (size_t)(half + fed - 1) * V, V * sizeof(float)) == 0,
+              "%s: rewinding to position %d and feeding again gives the fresh logits", c->id, half);
+        CHECK(forward_batch(m, junk, 1, m->n_past + 1, 0) != 0 && strstr(m->err, "past the"),
+              "%s: feeding beyond the filled positions is refused (%s)", c->id, m->err);
+    }
+
+    Loaded *R = load(path, 0, KV_F32, 64, 7); /* read backend, another batch size */
+    CHECK(R && !R->cfg.mapped, "%s: loads with the read backend (--no-mmap)", c->id);
+    if (R) {
+        float *rd = run_all(R, c->prompt, c->n_prompt, 7);
+        fix_compare(ref, rd ? rd : batch, c->n_pos, c->n_vocab, &cmp);
+        CHECK(rd && fix_within(c->tol, &cmp), "%s: read backend, steps of 7: within class %s (%s)", c->id, c->tol,
+              fmt_cmp(&cmp));
+        free(rd);
+        unload(R);
+    }
+    Loaded *R1 = load(path, 0, KV_F32, 64, L->m.opt.batch);
+    if (R1) {
+        float *rd = run_all(R1, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+        CHECK(bits_equal(batch, rd, n), "%s: read backend gives the same logits as mmap", c->id);
+        free(rd);
+        unload(R1);
+    }
+
+    /* F16 cache: README section 6 allows 1e-3 * m_p for F32 models */
+    Loaded *H = load(path, 1, KV_F16, 64, L->m.opt.batch);
+    if (H) {
+        float *h16 = run_all(H, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+        fix_compare(ref, h16 ? h16 : batch, c->n_pos, c->n_vocab, &cmp);
+        double lim = fix_rel_limit(c->tol) > 1e-3 ? fix_rel_limit(c->tol) : 1e-3;
+        int ok = strcmp(c->tol, "QUANT") == 0 ? fix_within(c->tol, &cmp) : cmp.max_rel <= lim;
+        CHECK(h16 && ok, "%s: F16 KV cache within %s allowance (%s)", c->id, c->tol, fmt_cmp(&cmp));
+        free(h16);
+
+        /* a full cache is refused, not overrun */
+        Model *m = &H->m;
+        model_reset_cache(m);
+        int32_t tok[1] = {c->prompt[0]};
+        int fails_at = -1;
+        for (int i = 0; i < 70 && fails_at < 0; i++)
+            if (forward_batch(m, tok, 1, m->n_past, 0) != 0) fails_at = i;
+        CHECK(fails_at == 64 && strstr(m->err, "context is full"), "%s: cache of 64 refuses token 65 (%s)", c->id,
+              m->err);
+        int32_t bad[1] = {(int32_t)V};
+        model_reset_cache(m);
+        CHECK(forward_batch(m, bad, 1, 0, 0) != 0 && strstr(m->err, "out of range"), "token id %u is refused (%s)", V,
+              m->err);
+        unload(H);
+    }
+    free(single);
+    free(two);
+    free(batch);
+    free(ref);
+}
+
+/* ---- small models with one thing wrong --------------------------------- */
+
+typedef struct {
+    const char *what;        /* check name */
+    const char *expect;      /* substring of the error, NULL = must load and run */
+    const char *arch;
+    const char *skip_key;    /* suffix of a key left out */
+    uint32_t kv_heads, key_len;
+    const char *drop;        /* tensor left out */
+    const char *reshape;     /* tensor written with one row less */
+    const char *retype;      /* tensor written as Q4_1 */
+    const char *extra;       /* tensor added */
+    int nan_norm;            /* a NaN in output_norm */
+    int string_rope_base;
+    uint32_t type;           /* of the matrices */
+    int untied;
+} Mutation;
+
+enum { S_EMBD = 64, S_FF = 128, S_HEADS = 2, S_VOCAB = 96, S_LAYERS = 2 };
+
+static void add_tensor(GgufWriter *w, const Mutation *mu, GwRng *rng, const char *name, uint64_t ne0, uint64_t ne1,
+                       int is_norm)
+{
+    if (mu->drop && strcmp(name, mu->drop) == 0) return;
+    if (mu->reshape && strcmp(name, mu->reshape) == 0) {
+        if (is_norm) ne0--;
+        else ne1--;
+    }
+    uint64_t ne[2] = {ne0, ne1}, n = ne0 * ne1;
+    if (mu->retype && strcmp(name, mu->retype) == 0) {
+        size_t bytes = (size_t)(n / 32 * 20);
+        uint8_t *raw = calloc(bytes, 1);
+        gw_tensor_raw(w, name, 2, ne, GGML_TYPE_Q4_1, raw, bytes);
+        free(raw);
+        return;
+    }
+    float *v = malloc(n * sizeof *v);
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = is_norm ? 1.0f + 0.1f * gw_rng_uniform(rng) : gw_rng_uniform(rng) / sqrtf((float)ne0);
+    if (mu->nan_norm && strcmp(name, "output_norm.weight") == 0) v[3] = NAN;
+    gw_tensor(w, name, is_norm ? 1 : 2, ne, is_norm ? GGML_TYPE_F32 : mu->type, v);
+    free(v);
+}
+
+static void write_model(const char *path, const Mutation *mu)
+{
+    GgufWriter *w = gw_new(3, 0);
+    GwRng rng = {42};
+    const char *arch = mu->arch ? mu->arch : "qwen3";
+    char key[128];
+    gw_kv_str(w, "general.architecture", arch);
+#define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", arch, suffix), key)
+#define SKIP(suffix) (mu->skip_key && strcmp(mu->skip_key, suffix) == 0)
+    if (!SKIP("block_count")) gw_kv_u32(w, KEY("block_count"), S_LAYERS);
+    if (!SKIP("embedding_length")) gw_kv_u32(w, KEY("embedding_length"), S_EMBD);
+    if (!SKIP("feed_forward_length")) gw_kv_u32(w, KEY("feed_forward_length"), S_FF);
+    if (!SKIP("attention.head_count")) gw_kv_u32(w, KEY("attention.head_count"), S_HEADS);
+    gw_kv_u32(w, KEY("attention.head_count_kv"), mu->kv_heads ? mu->kv_heads : 1);
+    uint32_t hd = mu->key_len ? mu->key_len : 32;
+    gw_kv_u32(w, KEY("attention.key_length"), hd);
+    gw_kv_u32(w, KEY("attention.value_length"), 32);
+    if (!SKIP("context_length")) gw_kv_u32(w, KEY("context_length"), 256);
+    if (mu->string_rope_base) gw_kv_str(w, KEY("rope.freq_base"), "1e6");
+    else gw_kv_f32(w, KEY("rope.freq_base"), 1e6f);
+    if (!SKIP("attention.layer_norm_rms_epsilon")) gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-6f);
+#undef KEY
+#undef SKIP
+    add_tensor(w, mu, &rng, "token_embd.weight", S_EMBD, S_VOCAB, 0);
+    add_tensor(w, mu, &rng, "output_norm.weight", S_EMBD, 1, 1);
+    if (mu->untied) add_tensor(w, mu, &rng, "output.weight", S_EMBD, S_VOCAB, 0);
+    for (int l = 0; l < S_LAYERS; l++) {
+        char name[64];
+#define T(suffix, a, b, norm) \
+    (snprintf(name, sizeof name, "blk.%d.%s.weight", l, suffix), add_tensor(w, mu, &rng, name, a, b, norm))
+        T("attn_norm", S_EMBD, 1, 1);
+        T("attn_q", S_EMBD, S_HEADS * 32, 0);
+        T("attn_k", S_EMBD, 32, 0);
+        T("attn_v", S_EMBD, 32, 0);
+        T("attn_output", S_HEADS * 32, S_EMBD, 0);
+        T("attn_q_norm", 32, 1, 1);
+        T("attn_k_norm", 32, 1, 1);
+        T("ffn_norm", S_EMBD, 1, 1);
+        T("ffn_gate", S_EMBD, S_FF, 0);
+        T("ffn_up", S_EMBD, S_FF, 0);
+        T("ffn_down", S_FF, S_EMBD, 0);
+#undef T
+    }
+    if (mu->extra) add_tensor(w, mu, &rng, mu->extra, S_EMBD, 1, 1);
+    if (gw_write(w, path) != 0) printf("# cannot write %s\n", path);
+    gw_free(w);
+}
+
+/* Open, read the config and load; returns 0 or -1 with the message in err. */
+static int try_load(const char *path, int use_mmap, GgufError *err, float *logits_sum)
+{
+    static Gguf g;
+    ModelConfig cfg;
+    ModelOptions opt = {16, KV_F16, 4, 0};
+    if (gguf_open(&g, path, use_mmap, NULL, err) != 0) return -1;
+    int rc = -1;
+    if (model_read_config(&g, &cfg, err) == 0 && model_check_options(&cfg, &opt, err) == 0) {
+        Plan plan;
+        plan_init(&plan);
+        gguf_plan(&g, &plan);
+        model_plan(&cfg, &opt, &plan);
+        void *base = port_arena_map((size_t)plan.total);
+        Arena arena;
+        arena_init(&arena, base, plan.total);
+        static Model m;
+        if (gguf_index(&g, &arena, err) == 0 && model_load(&m, &g, &arena, &cfg, &opt, err) == 0) {
+            int32_t toks[6] = {1, 5, 9, 95, 0, 7};
+            rc = forward_prompt(&m, toks, 6);
+            if (rc != 0) snprintf(err->msg, sizeof err->msg, "forward: %s", m.err);
+            *logits_sum = 0;
+            for (uint32_t i = 0; i < cfg.n_vocab; i++) *logits_sum += m.logits[i];
+        }
+        port_arena_unmap(base, (size_t)plan.total);
+    }
+    gguf_close(&g);
+    return rc;
+}
+
+static void synthetic_models(void)
+{
+    static const Mutation muts[] = {
+        {"valid F32 model loads and runs", NULL, .type = GGML_TYPE_F32},
+        {"valid F16 untied model loads and runs", NULL, .type = GGML_TYPE_F16, .untied = 1},
+        {"valid BF16 model loads and runs", NULL, .type = GGML_TYPE_BF16},
+        {"valid Q8_0 model loads and runs", NULL, .type = GGML_TYPE_Q8_0},
+        {"unsupported architecture", "architecture 'gpt2' is not supported", .arch = "gpt2"},
+        {"missing block_count", "missing key qwen3.block_count", .skip_key = "block_count"},
+        {"missing rms epsilon", "missing key qwen3.attention.layer_norm_rms_epsilon",
+         .skip_key = "attention.layer_norm_rms_epsilon"},
+        {"kv heads do not divide heads", "head_count_kv = 3", .kv_heads = 3},
+        {"odd head dimension", "head dimension 33 must be even", .key_len = 33},
+        {"rope base of the wrong type", "rope.freq_base has type string", .string_rope_base = 1},
+        {"missing tensor", "tensor 'blk.1.ffn_up.weight' is missing", .drop = "blk.1.ffn_up.weight"},
+        {"missing token_embd", "tensor 'token_embd.weight' is missing", .drop = "token_embd.weight"},
+        {"missing norm", "tensor 'blk.0.attn_k_norm.weight' is missing", .drop = "blk.0.attn_k_norm.weight"},
+        {"misshapen tensor", "tensor 'blk.0.attn_q.weight' has shape [64, 63, 1, 1], expected [64, 64]",
+         .reshape = "blk.0.attn_q.weight"},
+        {"misshapen norm", "tensor 'blk.1.ffn_norm.weight' has shape [63, 1, 1, 1], expected [64, 1]",
+         .reshape = "blk.1.ffn_norm.weight"},
+        {"unsupported weight type", "tensor 'blk.0.ffn_down.weight' has type Q4_1, which pith cannot compute",
+         .retype = "blk.0.ffn_down.weight"},
+        {"unknown tensor", "tensor 'blk.0.attn_q.bias' has no use", .extra = "blk.0.attn_q.bias"},
+        {"non-finite norm weight", "tensor 'output_norm.weight' holds a non-finite value", .nan_norm = 1},
+    };
+    char path[256];
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    for (size_t i = 0; i < sizeof muts / sizeof muts[0]; i++) {
+        const Mutation *mu = &muts[i];
+        Mutation m = *mu;
+        if (!m.type) m.type = GGML_TYPE_F32;
+        snprintf(path, sizeof path, "%s/pith-test-forward-%d-%zu.gguf", tmp, (int)getpid(), i);
+        write_model(path, &m);
+        for (int use_mmap = 1; use_mmap >= 0; use_mmap--) {
+            GgufError err;
+            memset(&err, 0, sizeof err);
+            float sum = NAN;
+            int rc = try_load(path, use_mmap, &err, &sum);
+            const char *backend = use_mmap ? "mmap" : "read";
+            if (!mu->expect) {
+                CHECK(rc == 0 && isfinite(sum), "synthetic (%s): %s (%s)", backend, mu->what, rc ? err.msg : "ok");
+            } else {
+                int one_line = strchr(err.msg, '\n') == NULL;
+                int names_file = strncmp(err.msg, path, strlen(path)) == 0;
+                CHECK(rc != 0 && strstr(err.msg, mu->expect) && one_line && names_file,
+                      "synthetic (%s): %s is refused: %s", backend, mu->what, err.msg);
+            }
+        }
+        remove(path);
+    }
+}
+
+int main(void)
+{
+    FixCase *cases;
+    int n = fix_load_cases(&cases);
+    CHECK(n > 0, "cases.tsv read (%d cases)", n);
+    if (n <= 0) CHECK_DONE();
+    port_set_threads(1);
+
+    static const char *models[] = {"tiny-qwen3-f32.gguf",  "tiny-qwen3-untied-f16.gguf", "tiny-qwen3-Q8_0.gguf",
+                                   "tiny-qwen3-Q4_0.gguf", "tiny-qwen3-Q4_K_M.gguf",     "tiny-qwen3-Q6_K.gguf",
+                                   "stories260K.gguf",     "stories260K-f16.gguf"};
+    enum { N_MODELS = sizeof models / sizeof models[0] };
+    int covered = 0;
+    Worst worst[N_MODELS];
+    memset(worst, 0, sizeof worst);
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        const char *path = fix_model_path(models[mi]);
+        snprintf(worst[mi].model, sizeof worst[mi].model, "%s", models[mi]);
+        Loaded *L = load(path, 1, KV_F32, 128, 32);
+        CHECK(L != NULL, "%s loads (mmap)", models[mi]);
+        if (!L) continue;
+        const FixCase *variant_case = NULL;
+        for (int i = 0; i < n; i++) {
+            const FixCase *c = &cases[i];
+            if (strcmp(c->model, models[mi]) != 0) continue;
+            covered++;
+            if (strcmp(c->kind, "logits") == 0) {
+                logits_case(L, c, &worst[mi]);
+                if (!variant_case || c->n_pos > variant_case->n_pos) variant_case = c;
+            } else if (strcmp(c->kind, "greedy") == 0) {
+                greedy_case(L, c);
+            } else {
+                CHECK(0, "%s: unknown kind '%s'", c->id, c->kind);
+            }
+        }
+        if (variant_case) variants(L, variant_case, path);
+        unload(L);
+    }
+    CHECK(covered == n, "every case of cases.tsv was run (%d of %d)", covered, n);
+    for (int i = 0; i < N_MODELS; i++)
+        printf("# %-28s worst: max rel %.3g, mean KL %.3g, max KL %.3g\n", worst[i].model, worst[i].max_rel,
+               worst[i].mean_kl, worst[i].max_kl);
+    fix_free_cases(cases, n);
+    synthetic_models();
+    CHECK_DONE();
+}
