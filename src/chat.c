@@ -107,6 +107,21 @@ static int qwen3_last_query_index(const ChatMessage *msgs, int n)
     return n - 1;
 }
 
+/* The tools block of Qwen2.5's and Qwen3's system turn (the same text),
+ * ending the turn. */
+static void qwen_tools_block(const ChatOptions *opt, Out *o)
+{
+    puts_(o, "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+             "You are provided with function signatures within <tools></tools> XML tags:\n<tools>");
+    for (int t = 0; t < opt->n_tools; t++) {
+        puts_(o, "\n");
+        put(o, opt->tools[t], opt->tools_len[t]);
+    }
+    puts_(o, "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+             "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
+             "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n");
+}
+
 static void render_qwen3(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
 {
     int first_is_system = n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM;
@@ -116,15 +131,7 @@ static void render_qwen3(const ChatMessage *msgs, int n, const ChatOptions *opt,
             put_str(o, content_of(&msgs[0]));
             puts_(o, "\n\n");
         }
-        puts_(o, "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-                 "You are provided with function signatures within <tools></tools> XML tags:\n<tools>");
-        for (int t = 0; t < opt->n_tools; t++) {
-            puts_(o, "\n");
-            put(o, opt->tools[t], opt->tools_len[t]);
-        }
-        puts_(o, "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
-                 "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
-                 "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n");
+        qwen_tools_block(opt, o);
     } else if (first_is_system) {
         puts_(o, "<|im_start|>system\n");
         put_str(o, content_of(&msgs[0]));
@@ -194,15 +201,22 @@ static void render_qwen3(const ChatMessage *msgs, int n, const ChatOptions *opt,
 }
 
 /* ---- ChatML: role and content of every message, nothing else ----------
- * Qwen2's short template adds a default system turn when the conversation
- * does not start with one. Reasoning and tool calls are not printed (the
- * templates only print message['content']). */
+ * Qwen2's and SmolLM2's short templates add a default system turn when the
+ * conversation does not start with one. Reasoning and tool calls are not
+ * printed (the templates only print message['content']). */
 
-static void render_chatml_common(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o, int qwen2_system)
+#define QWEN2_SYSTEM "You are a helpful assistant"
+#define SMOLLM2_SYSTEM "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+
+static void render_chatml_common(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o,
+                                 const char *default_system)
 {
     for (int i = 0; i < n; i++) {
-        if (i == 0 && qwen2_system && msgs[0].role != CHAT_ROLE_SYSTEM)
-            puts_(o, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n");
+        if (i == 0 && default_system && !opt->continuation && msgs[0].role != CHAT_ROLE_SYSTEM) {
+            puts_(o, "<|im_start|>system\n");
+            puts_(o, default_system);
+            puts_(o, "<|im_end|>\n");
+        }
         puts_(o, "<|im_start|>");
         puts_(o, chat_role_name(msgs[i].role));
         puts_(o, "\n");
@@ -214,12 +228,196 @@ static void render_chatml_common(const ChatMessage *msgs, int n, const ChatOptio
 
 static void render_chatml(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
 {
-    render_chatml_common(msgs, n, opt, o, 0);
+    render_chatml_common(msgs, n, opt, o, NULL);
 }
 
 static void render_qwen2(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
 {
-    render_chatml_common(msgs, n, opt, o, 1);
+    render_chatml_common(msgs, n, opt, o, QWEN2_SYSTEM);
+}
+
+static void render_smollm2(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    render_chatml_common(msgs, n, opt, o, SMOLLM2_SYSTEM);
+}
+
+/* ---- Qwen2.5 -------------------------------------------------------------
+ * Follows Qwen2.5-Instruct's chat_template: a system turn always (the
+ * default one when the conversation has none), the tools block when tools
+ * are given, tool calls after the content, consecutive tool results in one
+ * user turn. Tool-call arguments are printed as the reader holds them
+ * (tojson of an object; a string argument would be quoted by the template). */
+
+#define QWEN25_SYSTEM "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+
+static void render_qwen25(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    int first_is_system = n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM;
+    if (opt->n_tools > 0) {
+        puts_(o, "<|im_start|>system\n");
+        if (first_is_system) put_str(o, content_of(&msgs[0]));
+        else puts_(o, QWEN25_SYSTEM);
+        puts_(o, "\n\n");
+        qwen_tools_block(opt, o);
+    } else if (first_is_system) {
+        puts_(o, "<|im_start|>system\n");
+        put_str(o, content_of(&msgs[0]));
+        puts_(o, "<|im_end|>\n");
+    } else if (!opt->continuation) {
+        puts_(o, "<|im_start|>system\n" QWEN25_SYSTEM "<|im_end|>\n");
+    }
+    for (int i = 0; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        if (m->role == CHAT_ROLE_USER || (m->role == CHAT_ROLE_SYSTEM && i > 0) ||
+            (m->role == CHAT_ROLE_ASSISTANT && m->n_tool_calls == 0)) {
+            puts_(o, "<|im_start|>");
+            puts_(o, chat_role_name(m->role));
+            puts_(o, "\n");
+            put_str(o, content_of(m));
+            puts_(o, "<|im_end|>\n");
+        } else if (m->role == CHAT_ROLE_ASSISTANT) {
+            puts_(o, "<|im_start|>assistant");
+            if (m->content_len > 0) {
+                puts_(o, "\n");
+                put_str(o, content_of(m));
+            }
+            for (int k = 0; k < m->n_tool_calls; k++) {
+                puts_(o, "\n<tool_call>\n{\"name\": \"");
+                put(o, m->tool_calls[k].name, m->tool_calls[k].name_len);
+                puts_(o, "\", \"arguments\": ");
+                put(o, m->tool_calls[k].arguments, m->tool_calls[k].arguments_len);
+                puts_(o, "}\n</tool_call>");
+            }
+            puts_(o, "<|im_end|>\n");
+        } else if (m->role == CHAT_ROLE_TOOL) {
+            if (i == 0 || msgs[i - 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_start|>user");
+            puts_(o, "\n<tool_response>\n");
+            put_str(o, content_of(m));
+            puts_(o, "\n</tool_response>");
+            if (i == n - 1 || msgs[i + 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_end|>\n");
+        }
+        /* a system message at index 0 was printed above */
+    }
+    if (opt->add_generation_prompt) puts_(o, "<|im_start|>assistant\n");
+}
+
+/* ---- Llama 3 ---------------------------------------------------------------
+ * Llama 3: every message as a header turn with its content trimmed (Jinja's
+ * trim is Python's str.strip()), BOS text before the first one.
+ * Llama 3.1/3.2/3.3: the BOS text, then always a system turn with the
+ * knowledge date and the (trimmed) system message, then the other
+ * messages as in Llama 3; a tool result is an "ipython" turn and an
+ * assistant tool call is {"name": ..., "parameters": ...} (the first call:
+ * the template accepts one). A tool result's content is printed as given,
+ * where the template would quote a string with tojson; tools themselves
+ * (opt->tools) are not printed: tool use is outside what pith renders for
+ * these templates. */
+
+#define LLAMA3_BOS "<|begin_of_text|>"
+
+/* Python's str.isspace() for one code point. */
+static int py_space(uint32_t c)
+{
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/* Length and code point of the UTF-8 character at s[0..n), 0 if malformed. */
+static int utf8_at(const char *s, size_t n, uint32_t *cp)
+{
+    unsigned c;
+    int l = json_utf8_decode((const unsigned char *)s, n, &c);
+    *cp = c;
+    return l;
+}
+
+/* Python's str.strip(): whitespace off both ends. */
+static Str py_strip(Str s)
+{
+    uint32_t cp;
+    for (;;) {
+        int l = s.n ? utf8_at(s.p, s.n, &cp) : 0;
+        if (l <= 0 || !py_space(cp)) break;
+        s.p += l, s.n -= (size_t)l;
+    }
+    while (s.n > 0) {
+        size_t k = s.n - 1; /* the start of the last character */
+        while (k > 0 && ((unsigned char)s.p[k] & 0xC0) == 0x80 && s.n - k < 4) k--;
+        int l = utf8_at(s.p + k, s.n - k, &cp);
+        if (l <= 0 || (size_t)l != s.n - k || !py_space(cp)) break;
+        s.n = k;
+    }
+    return s;
+}
+
+static void llama3_header(Out *o, const char *role)
+{
+    puts_(o, "<|start_header_id|>");
+    puts_(o, role);
+    puts_(o, "<|end_header_id|>\n\n");
+}
+
+static void render_llama3(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    for (int i = 0; i < n; i++) {
+        if (i == 0 && !opt->continuation) puts_(o, LLAMA3_BOS);
+        llama3_header(o, chat_role_name(msgs[i].role));
+        put_str(o, py_strip(content_of(&msgs[i])));
+        puts_(o, "<|eot_id|>");
+    }
+    if (opt->add_generation_prompt) llama3_header(o, "assistant");
+}
+
+static void render_llama31(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    int start = 0;
+    if (!opt->continuation) {
+        puts_(o, LLAMA3_BOS);
+        llama3_header(o, "system");
+        puts_(o, "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n");
+        if (n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM) {
+            put_str(o, py_strip(content_of(&msgs[0])));
+            start = 1;
+        }
+        puts_(o, "<|eot_id|>");
+    }
+    for (int i = start; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        if (m->role == CHAT_ROLE_TOOL) {
+            llama3_header(o, "ipython");
+            put_str(o, content_of(m));
+        } else if (m->n_tool_calls > 0) {
+            llama3_header(o, "assistant");
+            puts_(o, "{\"name\": \"");
+            put(o, m->tool_calls[0].name, m->tool_calls[0].name_len);
+            puts_(o, "\", \"parameters\": ");
+            put(o, m->tool_calls[0].arguments, m->tool_calls[0].arguments_len);
+            puts_(o, "}");
+        } else {
+            llama3_header(o, chat_role_name(m->role));
+            put_str(o, py_strip(content_of(m)));
+        }
+        puts_(o, "<|eot_id|>");
+    }
+    if (opt->add_generation_prompt) llama3_header(o, "assistant");
+}
+
+/* ---- Zephyr (TinyLlama chat) ----------------------------------------------
+ * "<|role|>\n" + content + eos_token + "\n" for system, user and assistant
+ * (tool messages print nothing); "<|assistant|>\n" after the last message
+ * when asked - inside the template's loop, so never without messages. */
+
+static void render_zephyr(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    for (int i = 0; i < n; i++) {
+        ChatRole r = msgs[i].role;
+        if (r != CHAT_ROLE_TOOL) {
+            puts_(o, r == CHAT_ROLE_USER ? "<|user|>\n" : r == CHAT_ROLE_SYSTEM ? "<|system|>\n" : "<|assistant|>\n");
+            put_str(o, content_of(&msgs[i]));
+            puts_(o, "</s>\n");
+        }
+        if (i == n - 1 && opt->add_generation_prompt) puts_(o, "<|assistant|>\n");
+    }
 }
 
 /* ---- Raw: no template known, the contents one after the other --------- */
@@ -236,9 +434,12 @@ typedef struct {
     ChatTemplate id;
     const char *name;
     /* Detected when the template text equals `exact` (trailing whitespace
-     * ignored), or else when every marker occurs in it. */
+     * ignored, a newline written as \n inside a string the same as a real
+     * one), or else when every marker occurs in it and no `absent` one does. */
     const char *exact;
     const char *markers[6];
+    const char *absent[2];
+    const char *turn_end;   /* what closes an assistant turn */
     void (*render)(const ChatMessage *, int, const ChatOptions *, Out *);
 } TemplateInfo;
 
@@ -247,31 +448,61 @@ typedef struct {
  * longer templates that do more. */
 static const TemplateInfo templates[] = {
     {CHAT_TEMPLATE_QWEN3, "qwen3", NULL,
-     {"<|im_start|>", "reasoning_content", "last_query_index", "<tool_response>", "<think>", NULL}, render_qwen3},
+     {"<|im_start|>", "reasoning_content", "last_query_index", "<tool_response>", "<think>", NULL}, {NULL},
+     "<|im_end|>\n", render_qwen3},
     {CHAT_TEMPLATE_CHATML, "chatml",
      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
      "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
-     {NULL}, render_chatml},
+     {NULL}, {NULL}, "<|im_end|>\n", render_chatml},
     {CHAT_TEMPLATE_QWEN2, "qwen2",
      "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\n"
      "You are a helpful assistant<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + "
      "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n"
      "' }}{% endif %}",
-     {NULL}, render_qwen2},
-    {CHAT_TEMPLATE_RAW, "raw", NULL, {NULL}, render_raw},
+     {NULL}, {NULL}, "<|im_end|>\n", render_qwen2},
+    {CHAT_TEMPLATE_QWEN25, "qwen2.5", NULL, {"<|im_start|>", "<tool_call>", QWEN25_SYSTEM, NULL}, {NULL},
+     "<|im_end|>\n", render_qwen25},
+    /* SmolLM2's default system turn; SmolLM3 says more after the name */
+    {CHAT_TEMPLATE_SMOLLM2, "smollm2", NULL, {"<|im_start|>", SMOLLM2_SYSTEM "<|im_end|>", NULL}, {NULL},
+     "<|im_end|>\n", render_smollm2},
+    {CHAT_TEMPLATE_LLAMA31, "llama3.1", NULL,
+     {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "Cutting Knowledge Date: December 2023",
+      "26 Jul 2024", NULL},
+     {NULL}, "<|eot_id|>", render_llama31},
+    {CHAT_TEMPLATE_LLAMA3, "llama3", NULL, {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", NULL},
+     {"Cutting Knowledge Date"}, "<|eot_id|>", render_llama3},
+    /* Phi-3 uses <|user|> and <|assistant|> too, closed by <|end|> */
+    {CHAT_TEMPLATE_ZEPHYR, "zephyr", NULL, {"<|user|>", "<|assistant|>", "<|system|>", "eos_token", NULL},
+     {"<|end|>"}, "</s>\n", render_zephyr},
+    {CHAT_TEMPLATE_RAW, "raw", NULL, {NULL}, {NULL}, "", render_raw},
 };
+#define N_TEMPLATES (sizeof templates / sizeof templates[0])
+
+/* One character of a template text: a backslash-n is a newline (inside a
+ * Jinja string both mean one). Advances *i. */
+static char template_char(const char *s, size_t *i)
+{
+    if (s[*i] == '\\' && s[*i + 1] == 'n') {
+        *i += 2;
+        return '\n';
+    }
+    return s[(*i)++];
+}
 
 /* text == exact, ignoring whitespace at the end of text */
 static int same_text(const char *text, const char *exact)
 {
-    size_t n = strlen(text), k = strlen(exact);
-    while (n > k && (text[n - 1] == ' ' || text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == '\t')) n--;
-    return n == k && memcmp(text, exact, k) == 0;
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == '\t')) n--;
+    size_t i = 0, k = 0;
+    while (i < n && exact[k])
+        if (template_char(text, &i) != template_char(exact, &k) || i > n) return 0;
+    return i == n && exact[k] == '\0';
 }
 
 static const TemplateInfo *template_info(ChatTemplate t)
 {
-    for (size_t i = 0; i < sizeof templates / sizeof templates[0]; i++)
+    for (size_t i = 0; i < N_TEMPLATES; i++)
         if (templates[i].id == t) return &templates[i];
     return NULL;
 }
@@ -291,15 +522,36 @@ const char *chat_role_name(ChatRole r)
 ChatTemplate chat_template_detect(const char *text)
 {
     if (!text) return CHAT_TEMPLATE_RAW;
-    for (size_t i = 0; i < sizeof templates / sizeof templates[0]; i++) {
+    for (size_t i = 0; i < N_TEMPLATES; i++) {
         const TemplateInfo *t = &templates[i];
         if (t->exact && same_text(text, t->exact)) return t->id;
         if (!t->markers[0]) continue;
         int all = 1;
         for (int k = 0; t->markers[k] && all; k++) all = strstr(text, t->markers[k]) != NULL;
+        for (int k = 0; k < 2 && t->absent[k] && all; k++) all = strstr(text, t->absent[k]) == NULL;
         if (all) return t->id;
     }
     return CHAT_TEMPLATE_RAW;
+}
+
+int chat_template_by_name(const char *name)
+{
+    if (!name) return -1;
+    if (!strcmp(name, "llama3.2") || !strcmp(name, "llama3.3")) return CHAT_TEMPLATE_LLAMA31;
+    for (size_t i = 0; i < N_TEMPLATES; i++)
+        if (!strcmp(name, templates[i].name)) return (int)templates[i].id;
+    return -1;
+}
+
+const char *chat_template_names(void)
+{
+    return "raw, qwen3, chatml, qwen2, qwen2.5, smollm2, llama3, llama3.1 (= llama3.2, llama3.3), zephyr";
+}
+
+const char *chat_template_turn_end(ChatTemplate t)
+{
+    const TemplateInfo *info = template_info(t);
+    return info ? info->turn_end : "";
 }
 
 int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOptions *opt, char *buf, size_t cap)
@@ -310,7 +562,7 @@ int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOp
         if ((unsigned)msgs[i].role >= CHAT_ROLE_COUNT || msgs[i].n_tool_calls < 0) return -1;
         if (msgs[i].n_tool_calls > 0 && !msgs[i].tool_calls) return -1;
     }
-    ChatOptions none = {1, 1, NULL, NULL, 0};
+    ChatOptions none = {1, 1, NULL, NULL, 0, 0};
     if (!opt) opt = &none;
     if (opt->n_tools < 0 || (opt->n_tools > 0 && (!opt->tools || !opt->tools_len))) return -1;
     Out o = {buf, cap, 0};
@@ -319,9 +571,11 @@ int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOp
     return (int64_t)o.len;
 }
 
-/* Longest fixed text a template adds per message (Qwen3's tool turn: 61),
- * per tool call (52), per tool (1) and once (Qwen3's tools header 403 +
- * generation prompt 41, or Qwen2's default system turn 54 + 22). */
+/* Longest fixed text a template adds per message (Qwen3's and Qwen2.5's
+ * tool turn: 61; a Llama 3 turn: 57), per tool call (Qwen2.5: 53; Llama
+ * 3.1's call with its header: 85, less than a message and a call), per tool
+ * (1) and once (Qwen2.5's tools header with its default system text 471 +
+ * generation prompt 22; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
 #define CHAT_PER_MESSAGE 64
 #define CHAT_PER_TOOL_CALL 64
 #define CHAT_PER_TOOL 8

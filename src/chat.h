@@ -2,10 +2,18 @@
  * reader for a conversation written as JSON.
  *
  * Each supported template is a C function that produces exactly what the
- * model's Jinja chat_template produces; chat_template_detect() picks one
- * from the template text stored in the GGUF (tokenizer.chat_template).
- * Adding a template (ChatML, Llama 3, Zephyr...) = one enum value, one
- * entry in the table in chat.c (name, detection markers, render function). */
+ * model's Jinja chat_template produces (rendered as transformers does:
+ * trim_blocks, lstrip_blocks); chat_template_detect() picks one from the
+ * template text stored in the GGUF (tokenizer.chat_template), and
+ * chat_template_by_name() from a name the user gives (--template NAME).
+ * Adding a template = one enum value, one entry in the table in chat.c
+ * (name, detection markers, render function, end of an assistant turn).
+ *
+ * Texts a template takes from the tokenizer are fixed: bos_token is
+ * "<|begin_of_text|>" for Llama 3, eos_token "</s>" for Zephyr. Llama 3.1
+ * and 3.2 print "Today Date: 26 Jul 2024", their templates' default (3.2's
+ * template prints today's date when the renderer offers strftime_now, as
+ * transformers does: pith keeps prompts reproducible). */
 #ifndef PITH_CHAT_H
 #define PITH_CHAT_H
 
@@ -17,6 +25,11 @@ typedef enum {
     CHAT_TEMPLATE_QWEN3,   /* Qwen3 (ChatML + <think> reasoning + tool calls) */
     CHAT_TEMPLATE_CHATML,  /* plain ChatML, as llama.cpp writes it into converted models */
     CHAT_TEMPLATE_QWEN2,   /* ChatML with Qwen2's default system prompt (the short Qwen2 template) */
+    CHAT_TEMPLATE_QWEN25,  /* Qwen2.5 (and Qwen2.5-Coder): default system "You are Qwen...", tool calls */
+    CHAT_TEMPLATE_SMOLLM2, /* ChatML with SmolLM2's default system prompt */
+    CHAT_TEMPLATE_LLAMA3,  /* Llama 3: <|start_header_id|>role<|end_header_id|>, contents trimmed */
+    CHAT_TEMPLATE_LLAMA31, /* Llama 3.1 / 3.2 / 3.3: Llama 3 plus a system turn with the knowledge date */
+    CHAT_TEMPLATE_ZEPHYR,  /* Zephyr / TinyLlama chat: <|user|>\n...</s>\n */
     CHAT_TEMPLATE_COUNT
 } ChatTemplate;
 
@@ -50,12 +63,29 @@ typedef struct {
     const char *const *tools;
     const size_t *tools_len;
     int n_tools;
+    /* 1: the messages continue a conversation already in the context (a
+     * chat's next user turn): leave out what a template writes only once at
+     * the start - the BOS text and default system turns (Llama 3.x, Qwen2,
+     * Qwen2.5, SmolLM2). The previous assistant turn's end is
+     * chat_template_turn_end(). */
+    int continuation;
 } ChatOptions;
 
 const char *chat_template_name(ChatTemplate t);   /* "qwen3", "raw" */
 const char *chat_role_name(ChatRole r);           /* "user", ... */
 /* Recognizes a template from its Jinja text; CHAT_TEMPLATE_RAW if unknown. */
 ChatTemplate chat_template_detect(const char *template_text);
+/* The template called name (as chat_template_name gives it: "raw",
+ * "qwen3", "chatml", "qwen2", "qwen2.5", "smollm2", "llama3", "llama3.1",
+ * "zephyr"; "llama3.2" and "llama3.3" are "llama3.1"), or -1. */
+int chat_template_by_name(const char *name);
+/* The names chat_template_by_name knows, comma separated, for messages. */
+const char *chat_template_names(void);
+/* What closes an assistant turn after its content, as the template writes
+ * it: the end-of-generation token's text and what follows it before the
+ * next turn ("<|im_end|>\n", "<|eot_id|>", "</s>\n"; "" for raw). A chat
+ * that stopped at that token feeds this before the next user turn. */
+const char *chat_template_turn_end(ChatTemplate t);
 
 /* Renders the conversation. Writes at most cap bytes into buf (buf may be
  * NULL when cap is 0) and a NUL if there is room; returns the full length

@@ -1,8 +1,9 @@
-/* cmd_template.c - `pith template MODEL --messages FILE [--no-think]
- * [--no-generation-prompt] [--no-mmap]`: renders a conversation (JSON, see
- * chat.h) with the model's chat template and prints the text exactly,
- * nothing added. An unrecognized template gives a warning and the message
- * contents concatenated.
+/* cmd_template.c - `pith template MODEL --messages FILE [--template NAME]
+ * [--no-think] [--no-generation-prompt] [--no-mmap]`: renders a
+ * conversation (JSON, see chat.h) with the model's chat template - or the
+ * one named by --template - and prints the text exactly, nothing added. An
+ * unrecognized template gives a warning and the message contents
+ * concatenated.
  *
  * One arena holds the GGUF index, the template text, the messages file and
  * what is read from it. The arena is planned before the file is read, so
@@ -17,7 +18,8 @@
 #include "cli.h"
 #include "gguf.h"
 
-#define USAGE "usage: pith template MODEL --messages FILE [--no-think] [--no-generation-prompt] [--no-mmap]"
+#define USAGE \
+    "usage: pith template MODEL --messages FILE [--template NAME] [--no-think] [--no-generation-prompt] [--no-mmap]"
 #define TEMPLATE_KEY "tokenizer.chat_template"
 #define TEMPLATE_MAX ((uint64_t)1 << 20) /* longer templates are read cut (detection needs little) */
 
@@ -50,10 +52,11 @@ static void warn_unknown(const char *model, const char *text)
 
 int cmd_template(int argc, char **argv)
 {
-    const char *model = NULL, *file = NULL;
+    const char *model = NULL, *file = NULL, *forced = NULL;
     int think = 1, gen_prompt = 1, use_mmap = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--messages") == 0) file = cli_value(argc, argv, &i);
+        else if (strcmp(argv[i], "--template") == 0) forced = cli_value(argc, argv, &i);
         else if (strcmp(argv[i], "--no-think") == 0) think = 0;
         else if (strcmp(argv[i], "--no-generation-prompt") == 0) gen_prompt = 0;
         else if (strcmp(argv[i], "--no-mmap") == 0) use_mmap = 0;
@@ -63,6 +66,9 @@ int cmd_template(int argc, char **argv)
     }
     if (!model) port_die("template: missing MODEL (" USAGE ")");
     if (!file) port_die("template: missing --messages FILE (" USAGE ")");
+    int forced_kind = forced ? chat_template_by_name(forced) : -1;
+    if (forced && forced_kind < 0)
+        port_die("--template: '%s' is not a template pith knows (%s)", forced, chat_template_names());
 
     /* the messages file: size first, read into the arena below */
     PortFile mf;
@@ -115,7 +121,9 @@ int cmd_template(int argc, char **argv)
     if (chat_json_read(src, len, file, &out, &sizes, why, sizeof why) != 0) port_die("%s", why);
 
     ChatTemplate kind = CHAT_TEMPLATE_RAW;
-    if (!probe.found) {
+    if (forced) {
+        kind = (ChatTemplate)forced_kind;
+    } else if (!probe.found) {
         port_err("pith: %s: warning: no %s in the model; rendering the message contents without a template\n", model,
                  TEMPLATE_KEY);
     } else {
@@ -123,7 +131,7 @@ int cmd_template(int argc, char **argv)
         if (kind == CHAT_TEMPLATE_RAW) warn_unknown(model, template_text);
     }
 
-    ChatOptions opt = {gen_prompt, think, out.tools, out.tools_len, (int)sizes.n_tools};
+    ChatOptions opt = {gen_prompt, think, out.tools, out.tools_len, (int)sizes.n_tools, 0};
     int64_t n = chat_render(kind, out.msgs, (int)sizes.n_messages, &opt, NULL, 0);
     char *text = n >= 0 ? arena_take(&arena, (uint64_t)n + 1) : NULL;
     if (!text) port_die("%s: internal error: arena too small", model);

@@ -1,4 +1,5 @@
-/* tokenizer.c - byte-level BPE from GGUF metadata (see tokenizer.h). */
+/* tokenizer.c - byte-level BPE and SentencePiece-style BPE from GGUF
+ * metadata (see tokenizer.h). */
 #include "tokenizer.h"
 
 #include <stdarg.h>
@@ -8,24 +9,47 @@
 #include "unicode.h"
 
 /* ---- pre-tokenizers: described as data ------------------------------------
- * The llama3 family of regexes (used by qwen2, llama-bpe, ...):
+ * Two families of regexes, each matched by hand below.
+ * The llama3 family (qwen2, llama-bpe):
  *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}
  *   | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
- * differs between models only in D, the most digits per piece. Another
- * family (gpt2's " ?\p{L}+| ?\p{N}+|...") would get its own matcher. */
-enum { PRETOK_LLAMA3_FAMILY = 1 };
+ * differs between models only in D, the most digits per piece.
+ * The gpt2 family (gpt-2, smollm):
+ *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
+ * (llama.cpp's list leaves out GPT-2's final "|\s+": the text no
+ * alternative matches is kept as a piece of its own, which gives the same
+ * pieces). smollm first splits the text with "\p{N}" - every digit its own
+ * piece - and runs the gpt2 regex inside each remaining piece, so the end
+ * of such a piece is an end of text for "(?!\S)" ("a 1" -> "a" " " "1").
+ * The table mirrors llama.cpp's mapping of tokenizer.ggml.pre names. */
+enum { PRETOK_LLAMA3_FAMILY = 1, PRETOK_GPT2_FAMILY = 2 };
 
 typedef struct {
     const char *name;   /* value of tokenizer.ggml.pre */
     int family;
-    int max_digits;
+    int max_digits;     /* llama3 family: \p{N}{1,max_digits} */
+    int split_digits;   /* gpt2 family: split at every \p{N} first (smollm) */
+    int ignore_merges;  /* a piece that is a token as a whole is kept whole */
+    int add_bos;        /* llama.cpp's add_bos when add_bos_token is absent */
 } PretokSpec;
 
 static const PretokSpec pretok_specs[] = {
-    {"qwen2", PRETOK_LLAMA3_FAMILY, 1},
-    /* {"llama-bpe", PRETOK_LLAMA3_FAMILY, 3} once it is tested on fixtures */
+    {"qwen2", PRETOK_LLAMA3_FAMILY, 1, 0, 0, 0},
+    {"llama-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},
+    {"llama3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},
+    {"llama-v3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},
+    {"smollm", PRETOK_GPT2_FAMILY, 0, 1, 0, 0},
+    {"gpt-2", PRETOK_GPT2_FAMILY, 0, 0, 0, 0},
 };
 #define N_PRETOK ((int)(sizeof pretok_specs / sizeof pretok_specs[0]))
+#define PRETOK_NAMES "qwen2, llama-bpe, llama3, llama-v3, smollm, gpt-2"
+
+static int pretok_find(const char *name)
+{
+    for (int i = 0; i < N_PRETOK; i++)
+        if (strcmp(name, pretok_specs[i].name) == 0) return i;
+    return -1;
+}
 
 /* Token texts that llama.cpp always treats as control tokens (by name), and
  * the subset that ends generation. Mirrors llama-vocab.cpp. */
@@ -67,8 +91,8 @@ static int fail(GgufError *err, const Gguf *g, uint32_t file_index, uint64_t off
 /* ---- metadata the tokenizer needs ----------------------------------------- */
 
 typedef struct {
-    GgufKV tokens, token_type, merges;
-    int has_tokens, has_token_type, has_merges, has_model, has_pre;
+    GgufKV tokens, token_type, merges, scores;
+    int has_tokens, has_token_type, has_merges, has_scores, has_model, has_pre;
     char model[32], pre[64];
     GgufKV model_kv, pre_kv;
 } TokMeta;
@@ -78,6 +102,7 @@ static void meta_take(TokMeta *m, Gguf *g, const GgufKV *kv)
     if (strcmp(kv->key, "tokenizer.ggml.tokens") == 0) m->tokens = *kv, m->has_tokens = 1;
     else if (strcmp(kv->key, "tokenizer.ggml.token_type") == 0) m->token_type = *kv, m->has_token_type = 1;
     else if (strcmp(kv->key, "tokenizer.ggml.merges") == 0) m->merges = *kv, m->has_merges = 1;
+    else if (strcmp(kv->key, "tokenizer.ggml.scores") == 0) m->scores = *kv, m->has_scores = 1;
     else if (strcmp(kv->key, "tokenizer.ggml.model") == 0) {
         m->model_kv = *kv, m->has_model = 1;
         if (gguf_kv_string(g, kv, m->model, sizeof m->model) < 0) m->model[0] = '\0';
@@ -96,27 +121,35 @@ static int on_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
 
 static uint64_t value_bytes(const GgufKV *kv) { return kv->value_end - kv->value_offset; }
 
-/* Checks the header-level facts; sets *pretok. */
-static int meta_check(const TokMeta *m, const Gguf *g, int *pretok, GgufError *err)
+/* Checks the header-level facts; sets *kind and *pretok (-1 for SPM). */
+static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *pretok, GgufError *err)
 {
     if (!m->has_model) return fail(err, g, 0, 0, "tokenizer.ggml.model is missing (no tokenizer in this file)");
-    if (m->model_kv.type != GGUF_TYPE_STRING || strcmp(m->model, "gpt2") != 0)
+    int is_string = m->model_kv.type == GGUF_TYPE_STRING;
+    if (is_string && strcmp(m->model, "gpt2") == 0) *kind = TOKENIZER_BPE;
+    else if (is_string && strcmp(m->model, "llama") == 0) *kind = TOKENIZER_SPM;
+    else
         return fail(err, g, m->model_kv.file_index, m->model_kv.value_offset,
-                    "tokenizer.ggml.model '%s' is not supported (only 'gpt2' byte-level BPE)", m->model);
-    if (!m->has_pre) return fail(err, g, 0, 0, "tokenizer.ggml.pre is missing (pre-tokenizer unknown)");
+                    "tokenizer.ggml.model '%s' is not supported (supported: 'gpt2' byte-level BPE, "
+                    "'llama' SentencePiece BPE)", m->model);
     *pretok = -1;
-    for (int i = 0; i < N_PRETOK; i++)
-        if (m->pre_kv.type == GGUF_TYPE_STRING && strcmp(m->pre, pretok_specs[i].name) == 0) *pretok = i;
-    if (*pretok < 0)
-        return fail(err, g, m->pre_kv.file_index, m->pre_kv.value_offset,
-                    "pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported (supported: qwen2)", m->pre);
+    if (*kind == TOKENIZER_BPE) {
+        /* SPM has no pre-tokenizer: llama.cpp ignores tokenizer.ggml.pre there */
+        if (!m->has_pre) return fail(err, g, 0, 0, "tokenizer.ggml.pre is missing (pre-tokenizer unknown)");
+        if (m->pre_kv.type == GGUF_TYPE_STRING) *pretok = pretok_find(m->pre);
+        if (*pretok < 0)
+            return fail(err, g, m->pre_kv.file_index, m->pre_kv.value_offset,
+                        "pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported (supported: " PRETOK_NAMES ")",
+                        m->pre);
+    }
     if (!m->has_tokens) return fail(err, g, 0, 0, "tokenizer.ggml.tokens is missing");
     const GgufKV *k = &m->tokens;
+    uint64_t min_tokens = *kind == TOKENIZER_BPE ? 256 : 1; /* BPE needs its 256 byte tokens */
     if (k->type != GGUF_TYPE_ARRAY || k->arr_type != GGUF_TYPE_STRING)
         return fail(err, g, k->file_index, k->value_offset, "tokenizer.ggml.tokens is not an array of strings");
-    if (k->arr_len < 256 || k->arr_len > (uint64_t)INT32_MAX / 4)
-        return fail(err, g, k->file_index, k->value_offset, "tokenizer.ggml.tokens has %llu tokens (need 256..%d)",
-                    (unsigned long long)k->arr_len, INT32_MAX / 4);
+    if (k->arr_len < min_tokens || k->arr_len > (uint64_t)INT32_MAX / 4)
+        return fail(err, g, k->file_index, k->value_offset, "tokenizer.ggml.tokens has %llu tokens (need %llu..%d)",
+                    (unsigned long long)k->arr_len, (unsigned long long)min_tokens, INT32_MAX / 4);
     if (value_bytes(k) > UINT32_MAX)
         return fail(err, g, k->file_index, k->value_offset, "tokenizer.ggml.tokens is larger than 4 GiB");
     if (m->has_token_type) {
@@ -127,6 +160,17 @@ static int meta_check(const TokMeta *m, const Gguf *g, int *pretok, GgufError *e
             return fail(err, g, k->file_index, k->value_offset,
                         "tokenizer.ggml.token_type has %llu entries but there are %llu tokens",
                         (unsigned long long)k->arr_len, (unsigned long long)m->tokens.arr_len);
+    }
+    if (*kind == TOKENIZER_SPM) {
+        if (!m->has_scores) return fail(err, g, 0, 0, "tokenizer.ggml.scores is missing (needed by the llama tokenizer)");
+        k = &m->scores;
+        if (k->type != GGUF_TYPE_ARRAY || k->arr_type != GGUF_TYPE_FLOAT32)
+            return fail(err, g, k->file_index, k->value_offset, "tokenizer.ggml.scores is not an array of f32");
+        if (k->arr_len != m->tokens.arr_len || value_bytes(k) != 4 * k->arr_len)
+            return fail(err, g, k->file_index, k->value_offset,
+                        "tokenizer.ggml.scores has %llu entries but there are %llu tokens",
+                        (unsigned long long)k->arr_len, (unsigned long long)m->tokens.arr_len);
+        return 0;
     }
     if (!m->has_merges) return fail(err, g, 0, 0, "tokenizer.ggml.merges is missing (needed by BPE)");
     k = &m->merges;
@@ -147,9 +191,10 @@ static uint64_t hash_slots(uint64_t n)
 }
 
 /* A buffer for values the read backend must copy (NULL size when mapped). */
-static uint64_t read_buffer_bytes(const Gguf *g, const TokMeta *m)
+static uint64_t read_buffer_bytes(const Gguf *g, const TokMeta *m, int kind)
 {
-    const GgufKV *kvs[3] = {&m->tokens, m->has_token_type ? &m->token_type : NULL, &m->merges};
+    const GgufKV *kvs[3] = {&m->tokens, m->has_token_type ? &m->token_type : NULL,
+                            kind == TOKENIZER_SPM ? &m->scores : &m->merges};
     uint64_t most = 0;
     for (int i = 0; i < 3; i++) {
         if (!kvs[i] || g->files[kvs[i]->file_index].map) continue;
@@ -158,8 +203,12 @@ static uint64_t read_buffer_bytes(const Gguf *g, const TokMeta *m)
     return most;
 }
 
-/* Scratch per encode: special_at (4/byte), word (3/byte), 7 symbol arrays
- * of 4 bytes for up to 3 symbols per byte. */
+/* Merges in the BPE hash (none for SPM). */
+static uint64_t merge_count(const TokMeta *m, int kind) { return kind == TOKENIZER_BPE ? m->merges.arr_len : 0; }
+
+/* Scratch per encode: special_at (4/byte), word (3/byte: a space can grow
+ * to U+2581, invalid UTF-8 to U+FFFD), 7 symbol arrays of 4 bytes indexed
+ * by word bytes. */
 static void plan_scratch(Plan *p, uint64_t max_text)
 {
     uint64_t n = max_text + 1;
@@ -174,19 +223,25 @@ int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
     memset(&m, 0, sizeof m);
     GgufScanCallbacks cb = {on_kv, NULL, &m};
     if (gguf_walk(g, &cb, err) != 0) return -1;
-    int pretok;
-    if (meta_check(&m, g, &pretok, err) != 0) return -1;
+    int kind, pretok;
+    if (meta_check(&m, g, &kind, &pretok, err) != 0) return -1;
     if (max_text_bytes > MAX_TEXT_LIMIT)
         return fail(err, g, 0, 0, "text of %llu bytes is longer than the tokenizer accepts (%llu)",
                     (unsigned long long)max_text_bytes, MAX_TEXT_LIMIT);
-    uint64_t n = m.tokens.arr_len, nm = m.merges.arr_len;
+    uint64_t n = m.tokens.arr_len, nm = merge_count(&m, kind);
     plan_add(p, "tokenizer attributes", n);
     plan_add(p, "tokenizer piece offsets", plan_mul(p, n + 1, 4));
     plan_add(p, "tokenizer pieces", value_bytes(&m.tokens));
     plan_add(p, "tokenizer text hash", plan_mul(p, hash_slots(n), 4));
     plan_add(p, "tokenizer merge hash", plan_mul(p, hash_slots(nm), sizeof(TokMerge)));
     plan_add(p, "tokenizer specials", plan_mul(p, n, 4));
-    uint64_t rb = read_buffer_bytes(g, &m);
+    if (kind == TOKENIZER_SPM) {
+        plan_add(p, "tokenizer scores", plan_mul(p, n, 4));
+        plan_add(p, "tokenizer raw offsets", plan_mul(p, n + 1, 4));
+        plan_add(p, "tokenizer raw texts", value_bytes(&m.tokens));
+        plan_add(p, "tokenizer raw hash", plan_mul(p, hash_slots(n), 4));
+    }
+    uint64_t rb = read_buffer_bytes(g, &m, kind);
     if (rb) plan_add(p, "tokenizer file read", rb);
     plan_scratch(p, max_text_bytes);
     return 0;
@@ -201,33 +256,63 @@ static uint64_t hash_bytes(const uint8_t *s, size_t n)
     return h ^ (h >> 29);
 }
 
-static int32_t find_bytes(const Tokenizer *t, const uint8_t *s, size_t n)
+/* A table of token texts: offsets into bytes, and an open-addressing hash
+ * of id + 1. Both the decoded pieces and (SPM) the stored texts use one. */
+typedef struct {
+    const uint32_t *off;
+    const uint8_t *bytes;
+    uint32_t *hash;
+    uint64_t mask;
+} TextTable;
+
+static TextTable pieces_table(const Tokenizer *t)
 {
-    uint64_t i = hash_bytes(s, n) & t->text_hash_mask;
+    TextTable x = {t->piece_off, t->piece_bytes, t->text_hash, t->text_hash_mask};
+    return x;
+}
+
+static TextTable raw_table(const Tokenizer *t)
+{
+    TextTable x = {t->raw_off, t->raw_bytes, t->raw_hash, t->text_hash_mask};
+    return x;
+}
+
+/* Slot of the text s[0..n): where it is, or the empty slot it would take. */
+static uint64_t table_slot(const TextTable *x, const uint8_t *s, size_t n)
+{
+    uint64_t i = hash_bytes(s, n) & x->mask;
     for (;;) {
-        uint32_t v = t->text_hash[i];
-        if (v == 0) return -1;
+        uint32_t v = x->hash[i];
+        if (v == 0) return i;
         uint32_t id = v - 1;
-        if (t->piece_off[id + 1] - t->piece_off[id] == n && memcmp(t->piece_bytes + t->piece_off[id], s, n) == 0)
-            return (int32_t)id;
-        i = (i + 1) & t->text_hash_mask;
+        if (x->off[id + 1] - x->off[id] == n && memcmp(x->bytes + x->off[id], s, n) == 0) return i;
+        i = (i + 1) & x->mask;
     }
 }
 
-/* Later ids win over earlier ones with the same text, as in llama.cpp. */
-static void insert_text(Tokenizer *t, uint32_t id)
+static int32_t table_find(const TextTable *x, const uint8_t *s, size_t n)
 {
-    const uint8_t *s = t->piece_bytes + t->piece_off[id];
-    size_t n = t->piece_off[id + 1] - t->piece_off[id];
-    uint64_t i = hash_bytes(s, n) & t->text_hash_mask;
-    for (;;) {
-        uint32_t v = t->text_hash[i];
-        if (v == 0) break;
-        uint32_t o = v - 1;
-        if (t->piece_off[o + 1] - t->piece_off[o] == n && memcmp(t->piece_bytes + t->piece_off[o], s, n) == 0) break;
-        i = (i + 1) & t->text_hash_mask;
-    }
-    t->text_hash[i] = id + 1;
+    return (int32_t)x->hash[table_slot(x, s, n)] - 1;
+}
+
+/* Later ids win over earlier ones with the same text, as in llama.cpp. */
+static void table_insert(TextTable *x, uint32_t id)
+{
+    x->hash[table_slot(x, x->bytes + x->off[id], x->off[id + 1] - x->off[id])] = id + 1;
+}
+
+/* Id of the token whose decoded bytes are s[0..n), or -1. */
+static int32_t find_bytes(const Tokenizer *t, const uint8_t *s, size_t n)
+{
+    TextTable x = pieces_table(t);
+    return table_find(&x, s, n);
+}
+
+/* SPM: id of the token whose stored text is s[0..n), or -1. */
+static int32_t find_raw(const Tokenizer *t, const uint8_t *s, size_t n)
+{
+    TextTable x = raw_table(t);
+    return table_find(&x, s, n);
 }
 
 static uint64_t merge_slot(uint64_t key, uint64_t mask) { return (key * 0x9E3779B97F4A7C15ull >> 20) & mask; }
@@ -317,13 +402,32 @@ static int load_types(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, Gg
     return 0;
 }
 
+/* U+2581 (LOWER ONE EIGHTH BLOCK), SentencePiece's visible space. */
+#define SPM_SPACE "\xE2\x96\x81"
+
+/* SPM normal token text -> bytes: U+2581 becomes a space. out needs n bytes. */
+static size_t spm_unescape(const uint8_t *s, size_t n, uint8_t *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (n - i >= 3 && memcmp(s + i, SPM_SPACE, 3) == 0) {
+            out[o++] = ' ';
+            i += 3;
+        } else {
+            out[o++] = s[i++];
+        }
+    }
+    return o;
+}
+
 static int load_tokens(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, GgufError *err)
 {
     const GgufKV *k = &m->tokens;
     const uint8_t *b = gguf_value_bytes(g, k, rbuf);
     if (!b) return fail(err, g, k->file_index, k->value_offset, "cannot read tokenizer.ggml.tokens");
-    uint64_t total = value_bytes(k), pos = 0, out = 0;
+    uint64_t total = value_bytes(k), pos = 0, out = 0, raw_out = 0;
     uint32_t ls = gguf_len_size(g);
+    TextTable pieces = pieces_table(t), raw = raw_table(t);
     for (int32_t id = 0; id < t->n_vocab; id++) {
         if (total - pos < ls) goto truncated;
         uint64_t len = read_len(b + pos, ls);
@@ -340,18 +444,63 @@ static int load_tokens(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, G
                    hexval(s[3]) >= 0 && hexval(s[4]) >= 0) {
             dst[0] = (uint8_t)(hexval(s[3]) * 16 + hexval(s[4])); /* "<0xAB>" */
             dn = 1;
+        } else if (t->kind == TOKENIZER_SPM) {
+            dn = spm_unescape(s, (size_t)len, dst);
         } else {
             dn = bytelevel_decode(t, s, (size_t)len, dst);
         }
-        pos += len;
         out += dn;
         t->piece_off[id + 1] = (uint32_t)out;
         if (dn > t->max_piece) t->max_piece = (uint32_t)dn;
-        insert_text(t, (uint32_t)id);
+        table_insert(&pieces, (uint32_t)id);
+        if (t->kind == TOKENIZER_SPM) {
+            memcpy(t->raw_bytes + raw_out, s, (size_t)len);
+            raw_out += len;
+            t->raw_off[id + 1] = (uint32_t)raw_out;
+            table_insert(&raw, (uint32_t)id);
+        }
+        pos += len;
     }
     return 0;
 truncated:
     return fail(err, g, k->file_index, k->value_offset + pos, "tokenizer.ggml.tokens is truncated");
+}
+
+/* SPM scores as keys that sort the other way: the highest score gets the
+ * smallest key, so the merge heap (smallest first) takes it. -0 counts as
+ * +0; NaN is refused (it has no place in the order). */
+static int load_scores(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, GgufError *err)
+{
+    const GgufKV *k = &m->scores;
+    const uint8_t *b = gguf_value_bytes(g, k, rbuf);
+    if (!b) return fail(err, g, k->file_index, k->value_offset, "cannot read tokenizer.ggml.scores");
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        uint32_t bits = (uint32_t)read_len(b + 4ull * (uint32_t)id, 4);
+        if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu))
+            return fail(err, g, k->file_index, k->value_offset + 4ull * (uint32_t)id, "token %d has a NaN score", id);
+        if (bits == 0x80000000u) bits = 0;
+        uint32_t ordered = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u; /* grows with the float */
+        t->score_key[id] = ~ordered;
+    }
+    return 0;
+}
+
+/* SPM byte fallback: the token "<0xNN>", else the token that is the byte
+ * itself (as llama.cpp looks them up), else the unknown token. */
+static int spm_byte_tokens(Tokenizer *t, Gguf *g, const TokMeta *m, GgufError *err)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (int b = 0; b < 256; b++) {
+        uint8_t name[6] = {'<', '0', 'x', (uint8_t)hex[b >> 4], (uint8_t)hex[b & 15], '>'}, c = (uint8_t)b;
+        int32_t id = find_raw(t, name, 6);
+        if (id < 0) id = find_raw(t, &c, 1);
+        if (id < 0) id = t->unk;
+        if (id < 0)
+            return fail(err, g, m->tokens.file_index, m->tokens.value_offset,
+                        "tokenizer.ggml.tokens has no token for byte 0x%02X and no unknown token", b);
+        t->byte_token[b] = id;
+    }
+    return 0;
 }
 
 /* llama.cpp's name-based fixes: control-looking names become control, and
@@ -447,13 +596,6 @@ truncated:
     return fail(err, g, k->file_index, k->value_offset + pos, "tokenizer.ggml.merges is truncated");
 }
 
-static int32_t get_id(const Gguf *g, const char *key, int32_t n)
-{
-    uint64_t v;
-    if (gguf_get_uint(g, key, &v) != 0 || v >= (uint64_t)n) return -1;
-    return (int32_t)v;
-}
-
 /* The encode scratch, as plan_scratch sized it. */
 static int carve_scratch(Tokenizer *t, uint64_t max_text, Arena *a)
 {
@@ -479,15 +621,16 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     TokMeta m;
     memset(&m, 0, sizeof m);
     const char *keys[] = {"tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges",
-                          "tokenizer.ggml.model", "tokenizer.ggml.pre"};
+                          "tokenizer.ggml.scores", "tokenizer.ggml.model", "tokenizer.ggml.pre"};
     for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
         const GgufKV *kv = gguf_find_key(g, keys[i]);
         if (kv) meta_take(&m, g, kv);
     }
-    if (meta_check(&m, g, &t->pretok, err) != 0) return -1;
+    if (meta_check(&m, g, &t->kind, &t->pretok, err) != 0) return -1;
+    int spm = t->kind == TOKENIZER_SPM;
 
     /* sizes exactly as tokenizer_plan added them */
-    uint64_t n = m.tokens.arr_len, nm = m.merges.arr_len;
+    uint64_t n = m.tokens.arr_len, nm = merge_count(&m, t->kind);
     t->n_vocab = (int32_t)n;
     t->attr = arena_take(a, n);
     t->piece_off = arena_take(a, (n + 1) * 4);
@@ -497,27 +640,49 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     t->merge_hash_mask = hash_slots(nm) - 1;
     t->merge_hash = arena_take(a, (t->merge_hash_mask + 1) * sizeof(TokMerge));
     t->specials = arena_take(a, n * 4);
-    uint64_t rb = read_buffer_bytes(g, &m);
+    int spm_ok = 1;
+    if (spm) {
+        t->score_key = arena_take(a, n * 4);
+        t->raw_off = arena_take(a, (n + 1) * 4);
+        t->raw_bytes = arena_take(a, value_bytes(&m.tokens));
+        t->raw_hash = arena_take(a, (t->text_hash_mask + 1) * 4);
+        spm_ok = t->score_key && t->raw_off && t->raw_bytes && t->raw_hash;
+    }
+    uint64_t rb = read_buffer_bytes(g, &m, t->kind);
     uint8_t *rbuf = rb ? arena_take(a, rb) : NULL;
-    if (!t->attr || !t->piece_off || !t->piece_bytes || !t->text_hash || !t->merge_hash || !t->specials ||
+    if (!t->attr || !t->piece_off || !t->piece_bytes || !t->text_hash || !t->merge_hash || !t->specials || !spm_ok ||
         (rb && !rbuf))
         return fail(err, g, 0, 0, "tokenizer: arena too small (planner bug)");
+
+    /* llama.cpp's defaults for the llama model, then the file's ids */
+    t->bos = spm && n > 1 ? 1 : -1;
+    t->eos = spm && n > 2 ? 2 : -1;
+    t->unk = spm ? 0 : -1;
+    uint64_t v;
+    if (gguf_get_uint(g, "tokenizer.ggml.bos_token_id", &v) == 0) t->bos = v < n ? (int32_t)v : -1;
+    if (gguf_get_uint(g, "tokenizer.ggml.eos_token_id", &v) == 0) t->eos = v < n ? (int32_t)v : -1;
+    if (gguf_get_uint(g, "tokenizer.ggml.unknown_token_id", &v) == 0) t->unk = v < n ? (int32_t)v : -1;
+    if (gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos) != 0)
+        t->add_bos = spm ? 1 : pretok_specs[t->pretok].add_bos;
+    t->add_space_prefix = 0;
+    if (spm && gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix) != 0) t->add_space_prefix = 1;
 
     build_byte_alphabet(t);
     if (load_types(t, g, &m, rbuf, err) != 0) return -1;
     if (load_tokens(t, g, &m, rbuf, err) != 0) return -1;
-    for (int b = 0; b < 256; b++) {
-        uint8_t c = (uint8_t)b;
-        t->byte_token[b] = find_bytes(t, &c, 1);
-        if (t->byte_token[b] < 0)
-            return fail(err, g, m.tokens.file_index, m.tokens.value_offset,
-                        "tokenizer.ggml.tokens has no token for byte 0x%02X (byte-level BPE needs all 256)", b);
+    if (spm) {
+        if (load_scores(t, g, &m, rbuf, err) != 0 || spm_byte_tokens(t, g, &m, err) != 0) return -1;
+    } else {
+        for (int b = 0; b < 256; b++) {
+            uint8_t c = (uint8_t)b;
+            t->byte_token[b] = find_bytes(t, &c, 1);
+            if (t->byte_token[b] < 0)
+                return fail(err, g, m.tokens.file_index, m.tokens.value_offset,
+                            "tokenizer.ggml.tokens has no token for byte 0x%02X (byte-level BPE needs all 256)", b);
+        }
+        if (load_merges(t, g, &m, rbuf, err) != 0) return -1;
     }
-    if (load_merges(t, g, &m, rbuf, err) != 0) return -1;
 
-    t->bos = get_id(g, "tokenizer.ggml.bos_token_id", t->n_vocab);
-    t->eos = get_id(g, "tokenizer.ggml.eos_token_id", t->n_vocab);
-    if (gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos) != 0) t->add_bos = 0;
     mark_named_tokens(t);
     for (int32_t id = 0; id < t->n_vocab; id++)
         if ((t->attr[id] & (TOKEN_CONTROL | TOKEN_USER_DEFINED | TOKEN_UNKNOWN)) &&
@@ -553,11 +718,11 @@ int tokenizer_is_control(const Tokenizer *t, int32_t id)
     return id >= 0 && id < t->n_vocab && (t->attr[id] & TOKEN_CONTROL);
 }
 
-/* ---- pre-tokenizer: the llama3-family regex by hand ------------------------ */
+/* ---- pre-tokenizers: the regexes by hand ----------------------------------- */
 
 typedef struct {
     const uint8_t *s;
-    size_t end;       /* the fragment ends here: the regex's end of text */
+    size_t end;       /* the piece of text ends here: the regex's end of text */
 } Text;
 
 /* Class and length (1..4) of the character at p. */
@@ -587,9 +752,21 @@ static size_t space_run(const Text *x, size_t p, size_t *last)
     return p;
 }
 
-/* End of the pre-token that starts at p (the first alternative that matches,
- * as a backtracking regex engine picks it). */
-static size_t pretok_next(const Text *x, size_t p, int max_digits)
+/* End of the run of characters of class cls starting at q. */
+static size_t class_run(const Text *x, size_t q, int cls)
+{
+    int c;
+    while (q < x->end) {
+        int l = char_at(x, q, &c);
+        if (c != cls) break;
+        q += (size_t)l;
+    }
+    return q;
+}
+
+/* llama3 family: end of the pre-token that starts at p (the first
+ * alternative that matches, as a backtracking regex engine picks it). */
+static size_t llama3_next(const Text *x, size_t p, int max_digits)
 {
     int cls, cls2;
     size_t n = x->end - p;
@@ -603,18 +780,7 @@ static size_t pretok_next(const Text *x, size_t p, int max_digits)
     /* [^\r\n\p{L}\p{N}]?\p{L}+ */
     size_t q = p;
     if (cls != UCLASS_LETTER && cls != UCLASS_NUMBER && !is_crlf(x, p) && p + (size_t)l < x->end) q = p + (size_t)l;
-    if (q < x->end) {
-        int lq = char_at(x, q, &cls2);
-        if (cls2 == UCLASS_LETTER) {
-            q += (size_t)lq;
-            while (q < x->end) {
-                lq = char_at(x, q, &cls2);
-                if (cls2 != UCLASS_LETTER) break;
-                q += (size_t)lq;
-            }
-            return q;
-        }
-    }
+    if (q < x->end && char_at(x, q, &cls2) > 0 && cls2 == UCLASS_LETTER) return class_run(x, q, UCLASS_LETTER);
     /* \p{N}{1,max_digits} */
     if (cls == UCLASS_NUMBER) {
         q = p + (size_t)l;
@@ -628,11 +794,7 @@ static size_t pretok_next(const Text *x, size_t p, int max_digits)
     /* ?[^\s\p{L}\p{N}]+[\r\n]* */
     q = x->s[p] == ' ' ? p + 1 : p;
     if (q < x->end && char_at(x, q, &cls2) > 0 && cls2 == UCLASS_OTHER) {
-        while (q < x->end) {
-            int lq = char_at(x, q, &cls2);
-            if (cls2 != UCLASS_OTHER) break;
-            q += (size_t)lq;
-        }
+        q = class_run(x, q, UCLASS_OTHER);
         while (q < x->end && is_crlf(x, q)) q++;
         return q;
     }
@@ -650,10 +812,89 @@ static size_t pretok_next(const Text *x, size_t p, int max_digits)
     return p + (size_t)l; /* not reached: every character is L, N, space or other */
 }
 
-/* ---- BPE over one pre-token ------------------------------------------------ */
-/* Symbols start as byte tokens; the adjacent pair with the lowest merge rank
- * (leftmost on a tie) is merged until no pair has a rank. The pairs live in
- * an indexed min-heap keyed by (rank, left symbol index). */
+/* gpt2 family: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
+ * (case-sensitive contractions; the optional prefix is the space U+0020
+ * only). Text no alternative matches - a lone whitespace character before
+ * a non-space - becomes a piece by itself, as "\s+" would make it. */
+static size_t gpt2_next(const Text *x, size_t p)
+{
+    size_t n = x->end - p;
+    if (x->s[p] == '\'' && n >= 2) {
+        uint8_t a = x->s[p + 1], b = n >= 3 ? x->s[p + 2] : 0;
+        if (a == 's' || a == 't' || a == 'm' || a == 'd') return p + 2;
+        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return p + 3;
+    }
+    int cls;
+    int l = char_at(x, p, &cls);
+    size_t q = p;
+    if (x->s[p] == ' ' && p + 1 < x->end) {
+        q = p + 1; /* " ?" then the class of the next character decides */
+        char_at(x, q, &cls);
+    }
+    if (cls == UCLASS_LETTER || cls == UCLASS_NUMBER || cls == UCLASS_OTHER) return class_run(x, q, cls);
+    /* whitespace at p: \s+(?!\S) keeps the last one for the next piece
+     * unless the run reaches the end of the text */
+    size_t last, j = space_run(x, p, &last);
+    if (j > p && j < x->end && last > p) return last;
+    if (j > p) return j;
+    return p + (size_t)l; /* not reached */
+}
+
+/* Walks a fragment piece by piece under one pre-tokenizer. smollm's
+ * "\p{N}" split cuts the fragment into segments (a single digit, or a run
+ * without digits); the gpt2 regex then runs inside the current segment. */
+typedef struct {
+    const PretokSpec *spec;
+    const uint8_t *s;
+    size_t end;       /* end of the fragment */
+    size_t seg_end;   /* end of the current segment (split_digits) */
+} PretokIter;
+
+static size_t pretok_piece_end(PretokIter *it, size_t p)
+{
+    Text x = {it->s, it->end};
+    if (it->spec->family == PRETOK_LLAMA3_FAMILY) return llama3_next(&x, p, it->spec->max_digits);
+    if (it->spec->split_digits) {
+        if (p >= it->seg_end) {
+            int cls;
+            size_t l = (size_t)char_at(&x, p, &cls);
+            if (cls == UCLASS_NUMBER) return p + l; /* a digit alone; the next call starts a new segment */
+            size_t q = p;
+            while (q < x.end) {
+                l = (size_t)char_at(&x, q, &cls);
+                if (cls == UCLASS_NUMBER) break;
+                q += l;
+            }
+            it->seg_end = q;
+        }
+        x.end = it->seg_end;
+    }
+    return gpt2_next(&x, p);
+}
+
+int tokenizer_pretokenize(const char *pre_name, const char *text, size_t len, uint32_t *ends, int cap)
+{
+    int k = pre_name ? pretok_find(pre_name) : -1;
+    if (k < 0 || cap < 0 || len > UINT32_MAX) return -1;
+    PretokIter it = {&pretok_specs[k], (const uint8_t *)text, len, 0};
+    int n = 0;
+    for (size_t p = 0; p < len;) {
+        size_t e = pretok_piece_end(&it, p);
+        if (n >= cap) return -1;
+        ends[n++] = (uint32_t)e;
+        p = e;
+    }
+    return n;
+}
+
+/* ---- merging symbols: an indexed heap of adjacent pairs -------------------- */
+/* Both models merge the best adjacent pair until none is left: BPE the pair
+ * with the lowest merge rank, SPM the pair whose text is the token with the
+ * highest score; leftmost on a tie. Symbols are numbered by their first
+ * position, so "leftmost" is the smaller number; each symbol keeps at most
+ * one pair (with its right neighbour) in a min-heap keyed by
+ * (pair_rank, symbol). A merge changes only the pairs on both sides of the
+ * merged symbol, which are updated in place. */
 
 static int heap_less(const Tokenizer *t, int32_t a, int32_t b)
 {
@@ -705,17 +946,15 @@ static void heap_remove(Tokenizer *t, int32_t sym, int32_t *n)
     heap_down(t, t->heap_pos[moved], *n);
 }
 
-/* Recomputes the pair (sym, next) and its place in the heap. */
-static void pair_update(Tokenizer *t, int32_t sym, int32_t *n)
+/* Sets the pair of sym (rank, merged token) or removes it (merged < 0). */
+static void heap_put(Tokenizer *t, int32_t sym, int32_t merged, uint32_t rank, int32_t *n)
 {
-    int32_t nx = t->sym_next[sym];
-    const TokMerge *m = nx >= 0 ? find_merge(t, t->sym_id[sym], t->sym_id[nx]) : NULL;
-    if (!m) {
+    if (merged < 0) {
         heap_remove(t, sym, n);
         return;
     }
-    t->pair_rank[sym] = m->rank;
-    t->pair_merged[sym] = (int32_t)m->merged - 1;
+    t->pair_rank[sym] = rank;
+    t->pair_merged[sym] = merged;
     int32_t k = t->heap_pos[sym];
     if (k < 0) {
         k = (*n)++;
@@ -725,8 +964,37 @@ static void pair_update(Tokenizer *t, int32_t sym, int32_t *n)
     heap_down(t, t->heap_pos[sym], *n);
 }
 
+/* Merges the best pair into its left symbol; returns that symbol. */
+static int32_t merge_best(Tokenizer *t, int32_t *n)
+{
+    int32_t i = t->heap[0], j = t->sym_next[i];
+    heap_remove(t, j, n);
+    t->sym_next[i] = t->sym_next[j];
+    if (t->sym_next[j] >= 0) t->sym_prev[t->sym_next[j]] = i;
+    return i;
+}
+
+/* ---- BPE over one pre-token ------------------------------------------------ */
+
+/* Recomputes the pair (sym, next) from the merge table. */
+static void bpe_pair_update(Tokenizer *t, int32_t sym, int32_t *n)
+{
+    int32_t nx = t->sym_next[sym];
+    const TokMerge *m = nx >= 0 ? find_merge(t, t->sym_id[sym], t->sym_id[nx]) : NULL;
+    heap_put(t, sym, m ? (int32_t)m->merged - 1 : -1, m ? m->rank : 0, n);
+}
+
 static int bpe_word(Tokenizer *t, const uint8_t *w, int32_t len, int32_t *ids, int cap, int *n_out)
 {
+    if (len == 0) return 0;
+    if (pretok_specs[t->pretok].ignore_merges) {
+        int32_t whole = find_bytes(t, w, (size_t)len); /* llama.cpp's ignore_merges */
+        if (whole >= 0) {
+            if (*n_out >= cap) return -1;
+            ids[(*n_out)++] = whole;
+            return 0;
+        }
+    }
     for (int32_t i = 0; i < len; i++) {
         t->sym_id[i] = t->byte_token[w[i]];
         t->sym_prev[i] = i - 1;
@@ -734,17 +1002,15 @@ static int bpe_word(Tokenizer *t, const uint8_t *w, int32_t len, int32_t *ids, i
         t->heap_pos[i] = -1;
     }
     int32_t n = 0;
-    for (int32_t i = 0; i + 1 < len; i++) pair_update(t, i, &n);
+    for (int32_t i = 0; i + 1 < len; i++) bpe_pair_update(t, i, &n);
     while (n > 0) {
-        int32_t i = t->heap[0], j = t->sym_next[i];
-        t->sym_id[i] = t->pair_merged[i];
-        heap_remove(t, j, &n);
-        t->sym_next[i] = t->sym_next[j];
-        if (t->sym_next[j] >= 0) t->sym_prev[t->sym_next[j]] = i;
-        pair_update(t, i, &n);
-        if (t->sym_prev[i] >= 0) pair_update(t, t->sym_prev[i], &n);
+        int32_t merged = t->pair_merged[t->heap[0]];
+        int32_t i = merge_best(t, &n);
+        t->sym_id[i] = merged;
+        bpe_pair_update(t, i, &n);
+        if (t->sym_prev[i] >= 0) bpe_pair_update(t, t->sym_prev[i], &n);
     }
-    for (int32_t i = 0; i >= 0 && len > 0; i = t->sym_next[i]) {
+    for (int32_t i = 0; i >= 0; i = t->sym_next[i]) {
         if (*n_out >= cap) return -1;
         ids[(*n_out)++] = t->sym_id[i];
     }
@@ -752,12 +1018,11 @@ static int bpe_word(Tokenizer *t, const uint8_t *w, int32_t len, int32_t *ids, i
 }
 
 /* Pre-tokenizes text[a..b) (a fragment between special tokens) and BPEs each piece. */
-static int encode_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int32_t *ids, int cap, int *n_out)
+static int bpe_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int32_t *ids, int cap, int *n_out)
 {
-    Text x = {s, b};
-    int max_digits = pretok_specs[t->pretok].max_digits;
+    PretokIter it = {&pretok_specs[t->pretok], s, b, 0};
     for (size_t p = a; p < b;) {
-        size_t e = pretok_next(&x, p, max_digits);
+        size_t e = pretok_piece_end(&it, p);
         /* the piece's bytes; an invalid byte becomes U+FFFD's bytes */
         int32_t wn = 0;
         for (size_t q = p; q < e;) {
@@ -777,6 +1042,76 @@ static int encode_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, i
     }
     return 0;
 }
+
+/* ---- SPM over one fragment -------------------------------------------------- */
+/* Symbols are numbered by their first byte in the escaped word; a symbol
+ * ends where the next one starts, so the text of a pair is the contiguous
+ * word[sym .. end of next). */
+
+static size_t spm_sym_end(const Tokenizer *t, int32_t sym, int32_t wlen)
+{
+    return (size_t)(t->sym_next[sym] >= 0 ? t->sym_next[sym] : wlen);
+}
+
+/* The pair (sym, next) is a candidate when its text is a token. */
+static void spm_pair_update(Tokenizer *t, int32_t sym, int32_t wlen, int32_t *n)
+{
+    int32_t nx = t->sym_next[sym], id = -1;
+    if (nx >= 0) id = find_raw(t, t->word + sym, spm_sym_end(t, nx, wlen) - (size_t)sym);
+    heap_put(t, sym, id, id >= 0 ? t->score_key[id] : 0, n);
+}
+
+/* Characters by their lead byte only, as llama.cpp cuts them: 0xC0-0xDF
+ * starts 2 bytes, 0xE0-0xEF 3, 0xF0-0xFF 4, anything else 1 (cut short at
+ * the end of the text). No byte is ever changed. */
+static int32_t spm_char_len(uint8_t b) { return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
+
+static int spm_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int prefix, int32_t *ids, int cap,
+                        int *n_out)
+{
+    /* the word: a space in front if asked, every space as U+2581 */
+    int32_t wn = 0;
+    if (prefix) memcpy(t->word, SPM_SPACE, 3), wn = 3;
+    for (size_t q = a; q < b; q++) {
+        if (s[q] == ' ') memcpy(t->word + wn, SPM_SPACE, 3), wn += 3;
+        else t->word[wn++] = s[q];
+    }
+    if (wn == 0) return 0;
+    int32_t prev = -1;
+    for (int32_t i = 0; i < wn;) {
+        int32_t l = spm_char_len(t->word[i]);
+        if (l > wn - i) l = wn - i;
+        t->sym_prev[i] = prev;
+        t->sym_next[i] = i + l < wn ? i + l : -1;
+        t->heap_pos[i] = -1;
+        prev = i;
+        i += l;
+    }
+    int32_t n = 0;
+    for (int32_t i = 0; i >= 0; i = t->sym_next[i]) spm_pair_update(t, i, wn, &n);
+    while (n > 0) {
+        int32_t i = merge_best(t, &n);
+        spm_pair_update(t, i, wn, &n);
+        if (t->sym_prev[i] >= 0) spm_pair_update(t, t->sym_prev[i], wn, &n);
+    }
+    /* each symbol is a token (merges only make tokens) unless it is a
+     * single character outside the vocabulary: then its bytes */
+    for (int32_t i = 0; i >= 0; i = t->sym_next[i]) {
+        size_t end = spm_sym_end(t, i, wn);
+        int32_t id = find_raw(t, t->word + i, end - (size_t)i);
+        for (size_t k = (size_t)i; k < end && id < 0; k++) {
+            if (*n_out >= cap) return -1;
+            ids[(*n_out)++] = t->byte_token[t->word[k]];
+        }
+        if (id >= 0) {
+            if (*n_out >= cap) return -1;
+            ids[(*n_out)++] = id;
+        }
+    }
+    return 0;
+}
+
+/* ---- encoding --------------------------------------------------------------- */
 
 /* Marks where special tokens sit: longest token first, each one's
  * occurrences left to right in text not yet claimed (llama.cpp's order). */
@@ -813,6 +1148,7 @@ int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_speci
     if (len > t->max_text || cap < 0) return -1;
     const uint8_t *s = (const uint8_t *)text;
     int n_out = 0;
+    int after_special = 1; /* SPM: the text start counts as "after a special token" */
     find_specials(t, s, len, parse_special);
     for (size_t i = 0; i < len;) {
         int32_t id = t->special_at[i];
@@ -820,15 +1156,35 @@ int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_speci
             if (n_out >= cap) return -1;
             ids[n_out++] = id;
             i += t->piece_off[id + 1] - t->piece_off[id];
+            after_special = 1;
             continue;
         }
         size_t j = i;
         while (j < len && t->special_at[j] == -1) j++;
-        if (encode_fragment(t, s, i, j, ids, cap, &n_out) != 0) return -1;
+        int r = t->kind == TOKENIZER_SPM
+                    ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
+                    : bpe_fragment(t, s, i, j, ids, cap, &n_out);
+        if (r != 0) return -1;
+        after_special = 0;
         i = j;
     }
     return n_out;
 }
+
+int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t *ids, int cap)
+{
+    if (cap < 1) return -1;
+    int n = tokenizer_encode(t, text, len, 1, ids + 1, cap - 1);
+    if (n < 0) return -1;
+    if (t->add_bos && t->bos >= 0 && !(n > 0 && ids[1] == t->bos)) {
+        ids[0] = t->bos;
+        return n + 1;
+    }
+    memmove(ids, ids + 1, (size_t)n * sizeof *ids);
+    return n;
+}
+
+const char *tokenizer_model_name(const Tokenizer *t) { return t->kind == TOKENIZER_SPM ? "llama" : "gpt2"; }
 
 /* ---- streaming decoder ----------------------------------------------------- */
 

@@ -1,26 +1,53 @@
-/* tokenizer.h - byte-level BPE (GPT-2 style, llama.cpp's "gpt2" tokenizer
- * model) read from GGUF metadata, with llama.cpp's behaviour as reference.
+/* tokenizer.h - the two tokenizer models of llama.cpp that the llama and
+ * Qwen families use, read from GGUF metadata, with llama.cpp's behaviour as
+ * the reference:
  *
- * Encoding text:
+ * "gpt2" (byte-level BPE: Qwen2/2.5/3, Llama 3, SmolLM):
  *   1. special/added tokens (control, user-defined, unknown) are found in
  *      the text first, longest token first, as llama.cpp does;
  *   2. the text between them is split by the pre-tokenizer regex of the
- *      model (tokenizer.ggml.pre; only "qwen2" for now), written by hand;
+ *      model (tokenizer.ggml.pre), written by hand: "qwen2", "llama-bpe"
+ *      (also "llama3", "llama-v3"), "smollm" and "gpt-2"; any other name is
+ *      refused by name;
  *   3. each piece is turned into bytes, one byte token per byte, and merged
- *      by BPE in rank order (lowest rank first, leftmost on a tie).
- * Invalid UTF-8 in the text never fails: each byte that does not start a
- * well-formed sequence is read as U+FFFD (so it becomes the three bytes
- * EF BF BD), exactly as llama.cpp does. (llama.cpp would throw on a 4-byte
- * form above U+10FFFF; here each of its bytes is invalid.)
+ *      by BPE in rank order (lowest rank first, leftmost on a tie). With the
+ *      llama3 pre-tokenizers a piece that is itself a token is not merged
+ *      (llama.cpp's ignore_merges).
+ *   Invalid UTF-8 in the text never fails: each byte that does not start a
+ *   well-formed sequence is read as U+FFFD (so it becomes the three bytes
+ *   EF BF BD), exactly as llama.cpp does. (llama.cpp would throw on a 4-byte
+ *   form above U+10FFFF; here each of its bytes is invalid.)
+ *
+ * "llama" (SentencePiece-style BPE by scores: Llama 1/2, TinyLlama,
+ * stories260K; llama.cpp's llm_tokenizer_spm):
+ *   1. special tokens are found as above;
+ *   2. each text fragment gets a space in front when add_space_prefix is on
+ *      (tokenizer.ggml.add_space_prefix, default on): before the first
+ *      fragment and, as llama.cpp does, before every fragment that follows
+ *      a special token ("<s>Hi" -> <s> "_Hi");
+ *   3. spaces become U+2581, the fragment is cut into UTF-8 characters (by
+ *      the lead byte only: bytes are never altered), and the adjacent pair
+ *      whose concatenation is a token with the highest score (leftmost on a
+ *      tie) is merged until no pair is a token;
+ *   4. a final piece that is not a token becomes its byte tokens <0xNN>
+ *      (a byte without one becomes the unknown token).
+ *   Decoding: U+2581 is a space, <0xNN> is that byte. The space put in
+ *   front of the text stays in the pieces: llama.cpp's detokenize() drops
+ *   one leading space of the first piece when add_space_prefix is on, but
+ *   its per-token pieces (what generation streams) keep it, and so do
+ *   tokenizer_piece and TokenStream here. A caller printing a whole prompt
+ *   back can drop it (see add_space_prefix).
+ *
  * llama.cpp's lstrip/rstrip token attributes are only set by model name for
- * a few non-Qwen models (jina, phi-3, modern-bert), so they are not applied:
- * text next to a special token is tokenized as its own fragment.
+ * a few models (jina, phi-3, modern-bert), so they are not applied: text
+ * next to a special token is tokenized as its own fragment.
  *
  * Memory: tokenizer_plan() sizes every table from the GGUF header before
- * the arena exists; tokenizer_load() carves exactly those sizes. Vocabulary
- * strings are not copied: their decoded bytes (byte-level characters mapped
- * back to raw bytes) are written once into the arena, and a hash table maps
- * them to ids. Merges become a hash table (id, id) -> (rank, merged id). */
+ * the arena exists; tokenizer_load() carves exactly those sizes. Decoded
+ * token bytes are written once into the arena and a hash table maps them to
+ * ids; BPE merges become a hash table (id, id) -> (rank, merged id); SPM
+ * keeps the token texts as stored (with U+2581) in a second hash table and
+ * each token's score as a sortable key. */
 #ifndef PITH_TOKENIZER_H
 #define PITH_TOKENIZER_H
 
@@ -48,11 +75,19 @@ typedef struct {
     uint32_t merged;  /* merged id + 1; 0 = empty slot */
 } TokMerge;
 
+/* Tokenizer models (Tokenizer.kind). */
+enum { TOKENIZER_BPE = 1, TOKENIZER_SPM = 2 };
+
 typedef struct {
     int32_t n_vocab;
+    int kind;                 /* TOKENIZER_BPE ("gpt2") or TOKENIZER_SPM ("llama") */
     int32_t bos, eos;         /* -1 when the model has none */
-    int add_bos;              /* tokenizer.ggml.add_bos_token (default 0) */
-    int pretok;               /* index in the pre-tokenizer table */
+    int32_t unk;              /* unknown token (SPM: default 0), -1 if none */
+    int add_bos;              /* callers put bos first: tokenizer.ggml.add_bos_token, else
+                                 llama.cpp's default (1 for SPM and the llama3 pre-tokenizers) */
+    int add_space_prefix;     /* SPM: a space is put before the text (tokenizer.ggml.add_space_prefix,
+                                 default 1); always 0 for BPE */
+    int pretok;               /* BPE: index in the pre-tokenizer table; -1 for SPM */
     uint32_t max_piece;       /* longest decoded piece, bytes */
     uint64_t max_text;        /* planned longest text, bytes */
 
@@ -65,14 +100,20 @@ typedef struct {
     uint64_t merge_hash_mask;
     int32_t *specials;        /* matched in text before BPE, longest first */
     int32_t n_specials;
-    int32_t byte_token[256];  /* id of the token for each raw byte */
+    int32_t byte_token[256];  /* id of the token for each raw byte (SPM: <0xNN>, else unk) */
+    /* SPM only (NULL for BPE): */
+    uint32_t *score_key;      /* per token: a higher score gives a smaller key */
+    uint32_t *raw_off;        /* n_vocab + 1 offsets into raw_bytes */
+    uint8_t *raw_bytes;       /* token texts as stored (U+2581 for spaces) */
+    uint32_t *raw_hash;       /* id + 1 by stored text; text_hash_mask + 1 slots */
     int16_t cp_to_byte[324];  /* byte-level alphabet: code point -> byte, -1 */
 
     /* scratch for one encode, sized from max_text */
     int32_t *special_at;      /* per text byte: special id starting here, -1 free, -2 covered */
-    uint8_t *word;            /* bytes of one pre-token (invalid bytes -> EF BF BD) */
-    int32_t *sym_id, *sym_prev, *sym_next, *pair_merged, *heap, *heap_pos;
-    uint32_t *pair_rank;
+    uint8_t *word;            /* BPE: bytes of one pre-token (invalid bytes -> EF BF BD);
+                                 SPM: one fragment with U+2581 for its spaces */
+    int32_t *sym_id, *sym_prev, *sym_next, *pair_merged, *heap, *heap_pos; /* by word byte */
+    uint32_t *pair_rank;      /* BPE: merge rank; SPM: score key of the pair's token */
 } Tokenizer;
 
 /* Longest text tokenizer_plan accepts (symbol indices stay in int32). */
@@ -88,12 +129,29 @@ int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err);
  * plan. Returns 0 or -1 with err->msg. */
 int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, GgufError *err);
 
-/* Encodes text[0..len) into ids (no BOS is added: see t->add_bos). With
- * parse_special, control tokens written in the text (e.g. "<|im_start|>")
- * become single ids; user-defined tokens (e.g. "<think>") always do, as in
- * llama.cpp. Returns the number of ids, or -1 if len is more than planned
- * or cap is too small (at most 3 * len + 1 ids are ever produced). */
+/* Encodes text[0..len) into ids (no BOS is added: see t->add_bos and
+ * tokenizer_encode_prompt). With parse_special, control tokens written in
+ * the text (e.g. "<|im_start|>", "<s>") become single ids; user-defined
+ * tokens (e.g. "<think>") always do, as in llama.cpp. Returns the number of
+ * ids, or -1 if len is more than planned or cap is too small. At most
+ * 3 * len + 1 ids are produced, except by an SPM vocabulary without a U+2581
+ * token: each space, and each one it puts in front of a fragment, is then
+ * 3 byte tokens (real SPM vocabularies have the token). */
 int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_special, int32_t *ids, int cap);
+/* As tokenizer_encode with parse_special, for a prompt fed from the start
+ * of the context: puts t->bos first when the model asks for it (add_bos)
+ * and the text does not already start with it (a chat template that
+ * writes "<|begin_of_text|>" itself), as llama.cpp's prompt handling ends
+ * up with exactly one BOS. Returns the number of ids or -1 as above. */
+int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t *ids, int cap);
+
+/* Pre-token boundaries of text[0..len) under the named BPE pre-tokenizer
+ * ("qwen2", "llama-bpe", "smollm", "gpt-2", ...), without a vocabulary:
+ * writes the end offset of each piece to ends and returns their number, or
+ * -1 if the name is unknown or cap is too small. For tests and tools. */
+int tokenizer_pretokenize(const char *pre_name, const char *text, size_t len, uint32_t *ends, int cap);
+/* The tokenizer model's name: "gpt2" or "llama". */
+const char *tokenizer_model_name(const Tokenizer *t);
 
 /* The decoded bytes of a token (not NUL-terminated), or NULL if id is out of
  * range. Control and user-defined tokens decode to their text. */

@@ -61,6 +61,35 @@ else
     not_ok "template: no template: $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"
 fi
 
+# --template NAME overrides what the model carries (texts rendered with
+# jinja2 from the real Zephyr and Llama 3.1 templates, see test_chat.c).
+printf '<|system|>\nS</s>\n<|user|>\nHi</s>\n<|assistant|>\n' >"$TMP/zephyr.want"
+if $PITH template "$FIX/models/stories260K.gguf" --messages "$TMP/two.json" --template zephyr >"$TMP/out" 2>"$TMP/err" &&
+    cmp -s "$TMP/out" "$TMP/zephyr.want" && [ ! -s "$TMP/err" ]; then
+    ok "template --template zephyr on a model without a template"
+else
+    not_ok "template --template zephyr: $(cmp "$TMP/out" "$TMP/zephyr.want" 2>&1) $(head -c 300 "$TMP/err")"
+fi
+printf '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\nS<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n' >"$TMP/llama31.want"
+for name in llama3.1 llama3.2; do
+    if $PITH template "$VOCAB" --messages "$TMP/two.json" --template $name >"$TMP/out" 2>"$TMP/err" &&
+        cmp -s "$TMP/out" "$TMP/llama31.want"; then
+        ok "template --template $name overrides the model's Qwen3 template"
+    else
+        not_ok "template --template $name: $(cmp "$TMP/out" "$TMP/llama31.want" 2>&1) $(head -c 300 "$TMP/err")"
+    fi
+done
+if $PITH template "$VOCAB" --messages "$TMP/two.json" --template raw >"$TMP/out" 2>"$TMP/err" &&
+    [ "$(cat "$TMP/out")" = "SHi" ] && [ ! -s "$TMP/err" ]; then
+    ok "template --template raw: contents only, no warning"
+else
+    not_ok "template --template raw: $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"
+fi
+expect_fail2 "template --template with an unknown name" $PITH template "$VOCAB" --messages "$TMP/two.json" --template mistral
+grep -q "'mistral' is not a template pith knows (raw, qwen3, chatml" "$TMP/err" && ok "template: unknown name listed with the known ones" ||
+    not_ok "template: unknown name message: $(cat "$TMP/err")"
+expect_fail2 "template --template without a value" $PITH template "$VOCAB" --messages "$TMP/two.json" --template
+
 # Refused inputs: one "pith: ..." line, status 2.
 printf '[{"role":"robot","content":"x"}]' >"$TMP/role.json"
 printf '[{"role":"user","content":"x"}] x' >"$TMP/trail.json"

@@ -45,8 +45,31 @@ expect_fail2 "missing --file value" $PITH tokenize "$Q3" --file
 expect_fail2 "no such model" $PITH tokenize "$TMP/nope.gguf" hi
 expect_fail2 "no such text file" $PITH tokenize "$Q3" --file "$TMP/nope.txt"
 expect_fail2 "not a GGUF file" $PITH tokenize "$C.txt" hi
-expect_fail2 "SPM vocab refused (not gpt2)" $PITH tokenize "$FIX/tokenizer/ggml-vocab-llama-spm.gguf" hi
-if grep -q "tokenizer.ggml.model 'llama' is not supported" "$TMP/err"; then ok "SPM refusal names the tokenizer model"
-else not_ok "SPM refusal message: $(cat "$TMP/err")"; fi
-expect_fail2 "llama (SPM) model refused" $PITH tokenize "$FIX/models/stories260K.gguf" hi
+
+# The llama (SPM) tokenizer: llama.cpp's vector, and every stories260K case
+# of cases.tsv whose prompt is a text: `pith tokenize` prints the ids
+# without the BOS that prompt_ids start with.
+SPM=$FIX/tokenizer/ggml-vocab-llama-spm.gguf
+expect_out "SPM: ' Hello world' (space prefix kept)" "29871 15043 3186" $PITH tokenize "$SPM" " Hello world"
+expect_out "SPM: <s> parsed, space prefix after it" "1 15043" $PITH tokenize "$SPM" "<s>Hello"
+expect_out "SPM: byte fallback" "29871 243 162 169 156" $PITH tokenize "$SPM" "$(printf '\360\237\246\231')"
+expect_out "SPM: read backend" "15043 3186" $PITH tokenize "$SPM" "Hello world" --no-mmap
+n=0
+# awk keeps the empty expected_ids column of the logits cases (sh's read
+# would merge two tabs); the text is the prompt="..." note.
+awk -F'\t' '$2 ~ /^stories260K/ && $6 ~ /prompt=text="/ { print $1 "\t" $2 "\t" $4 "\t" $6 }' "$FIX/cases.tsv" >"$TMP/stories.tsv"
+while IFS='	' read -r id model prompt_ids notes; do
+    text=$(printf '%s' "$notes" | sed -e 's/.*prompt=text="//' -e 's/",bos.*//' -e 's/";.*//')
+    want=$(printf '%s' "$prompt_ids" | sed -e 's/^1,//' | tr ',' ' ')
+    expect_out "stories $id: '$text' gives prompt_ids after BOS" "$want" $PITH tokenize "$FIX/models/$model" "$text"
+    n=$((n + 1))
+done <"$TMP/stories.tsv"
+[ "$n" -eq 10 ] && ok "stories: 10 text prompts checked" || not_ok "stories: $n text prompts checked (want 10)"
+expect_out "stories260K: --pieces keeps the space of the first piece" "403 ' Once'" $PITH tokenize "$FIX/models/stories260K.gguf" --pieces "Once"
+
+# refused tokenizers: one line naming what is not supported
+printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\024\000\000\000\000\000\000\000tokenizer.ggml.model\010\000\000\000\004\000\000\000\000\000\000\000bert' >"$TMP/bert.gguf"
+expect_fail2 "a 'bert' tokenizer is refused" $PITH tokenize "$TMP/bert.gguf" hi
+if grep -q "tokenizer.ggml.model 'bert' is not supported" "$TMP/err"; then ok "the refusal names the tokenizer model"
+else not_ok "refusal message: $(cat "$TMP/err")"; fi
 finish

@@ -1,9 +1,11 @@
-/* test_chat.c - the Qwen3 chat template rendered natively must equal the
- * reference renderings byte for byte: the 5 fixtures (from their .msgs
+/* test_chat.c - the chat templates rendered natively must equal the
+ * reference renderings byte for byte: Qwen3's 5 fixtures (from their .msgs
  * files) and extra conversations (tools, tool calls, reasoning_content,
- * multi-step tool turns) whose expected text was rendered from Qwen3's real
- * chat_template with Python jinja2 3.1.6 (trim_blocks, lstrip_blocks,
- * tojson = json.dumps(ensure_ascii=False)), as transformers does. */
+ * multi-step tool turns), ChatML/Qwen2, and Llama 3, Llama 3.1/3.2, Zephyr,
+ * Qwen2.5 and SmolLM2, whose expected texts were rendered from the real
+ * chat_templates with Python jinja2 3.1.6 (trim_blocks, lstrip_blocks,
+ * tojson = json.dumps(ensure_ascii=False)), as transformers does; detection
+ * from the real template texts, names, and turn-by-turn rendering. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +124,7 @@ static void fixture_cases(void)
             ChatToolCall calls[MAX_MSGS];
             int n = load_msgs(msgs_text, msgs, calls);
             CHECK(n == n_msgs, "%s: %d messages (cases.tsv says %d)", id, n, n_msgs);
-            ChatOptions opt = {gen, strcmp(think, "0") != 0, NULL, NULL, 0};
+            ChatOptions opt = {gen, strcmp(think, "0") != 0, NULL, NULL, 0, 0};
             int64_t need = chat_render(CHAT_TEMPLATE_QWEN3, msgs, n, &opt, NULL, 0);
             CHECK(need == (int64_t)tlen, "%s: measured length %lld == %zu", id, (long long)need, tlen);
             char buf[4096];
@@ -286,7 +288,7 @@ static int render_json(ChatTemplate tpl, const char *json, int gen, int think, c
     int r = chat_json_read(json, strlen(json), "case", &o, &sz2, err, errcap);
     if (r == 0 && memcmp(&sz, &sz2, sizeof sz) != 0) r = -1;
     if (r == 0) {
-        ChatOptions opt = {gen, think, o.tools, o.tools_len, (int)sz.n_tools};
+        ChatOptions opt = {gen, think, o.tools, o.tools_len, (int)sz.n_tools, 0};
         *len = chat_render(tpl, o.msgs, (int)sz.n_messages, &opt, out, cap);
         uint64_t bound = chat_render_bound(sz.n_messages, sz.n_tool_calls, sz.n_tools, sz.text_bytes);
         if (*len < 0 || (uint64_t)*len > bound) r = -1;
@@ -364,6 +366,622 @@ static void chatml_templates(void)
     }
 }
 
+/* ---- Llama 3, Llama 3.1/3.2, Zephyr, Qwen2.5, SmolLM2 ----------------------
+ * Expected texts rendered with Python jinja2 3.1.6 from the real templates
+ * (below, as stored in the models' tokenizer_config.json), with
+ * transformers' settings (trim_blocks, lstrip_blocks, tojson =
+ * json.dumps(ensure_ascii=False)), bos_token "<|begin_of_text|>" for Llama 3
+ * and eos_token "</s>" for Zephyr, no strftime_now (3.2 then prints its
+ * default date). Contents with whitespace at both ends show Llama 3's trim
+ * (U+3000 IDEOGRAPHIC SPACE is whitespace to Python). */
+static const struct {
+    ChatTemplate t;
+    const char *name;
+    int gen;
+    const char *json;
+    const char *want;
+} more_cases[] = {
+    {CHAT_TEMPLATE_LLAMA3, "llama3 convA", 1,
+     "{\"messages\": [{\"role\": \"system\", \"content\": \"  Be brief.\\n\"}, {\"role\": \"user\", \"content\": \"Hi there \"}, {\"role\": \"assistant\", \"content\": \"\\tHello!\"}, {\"role\": \"user\", \"content\": \"What is 2+2?\343\200\200\"}]}",
+     "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n"
+        "\n"
+        "Be brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "Hi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        "\n"
+        "Hello!<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "What is 2+2?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        "\n"},
+    {CHAT_TEMPLATE_LLAMA3, "llama3 convB", 0,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}",
+     "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "Hello<|eot_id|>"},
+    {CHAT_TEMPLATE_LLAMA31, "llama3.1 convA", 1,
+     "{\"messages\": [{\"role\": \"system\", \"content\": \"  Be brief.\\n\"}, {\"role\": \"user\", \"content\": \"Hi there \"}, {\"role\": \"assistant\", \"content\": \"\\tHello!\"}, {\"role\": \"user\", \"content\": \"What is 2+2?\343\200\200\"}]}",
+     "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n"
+        "\n"
+        "Cutting Knowledge Date: December 2023\n"
+        "Today Date: 26 Jul 2024\n"
+        "\n"
+        "Be brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "Hi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        "\n"
+        "Hello!<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "What is 2+2?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        "\n"},
+    {CHAT_TEMPLATE_LLAMA31, "llama3.1 convB", 1,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}",
+     "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n"
+        "\n"
+        "Cutting Knowledge Date: December 2023\n"
+        "Today Date: 26 Jul 2024\n"
+        "\n"
+        "<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "Hello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        "\n"},
+    {CHAT_TEMPLATE_LLAMA31, "llama3.1 convTl", 1,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Weather?\"}, {\"role\": \"assistant\", \"tool_calls\": [{\"function\": {\"name\": \"get\", \"arguments\": {\"city\": \"Paris\"}}}]}]}",
+     "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n"
+        "\n"
+        "Cutting Knowledge Date: December 2023\n"
+        "Today Date: 26 Jul 2024\n"
+        "\n"
+        "<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "Weather?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        "\n"
+        "{\"name\": \"get\", \"parameters\": {\"city\": \"Paris\"}}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        "\n"},
+    {CHAT_TEMPLATE_LLAMA31, "llama3.2 convA", 1,
+     "{\"messages\": [{\"role\": \"system\", \"content\": \"  Be brief.\\n\"}, {\"role\": \"user\", \"content\": \"Hi there \"}, {\"role\": \"assistant\", \"content\": \"\\tHello!\"}, {\"role\": \"user\", \"content\": \"What is 2+2?\343\200\200\"}]}",
+     "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n"
+        "\n"
+        "Cutting Knowledge Date: December 2023\n"
+        "Today Date: 26 Jul 2024\n"
+        "\n"
+        "Be brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "Hi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        "\n"
+        "Hello!<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "What is 2+2?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        "\n"},
+    {CHAT_TEMPLATE_LLAMA31, "llama3.2 convB", 0,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}",
+     "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n"
+        "\n"
+        "Cutting Knowledge Date: December 2023\n"
+        "Today Date: 26 Jul 2024\n"
+        "\n"
+        "<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
+        "\n"
+        "Hello<|eot_id|>"},
+    {CHAT_TEMPLATE_ZEPHYR, "zephyr convA", 1,
+     "{\"messages\": [{\"role\": \"system\", \"content\": \"  Be brief.\\n\"}, {\"role\": \"user\", \"content\": \"Hi there \"}, {\"role\": \"assistant\", \"content\": \"\\tHello!\"}, {\"role\": \"user\", \"content\": \"What is 2+2?\343\200\200\"}]}",
+     "<|system|>\n"
+        "  Be brief.\n"
+        "</s>\n"
+        "<|user|>\n"
+        "Hi there </s>\n"
+        "<|assistant|>\n"
+        "\011Hello!</s>\n"
+        "<|user|>\n"
+        "What is 2+2?\343\200\200</s>\n"
+        "<|assistant|>\n"},
+    {CHAT_TEMPLATE_ZEPHYR, "zephyr convZ", 1,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Hello\"}, {\"role\": \"tool\", \"content\": \"ignored\"}]}",
+     "<|user|>\n"
+        "Hi</s>\n"
+        "<|assistant|>\n"
+        "Hello</s>\n"
+        "<|assistant|>\n"},
+    {CHAT_TEMPLATE_ZEPHYR, "zephyr convB", 0,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}",
+     "<|user|>\n"
+        "Hello</s>\n"},
+    {CHAT_TEMPLATE_QWEN25, "qwen2.5 convA", 1,
+     "{\"messages\": [{\"role\": \"system\", \"content\": \"  Be brief.\\n\"}, {\"role\": \"user\", \"content\": \"Hi there \"}, {\"role\": \"assistant\", \"content\": \"\\tHello!\"}, {\"role\": \"user\", \"content\": \"What is 2+2?\343\200\200\"}]}",
+     "<|im_start|>system\n"
+        "  Be brief.\n"
+        "<|im_end|>\n"
+        "<|im_start|>user\n"
+        "Hi there <|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "\011Hello!<|im_end|>\n"
+        "<|im_start|>user\n"
+        "What is 2+2?\343\200\200<|im_end|>\n"
+        "<|im_start|>assistant\n"},
+    {CHAT_TEMPLATE_QWEN25, "qwen2.5 convB", 1,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}",
+     "<|im_start|>system\n"
+        "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+        "<|im_start|>user\n"
+        "Hello<|im_end|>\n"
+        "<|im_start|>assistant\n"},
+    {CHAT_TEMPLATE_QWEN25, "qwen2.5 convT", 1,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Weather in Paris?\"}, {\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"function\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": [1, 2]}}}]}, {\"role\": \"tool\", \"content\": \"{\\\"temp\\\": 12}\"}, {\"role\": \"tool\", \"content\": \"sunny\"}, {\"role\": \"assistant\", \"content\": \"12 C, sunny.\"}]}",
+     "<|im_start|>system\n"
+        "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+        "<|im_start|>user\n"
+        "Weather in Paris?<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "<tool_call>\n"
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": [1, 2]}}\n"
+        "</tool_call><|im_end|>\n"
+        "<|im_start|>user\n"
+        "<tool_response>\n"
+        "{\"temp\": 12}\n"
+        "</tool_response>\n"
+        "<tool_response>\n"
+        "sunny\n"
+        "</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "12 C, sunny.<|im_end|>\n"
+        "<|im_start|>assistant\n"},
+    {CHAT_TEMPLATE_QWEN25, "qwen2.5 convT+tools", 1,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Weather in Paris?\"}, {\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"function\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": [1, 2]}}}]}, {\"role\": \"tool\", \"content\": \"{\\\"temp\\\": 12}\"}, {\"role\": \"tool\", \"content\": \"sunny\"}, {\"role\": \"assistant\", \"content\": \"12 C, sunny.\"}], \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {\"type\": \"object\"}}}]}",
+     "<|im_start|>system\n"
+        "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.\n"
+        "\n"
+        "# Tools\n"
+        "\n"
+        "You may call one or more functions to assist with the user query.\n"
+        "\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n"
+        "<tools>\n"
+        "{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {\"type\": \"object\"}}}\n"
+        "</tools>\n"
+        "\n"
+        "For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n"
+        "<tool_call>\n"
+        "{\"name\": <function-name>, \"arguments\": <args-json-object>}\n"
+        "</tool_call><|im_end|>\n"
+        "<|im_start|>user\n"
+        "Weather in Paris?<|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "<tool_call>\n"
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": [1, 2]}}\n"
+        "</tool_call><|im_end|>\n"
+        "<|im_start|>user\n"
+        "<tool_response>\n"
+        "{\"temp\": 12}\n"
+        "</tool_response>\n"
+        "<tool_response>\n"
+        "sunny\n"
+        "</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "12 C, sunny.<|im_end|>\n"
+        "<|im_start|>assistant\n"},
+    {CHAT_TEMPLATE_QWEN25, "qwen2.5 convA+tools", 0,
+     "{\"messages\": [{\"role\": \"system\", \"content\": \"  Be brief.\\n\"}, {\"role\": \"user\", \"content\": \"Hi there \"}, {\"role\": \"assistant\", \"content\": \"\\tHello!\"}, {\"role\": \"user\", \"content\": \"What is 2+2?\343\200\200\"}], \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {\"type\": \"object\"}}}]}",
+     "<|im_start|>system\n"
+        "  Be brief.\n"
+        "\n"
+        "\n"
+        "# Tools\n"
+        "\n"
+        "You may call one or more functions to assist with the user query.\n"
+        "\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n"
+        "<tools>\n"
+        "{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {\"type\": \"object\"}}}\n"
+        "</tools>\n"
+        "\n"
+        "For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n"
+        "<tool_call>\n"
+        "{\"name\": <function-name>, \"arguments\": <args-json-object>}\n"
+        "</tool_call><|im_end|>\n"
+        "<|im_start|>user\n"
+        "Hi there <|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "\011Hello!<|im_end|>\n"
+        "<|im_start|>user\n"
+        "What is 2+2?\343\200\200<|im_end|>\n"},
+    {CHAT_TEMPLATE_SMOLLM2, "smollm2 convA", 1,
+     "{\"messages\": [{\"role\": \"system\", \"content\": \"  Be brief.\\n\"}, {\"role\": \"user\", \"content\": \"Hi there \"}, {\"role\": \"assistant\", \"content\": \"\\tHello!\"}, {\"role\": \"user\", \"content\": \"What is 2+2?\343\200\200\"}]}",
+     "<|im_start|>system\n"
+        "  Be brief.\n"
+        "<|im_end|>\n"
+        "<|im_start|>user\n"
+        "Hi there <|im_end|>\n"
+        "<|im_start|>assistant\n"
+        "\011Hello!<|im_end|>\n"
+        "<|im_start|>user\n"
+        "What is 2+2?\343\200\200<|im_end|>\n"
+        "<|im_start|>assistant\n"},
+    {CHAT_TEMPLATE_SMOLLM2, "smollm2 convB", 1,
+     "{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}",
+     "<|im_start|>system\n"
+        "You are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+        "<|im_start|>user\n"
+        "Hello<|im_end|>\n"
+        "<|im_start|>assistant\n"},
+};
+
+static void more_templates(void)
+{
+    for (size_t i = 0; i < sizeof more_cases / sizeof more_cases[0]; i++) {
+        static char out[16384];
+        char err[400] = "";
+        int64_t len = -1;
+        int r = render_json(more_cases[i].t, more_cases[i].json, more_cases[i].gen, 1, out, sizeof out, &len, err,
+                            sizeof err);
+        size_t wl = strlen(more_cases[i].want);
+        CHECK(r == 0 && len == (int64_t)wl && memcmp(out, more_cases[i].want, wl) == 0,
+              "%s template, %s: equals jinja2's rendering (%s)", chat_template_name(more_cases[i].t),
+              more_cases[i].name, err);
+    }
+}
+
+/* The real template texts (Llama 3: Meta-Llama-3-8B-Instruct; Llama 3.1:
+ * 3.1/3.3 Instruct; Llama 3.2: llama.cpp's models/templates copy; Qwen2.5:
+ * Qwen2.5-Instruct; Zephyr: TinyLlama-1.1B-Chat-v1.0 / zephyr-7b-beta;
+ * SmolLM2-Instruct). */
+static const struct {
+    const char *name;
+    ChatTemplate want;
+    const char *text;
+} real_templates[] = {
+    {"llama3", CHAT_TEMPLATE_LLAMA3,
+     "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}"},
+    {"llama3.1", CHAT_TEMPLATE_LLAMA31,
+     "{{- bos_token }}\n"
+        "{%- if custom_tools is defined %}\n"
+        "    {%- set tools = custom_tools %}\n"
+        "{%- endif %}\n"
+        "{%- if not tools_in_user_message is defined %}\n"
+        "    {%- set tools_in_user_message = true %}\n"
+        "{%- endif %}\n"
+        "{%- if not date_string is defined %}\n"
+        "    {%- set date_string = \"26 Jul 2024\" %}\n"
+        "{%- endif %}\n"
+        "{%- if not tools is defined %}\n"
+        "    {%- set tools = none %}\n"
+        "{%- endif %}\n"
+        "\n"
+        "{#- This block extracts the system message, so we can slot it into the right place. #}\n"
+        "{%- if messages[0]['role'] == 'system' %}\n"
+        "    {%- set system_message = messages[0]['content']|trim %}\n"
+        "    {%- set messages = messages[1:] %}\n"
+        "{%- else %}\n"
+        "    {%- set system_message = \"\" %}\n"
+        "{%- endif %}\n"
+        "\n"
+        "{#- System message + builtin tools #}\n"
+        "{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}\n"
+        "{%- if builtin_tools is defined or tools is not none %}\n"
+        "    {{- \"Environment: ipython\\n\" }}\n"
+        "{%- endif %}\n"
+        "{%- if builtin_tools is defined %}\n"
+        "    {{- \"Tools: \" + builtin_tools | reject('equalto', 'code_interpreter') | join(\", \") + \"\\n\\n\"}}\n"
+        "{%- endif %}\n"
+        "{{- \"Cutting Knowledge Date: December 2023\\n\" }}\n"
+        "{{- \"Today Date: \" + date_string + \"\\n\\n\" }}\n"
+        "{%- if tools is not none and not tools_in_user_message %}\n"
+        "    {{- \"You have access to the following functions. To call a function, please respond with JSON for a function call.\" }}\n"
+        "    {{- 'Respond in the format {\"name\": function name, \"parameters\": dictionary of argument name and its value}.' }}\n"
+        "    {{- \"Do not use variables.\\n\\n\" }}\n"
+        "    {%- for t in tools %}\n"
+        "        {{- t | tojson(indent=4) }}\n"
+        "        {{- \"\\n\\n\" }}\n"
+        "    {%- endfor %}\n"
+        "{%- endif %}\n"
+        "{{- system_message }}\n"
+        "{{- \"<|eot_id|>\" }}\n"
+        "\n"
+        "{#- Custom tools are passed in a user message with some extra guidance #}\n"
+        "{%- if tools_in_user_message and not tools is none %}\n"
+        "    {#- Extract the first user message so we can plug it in here #}\n"
+        "    {%- if messages | length != 0 %}\n"
+        "        {%- set first_user_message = messages[0]['content']|trim %}\n"
+        "        {%- set messages = messages[1:] %}\n"
+        "    {%- else %}\n"
+        "        {{- raise_exception(\"Cannot put tools in the first user message when there's no first user message!\") }}\n"
+        "{%- endif %}\n"
+        "    {{- '<|start_header_id|>user<|end_header_id|>\\n\\n' -}}\n"
+        "    {{- \"Given the following functions, please respond with a JSON for a function call \" }}\n"
+        "    {{- \"with its proper arguments that best answers the given prompt.\\n\\n\" }}\n"
+        "    {{- 'Respond in the format {\"name\": function name, \"parameters\": dictionary of argument name and its value}.' }}\n"
+        "    {{- \"Do not use variables.\\n\\n\" }}\n"
+        "    {%- for t in tools %}\n"
+        "        {{- t | tojson(indent=4) }}\n"
+        "        {{- \"\\n\\n\" }}\n"
+        "    {%- endfor %}\n"
+        "    {{- first_user_message + \"<|eot_id|>\"}}\n"
+        "{%- endif %}\n"
+        "\n"
+        "{%- for message in messages %}\n"
+        "    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}\n"
+        "        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + '<|eot_id|>' }}\n"
+        "    {%- elif 'tool_calls' in message %}\n"
+        "        {%- if not message.tool_calls|length == 1 %}\n"
+        "            {{- raise_exception(\"This model only supports single tool-calls at once!\") }}\n"
+        "        {%- endif %}\n"
+        "        {%- set tool_call = message.tool_calls[0].function %}\n"
+        "        {%- if builtin_tools is defined and tool_call.name in builtin_tools %}\n"
+        "            {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' -}}\n"
+        "            {{- \"<|python_tag|>\" + tool_call.name + \".call(\" }}\n"
+        "            {%- for arg_name, arg_val in tool_call.arguments | items %}\n"
+        "                {{- arg_name + '=\"' + arg_val + '\"' }}\n"
+        "                {%- if not loop.last %}\n"
+        "                    {{- \", \" }}\n"
+        "                {%- endif %}\n"
+        "                {%- endfor %}\n"
+        "            {{- \")\" }}\n"
+        "        {%- else  %}\n"
+        "            {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' -}}\n"
+        "            {{- '{\"name\": \"' + tool_call.name + '\", ' }}\n"
+        "            {{- '\"parameters\": ' }}\n"
+        "            {{- tool_call.arguments | tojson }}\n"
+        "            {{- \"}\" }}\n"
+        "        {%- endif %}\n"
+        "        {%- if builtin_tools is defined %}\n"
+        "            {#- This means we're in ipython mode #}\n"
+        "            {{- \"<|eom_id|>\" }}\n"
+        "        {%- else %}\n"
+        "            {{- \"<|eot_id|>\" }}\n"
+        "        {%- endif %}\n"
+        "    {%- elif message.role == \"tool\" or message.role == \"ipython\" %}\n"
+        "        {{- \"<|start_header_id|>ipython<|end_header_id|>\\n\\n\" }}\n"
+        "        {%- if message.content is mapping or message.content is iterable %}\n"
+        "            {{- message.content | tojson }}\n"
+        "        {%- else %}\n"
+        "            {{- message.content }}\n"
+        "        {%- endif %}\n"
+        "        {{- \"<|eot_id|>\" }}\n"
+        "    {%- endif %}\n"
+        "{%- endfor %}\n"
+        "{%- if add_generation_prompt %}\n"
+        "    {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}\n"
+        "{%- endif %}\n"},
+    {"llama3.2", CHAT_TEMPLATE_LLAMA31,
+     "{{- bos_token }}\n"
+        "{%- if custom_tools is defined %}\n"
+        "    {%- set tools = custom_tools %}\n"
+        "{%- endif %}\n"
+        "{%- if not tools_in_user_message is defined %}\n"
+        "    {%- set tools_in_user_message = true %}\n"
+        "{%- endif %}\n"
+        "{%- if not date_string is defined %}\n"
+        "    {%- if strftime_now is defined %}\n"
+        "        {%- set date_string = strftime_now(\"%d %b %Y\") %}\n"
+        "    {%- else %}\n"
+        "        {%- set date_string = \"26 Jul 2024\" %}\n"
+        "    {%- endif %}\n"
+        "{%- endif %}\n"
+        "{%- if not tools is defined %}\n"
+        "    {%- set tools = none %}\n"
+        "{%- endif %}\n"
+        "\n"
+        "{#- This block extracts the system message, so we can slot it into the right place. #}\n"
+        "{%- if messages[0]['role'] == 'system' %}\n"
+        "    {%- set system_message = messages[0]['content']|trim %}\n"
+        "    {%- set messages = messages[1:] %}\n"
+        "{%- else %}\n"
+        "    {%- set system_message = \"\" %}\n"
+        "{%- endif %}\n"
+        "\n"
+        "{#- System message #}\n"
+        "{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}\n"
+        "{%- if tools is not none %}\n"
+        "    {{- \"Environment: ipython\\n\" }}\n"
+        "{%- endif %}\n"
+        "{{- \"Cutting Knowledge Date: December 2023\\n\" }}\n"
+        "{{- \"Today Date: \" + date_string + \"\\n\\n\" }}\n"
+        "{%- if tools is not none and not tools_in_user_message %}\n"
+        "    {{- \"You have access to the following functions. To call a function, please respond with JSON for a function call.\" }}\n"
+        "    {{- 'Respond in the format {\"name\": function name, \"parameters\": dictionary of argument name and its value}.' }}\n"
+        "    {{- \"Do not use variables.\\n\\n\" }}\n"
+        "    {%- for t in tools %}\n"
+        "        {{- t | tojson(indent=4) }}\n"
+        "        {{- \"\\n\\n\" }}\n"
+        "    {%- endfor %}\n"
+        "{%- endif %}\n"
+        "{{- system_message }}\n"
+        "{{- \"<|eot_id|>\" }}\n"
+        "\n"
+        "{#- Custom tools are passed in a user message with some extra guidance #}\n"
+        "{%- if tools_in_user_message and not tools is none %}\n"
+        "    {#- Extract the first user message so we can plug it in here #}\n"
+        "    {%- if messages | length != 0 %}\n"
+        "        {%- set first_user_message = messages[0]['content']|trim %}\n"
+        "        {%- set messages = messages[1:] %}\n"
+        "    {%- else %}\n"
+        "        {{- raise_exception(\"Cannot put tools in the first user message when there's no first user message!\") }}\n"
+        "{%- endif %}\n"
+        "    {{- '<|start_header_id|>user<|end_header_id|>\\n\\n' -}}\n"
+        "    {{- \"Given the following functions, please respond with a JSON for a function call \" }}\n"
+        "    {{- \"with its proper arguments that best answers the given prompt.\\n\\n\" }}\n"
+        "    {{- 'Respond in the format {\"name\": function name, \"parameters\": dictionary of argument name and its value}.' }}\n"
+        "    {{- \"Do not use variables.\\n\\n\" }}\n"
+        "    {%- for t in tools %}\n"
+        "        {{- t | tojson(indent=4) }}\n"
+        "        {{- \"\\n\\n\" }}\n"
+        "    {%- endfor %}\n"
+        "    {{- first_user_message + \"<|eot_id|>\"}}\n"
+        "{%- endif %}\n"
+        "\n"
+        "{%- for message in messages %}\n"
+        "    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}\n"
+        "        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + '<|eot_id|>' }}\n"
+        "    {%- elif 'tool_calls' in message %}\n"
+        "        {%- if not message.tool_calls|length == 1 %}\n"
+        "            {{- raise_exception(\"This model only supports single tool-calls at once!\") }}\n"
+        "        {%- endif %}\n"
+        "        {%- set tool_call = message.tool_calls[0].function %}\n"
+        "        {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' -}}\n"
+        "        {{- '{\"name\": \"' + tool_call.name + '\", ' }}\n"
+        "        {{- '\"parameters\": ' }}\n"
+        "        {{- tool_call.arguments | tojson }}\n"
+        "        {{- \"}\" }}\n"
+        "        {{- \"<|eot_id|>\" }}\n"
+        "    {%- elif message.role == \"tool\" or message.role == \"ipython\" %}\n"
+        "        {{- \"<|start_header_id|>ipython<|end_header_id|>\\n\\n\" }}\n"
+        "        {%- if message.content is mapping or message.content is iterable %}\n"
+        "            {{- message.content | tojson }}\n"
+        "        {%- else %}\n"
+        "            {{- message.content }}\n"
+        "        {%- endif %}\n"
+        "        {{- \"<|eot_id|>\" }}\n"
+        "    {%- endif %}\n"
+        "{%- endfor %}\n"
+        "{%- if add_generation_prompt %}\n"
+        "    {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}\n"
+        "{%- endif %}\n"},
+    {"qwen2.5", CHAT_TEMPLATE_QWEN25,
+     "{%- if tools %}\n"
+        "    {{- '<|im_start|>system\\n' }}\n"
+        "    {%- if messages[0]['role'] == 'system' %}\n"
+        "        {{- messages[0]['content'] }}\n"
+        "    {%- else %}\n"
+        "        {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}\n"
+        "    {%- endif %}\n"
+        "    {{- \"\\n\\n# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\nYou are provided with function signatures within <tools></tools> XML tags:\\n<tools>\" }}\n"
+        "    {%- for tool in tools %}\n"
+        "        {{- \"\\n\" }}\n"
+        "        {{- tool | tojson }}\n"
+        "    {%- endfor %}\n"
+        "    {{- \"\\n</tools>\\n\\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\\"name\\\": <function-name>, \\\"arguments\\\": <args-json-object>}\\n</tool_call><|im_end|>\\n\" }}\n"
+        "{%- else %}\n"
+        "    {%- if messages[0]['role'] == 'system' %}\n"
+        "        {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}\n"
+        "    {%- else %}\n"
+        "        {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}\n"
+        "    {%- endif %}\n"
+        "{%- endif %}\n"
+        "{%- for message in messages %}\n"
+        "    {%- if (message.role == \"user\") or (message.role == \"system\" and not loop.first) or (message.role == \"assistant\" and not message.tool_calls) %}\n"
+        "        {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}\n"
+        "    {%- elif message.role == \"assistant\" %}\n"
+        "        {{- '<|im_start|>' + message.role }}\n"
+        "        {%- if message.content %}\n"
+        "            {{- '\\n' + message.content }}\n"
+        "        {%- endif %}\n"
+        "        {%- for tool_call in message.tool_calls %}\n"
+        "            {%- if tool_call.function is defined %}\n"
+        "                {%- set tool_call = tool_call.function %}\n"
+        "            {%- endif %}\n"
+        "            {{- '\\n<tool_call>\\n{\"name\": \"' }}\n"
+        "            {{- tool_call.name }}\n"
+        "            {{- '\", \"arguments\": ' }}\n"
+        "            {{- tool_call.arguments | tojson }}\n"
+        "            {{- '}\\n</tool_call>' }}\n"
+        "        {%- endfor %}\n"
+        "        {{- '<|im_end|>\\n' }}\n"
+        "    {%- elif message.role == \"tool\" %}\n"
+        "        {%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != \"tool\") %}\n"
+        "            {{- '<|im_start|>user' }}\n"
+        "        {%- endif %}\n"
+        "        {{- '\\n<tool_response>\\n' }}\n"
+        "        {{- message.content }}\n"
+        "        {{- '\\n</tool_response>' }}\n"
+        "        {%- if loop.last or (messages[loop.index0 + 1].role != \"tool\") %}\n"
+        "            {{- '<|im_end|>\\n' }}\n"
+        "        {%- endif %}\n"
+        "    {%- endif %}\n"
+        "{%- endfor %}\n"
+        "{%- if add_generation_prompt %}\n"
+        "    {{- '<|im_start|>assistant\\n' }}\n"
+        "{%- endif %}\n"},
+    {"zephyr", CHAT_TEMPLATE_ZEPHYR,
+     "{% for message in messages %}\n"
+        "{% if message['role'] == 'user' %}\n"
+        "{{ '<|user|>\n"
+        "' + message['content'] + eos_token }}\n"
+        "{% elif message['role'] == 'system' %}\n"
+        "{{ '<|system|>\n"
+        "' + message['content'] + eos_token }}\n"
+        "{% elif message['role'] == 'assistant' %}\n"
+        "{{ '<|assistant|>\n"
+        "'  + message['content'] + eos_token }}\n"
+        "{% endif %}\n"
+        "{% if loop.last and add_generation_prompt %}\n"
+        "{{ '<|assistant|>' }}\n"
+        "{% endif %}\n"
+        "{% endfor %}"},
+    {"smollm2", CHAT_TEMPLATE_SMOLLM2,
+     "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\n"
+        "You are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+        "' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n"
+        "' + message['content'] + '<|im_end|>' + '\n"
+        "'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n"
+        "' }}{% endif %}"},
+};
+
+static void detect_more(void)
+{
+    for (size_t i = 0; i < sizeof real_templates / sizeof real_templates[0]; i++)
+        CHECK(chat_template_detect(real_templates[i].text) == real_templates[i].want, "detect: %s's template is %s",
+              real_templates[i].name, chat_template_name(real_templates[i].want));
+    /* look-alikes that must not be taken for them */
+    CHECK(chat_template_detect("{% for m in messages %}{{'<|' + m['role'] + '|>\\n' + m['content'] + '<|end|>\\n'}}"
+                               "{% endfor %}<|user|><|assistant|><|system|>{{ eos_token }}") == CHAT_TEMPLATE_RAW,
+          "detect: Phi-3's <|user|>...<|end|> is not Zephyr");
+    CHECK(chat_template_detect("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+                               "Face. Reasoning Mode: /think<|im_end|>") == CHAT_TEMPLATE_RAW,
+          "detect: SmolLM3's longer system text is not SmolLM2");
+    /* the short ChatML templates written with real newlines inside their strings */
+    CHECK(chat_template_detect("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
+                               "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}"
+                               "{{ '<|im_start|>assistant\n' }}{% endif %}\n") == CHAT_TEMPLATE_CHATML,
+          "detect: ChatML with real newlines in its strings");
+
+    /* names */
+    static const char *const names[] = {"raw", "qwen3", "chatml", "qwen2", "qwen2.5", "smollm2", "llama3", "llama3.1",
+                                        "zephyr"};
+    int all = 1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        int t = chat_template_by_name(names[i]);
+        all &= t >= 0 && !strcmp(chat_template_name((ChatTemplate)t), names[i]) &&
+               strstr(chat_template_names(), names[i]) != NULL;
+    }
+    CHECK(all, "by name: every template by its own name, listed in chat_template_names()");
+    CHECK(chat_template_by_name("llama3.2") == CHAT_TEMPLATE_LLAMA31 &&
+              chat_template_by_name("llama3.3") == CHAT_TEMPLATE_LLAMA31,
+          "by name: llama3.2 and llama3.3 are llama3.1");
+    CHECK(chat_template_by_name("mistral") == -1 && chat_template_by_name("") == -1 && chat_template_by_name(NULL) == -1,
+          "by name: unknown names give -1");
+    CHECK(!strcmp(chat_template_turn_end(CHAT_TEMPLATE_LLAMA3), "<|eot_id|>") &&
+              !strcmp(chat_template_turn_end(CHAT_TEMPLATE_ZEPHYR), "</s>\n") &&
+              !strcmp(chat_template_turn_end(CHAT_TEMPLATE_QWEN25), "<|im_end|>\n") &&
+              !strcmp(chat_template_turn_end(CHAT_TEMPLATE_RAW), ""),
+          "turn ends");
+}
+
+/* What a chat feeds turn by turn must be the rendering of the whole
+ * conversation: first turn (with the start), then the reply, the turn end,
+ * and the next user turn rendered as a continuation. */
+static void continuation(void)
+{
+    for (int t = 1; t < CHAT_TEMPLATE_COUNT; t++) {
+        for (int with_sys = 0; with_sys < 2; with_sys++) {
+            ChatMessage m[4];
+            memset(m, 0, sizeof m);
+            int k = 0;
+            if (with_sys) m[k].role = CHAT_ROLE_SYSTEM, m[k].content = "Sys", m[k++].content_len = 3;
+            m[k].role = CHAT_ROLE_USER, m[k].content = "Q1", m[k++].content_len = 2;
+            m[k].role = CHAT_ROLE_ASSISTANT, m[k].content = "A1", m[k++].content_len = 2;
+            m[k].role = CHAT_ROLE_USER, m[k].content = "Q2", m[k++].content_len = 2;
+            ChatOptions opt = {1, 1, NULL, NULL, 0, 0};
+            char full[2048], first[2048], next[2048], joined[8192];
+            int64_t nf = chat_render((ChatTemplate)t, m, k, &opt, full, sizeof full);
+            int64_t n1 = chat_render((ChatTemplate)t, m, k - 2, &opt, first, sizeof first);
+            opt.continuation = 1;
+            int64_t n2 = chat_render((ChatTemplate)t, m + k - 1, 1, &opt, next, sizeof next);
+            snprintf(joined, sizeof joined, "%s%s%s%s", first, "A1", chat_template_turn_end((ChatTemplate)t), next);
+            CHECK(nf > 0 && n1 > 0 && n2 > 0 && !strcmp(full, joined),
+                  "%s: first turn + reply + turn end + continuation = the whole conversation (%s system)",
+                  chat_template_name((ChatTemplate)t), with_sys ? "with" : "without");
+        }
+    }
+}
+
 /* Worst cases for chat_arena_bound: documents made of the smallest items. */
 static char *repeat_doc(const char *head, const char *item, int n, const char *tail)
 {
@@ -396,9 +1014,11 @@ static void arena_bounds(void)
         char *d = repeat_doc(docs[i].head, docs[i].item, docs[i].n, docs[i].tail);
         char err[400] = "";
         int64_t len = -1;
-        int r = render_json(CHAT_TEMPLATE_QWEN3, d, 1, 1, out, sizeof out, &len, err, sizeof err);
-        int r2 = render_json(CHAT_TEMPLATE_QWEN2, d, 1, 1, out, sizeof out, &len, err, sizeof err);
-        CHECK(r == 0 && r2 == 0, "arena bound holds for %s (%zu bytes of JSON) %s", docs[i].what, strlen(d), err);
+        int bad = 0;
+        for (int t = 0; t < CHAT_TEMPLATE_COUNT; t++)
+            if (render_json((ChatTemplate)t, d, 1, 1, out, sizeof out, &len, err, sizeof err) != 0) bad = t + 1;
+        CHECK(bad == 0, "arena bound holds for %s (%zu bytes of JSON), every template %s %s", docs[i].what, strlen(d),
+              bad ? chat_template_name((ChatTemplate)(bad - 1)) : "", err);
         free(d);
     }
 }
@@ -520,6 +1140,9 @@ int main(void)
     json_conversations();
     json_fixture_forms();
     chatml_templates();
+    more_templates();
+    detect_more();
+    continuation();
     arena_bounds();
     json_errors();
     detect();

@@ -1,10 +1,11 @@
-/* test_tokenizer.c - the BPE tokenizer against llama.cpp's ids.
+/* test_tokenizer.c - both tokenizer models against llama.cpp's ids.
  *
- * Every BPE test vector of tokenizer/tests.tsv (ggml-vocab-qwen2.gguf and
- * qwen3-vocab.gguf; the llama SPM vocab is another issue) in both file
- * backends, the chat renderings of chat/, decoding round trips, the
- * streaming decoder, random bytes, and small hand-made GGUF files for the
- * validation errors. */
+ * Every test vector of tokenizer/tests.tsv (ggml-vocab-qwen2.gguf,
+ * qwen3-vocab.gguf and the llama SPM vocabulary) in both file backends, the
+ * chat renderings of chat/, the text prompts of the stories260K cases,
+ * decoding round trips, the streaming decoder, random bytes, the
+ * pre-tokenizers' splits on hand-derived examples, and small hand-made GGUF
+ * files for merge order, score order and the validation errors. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,13 +187,15 @@ static void run_vector(const char *fix, const char *vocab, const char *inp, cons
         int good = nw >= 0 && same_ids(ids, n, want, nw);
         n_fail += !good;
         CHECK(good, "%s (%s) case %d: ids equal llama.cpp's (%d vs %d ids)", vocab, mode, n_case, n, nw);
-        /* decoding llama.cpp's ids gives back the text (these inputs are valid UTF-8) */
+        /* decoding llama.cpp's ids gives back the text (these inputs are valid
+         * UTF-8), after the space SPM puts in front of a non-empty text */
+        size_t tl = (size_t)(e - p), pre = l.t.add_space_prefix && tl > 0 ? 1 : 0;
         size_t dl = decode_all(&l.t, want, nw, buf, sizeof buf);
-        CHECK(dl == (size_t)(e - p) && memcmp(buf, p, dl) == 0, "%s (%s) case %d: pieces decode to the text", vocab,
-              mode, n_case);
+        CHECK(dl == tl + pre && (!pre || buf[0] == ' ') && memcmp(buf + pre, p, tl) == 0,
+              "%s (%s) case %d: pieces decode to the text", vocab, mode, n_case);
         int all_valid;
         size_t sl = stream_all(&l.t, want, nw, buf2, sizeof buf2, &all_valid);
-        CHECK(sl == (size_t)(e - p) && memcmp(buf2, p, sl) == 0 && all_valid,
+        CHECK(sl == tl + pre && (!pre || buf2[0] == ' ') && memcmp(buf2 + pre, p, tl) == 0 && all_valid,
               "%s (%s) case %d: streaming decoder gives the text in valid UTF-8 steps", vocab, mode, n_case);
         n_case++;
         p = e + strlen(sep);
@@ -212,19 +215,18 @@ static void run_vectors(const char *fix)
     char *tsv = read_file(path, &len);
     CHECK(tsv != NULL, "tokenizer/tests.tsv readable");
     if (!tsv) return;
-    int n_bpe = 0;
+    int n_vec = 0;
     for (char *line = strtok(tsv, "\n"); line; line = strtok(NULL, "\n")) {
         char vocab[256], inp[256], outf[256];
         if (sscanf(line, "%255[^\t]\t%255[^\t]\t%255[^\t]", vocab, inp, outf) != 3) continue;
-        /* BPE vocabularies only (the SPM one belongs to another issue) */
-        if (strcmp(vocab, "ggml-vocab-qwen2.gguf") != 0 && strcmp(vocab, "qwen3-vocab.gguf") != 0) continue;
-        n_bpe++;
+        if (strcmp(vocab, "vocab_file") == 0) continue; /* the header */
+        n_vec++;
         char v[256], i[256], o[256];
         strcpy(v, vocab), strcpy(i, inp), strcpy(o, outf);
         run_vector(fix, v, i, o, 1);
         run_vector(fix, v, i, o, 0);
     }
-    CHECK(n_bpe == 2, "tests.tsv lists the 2 BPE vectors (%d)", n_bpe);
+    CHECK(n_vec == 3, "tests.tsv lists 3 vectors, all run (qwen2, qwen3, llama SPM: %d)", n_vec);
     free(tsv);
 }
 
@@ -391,6 +393,224 @@ static void run_qwen3_specifics(Loaded *l)
     CHECK(rt_ok, "random bytes: decoding gives the text with invalid bytes as U+FFFD");
 }
 
+/* ---- pre-tokenizers: hand-derived splits ---------------------------------- */
+
+typedef struct {
+    const char *pre;
+    const char *text;
+    const char *pieces[12]; /* the expected pieces in order, NULL-terminated */
+    const char *why;
+} SplitCase;
+
+static const SplitCase split_cases[] = {
+    /* llama-bpe: the llama3 regex with \p{N}{1,3} */
+    {"llama-bpe", "I'M here", {"I", "'M", " here", NULL},
+     "contractions are case-insensitive (?i:'m); a space joins the letters after it"},
+    {"llama-bpe", "1234567", {"123", "456", "7", NULL}, "digits go in groups of at most 3, from the left"},
+    {"llama-bpe", "a  b", {"a", " ", " b", NULL},
+     "\\s+(?!\\S) gives back the last space of a run, which then starts ' b'"},
+    {"llama-bpe", "x\n\ny", {"x", "\n\n", "y", NULL}, "\\s*[\\r\\n]+ takes a run of newlines whole"},
+    {"llama-bpe", "hi!!\n\nthere", {"hi", "!!\n\n", "there", NULL}, "punctuation keeps the newlines after it"},
+    {"llama-bpe", "  \n x", {"  \n", " x", NULL}, "\\s*[\\r\\n]+ stops at the last newline of the run"},
+    {"llama-bpe", "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82 \xD0\xBC\xD0\xB8\xD1\x80",
+     {"\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82", " \xD0\xBC\xD0\xB8\xD1\x80", NULL},
+     "Cyrillic letters are \\p{L}"},
+    {"llama-bpe", "$100", {"$", "100", NULL}, "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+ needs a letter; '$' is punctuation alone"},
+    {"llama-bpe", "don't", {"don", "'t", NULL}, "the contraction 't splits off"},
+    {"llama-bpe", "end  ", {"end", "  ", NULL}, "trailing spaces stay together at the end of the text"},
+    /* gpt-2: ' ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)', case-sensitive */
+    {"gpt-2", "I'M here", {"I", "'", "M", " here", NULL}, "'M is not a (lowercase) contraction: ' is punctuation"},
+    {"gpt-2", "1234567", {"1234567", NULL}, "\\p{N}+ has no length limit"},
+    {"gpt-2", "a  b", {"a", " ", " b", NULL}, "\\s+(?!\\S) leaves the last space for ' b'"},
+    {"gpt-2", "x\n\ny", {"x", "\n", "\n", "y", NULL},
+     "no newline rule: \\s+(?!\\S) takes all but the last, which is alone (only ' ' joins a word)"},
+    {"gpt-2", "hi!!\n\nthere", {"hi", "!!", "\n", "\n", "there", NULL}, "punctuation does not take newlines"},
+    {"gpt-2", " 42 apples", {" 42", " apples", NULL}, "a space joins the digits or letters after it"},
+    {"gpt-2", "a\tb", {"a", "\t", "b", NULL}, "a tab is not the optional space: it is a piece alone"},
+    {"gpt-2", "end  ", {"end", "  ", NULL}, "trailing spaces stay together at the end of the text"},
+    /* smollm: "\p{N}" first (every digit alone), then the gpt-2 regex in each piece */
+    {"smollm", "Hello world! 123", {"Hello", " world", "!", " ", "1", "2", "3", NULL},
+     "the space before a digit ends its piece, so it cannot join the digit"},
+    {"smollm", "a1b", {"a", "1", "b", NULL}, "a digit cuts a word"},
+    {"smollm", "  multiple   spaces", {" ", " multiple", "  ", " spaces", NULL}, "runs of spaces as in gpt-2"},
+    {"smollm", "I'm", {"I", "'m", NULL}, "lowercase contraction"},
+    {"smollm", "\xD9\xA3" "4", {"\xD9\xA3", "4", NULL}, "ARABIC-INDIC DIGIT THREE is \\p{N}: alone too"},
+    /* qwen2: as llama-bpe with \p{N} one digit at a time */
+    {"qwen2", "1234", {"1", "2", "3", "4", NULL}, "one digit per piece"},
+    {"qwen2", "I'M", {"I", "'M", NULL}, "case-insensitive contraction"},
+};
+
+static void run_pretokenizers(void)
+{
+    for (size_t c = 0; c < sizeof split_cases / sizeof split_cases[0]; c++) {
+        const SplitCase *k = &split_cases[c];
+        uint32_t ends[64];
+        int n = tokenizer_pretokenize(k->pre, k->text, strlen(k->text), ends, 64);
+        int good = n >= 0;
+        size_t at = 0;
+        int i = 0;
+        for (; good && k->pieces[i]; i++) {
+            at += strlen(k->pieces[i]);
+            good = i < n && ends[i] == at;
+        }
+        good = good && i == n;
+        CHECK(good, "pretokenize %s: %s (%d pieces)", k->pre, k->why, n);
+    }
+    uint32_t e[4];
+    CHECK(tokenizer_pretokenize("falcon", "x", 1, e, 4) == -1, "pretokenize: an unknown pre-tokenizer is refused");
+    CHECK(tokenizer_pretokenize("gpt-2", "a b c", 5, e, 2) == -1, "pretokenize: too small a buffer is refused");
+}
+
+/* ---- the llama SPM vocabulary ----------------------------------------------- */
+
+static void run_spm_specifics(const char *fix)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tokenizer/ggml-vocab-llama-spm.gguf", fix);
+    Loaded l;
+    int ok = load(&l, path, 1, MAX_TEXT) == 0;
+    CHECK(ok, "llama-spm loads %s", ok ? "" : l.err);
+    if (!ok) return;
+    Tokenizer *t = &l.t;
+    CHECK(t->kind == TOKENIZER_SPM && !strcmp(tokenizer_model_name(t), "llama"), "llama-spm: SPM model");
+    CHECK(tokenizer_n_vocab(t) == 32000 && tokenizer_bos(t) == 1 && tokenizer_eos(t) == 2 && t->unk == 0,
+          "llama-spm: 32000 tokens, bos 1, eos 2, unk 0");
+    CHECK(t->add_bos == 1 && t->add_space_prefix == 1, "llama-spm: add_bos and add_space_prefix");
+    CHECK(tokenizer_is_eog(t, 2) && !tokenizer_is_eog(t, 1) && tokenizer_is_control(t, 1), "llama-spm: </s> ends generation");
+    size_t pl;
+    const char *p = tokenizer_piece(t, 15043, &pl); /* "▁Hello" */
+    CHECK(p && pl == 6 && !memcmp(p, " Hello", 6), "llama-spm: U+2581 decodes to a space");
+    p = tokenizer_piece(t, 3 + 0xC3, &pl);
+    CHECK(p && pl == 1 && (uint8_t)p[0] == 0xC3, "llama-spm: <0xC3> decodes to that byte");
+
+    /* special tokens: the space prefix comes back after each one (llama.cpp's is_prev_special) */
+    int n = tokenizer_encode(t, "<s>Hello", 8, 1, ids, MAX_IDS);
+    CHECK(n == 2 && ids[0] == 1 && ids[1] == 15043, "llama-spm: <s>Hello -> <s> _Hello");
+    n = tokenizer_encode(t, "Hello</s>world", 14, 1, ids, MAX_IDS);
+    CHECK(n == 3 && ids[0] == 15043 && ids[1] == 2 && ids[2] == 3186, "llama-spm: Hello</s>world -> _Hello </s> _world");
+    n = tokenizer_encode(t, "<unk>", 5, 1, ids, MAX_IDS);
+    CHECK(n == 1 && ids[0] == 0, "llama-spm: <unk> is parsed as the unknown token");
+    n = tokenizer_encode(t, "<s>", 3, 0, ids, MAX_IDS);
+    size_t dl = decode_all(t, ids, n, buf, sizeof buf);
+    CHECK(n > 1 && dl == 4 && !memcmp(buf, " <s>", 4), "llama-spm: without parse_special <s> is text");
+    n = tokenizer_encode_prompt(t, "Hello", 5, ids, MAX_IDS);
+    CHECK(n == 2 && ids[0] == 1 && ids[1] == 15043, "llama-spm: encode_prompt puts BOS first");
+    n = tokenizer_encode_prompt(t, "<s>Hello", 8, ids, MAX_IDS);
+    CHECK(n == 2 && ids[0] == 1 && ids[1] == 15043, "llama-spm: encode_prompt does not double a BOS in the text");
+    CHECK(tokenizer_encode_prompt(t, "", 0, ids, MAX_IDS) == 1 && ids[0] == 1, "llama-spm: empty prompt is BOS alone");
+
+    /* random bytes without special parsing: every byte comes back, after the prefix space */
+    uint64_t seed = 777;
+    int rt_ok = 1, cap_ok = 1;
+    static uint8_t rnd[4096];
+    const char *frag[] = {"<s>", " ", "  ", "\n", "\xE2\x96\x81", "\xF0\x9F\xA6\x99", "\xE2\x80", "Hello", "\xC3"};
+    for (int iter = 0; iter < 200; iter++) {
+        size_t len = 0, want_len = (size_t)(iter * 17 % 3000) + 1;
+        while (len < want_len) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t r = (uint32_t)(seed >> 33);
+            if (r % 4 == 0) {
+                const char *f = frag[(r / 4) % (sizeof frag / sizeof frag[0])];
+                size_t fl = strlen(f);
+                if (len + fl > want_len) break;
+                memcpy(rnd + len, f, fl), len += fl;
+            } else rnd[len++] = (uint8_t)(iter % 2 ? r >> 8 : (r >> 8) % 128);
+        }
+        n = tokenizer_encode(t, (const char *)rnd, len, 0, ids, MAX_IDS);
+        if (n < 0 || n > (int)(3 * len + 1)) {
+            cap_ok = 0;
+            continue;
+        }
+        /* the stored texts of the ids (a byte token: its byte) spell the
+         * text as SPM sees it: U+2581 in front and for every space. (Their
+         * decoded pieces need not give the text back: a space after a stray
+         * lead byte is cut into byte tokens, as in llama.cpp.) */
+        static uint8_t expect[3 * 4096 + 3];
+        size_t el = 0;
+        memcpy(expect, "\xE2\x96\x81", 3), el = 3;
+        for (size_t i = 0; i < len; i++) {
+            if (rnd[i] == ' ') memcpy(expect + el, "\xE2\x96\x81", 3), el += 3;
+            else expect[el++] = rnd[i];
+        }
+        dl = 0;
+        for (int i = 0; i < n && dl != (size_t)-1; i++) {
+            int32_t id = ids[i];
+            size_t bl = t->raw_off[id + 1] - t->raw_off[id];
+            const uint8_t *b = t->raw_bytes + t->raw_off[id];
+            if (t->attr[id] & TOKEN_BYTE) bl = 1, b = (const uint8_t *)t->piece_bytes + t->piece_off[id];
+            if (dl + bl > sizeof buf) dl = (size_t)-1;
+            else memcpy(buf + dl, b, bl), dl += bl;
+        }
+        if (len == 0 ? n != 0 : (dl != el || memcmp(buf, expect, el) != 0)) rt_ok = 0;
+    }
+    CHECK(cap_ok, "llama-spm random bytes: encode succeeds within 3*len+1 ids");
+    CHECK(rt_ok, "llama-spm random bytes: the ids spell the escaped text, every byte kept");
+    static char big[MAX_TEXT];
+    memset(big, ' ', sizeof big);
+    n = tokenizer_encode(t, big, MAX_TEXT, 1, ids, MAX_IDS);
+    dl = decode_all(t, ids, n, buf, sizeof buf);
+    CHECK(n > 0 && dl == MAX_TEXT + 1, "llama-spm: 64 KiB of spaces fits the scratch (%d ids)", n);
+    unload(&l);
+}
+
+/* Unescapes the C escapes of a cases.tsv prompt text (\n \t \r \\ \"). */
+static size_t unescape_c(const char *s, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\\' && i + 1 < n) {
+            char e = s[++i];
+            out[o++] = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+        } else out[o++] = s[i];
+    }
+    return o;
+}
+
+/* Every case of cases.tsv whose prompt is a text, on a model with an SPM
+ * vocabulary (the stories260K files): prompt_ids, BOS included, are what
+ * tokenizer_encode_prompt gives. */
+static void run_text_prompts(const char *fix)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/cases.tsv", fix);
+    size_t len;
+    char *tsv = read_file(path, &len);
+    CHECK(tsv != NULL, "cases.tsv readable");
+    if (!tsv) return;
+    int n_cases = 0;
+    for (char *line = tsv; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        char *col[6] = {0};
+        char *p = line;
+        for (int k = 0; k < 6 && p; k++) {
+            col[k] = p;
+            p = strchr(p, '\t');
+            if (p) *p++ = '\0';
+        }
+        const char *pt = col[5] ? strstr(col[5], "prompt=text=\"") : NULL;
+        if (pt && strncmp(col[1], "stories260K", 11) == 0) {
+            pt += strlen("prompt=text=\"");
+            const char *q = pt;
+            while (*q && !(*q == '"' && q[-1] != '\\')) q++;
+            char text[1024];
+            size_t tl = unescape_c(pt, (size_t)(q - pt) < 1000 ? (size_t)(q - pt) : 1000, text);
+            int nw = parse_ids(col[3], want, MAX_IDS);
+            snprintf(path, sizeof path, "%s/models/%s", fix, col[1]);
+            Loaded l;
+            int ok = load(&l, path, 1, 4096) == 0;
+            int n = ok ? tokenizer_encode_prompt(&l.t, text, tl, ids, MAX_IDS) : -1;
+            CHECK(ok && nw > 0 && same_ids(ids, n, want, nw), "%s: text prompt gives prompt_ids, BOS first (%d vs %d)",
+                  col[0], n, nw);
+            if (ok) unload(&l);
+            n_cases++;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    CHECK(n_cases == 10, "cases.tsv: 10 stories cases with a text prompt (%d)", n_cases);
+    free(tsv);
+}
+
 /* ---- hand-made GGUF files: validation ------------------------------------- */
 
 typedef struct {
@@ -466,6 +686,106 @@ static void expect_error(const Spec *s, const char *path, const char *what, cons
     if (r == 0) unload(&l);
 }
 
+/* A small SPM vocabulary: <unk> <s> </s>, the 256 byte tokens, then the
+ * pieces below with their scores. */
+typedef struct {
+    int with_scores;
+    int nan_at;        /* token whose score is NaN, or -1 */
+    int space_prefix;  /* -1: key absent (default on), else its value */
+} SpmSpec;
+
+static const char *const spm_pieces[] = {"\xE2\x96\x81", "a", "b", "c", "ab", "bc", "x", "y", "xy", "yx",
+                                         "\xE2\x96\x81" "a"};
+static const float spm_scores[] = {-1, -1, -1, -1, -2, -1.5f, -1, -1, -3, -3, -0.5f};
+#define SPM_N (259 + (int)(sizeof spm_pieces / sizeof spm_pieces[0]))
+
+static void write_spm(const char *path, const SpmSpec *s)
+{
+    W w = {fopen(path, "wb")};
+    uint64_t n_kv = 4 + (s->with_scores ? 1 : 0) + (s->space_prefix >= 0 ? 1 : 0);
+    w_u32(&w, GGUF_MAGIC), w_u32(&w, 3), w_u64(&w, 0), w_u64(&w, n_kv);
+    w_kv_str(&w, "tokenizer.ggml.model", "llama");
+    w_str(&w, "tokenizer.ggml.tokens"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_STRING), w_u64(&w, SPM_N);
+    w_str(&w, "<unk>"), w_str(&w, "<s>"), w_str(&w, "</s>");
+    for (int b = 0; b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        w_str(&w, name);
+    }
+    for (int i = 0; i < SPM_N - 259; i++) w_str(&w, spm_pieces[i]);
+    w_str(&w, "tokenizer.ggml.token_type"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_INT32), w_u64(&w, SPM_N);
+    for (int i = 0; i < SPM_N; i++) w_u32(&w, i == 0 ? 2u : i < 3 ? 3u : i < 259 ? 6u : 1u);
+    if (s->with_scores) {
+        w_str(&w, "tokenizer.ggml.scores"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_FLOAT32), w_u64(&w, SPM_N);
+        for (int i = 0; i < SPM_N; i++) {
+            float f = i < 259 ? 0.0f : spm_scores[i - 259];
+            uint32_t bits;
+            memcpy(&bits, &f, 4);
+            if (i == s->nan_at) bits = 0x7FC00001u;
+            w_u32(&w, bits);
+        }
+    }
+    if (s->space_prefix >= 0) {
+        w_str(&w, "tokenizer.ggml.add_space_prefix"), w_u32(&w, GGUF_TYPE_BOOL);
+        uint8_t v = (uint8_t)s->space_prefix;
+        fwrite(&v, 1, 1, w.f);
+    }
+    w_str(&w, "tokenizer.ggml.eos_token_id"), w_u32(&w, GGUF_TYPE_UINT32), w_u32(&w, 2);
+    fclose(w.f);
+}
+
+/* ids of a text as a comparable list */
+static int encode_is(Tokenizer *t, const char *text, const int32_t *want_ids, int nw)
+{
+    int n = tokenizer_encode(t, text, strlen(text), 1, ids, MAX_IDS);
+    return same_ids(ids, n, want_ids, nw);
+}
+
+static void run_spm_handmade(const char *path)
+{
+    enum { SP = 259, A, B, C, AB, BC, X, Y, XY, YX, SP_A };
+    SpmSpec good = {1, -1, -1};
+    write_spm(path, &good);
+    Loaded l;
+    int r = load(&l, path, 1, 1024);
+    CHECK(r == 0, "spm handmade: loads (%s)", r ? l.err : "");
+    if (r == 0) {
+        Tokenizer *t = &l.t;
+        CHECK(t->bos == 1 && t->eos == 2 && t->unk == 0 && t->add_bos == 1 && t->add_space_prefix == 1,
+              "spm handmade: llama.cpp's defaults (bos 1, add_bos, space prefix)");
+        /* "_abc": _a (-0.5) beats bc (-1.5) beats ab (-2); then _ab is no token, bc merges */
+        CHECK(encode_is(t, "abc", (int32_t[]){SP_A, BC}, 2), "spm handmade: highest score merges first");
+        /* "_xyx": xy and yx tie at -3: the leftmost pair wins */
+        CHECK(encode_is(t, "xyx", (int32_t[]){SP, XY, X}, 3), "spm handmade: leftmost pair on a tie");
+        /* e-acute is not a token: its two bytes */
+        CHECK(encode_is(t, "\xC3\xA9", (int32_t[]){SP, 3 + 0xC3, 3 + 0xA9}, 3), "spm handmade: byte fallback");
+        CHECK(encode_is(t, "a b", (int32_t[]){SP_A, SP, B}, 3), "spm handmade: spaces are U+2581");
+        CHECK(encode_is(t, "<s>a</s>a", (int32_t[]){1, SP_A, 2, SP_A}, 4),
+              "spm handmade: a space prefix after each special token");
+        unload(&l);
+    }
+    SpmSpec s = good;
+    s.space_prefix = 0;
+    write_spm(path, &s);
+    r = load(&l, path, 1, 1024);
+    CHECK(r == 0 && l.t.add_space_prefix == 0 && encode_is(&l.t, "abc", (int32_t[]){A, BC}, 2) &&
+              encode_is(&l.t, "<s>a", (int32_t[]){1, A}, 2),
+          "spm handmade: add_space_prefix false: no space put in front");
+    if (r == 0) unload(&l);
+    s = good, s.with_scores = 0;
+    write_spm(path, &s);
+    r = load(&l, path, 1, 1024);
+    CHECK(r == -1 && strstr(l.err, "tokenizer.ggml.scores is missing"), "spm handmade: missing scores refused (%s)",
+          r ? l.err : "loaded");
+    if (r == 0) unload(&l);
+    s = good, s.nan_at = 262;
+    write_spm(path, &s);
+    r = load(&l, path, 1, 1024);
+    CHECK(r == -1 && strstr(l.err, "token 262 has a NaN score"), "spm handmade: NaN score refused (%s)",
+          r ? l.err : "loaded");
+    if (r == 0) unload(&l);
+}
+
 static void run_handmade(void)
 {
     char path[512];
@@ -489,11 +809,27 @@ static void run_handmade(void)
               "handmade: eos is end-of-generation, no bos");
         unload(&l);
     }
+    /* llama.cpp's ignore_merges (llama3 pre-tokenizers): a piece that is a
+     * token is taken whole even when the merges cannot build it */
+    static const char *const merges_aa[] = {"a a"};
     Spec s = good;
+    s.merges = merges_aa, s.n_merges = 1;
+    r = load_spec(&l, &s, path);
+    CHECK(r == 0 && encode_is(&l.t, "aaa", (int32_t[]){257, l.t.byte_token['a']}, 2),
+          "handmade: qwen2 merges aaa as aa a (no merge makes aaa)");
+    if (r == 0) unload(&l);
     s.pre = "llama-bpe";
-    expect_error(&s, path, "pre-tokenizer 'llama-bpe'", "another pre-tokenizer is refused by name");
-    s = good, s.model = "llama";
-    expect_error(&s, path, "tokenizer.ggml.model 'llama'", "another tokenizer model is refused");
+    r = load_spec(&l, &s, path);
+    CHECK(r == 0 && encode_is(&l.t, "aaa", (int32_t[]){258}, 1) &&
+              encode_is(&l.t, "aaaa", (int32_t[]){257, 257}, 2) && l.t.add_bos == 1,
+          "handmade: llama-bpe keeps a piece that is a token whole (ignore_merges), add_bos by default");
+    if (r == 0) unload(&l);
+    s = good;
+    s.pre = "falcon";
+    expect_error(&s, path, "pre-tokenizer 'falcon' (tokenizer.ggml.pre) is not supported",
+                 "another pre-tokenizer is refused by name");
+    s = good, s.model = "bert";
+    expect_error(&s, path, "tokenizer.ggml.model 'bert' is not supported", "another tokenizer model is refused");
     static const char *const merges_bad[] = {"a a", "a zz"};
     s = good, s.merges = merges_bad, s.n_merges = 2;
     expect_error(&s, path, "merge 1 ('a zz') uses or makes a token not in the vocabulary", "merge of an unknown token");
@@ -504,6 +840,7 @@ static void run_handmade(void)
     expect_error(&s, path, "token_type has 10 entries but there are 261 tokens", "token_type count mismatch");
     s = good, s.bad_type = 9;
     expect_error(&s, path, "token 0 has type 9", "unknown token type");
+    run_spm_handmade(path);
     remove(path);
 }
 
@@ -542,6 +879,9 @@ int main(void)
         CHECK(tokenizer_find(&l.t, "<|im_start|>") == 2001, "tiny-qwen3: <|im_start|> is 2001");
         unload(&l);
     }
+    run_spm_specifics(fix);
+    run_text_prompts(fix);
+    run_pretokenizers();
     run_handmade();
     CHECK_DONE();
 }
