@@ -1,12 +1,21 @@
 #!/bin/sh
 # Installs exactly the Debian 12 packages pith's builds and tests need.
-# Safe to run again; needs root (or sudo). Cross toolchains for the ARM
-# targets come from musl-dev of each architecture (with gcc cross wrappers).
+# Safe to run again; needs root (or sudo). About a minute on a fresh machine.
+#
+#   build-essential, file, unicode-data   native build, tests, Unicode tables
+#   musl-tools                             x86_64-linux-musl-gcc (static x86-64)
+#   musl-dev:arm64 / :armhf / :armel       musl for each ARM target, with the
+#       aarch64-linux-musl-gcc, arm-linux-musleabihf-gcc and
+#       arm-linux-musleabi-gcc wrappers; each depends on the matching
+#       gcc-*-linux-gnu cross compiler (binutils, libgcc, libgomp.a)
+#   qemu-user-static                       runs the ARM binaries in tests/cross.sh
+# --no-install-recommends keeps out glibc cross headers and linux-musl-dev,
+# which nothing here uses.
 set -u
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
-packages="build-essential musl-tools file unicode-data"
+packages="build-essential musl-tools file unicode-data qemu-user-static musl-dev:arm64 musl-dev:armhf musl-dev:armel"
 missing=
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -15,7 +24,15 @@ if [ -z "$missing" ]; then
     echo "install-debian: all packages present"
     exit 0
 fi
-# apt-get update can exit 100 while one index is mid-sync: go on regardless,
-# the install below fails loudly if a package really cannot be had.
-$SUDO apt-get update -q || echo "install-debian: apt-get update failed (continuing)"
+# The musl-dev:ARCH packages live in the foreign architectures' indexes.
+for arch in arm64 armhf armel; do
+    dpkg --print-foreign-architectures | grep -qx "$arch" || $SUDO dpkg --add-architecture "$arch"
+done
+# apt-get update can exit 100 while one index (often armhf) is mid-sync: try
+# once more, then go on regardless; the install below fails loudly if a
+# package really cannot be had.
+if ! $SUDO apt-get update -q; then
+    sleep 5
+    $SUDO apt-get update -q || echo "install-debian: apt-get update failed (continuing)"
+fi
 $SUDO apt-get install -y -q --no-install-recommends $missing

@@ -1,6 +1,8 @@
 # x86_64, fully static against musl (Debian: musl-tools).
-CROSS_CC      = x86_64-linux-musl-gcc
-TARGET_CFLAGS =
-# Debian's libgomp.a is built for glibc: port/musl_gomp.c supplies what musl lacks.
-TARGET_LDFLAGS = -static -Wl,--wrap=pthread_create -Wl,--wrap=pthread_attr_destroy -Wl,-z,stack-size=1048576
-TARGET_DEFS   = -DPITH_MUSL_GOMP
+# Baseline x86-64 (SSE2): AVX2/FMA/F16C are found at run time (port/cpu.c).
+CROSS_CC       = x86_64-linux-musl-gcc
+CROSS_STRIP    = strip
+TARGET_CFLAGS  =
+TARGET_LDFLAGS = $(MUSL_STATIC_LDFLAGS)
+TARGET_DEFS    = -DPITH_MUSL_GOMP
+QEMU           = qemu-x86_64-static

@@ -1,0 +1,8 @@
+# Raspberry Pi 3 B / B+ / A+: four Cortex-A53 cores (ARMv8.0: NEON, no
+# dotprod), 1 GB (512 MB on the A+). 64-bit OS; with a 32-bit OS use
+# TARGET=armv7-linux-musleabihf.
+BOARD_TARGET   = aarch64-linux-musl
+BOARD_CFLAGS   = -mtune=cortex-a53
+BOARD_THREADS  = 4
+BOARD_MEM_MIB  = 640
+BOARD_CTX      = 4096
