@@ -42,13 +42,17 @@ void port_out_flush(void)
 
 _Noreturn void port_die(const char *fmt, ...)
 {
+    char msg[4096];
     va_list ap;
     fflush(stdout);
-    fputs("pith: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    /* One line, whatever the message quotes (arguments, names read from
+     * files): control bytes become '?'. */
+    for (char *c = msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    fprintf(stderr, "pith: %s\n", msg);
     exit(2);
 }
 

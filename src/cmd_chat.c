@@ -3,9 +3,14 @@
  * Interactive multi-turn chat; with stdin from a pipe, one message per line
  * (so agents can drive it). The KV cache keeps every earlier turn: each turn
  * prefills only its new tokens - the end of the last reply and the new user
- * turn - and streams the reply until <|im_end|>/EOS.
+ * turn - and streams the reply until the end-of-generation token.
  * Commands: /think, /no_think (thinking mode for the next turns), /reset
- * (forget the conversation), /exit. */
+ * (forget the conversation), /exit.
+ * When the KV cache is full, the context shifts (the first --keep positions
+ * stay, the oldest half of the rest is dropped) so a chat can go on for
+ * ever; --no-shift stops the reply instead.
+ * Ctrl-C while a reply is generated stops it and returns to the prompt; a
+ * Ctrl-C at the prompt, or a second one before the reply stopped, exits. */
 #include <stdio.h>
 #include <string.h>
 
@@ -49,7 +54,7 @@ int cmd_chat(int argc, char **argv)
     if (!o.model_path) port_die("chat: missing MODEL (usage: pith chat MODEL)");
     uint64_t sys_len = system ? strlen(system) : 0;
     o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + 16;
-    if (o.max_text < (uint64_t)n_reply) o.max_text = (uint64_t)n_reply;
+    o.max_out_ids = ids_out ? (uint64_t)n_reply : 0; /* a reply's ids, for --ids-out */
 
     static Session s;
     session_open(&s, &o);
@@ -59,12 +64,13 @@ int cmd_chat(int argc, char **argv)
     }
     if (s.tmpl == CHAT_TEMPLATE_RAW)
         port_err("warning: chat template '%s' is not recognised: messages are fed as they are\n", s.tmpl_name);
+    port_interrupt_catch();
 
     int tty = port_stdin_is_tty(), turn = 0;
     static char line[MAX_MESSAGE + 1];
-    /* The end of the previous reply (<|im_end|> and a newline) still has
-     * to be fed before the next user turn. */
-    const char *reply_end = "<|im_end|>\n";
+    /* The end of the previous reply (e.g. <|im_end|> and a newline) still
+     * has to be fed before the next user turn. */
+    const char *reply_end = chat_template_turn_end(s.tmpl);
     for (;;) {
         if (tty) port_err("> ");
         size_t len;
@@ -76,6 +82,8 @@ int cmd_chat(int argc, char **argv)
         }
         if (len && line[len - 1] == '\r') line[--len] = '\0';
         if (len == 0) continue;
+        /* A NUL byte in a line is kept (the message is len bytes); commands
+         * are compared as whole lines. */
         if (!strcmp(line, "/exit") || !strcmp(line, "/quit")) break;
         if (!strcmp(line, "/think") || !strcmp(line, "/no_think")) {
             s.opt.thinking = line[1] == 't';
@@ -97,7 +105,9 @@ int cmd_chat(int argc, char **argv)
             text_len = len;
         } else {
             size_t prefix = turn ? strlen(reply_end) : 0;
-            size_t n = session_render_user(&s, turn ? NULL : system, line, 1);
+            size_t n = session_render_user(&s, turn ? NULL : system, line, len, 1, turn > 0);
+            if (prefix + n > s.tok.max_text) /* max_text leaves 16 bytes for it: cannot happen */
+                port_die("internal error: the chat text does not fit its plan");
             memmove(s.text + prefix, s.text, n);
             memcpy(s.text, reply_end, prefix);
             text_len = prefix + n;
@@ -107,11 +117,19 @@ int cmd_chat(int argc, char **argv)
         if (n_new < 0) port_die("chat: the message does not fit the planned token buffer");
         if (off) s.ids[0] = s.tok.bos;
         n_new += off;
-        if ((uint64_t)s.model.n_past + (uint64_t)n_new >= s.mopt.n_ctx) {
+        /* Room for the new tokens and one of the reply. */
+        if ((uint64_t)n_new + 1 > s.mopt.n_ctx - (uint64_t)s.opt.keep) {
+            port_err("message of %d tokens is too long for the context (%u, --keep %lld): ignored\n", n_new,
+                     s.mopt.n_ctx, (long long)s.opt.keep);
+            continue;
+        }
+        if (session_make_room(&s, (uint32_t)n_new + 1) != 0) {
             port_err("context full (%u of %u tokens used): /reset to start again, or raise -c\n", s.model.n_past,
                      s.mopt.n_ctx);
             continue;
         }
+        port_clear_interrupt();
+        port_interrupt_busy(1);
         double t0 = port_seconds();
         session_prefill(&s, s.ids, n_new);
         double t_prefill = port_seconds() - t0;
@@ -120,28 +138,39 @@ int cmd_chat(int argc, char **argv)
 
         TokenStream ts;
         token_stream_init(&ts);
-        int n_gen = 0, closed = 0;
-        uint32_t reply_start = s.model.n_past;
+        /* The reply's ids are kept apart from the history for --ids-out:
+         * the cache may shift under them. */
+        int n_gen = 0, closed = 0, stopped = 0;
+        int32_t *reply = s.out_ids;
         double tg0 = port_seconds();
         while (n_gen < n_reply) {
+            if (port_interrupted()) {
+                stopped = 1;
+                break;
+            }
             int32_t id = session_sample(&s);
             if (tokenizer_is_eog(&s.tok, id)) break;
-            n_gen++;
             if (session_emit(&s, &ts, id) < 0) closed = 1;
             if (closed) break;
-            if (s.model.n_past + 1 >= s.mopt.n_ctx) {
+            /* Every emitted token is fed, so the next turn continues it. */
+            if (session_feed(&s, id) != 0) {
                 port_err("\ncontext full (%u tokens): reply cut short\n", s.mopt.n_ctx);
                 break;
             }
-            s.history[s.model.n_past] = id;
-            if (forward_batch(&s.model, &id, 1, s.model.n_past, 0) != 0) port_die("%s: %s", o.model_path, s.model.err);
+            if (reply) reply[n_gen] = id;
+            n_gen++;
         }
+        port_interrupt_busy(0);
         double t_gen = port_seconds() - tg0;
         if (closed) break;
         int n = token_stream_flush(&ts, s.piece, s.piece_cap);
         if (n > 0) port_out_bytes(s.piece, (size_t)n);
         port_out_bytes("\n", 1);
-        if (ids_out) write_ids(ids_out, "reply", s.history + reply_start, (int)(s.model.n_past - reply_start));
+        if (stopped) {
+            port_clear_interrupt();
+            port_err("[interrupted]\n");
+        }
+        if (ids_out) write_ids(ids_out, "reply", reply, n_gen);
         port_err("[turn %d: prefilled %d new tokens in %.2f s, %d generated at %.1f tokens/s, %u in context]\n", turn,
                  n_new, t_prefill, n_gen, t_gen > 0 ? n_gen / t_gen : 0.0, s.model.n_past);
     }

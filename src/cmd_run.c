@@ -47,14 +47,15 @@ int cmd_run(int argc, char **argv)
     if (prompt && prompt_ids) port_die("run: give -p or --prompt-ids, not both");
     if (prompt && !*prompt) port_die("-p: the prompt is empty");
 
-    /* Scratch for text and ids must hold the rendered prompt, the prompt
-     * ids and the generated ids. */
+    /* Scratch for text and ids must hold the rendered prompt and the
+     * prompt ids; generated ids are kept only for --print-ids. */
     uint64_t text = prompt ? chat_render_bound(2, 0, 0, strlen(prompt) + (system ? strlen(system) : 0)) : 0;
     uint64_t ids = prompt_ids ? (uint64_t)cli_count_ids(prompt_ids) : 0;
     o.max_text = text;
     if (o.max_text < ids) o.max_text = ids;
-    if (o.max_text < (uint64_t)n_predict) o.max_text = (uint64_t)n_predict;
     if (o.max_text < 256) o.max_text = 256;
+
+    o.max_out_ids = print_ids ? (uint64_t)n_predict : 0;
 
     static Session s;
     session_open(&s, &o);
@@ -69,7 +70,7 @@ int cmd_run(int argc, char **argv)
             if (!raw) port_err("warning: chat template '%s' is not recognised: feeding the prompt as is\n", s.tmpl_name);
             len = strlen(prompt);
         } else {
-            len = session_render_user(&s, system, prompt, 1);
+            len = session_render_user(&s, system, prompt, strlen(prompt), 1, 0);
             src = s.text;
         }
         int off = 0;
@@ -87,8 +88,7 @@ int cmd_run(int argc, char **argv)
     session_prefill(&s, s.ids, n_prompt);
     double t_prefill = port_seconds() - t0, t_first = 0;
 
-    /* Generated ids reuse the prompt's scratch (planned for n_predict). */
-    int32_t *out_ids = s.ids;
+    int32_t *out_ids = s.out_ids; /* NULL without --print-ids */
     int n_gen = 0, closed = 0;
     TokenStream ts;
     token_stream_init(&ts);
@@ -97,16 +97,17 @@ int cmd_run(int argc, char **argv)
         int32_t id = session_sample(&s);
         if (n_gen == 0) t_first = port_seconds() - t0;
         if (tokenizer_is_eog(&s.tok, id)) break;
-        out_ids[n_gen++] = id;
+        if (out_ids) out_ids[n_gen] = id;
+        n_gen++;
         if (!print_ids && !closed && session_emit(&s, &ts, id) < 0) closed = 1;
         if (closed) break; /* nobody is reading: stop quietly */
         if (n_gen == n_predict) break;
-        if (s.model.n_past >= s.mopt.n_ctx) {
+        /* A full cache shifts (drops the oldest half after --keep) unless
+         * --no-shift. */
+        if (session_feed(&s, id) != 0) {
             port_err("\ncontext full (%u tokens): stopping (raise -c)\n", s.mopt.n_ctx);
             break;
         }
-        s.history[s.model.n_past] = id;
-        if (forward_batch(&s.model, &id, 1, s.model.n_past, 0) != 0) port_die("%s: %s", o.model_path, s.model.err);
     }
     double t_gen = port_seconds() - tg0;
     if (print_ids) {

@@ -1,11 +1,13 @@
 /* A model ready to generate, shared by `pith run` and `pith chat`. */
 #include "session.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../port/port.h"
 #include "cli.h"
+#include "context_shift.h"
 #include "forward.h"
 
 #define DEFAULT_CTX 4096
@@ -61,6 +63,9 @@ int session_parse_option(SessionOptions *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--no-think")) o->thinking = 0;
     else if (!strcmp(a, "--think")) o->thinking = 1;
     else if (!strcmp(a, "--plan")) o->show_plan = 1;
+    else if (!strcmp(a, "--keep")) o->keep = cli_int(a, cli_value(argc, argv, i), 0, 1 << 24);
+    else if (!strcmp(a, "--no-shift")) o->no_shift = 1;
+    else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
     else return 0;
     return 1;
 }
@@ -107,6 +112,8 @@ void session_open(Session *s, const SessionOptions *o)
     mo->batch = (uint32_t)(o->batch < mo->n_ctx ? o->batch : mo->n_ctx);
     mo->all_logits = 0;
     if (model_check_options(&s->cfg, mo, &err) != 0) port_die("%s", err.msg);
+    if (o->keep >= (int64_t)mo->n_ctx)
+        port_die("--keep: %lld positions leave nothing to drop from a context of %u", (long long)o->keep, mo->n_ctx);
 
     uint64_t max_text = o->max_text ? o->max_text : 4096;
     s->max_ids = (int)(3 * max_text + 16);
@@ -123,8 +130,15 @@ void session_open(Session *s, const SessionOptions *o)
     plan_add(p, "text and token scratch", PIECE_CAP);
     if (o->trace_path) plan_add(p, "trace line", TRACE_LINE_CAP);
     plan_add(p, "token history", (uint64_t)mo->n_ctx * sizeof(int32_t));
+    if (o->max_out_ids) plan_add(p, "generated ids", plan_mul(p, o->max_out_ids, sizeof(int32_t)));
     plan_add(p, "chat template text", TEMPLATE_CAP);
     if (p->overflow || p->total > (uint64_t)SIZE_MAX) port_die("%s: the memory plan overflows", o->model_path);
+    /* Refuse a plan larger than the machine before asking for it: with
+     * overcommit, the mapping could succeed and fail much later. */
+    uint64_t ram = port_physical_memory();
+    if (!o->show_plan && ram > 0 && p->total > ram)
+        port_die("%s: the memory plan needs %.1f MiB but the machine has %.1f MiB (lower -c, or see --plan)",
+                 o->model_path, (double)p->total / 1048576.0, (double)ram / 1048576.0);
     if (o->show_plan) {
         plan_print(p);
         port_out("  (model weights %s: %.2f MiB %s)\n", s->cfg.mapped ? "memory-mapped" : "read into the arena",
@@ -136,7 +150,9 @@ void session_open(Session *s, const SessionOptions *o)
 
     s->arena_base = port_arena_map((size_t)p->total);
     if (!s->arena_base)
-        port_die("%s: cannot allocate the %llu-byte arena", o->model_path, (unsigned long long)p->total);
+        port_die("%s: cannot allocate the %llu-byte arena (lower -c, or see --plan)", o->model_path,
+                 (unsigned long long)p->total);
+    if (s->gguf.files[0].map) port_guard_mapped_file(o->model_path);
     arena_init(&s->arena, s->arena_base, p->total);
     if (gguf_index(&s->gguf, &s->arena, &err) != 0) port_die("%s", err.msg);
     if (model_load(&s->model, &s->gguf, &s->arena, &s->cfg, mo, &err) != 0) port_die("%s", err.msg);
@@ -151,8 +167,10 @@ void session_open(Session *s, const SessionOptions *o)
     s->piece = arena_take(&s->arena, PIECE_CAP);
     if (o->trace_path) s->trace_line = arena_take(&s->arena, TRACE_LINE_CAP);
     s->history = arena_take(&s->arena, (uint64_t)mo->n_ctx * sizeof(int32_t));
+    if (o->max_out_ids) s->out_ids = arena_take(&s->arena, o->max_out_ids * sizeof(int32_t));
     char *tmpl_text = arena_take(&s->arena, TEMPLATE_CAP);
-    if (!s->text || !s->ids || !s->piece || !s->history || !tmpl_text || (o->trace_path && !s->trace_line))
+    if (!s->text || !s->ids || !s->piece || !s->history || !tmpl_text || (o->trace_path && !s->trace_line) ||
+        (o->max_out_ids && !s->out_ids))
         port_die("internal error: the memory plan is too small");
     if (token_stream_out_max(&s->tok) > PIECE_CAP)
         port_die("%s: a token of the vocabulary is longer than %d bytes", o->model_path, PIECE_CAP);
@@ -178,7 +196,8 @@ void session_close(Session *s)
     s->arena_base = NULL;
 }
 
-size_t session_render_user(Session *s, const char *system, const char *user, int add_generation_prompt)
+size_t session_render_user(Session *s, const char *system, const char *user, size_t user_len,
+                           int add_generation_prompt, int continuation)
 {
     uint64_t cap = s->tok.max_text + 1;
     ChatMessage msgs[2];
@@ -191,11 +210,12 @@ size_t session_render_user(Session *s, const char *system, const char *user, int
     }
     msgs[n].role = CHAT_ROLE_USER;
     msgs[n].content = user;
-    msgs[n++].content_len = strlen(user);
+    msgs[n++].content_len = user_len;
     ChatOptions co;
     memset(&co, 0, sizeof co);
     co.add_generation_prompt = add_generation_prompt;
     co.enable_thinking = s->opt.thinking;
+    co.continuation = continuation;
     int64_t len = chat_render(s->tmpl, msgs, n, &co, s->text, (size_t)cap);
     if (len < 0 || (uint64_t)len >= cap) port_die("prompt: the rendered chat text is longer than the %llu bytes planned",
                                                    (unsigned long long)cap - 1);
@@ -220,8 +240,51 @@ void session_prefill(Session *s, const int32_t *ids, int n)
     for (int i = 0; i < n; i++) sampler_accept(&s->sampler, ids[i]);
 }
 
+int session_make_room(Session *s, uint32_t n)
+{
+    Model *m = &s->model;
+    uint32_t keep = (uint32_t)s->opt.keep;
+    while ((uint64_t)m->n_past + n > s->mopt.n_ctx) {
+        uint32_t drop = s->opt.no_shift ? 0 : context_shift_amount(m->n_past, keep);
+        if (drop == 0) return -1;
+        if (context_shift(m, keep, drop) != 0) port_die("%s: %s", s->opt.model_path, m->err);
+        memmove(s->history + keep, s->history + keep + drop, (size_t)(m->n_past - keep) * sizeof(int32_t));
+        s->n_shifts++;
+        port_err("[context full: dropped %u tokens after the first %u, %u left]\n", drop, keep, m->n_past);
+    }
+    return 0;
+}
+
+int session_feed(Session *s, int32_t id)
+{
+    if (session_make_room(s, 1) != 0) return -1;
+    s->history[s->model.n_past] = id;
+    if (forward_batch(&s->model, &id, 1, s->model.n_past, 0) != 0) port_die("%s: %s", s->opt.model_path, s->model.err);
+    return 0;
+}
+
+/* NaN or +Inf logits come from non-finite weights (only the norms are
+ * checked when loading): say so instead of sampling noise. With every
+ * logit at -Inf nothing can be sampled either. */
+static void check_logits(Session *s)
+{
+    const float *l = s->model.logits;
+    int any = 0;
+    for (uint32_t i = 0; i < s->cfg.n_vocab; i++) {
+        if (isnan(l[i]) || l[i] == INFINITY)
+            port_die("%s: the model computed a non-finite logit at position %u (NaN or Inf weights?)",
+                     s->opt.model_path, s->model.n_past);
+        any |= l[i] > -INFINITY;
+    }
+    if (!any) port_die("%s: every logit is -Inf at position %u (broken weights?)", s->opt.model_path, s->model.n_past);
+}
+
 int32_t session_sample(Session *s)
 {
+    check_logits(s);
+    if (s->opt.ignore_eos)
+        for (uint32_t i = 0; i < s->cfg.n_vocab; i++)
+            if (tokenizer_is_eog(&s->tok, (int32_t)i)) s->model.logits[i] = -INFINITY;
     SamplerTrace trace, *tp = s->opt.trace_path ? &trace : NULL;
     int32_t id = sampler_sample(&s->sampler, s->model.logits, tp);
     sampler_accept(&s->sampler, id);

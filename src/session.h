@@ -27,6 +27,10 @@ typedef struct {
     const char *trace_path;  /* --trace FILE */
     int show_plan;           /* --plan: print the plan and exit */
     uint64_t max_text;       /* longest text encoded at once (set by the command) */
+    int64_t keep;            /* --keep N: first positions a context shift keeps */
+    int no_shift;            /* --no-shift: a full cache stops generation instead */
+    int ignore_eos;          /* --ignore-eos: end-of-generation tokens are never sampled */
+    uint64_t max_out_ids;    /* generated ids kept for output (--print-ids, --ids-out); 0 = none */
 } SessionOptions;
 
 typedef struct {
@@ -49,6 +53,8 @@ typedef struct {
     ChatTemplate tmpl;       /* recognised from tokenizer.chat_template */
     char tmpl_name[64];      /* what the model calls it, for the raw-mode warning */
     int32_t *history;        /* every id in the KV cache, in order: n_ctx */
+    int32_t *out_ids;        /* opt.max_out_ids generated ids, or NULL */
+    uint32_t n_shifts;       /* context shifts so far */
     double load_seconds;
 } Session;
 
@@ -56,23 +62,36 @@ void session_defaults(SessionOptions *o);
 /* Handles argv[*i] if it is an option every generating command shares
  * (-c -t -b --kv-type --no-mmap --temp --top-k --top-p --min-p
  * --repeat-penalty --repeat-last-n --presence-penalty --seed --trace
- * --no-think --plan). Returns 1 if it did, 0 if argv[*i] is not one. */
+ * --no-think --plan --keep --no-shift --ignore-eos). Returns 1 if it did,
+ * 0 if argv[*i] is not one. */
 int session_parse_option(SessionOptions *o, int argc, char **argv, int *i);
 /* Opens, plans, maps and loads everything; dies with one line on error.
  * With --plan, prints the plan and exits 0. */
 void session_open(Session *s, const SessionOptions *o);
 void session_close(Session *s);
 
-/* Renders [system], user with the model's template (raw text when the
- * template is not recognised) into s->text; returns its length. */
-size_t session_render_user(Session *s, const char *system, const char *user, int add_generation_prompt);
+/* Renders [system], user (user_len bytes: may hold NUL bytes) with the
+ * model's template into s->text; returns its length. continuation: the
+ * turn follows earlier turns already in the cache (ChatOptions). */
+size_t session_render_user(Session *s, const char *system, const char *user, size_t user_len,
+                           int add_generation_prompt, int continuation);
 /* Encodes text (parse_special) into s->ids; dies if it does not fit. */
 int session_encode(Session *s, const char *text, size_t len);
 /* Feeds ids from the current cache position; dies on a cache overflow. */
 void session_prefill(Session *s, const int32_t *ids, int n);
 
+/* Makes room for n more positions in the KV cache, shifting the context
+ * (context_shift.h: the first --keep positions stay, half of the rest is
+ * dropped) as often as needed. Returns 0, or -1 if they cannot fit
+ * (--no-shift, or --keep leaves too little). */
+int session_make_room(Session *s, uint32_t n);
+/* Feeds one generated token at the end of the cache, shifting the context
+ * first when it is full. Returns 0, or -1 if the cache is full and cannot
+ * shift (the caller stops generating); dies on a forward error. */
+int session_feed(Session *s, int32_t id);
+
 /* Samples the next token from the last logits, writing a --trace line
- * when asked. */
+ * when asked. Dies if the logits are not finite (NaN/Inf weights). */
 int32_t session_sample(Session *s);
 /* Writes the text of token id to stdout through the UTF-8 stream; returns
  * -1 when stdout is closed. */

@@ -9,17 +9,22 @@
 #       arm-linux-musleabi-gcc wrappers; each depends on the matching
 #       gcc-*-linux-gnu cross compiler (binutils, libgcc, libgomp.a)
 #   qemu-user-static                       runs the ARM binaries in tests/cross.sh
+#   clang, libclang-rt-14-dev              libFuzzer harnesses (tests/t_fuzz.sh)
+#   curl (and node + npm, from Debian only when the machine has none)
+#                                          the `pith serve` tests (curl, the openai npm package)
 # --no-install-recommends keeps out glibc cross headers and linux-musl-dev,
 # which nothing here uses.
 set -u
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
-packages="build-essential musl-tools file unicode-data qemu-user-static musl-dev:arm64 musl-dev:armhf musl-dev:armel"
+packages="build-essential musl-tools file unicode-data curl clang libclang-rt-14-dev qemu-user-static musl-dev:arm64 musl-dev:armhf musl-dev:armel"
 missing=
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
 done
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -z "$missing" ]; then
     echo "install-debian: all packages present"
     exit 0

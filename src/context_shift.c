@@ -1,0 +1,102 @@
+/* context_shift.c - drop the middle of a full KV cache and re-rotate the
+ * keys that move (see context_shift.h). */
+#include "context_shift.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../port/port.h"
+#include "forward.h"
+#include "quant.h"
+
+typedef struct {
+    Model *m;
+    uint32_t n_keep, n_drop, n_move;
+    const float *cs;   /* cos, sin of (-n_drop) * theta_i, head_dim/2 pairs */
+} ShiftJob;
+
+/* The same RoPE as forward.c: theta_i = base^(-2i/head_dim), applied to
+ * pairs (2i, 2i+1) (NORM) or (i, i + head_dim/2) (NEOX), over the whole
+ * head (pith has no partial rotary dimension). */
+static void rotate(float *v, uint32_t head_dim, const float *cs, RopeStyle style)
+{
+    uint32_t half = head_dim / 2;
+    for (uint32_t i = 0; i < half; i++) {
+        uint32_t a = style == ROPE_NEOX ? i : 2 * i;
+        uint32_t b = style == ROPE_NEOX ? i + half : 2 * i + 1;
+        float c = cs[2 * i], s = cs[2 * i + 1];
+        float x0 = v[a], x1 = v[b];
+        v[a] = x0 * c - x1 * s;
+        v[b] = x0 * s + x1 * c;
+    }
+}
+
+static void shift_worker(void *ctx, int ith, int nth)
+{
+    const ShiftJob *j = ctx;
+    Model *m = j->m;
+    const ModelConfig *c = &m->cfg;
+    KvType kt = m->opt.kv_type;
+    uint64_t esz = kt == KV_F16 ? 2 : 4;
+    uint64_t kw = (uint64_t)c->n_head_kv * c->head_dim, vw = (uint64_t)c->n_head_kv * c->head_dim_v;
+    uint32_t l0 = (uint32_t)((uint64_t)c->n_layer * (uint64_t)ith / (uint64_t)nth);
+    uint32_t l1 = (uint32_t)((uint64_t)c->n_layer * (uint64_t)(ith + 1) / (uint64_t)nth);
+    float head[FORWARD_MAX_HEAD_DIM];
+
+    for (uint32_t l = l0; l < l1; l++) {
+        uint8_t *kc = (uint8_t *)m->k_cache + (uint64_t)l * m->opt.n_ctx * kw * esz;
+        uint8_t *vc = (uint8_t *)m->v_cache + (uint64_t)l * m->opt.n_ctx * vw * esz;
+        uint64_t from = (uint64_t)j->n_keep + j->n_drop, to = j->n_keep;
+        memmove(kc + to * kw * esz, kc + from * kw * esz, (uint64_t)j->n_move * kw * esz);
+        memmove(vc + to * vw * esz, vc + from * vw * esz, (uint64_t)j->n_move * vw * esz);
+        for (uint64_t p = to; p < to + j->n_move; p++) {
+            for (uint32_t h = 0; h < c->n_head_kv; h++) {
+                uint64_t at = p * kw + (uint64_t)h * c->head_dim;
+                if (kt == KV_F32) {
+                    rotate((float *)kc + at, c->head_dim, j->cs, c->arch->rope);
+                } else {
+                    uint16_t *k16 = (uint16_t *)kc + at;
+                    for (uint32_t i = 0; i < c->head_dim; i++) head[i] = quant_f16_to_f32(k16[i]);
+                    rotate(head, c->head_dim, j->cs, c->arch->rope);
+                    for (uint32_t i = 0; i < c->head_dim; i++) k16[i] = quant_f32_to_f16(head[i]);
+                }
+            }
+        }
+    }
+}
+
+int context_shift(Model *m, uint32_t n_keep, uint32_t n_drop)
+{
+    const ModelConfig *c = &m->cfg;
+    if (n_drop == 0) return 0;
+    if ((uint64_t)n_keep + n_drop > m->n_past) {
+        snprintf(m->err, sizeof m->err, "context shift: keeping %u and dropping %u positions needs more than the %u filled",
+                 n_keep, n_drop, m->n_past);
+        return -1;
+    }
+    if (c->head_dim > FORWARD_MAX_HEAD_DIM || c->head_dim % 2 != 0) {
+        snprintf(m->err, sizeof m->err, "context shift: head dimension %u is not supported", c->head_dim);
+        return -1;
+    }
+    /* Angles in double, as forward.c computes them, for the one delta
+     * every moved key shares. */
+    float cs[FORWARD_MAX_HEAD_DIM];
+    double delta = -(double)n_drop;
+    for (uint32_t i = 0; i < c->head_dim / 2; i++) {
+        double theta = delta * pow((double)c->rope_base, -2.0 * (double)i / (double)c->head_dim);
+        cs[2 * i] = (float)cos(theta);
+        cs[2 * i + 1] = (float)sin(theta);
+    }
+    ShiftJob j = {m, n_keep, n_drop, m->n_past - n_keep - n_drop, cs};
+    port_parallel(shift_worker, &j);
+    m->n_past -= n_drop;
+    return 0;
+}
+
+uint32_t context_shift_amount(uint32_t n_past, uint32_t n_keep)
+{
+    if (n_keep >= n_past) return 0;
+    uint32_t rest = n_past - n_keep;
+    return rest / 2 > 0 ? rest / 2 : 1;
+}

@@ -1,0 +1,19 @@
+# The libFuzzer harnesses of tests/fuzz/ under ASan+UBSan, a bounded time
+# each (FUZZ_SECONDS, default 10), after replaying every committed
+# regression input. Needs clang with its libFuzzer runtime (Debian: clang,
+# libclang-rt-14-dev): without them this test fails, it does not skip.
+. tests/lib.sh
+if ! command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1; then
+    not_ok "fuzz: clang is not installed (apt-get install clang libclang-rt-14-dev)"
+    finish
+fi
+if ! make -s fuzz-build >"$TMP/build.log" 2>&1; then
+    not_ok "fuzz: harnesses build: $(grep -m3 -E 'error|cannot find' "$TMP/build.log")"
+    finish
+fi
+ok "fuzz: harnesses build (clang, libFuzzer, ASan+UBSan)"
+sh tests/fuzz/run.sh "${FUZZ_SECONDS:-10}" >"$TMP/fuzz.out" 2>&1
+cat "$TMP/fuzz.out"
+grep -q '^not ok' "$TMP/fuzz.out" && failures=$((failures + 1))
+[ "$(grep -c '^ok - fuzz .*executions' "$TMP/fuzz.out")" -eq 6 ] || not_ok "fuzz: every harness ran"
+finish

@@ -1,0 +1,322 @@
+/* test_context_shift.c - dropping the middle of a full KV cache.
+ *
+ * The exact check needs a one-layer model: there a cached key or value
+ * depends only on its token and position, so after a shift the cache must
+ * hold what a fresh run of the kept tokens at their new positions computes,
+ * and the next token's logits must agree within the F32 tolerance class
+ * (F32 cache; the README's F16-cache allowance, 1e-3 * max|logit|, for an
+ * F16 cache). With more layers, the kept positions' deeper keys and values
+ * were computed while the dropped tokens were still visible, so no fresh
+ * run reproduces them: on the 4-layer fixture model the test checks the
+ * layer-0 rows against a fresh run, that kept values of every layer moved
+ * unchanged, and that generation goes on with finite logits.
+ * Both RoPE pairings are covered: qwen3 (NEOX) and llama (NORM). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../port/port.h"
+#include "../src/context_shift.h"
+#include "../src/forward.h"
+#include "../src/ggml_type.h"
+#include "../src/gguf.h"
+#include "../src/model.h"
+#include "../src/quant.h"
+#include "check.h"
+#include "tools/gguf_writer.h"
+
+typedef struct {
+    Gguf g;
+    ModelConfig cfg;
+    Model m;
+    void *base;
+    uint64_t size;
+} Loaded;
+
+static Loaded *load(const char *path, KvType kv, uint32_t n_ctx, uint32_t batch)
+{
+    Loaded *L = calloc(1, sizeof *L);
+    GgufError err;
+    ModelOptions opt = {n_ctx, kv, batch, 0};
+    if (gguf_open(&L->g, path, 1, NULL, &err) != 0 || model_read_config(&L->g, &L->cfg, &err) != 0 ||
+        model_check_options(&L->cfg, &opt, &err) != 0) {
+        printf("# load %s: %s\n", path, err.msg);
+        free(L);
+        return NULL;
+    }
+    Plan plan;
+    plan_init(&plan);
+    gguf_plan(&L->g, &plan);
+    model_plan(&L->cfg, &opt, &plan);
+    L->size = plan.total;
+    L->base = port_arena_map((size_t)plan.total);
+    Arena arena;
+    arena_init(&arena, L->base, plan.total);
+    if (plan.overflow || !L->base || gguf_index(&L->g, &arena, &err) != 0 ||
+        model_load(&L->m, &L->g, &arena, &L->cfg, &opt, &err) != 0) {
+        printf("# load %s: %s\n", path, err.msg);
+        return NULL;
+    }
+    return L;
+}
+
+static void unload(Loaded *L)
+{
+    if (!L) return;
+    gguf_close(&L->g);
+    port_arena_unmap(L->base, (size_t)L->size);
+    free(L);
+}
+
+/* ---- a small model with one layer ---------------------------------------- */
+
+enum { EMBD = 64, FF = 128, HEADS = 4, KV_HEADS = 2, HEAD_DIM = 32, VOCAB = 97 };
+
+static void tensor(GgufWriter *w, GwRng *rng, const char *name, uint64_t ne0, uint64_t ne1, int is_norm)
+{
+    uint64_t ne[2] = {ne0, ne1}, n = ne0 * ne1;
+    float *v = malloc(n * sizeof *v);
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = is_norm ? 1.0f + 0.2f * gw_rng_uniform(rng) : 2.0f * gw_rng_uniform(rng) / sqrtf((float)ne0);
+    gw_tensor(w, name, is_norm ? 1 : 2, ne, GGML_TYPE_F32, v);
+    free(v);
+}
+
+static void write_model(const char *path, const char *arch, uint32_t layers, float rope_base)
+{
+    GgufWriter *w = gw_new(3, 0);
+    GwRng rng = {7};
+    int qk_norm = strcmp(arch, "qwen3") == 0;
+    char key[128];
+    gw_kv_str(w, "general.architecture", arch);
+#define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", arch, suffix), key)
+    gw_kv_u32(w, KEY("block_count"), layers);
+    gw_kv_u32(w, KEY("embedding_length"), EMBD);
+    gw_kv_u32(w, KEY("feed_forward_length"), FF);
+    gw_kv_u32(w, KEY("attention.head_count"), HEADS);
+    gw_kv_u32(w, KEY("attention.head_count_kv"), KV_HEADS);
+    gw_kv_u32(w, KEY("attention.key_length"), HEAD_DIM);
+    gw_kv_u32(w, KEY("attention.value_length"), HEAD_DIM);
+    gw_kv_u32(w, KEY("context_length"), 512);
+    gw_kv_f32(w, KEY("rope.freq_base"), rope_base);
+    gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-6f);
+#undef KEY
+    tensor(w, &rng, "token_embd.weight", EMBD, VOCAB, 0);
+    tensor(w, &rng, "output_norm.weight", EMBD, 1, 1);
+    for (uint32_t l = 0; l < layers; l++) {
+        char name[64];
+#define T(suffix, a, b, norm) \
+    (snprintf(name, sizeof name, "blk.%u.%s.weight", l, suffix), tensor(w, &rng, name, a, b, norm))
+        T("attn_norm", EMBD, 1, 1);
+        T("attn_q", EMBD, HEADS * HEAD_DIM, 0);
+        T("attn_k", EMBD, KV_HEADS * HEAD_DIM, 0);
+        T("attn_v", EMBD, KV_HEADS * HEAD_DIM, 0);
+        T("attn_output", HEADS * HEAD_DIM, EMBD, 0);
+        if (qk_norm) {
+            T("attn_q_norm", HEAD_DIM, 1, 1);
+            T("attn_k_norm", HEAD_DIM, 1, 1);
+        }
+        T("ffn_norm", EMBD, 1, 1);
+        T("ffn_gate", EMBD, FF, 0);
+        T("ffn_up", EMBD, FF, 0);
+        T("ffn_down", FF, EMBD, 0);
+#undef T
+    }
+    if (gw_write(w, path) != 0) printf("# cannot write %s\n", path);
+    gw_free(w);
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static double max_abs(const float *v, int n)
+{
+    double m = 0;
+    for (int i = 0; i < n; i++) m = fabs(v[i]) > m ? fabs(v[i]) : m;
+    return m;
+}
+
+static double max_diff(const float *a, const float *b, int n)
+{
+    double m = 0;
+    for (int i = 0; i < n; i++) m = fabs((double)a[i] - b[i]) > m ? fabs((double)a[i] - b[i]) : m;
+    return m;
+}
+
+static float cache_value(const Model *m, const void *cache, uint64_t index)
+{
+    if (m->opt.kv_type == KV_F32) return ((const float *)cache)[index];
+    return quant_f16_to_f32(((const uint16_t *)cache)[index]);
+}
+
+/* Fills the cache of L with tokens (n_ctx of them), shifts (keep, drop),
+ * then feeds `next`; returns its logits (malloc'd). The kept sequence goes
+ * into kept[] (n_ctx - drop ids). */
+static float *shifted_logits(Loaded *L, const int32_t *tokens, uint32_t keep, uint32_t drop, int32_t next,
+                             int32_t *kept, const char *what)
+{
+    Model *m = &L->m;
+    uint32_t n = m->opt.n_ctx;
+    model_reset_cache(m);
+    if (forward_prompt(m, tokens, (int)n) != 0) {
+        CHECK(0, "%s: prefill of %u tokens (%s)", what, n, m->err);
+        return NULL;
+    }
+    int rc = context_shift(m, keep, drop);
+    CHECK(rc == 0 && m->n_past == n - drop, "%s: shift keep %u drop %u leaves %u positions (%u)", what, keep, drop,
+          n - drop, m->n_past);
+    memcpy(kept, tokens, keep * sizeof *kept);
+    memcpy(kept + keep, tokens + keep + drop, (n - keep - drop) * sizeof *kept);
+    if (forward_batch(m, &next, 1, m->n_past, 0) != 0) {
+        CHECK(0, "%s: a token after the shift (%s)", what, m->err);
+        return NULL;
+    }
+    float *out = malloc(L->cfg.n_vocab * sizeof *out);
+    memcpy(out, m->logits, L->cfg.n_vocab * sizeof *out);
+    return out;
+}
+
+static float *fresh_logits(Loaded *L, const int32_t *tokens, int n, int32_t next)
+{
+    Model *m = &L->m;
+    model_reset_cache(m);
+    if (forward_prompt(m, tokens, n) != 0 || forward_batch(m, &next, 1, m->n_past, 0) != 0) return NULL;
+    float *out = malloc(L->cfg.n_vocab * sizeof *out);
+    memcpy(out, m->logits, L->cfg.n_vocab * sizeof *out);
+    return out;
+}
+
+/* One-layer model: shifted cache == fresh run of the kept tokens. */
+static void exact_case(const char *path, const char *arch, KvType kv, uint32_t keep, uint32_t drop)
+{
+    const uint32_t n_ctx = 48;
+    char what[160];
+    snprintf(what, sizeof what, "%s 1 layer, %s cache, keep %u drop %u", arch, kv == KV_F32 ? "F32" : "F16", keep,
+             drop);
+    Loaded *A = load(path, kv, n_ctx, 8), *B = load(path, kv, n_ctx, 8);
+    CHECK(A && B, "%s: loads", what);
+    if (!A || !B) return;
+    int32_t tokens[64], kept[64];
+    GwRng rng = {11 + keep + drop};
+    for (uint32_t i = 0; i < n_ctx; i++) tokens[i] = (int32_t)(gw_rng_next(&rng) % VOCAB);
+    int32_t next = 42;
+    float *got = shifted_logits(A, tokens, keep, drop, next, kept, what);
+    float *want = fresh_logits(B, kept, (int)(n_ctx - drop), next);
+    if (got && want) {
+        double d = max_diff(got, want, VOCAB), m = max_abs(want, VOCAB);
+        double limit = (kv == KV_F32 ? 1e-4 : 1e-3) * m;
+        CHECK(d <= limit, "%s: logits equal a fresh run of the kept tokens (max |diff| %.3g, limit %.3g)", what, d,
+              limit);
+        /* And the cache rows themselves: every moved key and value. */
+        const ModelConfig *c = &A->cfg;
+        uint64_t kw = (uint64_t)c->n_head_kv * c->head_dim;
+        double dk = 0, mk = 0;
+        for (uint64_t i = 0; i < (uint64_t)(n_ctx - drop) * kw; i++) {
+            float a = cache_value(&A->m, A->m.k_cache, i), b = cache_value(&B->m, B->m.k_cache, i);
+            dk = fabs((double)a - b) > dk ? fabs((double)a - b) : dk;
+            mk = fabs(b) > mk ? fabs(b) : mk;
+        }
+        double klimit = (kv == KV_F32 ? 1e-5 : 2e-3) * mk;
+        CHECK(dk <= klimit, "%s: every kept key equals the fresh run's (max |diff| %.3g, limit %.3g)", what, dk, klimit);
+    }
+    free(got);
+    free(want);
+    unload(A);
+    unload(B);
+}
+
+/* The 4-layer fixture model: what must hold whatever the depth. */
+static void deep_case(const char *path, KvType kv)
+{
+    const uint32_t n_ctx = 40, keep = 3, drop = 18;
+    char what[160];
+    snprintf(what, sizeof what, "tiny-qwen3-f32 (4 layers), %s cache", kv == KV_F32 ? "F32" : "F16");
+    Loaded *A = load(path, kv, n_ctx, 16), *B = load(path, kv, n_ctx, 16);
+    CHECK(A && B, "%s: loads", what);
+    if (!A || !B) return;
+    Model *m = &A->m;
+    const ModelConfig *c = &A->cfg;
+    int32_t tokens[64], kept[64];
+    GwRng rng = {5};
+    for (uint32_t i = 0; i < n_ctx; i++) tokens[i] = (int32_t)(gw_rng_next(&rng) % 2000);
+    if (forward_prompt(m, tokens, (int)n_ctx) != 0) {
+        CHECK(0, "%s: prefill", what);
+        return;
+    }
+    uint64_t esz = kv == KV_F16 ? 2 : 4, vw = (uint64_t)c->n_head_kv * c->head_dim_v;
+    uint64_t kw = (uint64_t)c->n_head_kv * c->head_dim, layer_v = (uint64_t)n_ctx * vw * esz;
+    uint8_t *v_before = malloc((size_t)(layer_v * c->n_layer)), *k_before = malloc((size_t)(n_ctx * kw * esz * c->n_layer));
+    memcpy(v_before, m->v_cache, (size_t)(layer_v * c->n_layer));
+    memcpy(k_before, m->k_cache, (size_t)(n_ctx * kw * esz * c->n_layer));
+
+    CHECK(context_shift(m, keep, n_ctx) != 0 && strstr(m->err, "filled"), "%s: a shift past the filled positions is refused (%s)",
+          what, m->err);
+    CHECK(context_shift(m, keep, drop) == 0 && m->n_past == n_ctx - drop, "%s: shift keep %u drop %u", what, keep, drop);
+    int values_moved = 1, kept_keys_same = 1;
+    for (uint32_t l = 0; l < c->n_layer; l++) {
+        const uint8_t *now = (const uint8_t *)m->v_cache + l * layer_v, *old = v_before + l * layer_v;
+        if (memcmp(now, old, keep * vw * esz) != 0) values_moved = 0;
+        if (memcmp(now + keep * vw * esz, old + (keep + drop) * vw * esz, (n_ctx - keep - drop) * vw * esz) != 0)
+            values_moved = 0;
+        const uint8_t *know = (const uint8_t *)m->k_cache + l * n_ctx * kw * esz, *kold = k_before + l * n_ctx * kw * esz;
+        if (memcmp(know, kold, keep * kw * esz) != 0) kept_keys_same = 0;
+    }
+    CHECK(values_moved, "%s: values of every layer moved unchanged", what);
+    CHECK(kept_keys_same, "%s: keys of the first %u positions untouched", what, keep);
+
+    memcpy(kept, tokens, keep * sizeof *kept);
+    memcpy(kept + keep, tokens + keep + drop, (n_ctx - keep - drop) * sizeof *kept);
+    model_reset_cache(&B->m);
+    forward_prompt(&B->m, kept, (int)(n_ctx - drop));
+    double dk = 0, mk = 0;
+    for (uint64_t i = 0; i < (uint64_t)(n_ctx - drop) * kw; i++) { /* layer 0 */
+        float a = cache_value(m, m->k_cache, i), b = cache_value(&B->m, B->m.k_cache, i);
+        dk = fabs((double)a - b) > dk ? fabs((double)a - b) : dk;
+        mk = fabs(b) > mk ? fabs(b) : mk;
+    }
+    double klimit = (kv == KV_F32 ? 1e-5 : 2e-3) * mk;
+    CHECK(dk <= klimit, "%s: layer-0 keys equal a fresh run's at their new positions (max |diff| %.3g, limit %.3g)",
+          what, dk, klimit);
+
+    /* Generation goes on past several more shifts. */
+    int finite = 1, fed = 0;
+    int32_t id = 7;
+    for (int step = 0; step < 100; step++) {
+        if (m->n_past == n_ctx && context_shift(m, keep, context_shift_amount(m->n_past, keep)) != 0) break;
+        if (forward_batch(m, &id, 1, m->n_past, 0) != 0) break;
+        fed++;
+        for (uint32_t i = 0; i < c->n_vocab; i++) finite &= isfinite(m->logits[i]);
+        id = forward_argmax(m->logits, (int)c->n_vocab);
+    }
+    CHECK(fed == 100 && finite, "%s: 100 more tokens through repeated shifts, logits finite (%d fed)", what, fed);
+    free(v_before);
+    free(k_before);
+    unload(A);
+    unload(B);
+}
+
+int main(void)
+{
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char qwen[256], llama[256], fixture[512];
+    snprintf(qwen, sizeof qwen, "%s/pith-test-shift-qwen3-%d.gguf", tmp, (int)getpid());
+    snprintf(llama, sizeof llama, "%s/pith-test-shift-llama-%d.gguf", tmp, (int)getpid());
+    write_model(qwen, "qwen3", 1, 1e4f);
+    write_model(llama, "llama", 1, 1e4f);
+
+    CHECK(context_shift_amount(48, 4) == 22 && context_shift_amount(5, 4) == 1 && context_shift_amount(4, 4) == 0,
+          "context_shift_amount: half of what follows --keep, at least one, none when nothing follows");
+    for (int kv = 0; kv < 2; kv++) {
+        exact_case(qwen, "qwen3", kv ? KV_F16 : KV_F32, 4, 22);
+        exact_case(qwen, "qwen3", kv ? KV_F16 : KV_F32, 0, 1);
+        exact_case(llama, "llama", kv ? KV_F16 : KV_F32, 4, 22);
+        exact_case(llama, "llama", kv ? KV_F16 : KV_F32, 1, 40);
+    }
+    snprintf(fixture, sizeof fixture, "%s/models/tiny-qwen3-f32.gguf", FIXTURES_DIR);
+    deep_case(fixture, KV_F32);
+    deep_case(fixture, KV_F16);
+    remove(qwen);
+    remove(llama);
+    CHECK_DONE();
+}
