@@ -112,11 +112,10 @@ int cmd_chat(int argc, char **argv)
             memcpy(s.text, reply_end, prefix);
             text_len = prefix + n;
         }
-        int off = (turn == 0 && s.tmpl == CHAT_TEMPLATE_RAW && s.tok.add_bos && s.tok.bos >= 0) ? 1 : 0;
-        int n_new = tokenizer_encode(&s.tok, s.text, text_len, 1, s.ids + off, s.max_ids - off);
+        /* The first turn starts the context: BOS when the model asks for it. */
+        int n_new = turn == 0 ? tokenizer_encode_prompt(&s.tok, s.text, text_len, s.ids, s.max_ids)
+                              : tokenizer_encode(&s.tok, s.text, text_len, 1, s.ids, s.max_ids);
         if (n_new < 0) port_die("chat: the message does not fit the planned token buffer");
-        if (off) s.ids[0] = s.tok.bos;
-        n_new += off;
         /* Room for the new tokens and one of the reply. */
         if ((uint64_t)n_new + 1 > s.mopt.n_ctx - (uint64_t)s.opt.keep) {
             port_err("message of %d tokens is too long for the context (%u, --keep %lld): ignored\n", n_new,

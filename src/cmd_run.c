@@ -73,12 +73,9 @@ int cmd_run(int argc, char **argv)
             len = session_render_user(&s, system, prompt, strlen(prompt), 1, 0);
             src = s.text;
         }
-        int off = 0;
-        if ((raw || s.tmpl == CHAT_TEMPLATE_RAW) && s.tok.add_bos && s.tok.bos >= 0) off = 1;
-        n_prompt = tokenizer_encode(&s.tok, src, len, 1, s.ids + off, s.max_ids - off);
+        /* BOS first when the model asks for it, unless the template wrote it. */
+        n_prompt = tokenizer_encode_prompt(&s.tok, src, len, s.ids, s.max_ids);
         if (n_prompt < 0) port_die("-p: the prompt does not fit the planned token buffer");
-        if (off) s.ids[0] = s.tok.bos;
-        n_prompt += off;
     }
     if (n_prompt == 0) port_die("-p: the prompt has no tokens");
     if ((uint64_t)n_prompt >= s.mopt.n_ctx)

@@ -58,6 +58,11 @@ static void set_model_name(Server *sv, const char *path)
     json_escape(base, n, sv->model_name, sizeof sv->model_name);
 }
 
+static void plan_server(void *ctx, Plan *p)
+{
+    server_plan(ctx, p);
+}
+
 int cmd_serve(int argc, char **argv)
 {
     SessionOptions o;
@@ -116,16 +121,15 @@ int cmd_serve(int argc, char **argv)
 
     static Session s;
     static Server sv;
-    if (o.show_plan) {
-        Plan p;
-        plan_init(&p);
-        server_plan(&so, &p);
-        port_out("server (a second arena):\n");
-        plan_print(&p);
-        port_out("session:\n");
-    }
+    /* The server's buffers join the session's one arena. */
+    o.plan_extra = plan_server;
+    o.plan_extra_ctx = &so;
     session_open(&s, &o);
     server_init(&sv, &so, &s);
+    Plan sp;
+    plan_init(&sp);
+    server_plan(&so, &sp);
+    sv.planned = sp.total;
     sv.cli_sampling = s.opt.sampling;
     set_model_name(&sv, o.model_path);
     if (s.tmpl == CHAT_TEMPLATE_RAW)
@@ -133,10 +137,10 @@ int cmd_serve(int argc, char **argv)
     if (!sv.loopback && !so.api_key)
         port_err("warning: listening on %s without --api-key: anyone who can reach this address can use the model\n",
                  so.host);
-    port_err("pith serve: %s on http://%s%s%s:%d/v1 (context %u, queue %d, max body %llu bytes, arena %.1f MiB + "
+    port_err("pith serve: %s on http://%s%s%s:%d/v1 (context %u, queue %d, max body %llu bytes, arena %.1f MiB, of which "
              "server %.1f MiB)\n",
              sv.model_name, strchr(so.host, ':') ? "[" : "", so.host, strchr(so.host, ':') ? "]" : "", sv.bound_port,
              s.mopt.n_ctx, so.queue, (unsigned long long)so.max_body, (double)s.plan.total / 1048576.0,
-             (double)sv.plan.total / 1048576.0);
+             (double)sv.planned / 1048576.0);
     server_run(&sv);
 }

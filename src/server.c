@@ -27,24 +27,21 @@ void server_init(Server *sv, const ServerOptions *o, Session *s)
 {
     sv->opt = *o;
     sv->s = s;
-    plan_init(&sv->plan);
-    server_plan(o, &sv->plan);
-    if (sv->plan.overflow) port_die("serve: the memory plan overflows (lower --max-body or --queue)");
-    sv->arena_base = port_arena_map((size_t)sv->plan.total);
-    if (!sv->arena_base) port_die("serve: cannot allocate the server's %llu bytes", (unsigned long long)sv->plan.total);
-    arena_init(&sv->arena, sv->arena_base, sv->plan.total);
+    /* The server's buffers were planned into the session's arena
+     * (SessionOptions.plan_extra): carve them from it. */
+    Arena *arena = &s->arena;
     sv->n_conns = o->queue + 1;
     sv->conn_cap = SERVE_MAX_HEAD + (size_t)o->max_body;
-    sv->conns = arena_take(&sv->arena, (uint64_t)sv->n_conns * sizeof(Conn));
+    sv->conns = arena_take(arena, (uint64_t)sv->n_conns * sizeof(Conn));
     if (!sv->conns) port_die("internal error: the server plan is too small");
     for (int i = 0; i < sv->n_conns; i++) {
         sv->conns[i].fd = -1;
-        sv->conns[i].buf = arena_take(&sv->arena, sv->conn_cap);
+        sv->conns[i].buf = arena_take(arena, sv->conn_cap);
         if (!sv->conns[i].buf) port_die("internal error: the server plan is too small");
     }
     sv->region_size = chat_arena_bound(o->max_body);
-    sv->region = arena_take(&sv->arena, sv->region_size);
-    sv->out = arena_take(&sv->arena, SERVE_OUT_CAP + 64);
+    sv->region = arena_take(arena, sv->region_size);
+    sv->out = arena_take(arena, SERVE_OUT_CAP + 64);
     if (!sv->region || !sv->out) port_die("internal error: the server plan is too small");
 
     char err[320];

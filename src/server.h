@@ -108,9 +108,7 @@ typedef struct {
     int loopback;              /* bound to a loopback address: Host must name it too */
     int listen_fd;
     int bound_port;
-    Plan plan;
-    void *arena_base;
-    Arena arena;
+    uint64_t planned;         /* bytes of the session's arena the server uses */
     Conn *conns;
     int n_conns;
     size_t conn_cap;

@@ -63,6 +63,11 @@ int session_parse_option(SessionOptions *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--no-think")) o->thinking = 0;
     else if (!strcmp(a, "--think")) o->thinking = 1;
     else if (!strcmp(a, "--plan")) o->show_plan = 1;
+    else if (!strcmp(a, "--template")) {
+        o->template_name = cli_value(argc, argv, i);
+        if (chat_template_by_name(o->template_name) < 0)
+            port_die("--template: '%s' is not a template pith knows (%s)", o->template_name, chat_template_names());
+    }
     else if (!strcmp(a, "--keep")) o->keep = cli_int(a, cli_value(argc, argv, i), 0, 1 << 24);
     else if (!strcmp(a, "--no-shift")) o->no_shift = 1;
     else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
@@ -132,6 +137,7 @@ void session_open(Session *s, const SessionOptions *o)
     plan_add(p, "token history", (uint64_t)mo->n_ctx * sizeof(int32_t));
     if (o->max_out_ids) plan_add(p, "generated ids", plan_mul(p, o->max_out_ids, sizeof(int32_t)));
     plan_add(p, "chat template text", TEMPLATE_CAP);
+    if (o->plan_extra) o->plan_extra(o->plan_extra_ctx, p);
     if (p->overflow || p->total > (uint64_t)SIZE_MAX) port_die("%s: the memory plan overflows", o->model_path);
     /* Refuse a plan larger than the machine before asking for it: with
      * overcommit, the mapping could succeed and fail much later. */
@@ -181,6 +187,10 @@ void session_open(Session *s, const SessionOptions *o)
         snprintf(s->tmpl_name, sizeof s->tmpl_name, "%.40s%s", tmpl_text, strlen(tmpl_text) > 40 ? "..." : "");
         for (char *c = s->tmpl_name; *c; c++)
             if ((unsigned char)*c < 32) *c = ' ';
+    }
+    if (o->template_name) {
+        s->tmpl = (ChatTemplate)chat_template_by_name(o->template_name);
+        snprintf(s->tmpl_name, sizeof s->tmpl_name, "%s", o->template_name);
     }
     if (o->trace_path) {
         char werr[512];

@@ -25,6 +25,11 @@ typedef struct {
     int sampling_set[8];     /* which of temp/top-k/top-p/min-p/... were given */
     int64_t seed;            /* -1: from the clock */
     const char *trace_path;  /* --trace FILE */
+    const char *template_name; /* --template NAME: overrides the template found in the model */
+    /* A command's own buffers (e.g. the server's) join the one arena: it
+     * adds them to the plan here and carves them after session_open. */
+    void (*plan_extra)(void *ctx, Plan *p);
+    void *plan_extra_ctx;
     int show_plan;           /* --plan: print the plan and exit */
     uint64_t max_text;       /* longest text encoded at once (set by the command) */
     int64_t keep;            /* --keep N: first positions a context shift keeps */

@@ -44,6 +44,21 @@ expect_fail2 "run prompt longer than the context" $PITH run "$M" --prompt-ids 1,
 expect_fail2 "run missing model file" $PITH run "$TMP/nope.gguf" -p x
 expect_fail2 "run --kv-type bad" $PITH run "$M" -p x --kv-type q3
 
+# --template NAME overrides the model's template; an unknown name is refused.
+check "run --template zephyr" $PITH run "$M" -p "Hi" -n 2 --temp 0 --template zephyr
+expect_fail2 "run --template unknown" $PITH run "$M" -p "Hi" --template nosuch
+
+# A llama SPM model given text: BOS is added once, as the model asks, and the
+# greedy continuation equals llama.cpp's for the text prompt of the fixture.
+S=$FIX/models/stories260K.gguf
+line=$(grep -P '^pub_stories_greedy_once\t' "$FIX/cases.tsv")
+expected=$(echo "$line" | cut -f5)
+prefix=$(echo "$line" | cut -f6 | tr ';' '\n' | sed -n 's/^exact_prefix=//p')
+got=$($PITH run "$S" --raw -p "Once upon a time" -n 32 --temp 0 --kv-type f32 -t 1 --print-ids 2>"$TMP/err")
+if [ "$(echo "$got" | cut -d, -f1-"$prefix")" = "$(echo "$expected" | cut -d, -f1-"$prefix")" ]; then
+    ok "run --raw on stories260K: one BOS, first $prefix greedy ids equal llama.cpp's"
+else not_ok "stories260K greedy from text: got $got want $expected"; fi
+
 # Chat: two turns from a pipe. The second turn prefills only its new tokens,
 # and its greedy reply equals a fresh run over the whole token history.
 printf 'Hello there\nHow are you?\n' | $PITH chat "$M" -n 12 --temp 0 -t 1 --kv-type f32 --ids-out "$TMP/ids" \
