@@ -83,4 +83,85 @@ const uint8_t *port_file_bytes(PortFile *f, uint64_t off, size_t len, void *buf)
  * (no "pith:" prefix, no newline) in err. (port/out_file.c) */
 int port_write_file(const char *path, const void *data, size_t n, int append, char *err, size_t err_len);
 
+/* ---- The machine: target, board profile, CPU features (port/cpu.c) ---- */
+/* Board defaults, compiled in by `make BOARD=NAME` (boards/NAME.mk); these
+ * are the values of a build without a board profile. 0 threads = every
+ * online core; 0 bytes of memory = a share of the physical RAM. */
+#ifndef PITH_BOARD_NAME
+#define PITH_BOARD_NAME "generic"
+#endif
+#ifndef PITH_DEFAULT_THREADS
+#define PITH_DEFAULT_THREADS 0
+#endif
+#ifndef PITH_DEFAULT_MEM
+#define PITH_DEFAULT_MEM 0
+#endif
+#ifndef PITH_DEFAULT_CTX
+#define PITH_DEFAULT_CTX 4096
+#endif
+
+/* What the CPU running us can do (1 = yes), found once at run time: x86
+ * with cpuid (AVX-family only when the OS saves the YMM state), ARM with
+ * getauxval(AT_HWCAP/AT_HWCAP2). Kernels pick their code path from it. */
+typedef struct PortCpu {
+    int avx2, fma, f16c;      /* x86-64 */
+    int neon;                 /* ARM Advanced SIMD (always on aarch64) */
+    int dotprod, fp16, i8mm;  /* ARMv8.2+: SDOT/UDOT, half-precision arithmetic, SMMLA */
+    int vfp, vfpv4;           /* 32-bit ARM floating point (VFPv4 = fused multiply-add) */
+} PortCpu;
+const PortCpu *port_cpu(void);
+/* The target triple of this build ("aarch64-linux-musl"), or the machine
+ * name and "native" for a build with the host compiler. */
+const char *port_target(void);
+/* Instruction-set features the compiler was allowed to use everywhere in
+ * this build, space-separated (e.g. "neon vfpv4"). */
+const char *port_features_compiled(void);
+/* Prints the `pith --version` report: version, target, board and its
+ * defaults, features compiled in and found at run time. */
+void port_print_version(const char *version);
+
+/* ---- Signals (port/signals.c) ----------------------------------------- */
+/* Ctrl-C for interactive commands: after port_interrupt_catch(), a SIGINT
+ * while busy (port_interrupt_busy(1), e.g. generating a reply) only sets a
+ * flag the core polls with port_interrupted(); a SIGINT while idle, or a
+ * second one before the flag was cleared, ends the program (status 130). */
+void port_interrupt_catch(void);
+void port_interrupt_busy(int on);
+int port_interrupted(void);
+void port_clear_interrupt(void);
+/* When the model file at path is memory-mapped: a SIGBUS (the file was
+ * truncated under the mapping) prints "pith: PATH: the model file changed or
+ * was truncated while in use" and exits with status 2. */
+void port_guard_mapped_file(const char *path);
+
+/* ---- Network (port/net.c), for `pith serve` ----------------------------
+ * TCP only, every socket non-blocking, numeric addresses only (no resolver,
+ * nothing allocated). */
+#define PORT_NET_READ 1
+#define PORT_NET_WRITE 2
+#define PORT_NET_HUP 4            /* error or hang-up (poll's POLLERR/POLLHUP) */
+#define PORT_NET_MAX_POLL 1024    /* sockets one port_net_poll call watches */
+typedef struct {
+    int fd;
+    int want;                     /* PORT_NET_READ | PORT_NET_WRITE */
+    int got;                      /* filled by port_net_poll */
+} PortPoll;
+/* Listens on host (a numeric IPv4/IPv6 address, or "localhost") and port
+ * (0 = a free port, stored in *bound_port). Returns the socket, or -1 with
+ * a one-line reason in err. */
+int port_net_listen(const char *host, int port, int backlog, int *bound_port, char *err, size_t err_len);
+/* One waiting connection (non-blocking, Nagle off), or -1 if none. */
+int port_net_accept(int listen_fd);
+/* recv/send without blocking: bytes moved (recv: 0 = the peer closed),
+ * -1 = try again later, -2 = error (the connection is gone). */
+long port_net_recv(int fd, void *buf, size_t cap);
+long port_net_send(int fd, const void *buf, size_t n);
+void port_net_shutdown_write(int fd);   /* sends FIN, reading stays open */
+void port_net_close(int fd);
+/* Waits up to timeout_ms (0: no wait, -1: forever) for p[i].want; sets
+ * p[i].got. Returns how many are ready, 0 (timeout or signal), -1 error. */
+int port_net_poll(PortPoll *p, int n, int timeout_ms);
+/* Seconds since 1970 (the "created" field of API responses). */
+int64_t port_wall_seconds(void);
+
 #endif

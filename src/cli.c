@@ -20,6 +20,8 @@ static void usage(void)
              "  chat MODEL [...]\n"
              "  logits MODEL --prompt-ids 1,2,3 --out FILE.f32\n"
              "  tokenize MODEL TEXT | --file F [--pieces]\n"
+             "  bench MODEL [-p 128] [-n 32] [-t N] [-r 3] [-b 64] [--ref]\n"
+             "  serve MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [...]\n"
              "  template MODEL --messages FILE [--no-think] [--no-generation-prompt]\n"
              "  --version, --help\n\n"
              "see README.md for every flag\n",
@@ -34,13 +36,14 @@ int pith_main(int argc, char **argv)
     } commands[] = {
         {"inspect", cmd_inspect}, {"tokenize", cmd_tokenize}, {"template", cmd_template},
         {"logits", cmd_logits},   {"run", cmd_run},           {"chat", cmd_chat},
+        {"bench", cmd_bench},     {"serve", cmd_serve},
     };
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage();
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        port_out("pith %s\n", PITH_VERSION);
+        port_print_version(PITH_VERSION); /* target, board, CPU features too */
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

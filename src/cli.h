@@ -16,6 +16,8 @@ int cmd_template(int argc, char **argv);  /* cmd_template.c */
 int cmd_logits(int argc, char **argv);    /* cmd_logits.c */
 int cmd_run(int argc, char **argv);       /* cmd_run.c */
 int cmd_chat(int argc, char **argv);      /* cmd_chat.c */
+int cmd_bench(int argc, char **argv);     /* cmd_bench.c */
+int cmd_serve(int argc, char **argv);     /* cmd_serve.c */
 
 /* Argument helpers: each dies with "pith: <flag>: <what is wrong>" on bad input. */
 /* Returns argv[*i + 1] and advances *i, or dies if the value is missing. */

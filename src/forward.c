@@ -9,7 +9,9 @@
  *   h = RMSNorm(x) * ffn_norm
  *   x += Wdown (silu(Wgate h) * (Wup h))
  * then logits = Wout (RMSNorm(x) * output_norm).
- * Everything is float32; sums of squares and softmax denominators in double. */
+ * Everything is float32 (sums of squares and softmax denominators in double),
+ * except the input of each matmul with quantized weights, which is quantized
+ * to 8 bits per element first, as llama.cpp does (kernels.h). */
 #include "forward.h"
 
 #include <math.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "../port/port.h"
+#include "kernels.h"
 #include "quant.h"
 
 static uint64_t kv_width(const ModelConfig *c)
@@ -43,7 +46,17 @@ typedef struct {
     uint64_t elem;   /* bytes per element */
 } Buffer;
 
-enum { B_KCACHE, B_VCACHE, B_X, B_XB, B_Q, B_K, B_V, B_ATT, B_HB, B_HB2, B_SCORES, B_LOGITS, B_COUNT };
+enum { B_KCACHE, B_VCACHE, B_X, B_XB, B_Q, B_K, B_V, B_ATT, B_HB, B_HB2, B_SCORES, B_LOGITS, B_ACT0, B_ACTK, B_COUNT };
+
+/* Widest input of any matmul: the quantized activation buffers hold a step
+ * of it in each format. */
+static uint64_t widest_input(const ModelConfig *c)
+{
+    uint64_t w = c->n_embd;
+    if (c->n_ff > w) w = c->n_ff;
+    if ((uint64_t)c->n_head * c->head_dim_v > w) w = (uint64_t)c->n_head * c->head_dim_v;
+    return w;
+}
 
 static void buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, Buffer *b)
 {
@@ -62,6 +75,8 @@ static void buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, Buffer
     b[B_HB2] = (Buffer){"activations", B * c->n_ff, 4};
     b[B_SCORES] = (Buffer){"attention scores", plan_mul(p, c->n_head, o->n_ctx), 4};
     b[B_LOGITS] = (Buffer){"logits", plan_mul(p, o->all_logits ? B : 1, c->n_vocab), 4};
+    b[B_ACT0] = (Buffer){"quantized activations", B, kern_act_bytes(KERN_ACT_Q8_0, widest_input(c))};
+    b[B_ACTK] = (Buffer){"quantized activations", B, kern_act_bytes(KERN_ACT_Q8_K, widest_input(c))};
 }
 
 void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
@@ -94,7 +109,10 @@ int forward_init(Model *m, Arena *arena)
     m->hb2 = p[B_HB2];
     m->scores = p[B_SCORES];
     m->logits = p[B_LOGITS];
+    m->act_q8_0 = p[B_ACT0];
+    m->act_q8_k = p[B_ACTK];
     m->n_past = 0;
+    kern_active(); /* chooses the kernels now, before any thread runs */
     return 0;
 }
 
@@ -145,32 +163,71 @@ int forward_argmax(const float *v, int n)
     return best;
 }
 
-/* ---- matmul: out[t][r] = W[r] . x[t], output rows split across threads -- */
+/* ---- matmul: out[t][r] = W[r] . x[t], output rows split across threads --
+ *
+ * Matrices reading the same input (q, k, v; gate, up) run as one group:
+ * the input is quantized once per activation format, then one parallel
+ * region splits the rows of all of them between the threads. */
+
+#define GROUP_MAX 3
 
 typedef struct {
-    const Weight *w;
-    const float *x;
-    uint64_t x_stride;
-    int n;
-    float *out;
-    uint64_t out_stride;
+    const Weight *w[GROUP_MAX];
+    float *out[GROUP_MAX];
+    const void *act[GROUP_MAX];
+    uint64_t act_stride[GROUP_MAX];
+    int nw, n;
+    uint64_t total_rows;
 } MatmulJob;
 
 static void matmul_worker(void *ctx, int ith, int nth)
 {
     const MatmulJob *j = ctx;
-    uint64_t rows = j->w->rows;
-    uint64_t r0 = rows * (uint64_t)ith / (uint64_t)nth;
-    uint64_t r1 = rows * (uint64_t)(ith + 1) / (uint64_t)nth;
-    for (uint64_t r = r0; r < r1; r++)
-        quant_dot_batch(j->w->type, j->w->data + r * j->w->row_bytes, j->w->cols, j->x, j->x_stride, j->n,
-                        j->out + r, j->out_stride);
+    uint64_t a = j->total_rows * (uint64_t)ith / (uint64_t)nth;
+    uint64_t b = j->total_rows * (uint64_t)(ith + 1) / (uint64_t)nth;
+    uint64_t base = 0;
+    for (int i = 0; i < j->nw; i++) {
+        const Weight *w = j->w[i];
+        uint64_t lo = a > base ? a - base : 0, hi = b - base < w->rows ? b - base : w->rows;
+        if (b > base && lo < hi)
+            kern_matmul(w->type, w->data, w->row_bytes, w->cols, lo, hi, j->act[i], j->act_stride[i], j->n, j->out[i],
+                        w->rows);
+        base += w->rows;
+    }
 }
 
-static void matmul(const Weight *w, const float *x, int n, float *out)
+static void matmul_group(Model *m, const Weight *const *ws, float *const *outs, int nw, const float *x, int n)
 {
-    MatmulJob j = {w, x, w->cols, n, out, w->rows};
+    MatmulJob j;
+    memset(&j, 0, sizeof j);
+    uint64_t cols = ws[0]->cols;
+    int done[3] = {0, 0, 0};
+    void *buf[3] = {NULL, m->act_q8_0, m->act_q8_k};
+    for (int i = 0; i < nw; i++) {
+        KernActFormat f = kern_act_format(ws[i]->type);
+        uint64_t stride = kern_act_bytes(f, cols);
+        if (f == KERN_ACT_F32) {
+            j.act[i] = x;
+        } else {
+            if (!done[f])
+                for (int t = 0; t < n; t++)
+                    kern_quantize_act(ws[i]->type, x + (uint64_t)t * cols, (uint8_t *)buf[f] + (uint64_t)t * stride, cols);
+            done[f] = 1;
+            j.act[i] = buf[f];
+        }
+        j.act_stride[i] = stride;
+        j.w[i] = ws[i];
+        j.out[i] = outs[i];
+        j.total_rows += ws[i]->rows;
+    }
+    j.nw = nw;
+    j.n = n;
     port_parallel(matmul_worker, &j);
+}
+
+static void matmul(Model *m, const Weight *w, const float *x, int n, float *out)
+{
+    matmul_group(m, &w, &out, 1, x, n);
 }
 
 /* ---- attention ---------------------------------------------------------- */
@@ -182,33 +239,21 @@ typedef struct {
     uint32_t pos0;
 } AttnJob;
 
-static float cache_dot(const void *row, KvType t, const float *q, uint32_t n)
+static float cache_dot(const KernelSet *ks, const void *row, KvType t, const float *q, uint32_t n)
 {
-    float s = 0.0f;
-    if (t == KV_F32) {
-        const float *k = row;
-        for (uint32_t i = 0; i < n; i++) s += q[i] * k[i];
-    } else {
-        const uint16_t *k = row;
-        for (uint32_t i = 0; i < n; i++) s += q[i] * quant_f16_to_f32(k[i]);
-    }
-    return s;
+    return t == KV_F32 ? ks->dot_f32(row, q, n) : ks->dot_f16(row, q, n);
 }
 
-static void cache_axpy(float *out, float a, const void *row, KvType t, uint32_t n)
+static void cache_axpy(const KernelSet *ks, float *out, float a, const void *row, KvType t, uint32_t n)
 {
-    if (t == KV_F32) {
-        const float *v = row;
-        for (uint32_t i = 0; i < n; i++) out[i] += a * v[i];
-    } else {
-        const uint16_t *v = row;
-        for (uint32_t i = 0; i < n; i++) out[i] += a * quant_f16_to_f32(v[i]);
-    }
+    if (t == KV_F32) ks->axpy_f32(out, a, row, n);
+    else ks->axpy_f16(out, a, row, n);
 }
 
 static void attention_worker(void *ctx, int ith, int nth)
 {
     const AttnJob *j = ctx;
+    const KernelSet *ks = kern_active();
     Model *m = j->m;
     const ModelConfig *c = &m->cfg;
     KvType kt = m->opt.kv_type;
@@ -230,7 +275,7 @@ static void attention_worker(void *ctx, int ith, int nth)
             float mx = -INFINITY;
             for (uint32_t p = 0; p <= pos; p++) {
                 const uint8_t *krow = kc + ((uint64_t)p * kw + (uint64_t)kvh * c->head_dim) * esz;
-                s[p] = cache_dot(krow, kt, q, c->head_dim) * scale;
+                s[p] = cache_dot(ks, krow, kt, q, c->head_dim) * scale;
                 if (s[p] > mx) mx = s[p];
             }
             double sum = 0.0;
@@ -243,7 +288,7 @@ static void attention_worker(void *ctx, int ith, int nth)
             memset(out, 0, c->head_dim_v * sizeof *out);
             for (uint32_t p = 0; p <= pos; p++) {
                 const uint8_t *vrow = vc + ((uint64_t)p * vw + (uint64_t)kvh * c->head_dim_v) * esz;
-                cache_axpy(out, s[p] * inv, vrow, kt, c->head_dim_v);
+                cache_axpy(ks, out, s[p] * inv, vrow, kt, c->head_dim_v);
             }
         }
     }
@@ -300,9 +345,9 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
         const LayerWeights *lw = &m->layers[l];
         for (int t = 0; t < n; t++)
             rmsnorm(m->xb + t * dim, m->x + t * dim, lw->attn_norm, dim, c->norm_eps);
-        matmul(&lw->wq, m->xb, n, m->q);
-        matmul(&lw->wk, m->xb, n, m->k);
-        matmul(&lw->wv, m->xb, n, m->v);
+        const Weight *qkv[3] = {&lw->wq, &lw->wk, &lw->wv};
+        float *qkv_out[3] = {m->q, m->k, m->v};
+        matmul_group(m, qkv, qkv_out, 3, m->xb, n);
 
         for (int t = 0; t < n; t++) {
             uint32_t pos = pos0 + (uint32_t)t;
@@ -324,18 +369,19 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
         AttnJob aj = {m, l, n, pos0};
         port_parallel(attention_worker, &aj);
 
-        matmul(&lw->wo, m->att, n, m->xb);
+        matmul(m, &lw->wo, m->att, n, m->xb);
         for (uint64_t i = 0; i < (uint64_t)n * dim; i++) m->x[i] += m->xb[i];
 
         for (int t = 0; t < n; t++)
             rmsnorm(m->xb + t * dim, m->x + t * dim, lw->ffn_norm, dim, c->norm_eps);
-        matmul(&lw->w_gate, m->xb, n, m->hb);
-        matmul(&lw->w_up, m->xb, n, m->hb2);
+        const Weight *gate_up[2] = {&lw->w_gate, &lw->w_up};
+        float *gate_up_out[2] = {m->hb, m->hb2};
+        matmul_group(m, gate_up, gate_up_out, 2, m->xb, n);
         for (uint64_t i = 0; i < (uint64_t)n * c->n_ff; i++) {
             float g = m->hb[i];
             m->hb[i] = g / (1.0f + expf(-g)) * m->hb2[i];
         }
-        matmul(&lw->w_down, m->hb, n, m->xb);
+        matmul(m, &lw->w_down, m->hb, n, m->xb);
         for (uint64_t i = 0; i < (uint64_t)n * dim; i++) m->x[i] += m->xb[i];
     }
 
@@ -344,7 +390,7 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
     int rows = n - first;
     for (int t = 0; t < rows; t++)
         rmsnorm(m->xb + t * dim, m->x + (uint64_t)(first + t) * dim, m->output_norm, dim, c->norm_eps);
-    matmul(&m->output, m->xb, rows, m->logits);
+    matmul(m, &m->output, m->xb, rows, m->logits);
     m->n_logits = (uint32_t)rows;
     m->n_past = pos0 + (uint32_t)n;
     return 0;

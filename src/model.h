@@ -83,6 +83,7 @@ typedef struct Model {
     /* activations, [batch][...] */
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2;
     float *scores;            /* [n_head][n_ctx] */
+    void *act_q8_0, *act_q8_k;/* the step's matmul input quantized for the kernels (kernels.h) */
     float *logits;            /* [batch or 1][n_vocab] */
     uint32_t n_logits;        /* rows of logits filled by the last step */
     char err[256];            /* why the last forward call failed */

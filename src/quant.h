@@ -48,4 +48,17 @@ void quant_dot_batch(uint32_t type, const uint8_t *row, uint64_t n, const float 
 /* Plain float dot product, in the same order as quant_dot. */
 float quant_dot_f32(const float *a, const float *b, uint64_t n);
 
+/* Pieces of the block layouts the kernels share (documented in quant.c):
+ * the 16 levels of IQ4_NL/IQ4_XS, the 6-bit scale and min j (0..7) of a
+ * Q4_K/Q5_K block's 12 scale bytes, the scale i (0..15, minus 32) of a
+ * Q3_K block's 12 scale bytes. */
+extern const int8_t quant_iq4nl_values[16];
+void quant_q4k_scale_min(int j, const uint8_t *scales, int *sc, int *m);
+int quant_q3k_scale(const uint8_t *scales, int i);
+
+/* Quantizes n floats into a row of `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_K,
+ * Q6_K; n a multiple of the block size). Simple round-to-nearest schemes,
+ * to write test and benchmark models. Returns 0, or -1 for other types. */
+int quant_quantize_row(uint32_t type, const float *x, uint8_t *out, uint64_t n);
+
 #endif

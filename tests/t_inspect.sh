@@ -115,7 +115,7 @@ if [ -x $MK ]; then
     $MK "$TMP/r1.gguf" --seed 5 && $MK "$TMP/r2.gguf" --seed 5 && $MK "$TMP/r3.gguf" --seed 6
     if cmp -s "$TMP/r1.gguf" "$TMP/r2.gguf" && ! cmp -s "$TMP/r1.gguf" "$TMP/r3.gguf"; then ok "mkmodel is deterministic per seed"
     else not_ok "mkmodel is deterministic per seed"; fi
-    $MK "$TMP/x.gguf" --type q4_k 2>"$TMP/err"; st=$?
+    $MK "$TMP/x.gguf" --type q3_k 2>"$TMP/err"; st=$?
     if [ $st -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok "mkmodel: bad type refused"; else not_ok "mkmodel: bad type: status $st"; fi
 else
     not_ok "$MK missing: build it (make $MK)"

@@ -267,7 +267,7 @@ typedef struct {
     uint32_t kv_heads, key_len;
     const char *drop;        /* tensor left out */
     const char *reshape;     /* tensor written with one row less */
-    const char *retype;      /* tensor written as Q4_1 */
+    const char *retype;      /* tensor written as Q8_1 (an activation-only type) */
     const char *extra;       /* tensor added */
     int nan_norm;            /* a NaN in output_norm */
     int string_rope_base;
@@ -287,9 +287,9 @@ static void add_tensor(GgufWriter *w, const Mutation *mu, GwRng *rng, const char
     }
     uint64_t ne[2] = {ne0, ne1}, n = ne0 * ne1;
     if (mu->retype && strcmp(name, mu->retype) == 0) {
-        size_t bytes = (size_t)(n / 32 * 20);
+        size_t bytes = (size_t)(n / 32 * 36);
         uint8_t *raw = calloc(bytes, 1);
-        gw_tensor_raw(w, name, 2, ne, GGML_TYPE_Q4_1, raw, bytes);
+        gw_tensor_raw(w, name, 2, ne, GGML_TYPE_Q8_1, raw, bytes);
         free(raw);
         return;
     }
@@ -400,7 +400,7 @@ static void synthetic_models(void)
          .reshape = "blk.0.attn_q.weight"},
         {"misshapen norm", "tensor 'blk.1.ffn_norm.weight' has shape [63, 1, 1, 1], expected [64, 1]",
          .reshape = "blk.1.ffn_norm.weight"},
-        {"unsupported weight type", "tensor 'blk.0.ffn_down.weight' has type Q4_1, which pith cannot compute",
+        {"unsupported weight type", "tensor 'blk.0.ffn_down.weight' has type Q8_1, which pith cannot compute",
          .retype = "blk.0.ffn_down.weight"},
         {"unknown tensor", "tensor 'blk.0.attn_q.bias' has no use", .extra = "blk.0.attn_q.bias"},
         {"non-finite norm weight", "tensor 'output_norm.weight' holds a non-finite value", .nan_norm = 1},

@@ -174,6 +174,166 @@ static void test_q6_k(void)
     CHECK(bad == 0, "Q6_K hand-built block decodes (%d bad)", bad);
 }
 
+/* ---- the other types, built from their documented layouts ------------- */
+
+static int check_block(uint32_t type, const uint8_t *b, const float *want, int n)
+{
+    float got[256];
+    quant_dequant_row(type, b, got, (uint64_t)n);
+    int bad = 0;
+    for (int e = 0; e < n; e++) bad += got[e] != want[e];
+    return bad;
+}
+
+/* element e (< 32) of a block of 32 stored as nibbles: byte e % 16, low
+ * nibble for e < 16, high for e >= 16 */
+static void put_nibble(uint8_t *q, int e, int v)
+{
+    q[e % 16] |= (uint8_t)(e < 16 ? v : v << 4);
+}
+
+static void test_small_blocks(void)
+{
+    static const int levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    uint8_t b[32];
+    float want[32];
+    int code[32];
+    for (int e = 0; e < 32; e++) code[e] = (int)(rnd() & 31);
+
+    memset(b, 0, sizeof b); /* Q4_1: d = 2, m = -1 */
+    put16(b, 0x4000), put16(b + 2, 0xbc00);
+    for (int e = 0; e < 32; e++) put_nibble(b + 4, e, code[e] & 15), want[e] = 2.0f * (code[e] & 15) - 1.0f;
+    CHECK(check_block(GGML_TYPE_Q4_1, b, want, 32) == 0, "Q4_1 hand-built block decodes (d*q + m)");
+
+    memset(b, 0, sizeof b); /* Q5_0: d = 0.5, fifth bit e of qh */
+    put16(b, 0x3800);
+    for (int e = 0; e < 32; e++) {
+        put_nibble(b + 6, e, code[e] & 15);
+        b[2 + e / 8] |= (uint8_t)((code[e] >> 4) << (e % 8));
+        want[e] = 0.5f * (float)(code[e] - 16);
+    }
+    CHECK(check_block(GGML_TYPE_Q5_0, b, want, 32) == 0, "Q5_0 hand-built block decodes (d*(q-16), qh bit e)");
+
+    memset(b, 0, sizeof b); /* Q5_1: d = 0.25, m = 1 */
+    put16(b, 0x3400), put16(b + 2, 0x3c00);
+    for (int e = 0; e < 32; e++) {
+        put_nibble(b + 8, e, code[e] & 15);
+        b[4 + e / 8] |= (uint8_t)((code[e] >> 4) << (e % 8));
+        want[e] = 0.25f * (float)code[e] + 1.0f;
+    }
+    CHECK(check_block(GGML_TYPE_Q5_1, b, want, 32) == 0, "Q5_1 hand-built block decodes (d*q + m)");
+
+    memset(b, 0, sizeof b); /* IQ4_NL: d = -2 */
+    put16(b, 0xc000);
+    for (int e = 0; e < 32; e++) put_nibble(b + 2, e, code[e] & 15), want[e] = -2.0f * (float)levels[code[e] & 15];
+    CHECK(check_block(GGML_TYPE_IQ4_NL, b, want, 32) == 0, "IQ4_NL hand-built block decodes (non-uniform levels)");
+}
+
+/* byte and shift of 2-bit element e in Q2_K/Q3_K qs */
+static void put_2bit(uint8_t *qs, int e, int v)
+{
+    qs[32 * (e / 128) + e % 32] |= (uint8_t)(v << (2 * ((e % 128) / 32)));
+}
+
+static void test_k_blocks(void)
+{
+    static const int levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    uint8_t b[256];
+    float want[256];
+    int code[256];
+    for (int e = 0; e < 256; e++) code[e] = (int)(rnd() & 63);
+
+    /* Q2_K: scales[16] (sc | m << 4), qs[64], d = 1, dmin = 0.5 */
+    memset(b, 0, sizeof b);
+    for (int i = 0; i < 16; i++) b[i] = (uint8_t)rnd();
+    put16(b + 80, 0x3c00), put16(b + 82, 0x3800);
+    for (int e = 0; e < 256; e++) {
+        put_2bit(b + 16, e, code[e] & 3);
+        int sc = b[e / 16] & 15, m = b[e / 16] >> 4;
+        want[e] = 1.0f * (float)sc * (float)(code[e] & 3) - 0.5f * (float)m;
+    }
+    CHECK(check_block(GGML_TYPE_Q2_K, b, want, 256) == 0, "Q2_K hand-built block decodes");
+
+    /* Q3_K: hmask[32], qs[64], scales[12] (16 six-bit, minus 32), d = 0.5 */
+    memset(b, 0, sizeof b);
+    int s6[16];
+    for (int i = 0; i < 16; i++) {
+        s6[i] = (int)(rnd() & 63);
+        b[96 + (i < 8 ? i : i - 8)] |= (uint8_t)(i < 8 ? (s6[i] & 15) : (s6[i] & 15) << 4);
+        b[96 + 8 + i % 4] |= (uint8_t)((s6[i] >> 4) << (2 * (i / 4)));
+    }
+    put16(b + 108, 0x3800);
+    for (int e = 0; e < 256; e++) {
+        int low = code[e] & 3, high = (code[e] >> 2) & 1;
+        put_2bit(b + 32, e, low);
+        if (high) b[e % 32] |= (uint8_t)(1 << (e / 32));
+        want[e] = 0.5f * (float)(s6[e / 16] - 32) * (float)(low - (high ? 0 : 4));
+    }
+    CHECK(check_block(GGML_TYPE_Q3_K, b, want, 256) == 0, "Q3_K hand-built block decodes (hmask, 6-bit scales - 32)");
+
+    /* Q5_K: Q4_K plus qh[32]: element 32j + l takes bit j of qh[l] */
+    memset(b, 0, sizeof b);
+    int sc[8], m[8];
+    for (int j = 0; j < 8; j++) sc[j] = (int)(rnd() & 63), m[j] = (int)(rnd() & 63);
+    put16(b, 0x3400), put16(b + 2, 0x3c00); /* d = 0.25, dmin = 1 */
+    pack_q4k_scales(b + 4, sc, m);
+    for (int e = 0; e < 256; e++) {
+        int v = code[e] & 31, j = e / 32, l = e % 32;
+        b[48 + 32 * (j / 2) + l] |= (uint8_t)(j % 2 == 0 ? (v & 15) : (v & 15) << 4);
+        b[16 + l] |= (uint8_t)((v >> 4) << j);
+        want[e] = 0.25f * (float)sc[j] * (float)v - 1.0f * (float)m[j];
+    }
+    CHECK(check_block(GGML_TYPE_Q5_K, b, want, 256) == 0, "Q5_K hand-built block decodes (fifth bit in qh)");
+
+    /* IQ4_XS: d, scales_h (2 bits each), scales_l (nibbles), qs[128] */
+    memset(b, 0, sizeof b);
+    put16(b, 0x3800); /* d = 0.5 */
+    int ls[8];
+    uint16_t sh = 0;
+    for (int j = 0; j < 8; j++) {
+        ls[j] = (int)(rnd() & 63);
+        b[4 + j / 2] |= (uint8_t)((ls[j] & 15) << (4 * (j % 2)));
+        sh |= (uint16_t)((ls[j] >> 4) << (2 * j));
+    }
+    put16(b + 2, sh);
+    for (int e = 0; e < 256; e++) {
+        int j = e / 32;
+        put_nibble(b + 8 + 16 * j, e % 32, code[e] & 15);
+        want[e] = 0.5f * (float)(ls[j] - 32) * (float)levels[code[e] & 15];
+    }
+    CHECK(check_block(GGML_TYPE_IQ4_XS, b, want, 256) == 0, "IQ4_XS hand-built block decodes");
+}
+
+/* The reference quantizers (used to write benchmark models): quantize,
+ * decode, and the error relative to the row's largest value is bounded. */
+static void test_quantizers(void)
+{
+    static const uint32_t types[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_F16,
+                                     GGML_TYPE_BF16, GGML_TYPE_F32};
+    /* half a step plus the rounding of the f16 scale (Q8_0); Q4_0's largest
+     * value maps to -8, so the other end clamps at +7: an eighth; Q4_K and
+     * Q6_K also round their sub-block scales to 6 and 8 bits: a full step */
+    static const double bound[] = {0.5 / 127 + 1.0 / 1024, 1.0 / 8 + 1.0 / 1024, 2.0 / 15, 1.0 / 31, 1.0 / 2048, 1.0 / 256, 0};
+    enum { N = 1024 };
+    static float x[N], y[N];
+    static uint8_t q[N * 4];
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        double worst = 0;
+        int rc = 0;
+        for (int trial = 0; trial < 10; trial++) {
+            for (int i = 0; i < N; i++) x[i] = rndf() * (float)(1 + trial);
+            rc |= quant_quantize_row(types[k], x, q, N);
+            quant_dequant_row(types[k], q, y, N);
+            double amax = 0, err = 0;
+            for (int i = 0; i < N; i++) amax = fmax(amax, fabs(x[i])), err = fmax(err, fabs((double)x[i] - y[i]));
+            worst = fmax(worst, err / amax);
+        }
+        CHECK(rc == 0 && worst <= bound[k],
+              "%s quantizer round trip: max error %.3g of the row's largest value", ggml_type_info(types[k])->name, worst);
+    }
+    CHECK(quant_quantize_row(GGML_TYPE_Q2_K, x, q, N) == -1, "quantizer refuses a type it does not write");
+}
+
 static void test_plain(void)
 {
     uint8_t f32[4 * 300], f16[2 * 300], bf16[2 * 300];
@@ -272,7 +432,7 @@ static void test_dot_consistency(void)
         CHECK(batch_same, "%s: quant_dot_batch equals quant_dot for every vector", info->name);
         CHECK(close, "%s: quant_dot within 1e-5 (relative to sum |terms|) of a double sum", info->name);
     }
-    CHECK(!quant_supported(GGML_TYPE_Q5_K) && !quant_supported(GGML_TYPE_IQ2_XXS) && !quant_supported(99),
+    CHECK(!quant_supported(GGML_TYPE_Q8_1) && !quant_supported(GGML_TYPE_IQ2_XXS) && !quant_supported(99),
           "unsupported types are reported as such");
 }
 
@@ -283,6 +443,9 @@ int main(void)
     test_q4_0();
     test_q4_k();
     test_q6_k();
+    test_small_blocks();
+    test_k_blocks();
+    test_quantizers();
     test_plain();
     test_dot_consistency();
     CHECK_DONE();

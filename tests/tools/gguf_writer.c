@@ -8,6 +8,7 @@
 
 #include "../../src/ggml_type.h"
 #include "../../src/gguf.h"
+#include "../../src/quant.h"
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -126,6 +127,7 @@ uint64_t gw_type_bytes(uint32_t t, uint64_t n)
     case GGML_TYPE_F32: return n * 4;
     case GGML_TYPE_F16: case GGML_TYPE_BF16: return n * 2;
     case GGML_TYPE_Q8_0: return n / 32 * 34;
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_Q6_K: return ggml_row_bytes(t, n);
     default: return 0;
     }
 }
@@ -141,8 +143,11 @@ static void convert(uint32_t t, const float *x, uint64_t n, uint8_t *out)
             out[2 * i] = (uint8_t)h;
             out[2 * i + 1] = (uint8_t)(h >> 8);
         }
-    } else {
+    } else if (t == GGML_TYPE_Q8_0) {
         gw_quantize_q8_0(x, n, out);
+    } else if (quant_quantize_row(t, x, out, n) != 0) {
+        fprintf(stderr, "gguf_writer: cannot quantize to type %u\n", t);
+        abort();
     }
 }
 

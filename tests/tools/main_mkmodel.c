@@ -1,7 +1,8 @@
 /* mkmodel - writes a random Qwen3-architecture GGUF model.
  *
  *   mkmodel OUT [--layers N] [--embd N] [--ff N] [--heads N] [--kv-heads N]
- *               [--head-dim N] [--vocab N] [--ctx N] [--type f32|f16|bf16|q8_0]
+ *               [--head-dim N] [--vocab N] [--ctx N]
+ *               [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
  *               [--template-from FILE] [--tokenizer-from FILE]
  *
@@ -14,7 +15,11 @@
  * --vocab. --tokenizer-from copies every tokenizer.* key of another GGUF
  * instead (e.g. the real Qwen3 vocabulary); --template-from (alias
  * --vocab-from) copies only its tokenizer.chat_template. --split N writes
- * OUT (which must end in .gguf) as N files PREFIX-0000k-of-0000N.gguf. */
+ * OUT (which must end in .gguf) as N files PREFIX-0000k-of-0000N.gguf.
+ *
+ * --type q4_k_m approximates llama.cpp's Q4_K_M mix: Q4_K everywhere except
+ * token_embd (Q6_K) and attn_v/ffn_down of about half the layers (Q6_K):
+ * the first and last eighth of the layers and every third one between. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,7 +244,8 @@ static void tensor(GgufWriter *w, uint64_t seed, const char *name, uint64_t ne0,
     f->bias = bias;
     snprintf(names[n_fills], sizeof names[0], "%s", name);
     uint64_t ne[2] = {ne0, ne1};
-    if (type == GGML_TYPE_Q8_0 && ne0 % 32 != 0) type = GGML_TYPE_F16; /* rows Q8_0 cannot hold */
+    const GgmlTypeInfo *ti = ggml_type_info(type);
+    if (ne0 % ti->block_elems != 0) type = GGML_TYPE_F16; /* rows the block type cannot hold */
     gw_tensor_gen(w, names[n_fills], ne1 ? 2 : 1, ne, type, fill_row, f);
     n_fills++;
 }
@@ -257,6 +263,7 @@ int main(int argc, char **argv)
     const char *out = NULL, *template_from = NULL, *tokenizer_from = NULL;
     uint64_t layers = 2, embd = 64, ff = 192, heads = 4, kv_heads = 2, head_dim = 16, vocab = 0, ctx = 256, seed = 1;
     uint32_t type = GGML_TYPE_F32, version = 3;
+    int q4_k_m = 0;
     uint64_t split = 1;
     int tied = 1;
     for (int i = 1; i < argc; i++) {
@@ -281,7 +288,11 @@ int main(int argc, char **argv)
             else if (strcmp(v, "f16") == 0) type = GGML_TYPE_F16;
             else if (strcmp(v, "bf16") == 0) type = GGML_TYPE_BF16;
             else if (strcmp(v, "q8_0") == 0) type = GGML_TYPE_Q8_0;
-            else die("--type: '%s' is not f32, f16, bf16 or q8_0", v);
+            else if (strcmp(v, "q4_0") == 0) type = GGML_TYPE_Q4_0;
+            else if (strcmp(v, "q4_k") == 0) type = GGML_TYPE_Q4_K;
+            else if (strcmp(v, "q6_k") == 0) type = GGML_TYPE_Q6_K;
+            else if (strcmp(v, "q4_k_m") == 0) type = GGML_TYPE_Q4_K, q4_k_m = 1;
+            else die("--type: '%s' is not f32, f16, bf16, q8_0, q4_0, q4_k, q6_k or q4_k_m", v);
             i++;
         } else if ((strcmp(a, "--template-from") == 0 || strcmp(a, "--vocab-from") == 0) && v) {
             template_from = v, i++;
@@ -301,7 +312,7 @@ int main(int argc, char **argv)
     }
     if (!out)
         die("usage: mkmodel OUT [--layers N --embd N --ff N --heads N --kv-heads N --head-dim N --vocab N --ctx N "
-            "--type f32|f16|bf16|q8_0 --seed S --tied|--untied --version 2|3 --split N --template-from F --tokenizer-from F]%s",
+            "--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m --seed S --tied|--untied --version 2|3 --split N --template-from F --tokenizer-from F]%s",
             "");
     if (heads % kv_heads != 0) die("--heads must be a multiple of --kv-heads%s", "");
 
@@ -313,7 +324,15 @@ int main(int argc, char **argv)
              (unsigned long long)layers, (unsigned long long)heads, (unsigned long long)kv_heads,
              (unsigned long long)head_dim, (unsigned long long)ff, (unsigned long long)seed);
     gw_kv_str(w, "general.name", name);
-    uint32_t ftype = type == GGML_TYPE_F32 ? 0 : type == GGML_TYPE_F16 ? 1 : type == GGML_TYPE_Q8_0 ? 7 : 32;
+    /* llama.cpp's general.file_type numbers */
+    uint32_t ftype = type == GGML_TYPE_F32    ? 0
+                     : type == GGML_TYPE_F16  ? 1
+                     : type == GGML_TYPE_Q8_0 ? 7
+                     : type == GGML_TYPE_Q4_0 ? 2
+                     : q4_k_m                 ? 15
+                     : type == GGML_TYPE_Q4_K ? 14
+                     : type == GGML_TYPE_Q6_K ? 18
+                                              : 32;
     gw_kv_u32(w, "general.file_type", ftype);
     gw_kv_u32(w, "general.quantization_version", 2);
     gw_kv_u32(w, "qwen3.block_count", (uint32_t)layers);
@@ -351,23 +370,26 @@ int main(int argc, char **argv)
     /* Shapes in GGUF order (ne[0] = row length = input features). */
     uint64_t q_dim = heads * head_dim, kv_dim = kv_heads * head_dim;
 #define FAN(n) (float)(1.0 / sqrt((double)(n)))
-    tensor(w, seed, "token_embd.weight", embd, n_vocab, type, 2.0f * FAN(embd), 0);
+    tensor(w, seed, "token_embd.weight", embd, n_vocab, q4_k_m ? GGML_TYPE_Q6_K : type, 2.0f * FAN(embd), 0);
     for (uint64_t l = 0; l < layers; l++) {
         char t[64];
+        uint64_t e = layers / 8;
+        int more_bits = l < e || l >= layers - e || (l >= e && (l - e) % 3 == 2);
+        uint32_t type_vd = q4_k_m && more_bits ? GGML_TYPE_Q6_K : type;
 #define T(suffix, ne0, ne1, ty, scale, bias)                                  \
     snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
     tensor(w, seed, t, ne0, ne1, ty, scale, bias);
         T("attn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         T("attn_q", embd, q_dim, type, FAN(embd), 0)
         T("attn_k", embd, kv_dim, type, FAN(embd), 0)
-        T("attn_v", embd, kv_dim, type, FAN(embd), 0)
+        T("attn_v", embd, kv_dim, type_vd, FAN(embd), 0)
         T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
         T("ffn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         T("ffn_gate", embd, ff, type, FAN(embd), 0)
         T("ffn_up", embd, ff, type, FAN(embd), 0)
-        T("ffn_down", ff, embd, type, FAN(ff), 0)
+        T("ffn_down", ff, embd, type_vd, FAN(ff), 0)
 #undef T
     }
     tensor(w, seed, "output_norm.weight", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f);

@@ -1,0 +1,391 @@
+/* kernels_ref.c - the reference kernels: plain C, every weight type.
+ *
+ * Each dot product works block by block: an exact integer sum of weight
+ * code times activation code per (sub-)block, then one float step per
+ * block, sumf += (d_w * d_a) * isum [- (dmin_w * d_a) * isum_min]. The fast
+ * paths compute the same integer sums (tests compare them exactly) and may
+ * add the float steps in another order. Block layouts: see quant.c. */
+#include <math.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "quant.h"
+
+static uint16_t le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static float f16(const uint8_t *p)
+{
+    return quant_f16_to_f32(le16(p));
+}
+
+/* ---- activation quantization --------------------------------------------- */
+
+/* Nearest integer, ties to even (what the SIMD conversions do by default). */
+static int nearest(float v)
+{
+    return (int)lrintf(v);
+}
+
+static void ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
+{
+    for (uint64_t b = 0; b < n / 32; b++, x += 32) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
+        float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        int sum = 0;
+        for (int j = 0; j < 32; j++) {
+            int q = nearest(x[j] * id);
+            out[b].q[j] = (int8_t)q;
+            sum += q;
+        }
+        out[b].d = d;
+        out[b].sum = sum;
+    }
+}
+
+static void ref_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
+{
+    for (uint64_t b = 0; b < n / 256; b++, x += 256) {
+        float amax = 0.0f;
+        for (int j = 0; j < 256; j++) amax = fmaxf(amax, fabsf(x[j]));
+        float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (int g = 0; g < 16; g++) {
+            int sum = 0;
+            for (int j = 16 * g; j < 16 * g + 16; j++) {
+                int q = nearest(x[j] * id);
+                out[b].q[j] = (int8_t)q;
+                sum += q;
+            }
+            out[b].bsum[g] = (int16_t)sum;
+        }
+        out[b].d = d;
+    }
+}
+
+/* ---- types with blocks of 32 against KernQ8_0 ------------------------------ */
+
+static float dot_q8_0(uint64_t n, const uint8_t *row, const void *act)
+{
+    const KernQ8_0 *a = act;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 32; b++, row += 34) {
+        int isum = 0;
+        for (int j = 0; j < 32; j++) isum += (int8_t)row[2 + j] * a[b].q[j];
+        s += f16(row) * a[b].d * (float)isum;
+    }
+    return s;
+}
+
+static float dot_q4_0(uint64_t n, const uint8_t *row, const void *act)
+{
+    const KernQ8_0 *a = act;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 32; b++, row += 18) {
+        int isum = 0;
+        for (int j = 0; j < 16; j++)
+            isum += ((row[2 + j] & 15) - 8) * a[b].q[j] + ((row[2 + j] >> 4) - 8) * a[b].q[j + 16];
+        s += f16(row) * a[b].d * (float)isum;
+    }
+    return s;
+}
+
+static float dot_q4_1(uint64_t n, const uint8_t *row, const void *act)
+{
+    const KernQ8_0 *a = act;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 32; b++, row += 20) {
+        int isum = 0;
+        for (int j = 0; j < 16; j++) isum += (row[4 + j] & 15) * a[b].q[j] + (row[4 + j] >> 4) * a[b].q[j + 16];
+        s += f16(row) * a[b].d * (float)isum + f16(row + 2) * a[b].d * (float)a[b].sum;
+    }
+    return s;
+}
+
+/* Q5_0 (with_min 0: codes minus 16) and Q5_1 (with_min 1: plus m). */
+static float dot_q5(uint64_t n, const uint8_t *row, const void *act, int with_min)
+{
+    const KernQ8_0 *a = act;
+    uint64_t bytes = with_min ? 24 : 22;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 32; b++, row += bytes) {
+        const uint8_t *p = row + (with_min ? 4 : 2);
+        uint32_t qh = le32(p);
+        const uint8_t *q = p + 4;
+        int off = with_min ? 0 : 16, isum = 0;
+        for (int j = 0; j < 16; j++) {
+            int lo = (q[j] & 15) | (int)(((qh >> j) & 1) << 4);
+            int hi = (q[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4);
+            isum += (lo - off) * a[b].q[j] + (hi - off) * a[b].q[j + 16];
+        }
+        s += f16(row) * a[b].d * (float)isum;
+        if (with_min) s += f16(row + 2) * a[b].d * (float)a[b].sum;
+    }
+    return s;
+}
+
+static float dot_q5_0(uint64_t n, const uint8_t *row, const void *act)
+{
+    return dot_q5(n, row, act, 0);
+}
+
+static float dot_q5_1(uint64_t n, const uint8_t *row, const void *act)
+{
+    return dot_q5(n, row, act, 1);
+}
+
+static float dot_iq4_nl(uint64_t n, const uint8_t *row, const void *act)
+{
+    const KernQ8_0 *a = act;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 32; b++, row += 18) {
+        int isum = 0;
+        for (int j = 0; j < 16; j++)
+            isum += quant_iq4nl_values[row[2 + j] & 15] * a[b].q[j] +
+                    quant_iq4nl_values[row[2 + j] >> 4] * a[b].q[j + 16];
+        s += f16(row) * a[b].d * (float)isum;
+    }
+    return s;
+}
+
+/* ---- K-quants against KernQ8_K ------------------------------------------- */
+
+static float dot_q2_k(uint64_t n, const uint8_t *row, const void *act)
+{
+    const KernQ8_K *a = act;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 256; b++, row += 84) {
+        const uint8_t *sc = row, *q = row + 16;
+        int isum = 0, imin = 0;
+        for (int i = 0; i < 16; i++) {
+            int sub = 0;
+            for (int e = 16 * i; e < 16 * i + 16; e++)
+                sub += ((q[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3) * a[b].q[e];
+            isum += (sc[i] & 15) * sub;
+            imin += (sc[i] >> 4) * a[b].bsum[i];
+        }
+        s += f16(row + 80) * a[b].d * (float)isum - f16(row + 82) * a[b].d * (float)imin;
+    }
+    return s;
+}
+
+static float dot_q3_k(uint64_t n, const uint8_t *row, const void *act)
+{
+    const KernQ8_K *a = act;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 256; b++, row += 110) {
+        const uint8_t *hm = row, *q = row + 32;
+        int isum = 0;
+        for (int i = 0; i < 16; i++) {
+            int sub = 0;
+            for (int e = 16 * i; e < 16 * i + 16; e++) {
+                int q3 = ((q[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3) - ((hm[e % 32] >> (e / 32)) & 1 ? 0 : 4);
+                sub += q3 * a[b].q[e];
+            }
+            isum += quant_q3k_scale(row + 96, i) * sub;
+        }
+        s += f16(row + 108) * a[b].d * (float)isum;
+    }
+    return s;
+}
+
+/* Q4_K and Q5_K (qh != NULL adds the fifth bit). */
+static float dot_q45_k(uint64_t n, const uint8_t *row, const void *act, int five)
+{
+    const KernQ8_K *a = act;
+    uint64_t bytes = five ? 176 : 144;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 256; b++, row += bytes) {
+        const uint8_t *qh = row + 16, *q = row + (five ? 48 : 16);
+        int isum = 0, imin = 0;
+        for (int j = 0; j < 8; j++) {
+            int sc, m, sub = 0;
+            quant_q4k_scale_min(j, row + 4, &sc, &m);
+            for (int l = 0; l < 32; l++) {
+                uint8_t byte = q[32 * (j / 2) + l];
+                int v = j % 2 == 0 ? (byte & 15) : (byte >> 4);
+                if (five) v |= ((qh[l] >> j) & 1) << 4;
+                sub += v * a[b].q[32 * j + l];
+            }
+            isum += sc * sub;
+            imin += m * (a[b].bsum[2 * j] + a[b].bsum[2 * j + 1]);
+        }
+        s += f16(row) * a[b].d * (float)isum - f16(row + 2) * a[b].d * (float)imin;
+    }
+    return s;
+}
+
+static float dot_q4_k(uint64_t n, const uint8_t *row, const void *act)
+{
+    return dot_q45_k(n, row, act, 0);
+}
+
+static float dot_q5_k(uint64_t n, const uint8_t *row, const void *act)
+{
+    return dot_q45_k(n, row, act, 1);
+}
+
+static float dot_q6_k(uint64_t n, const uint8_t *row, const void *act)
+{
+    const KernQ8_K *a = act;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 256; b++, row += 210) {
+        const int8_t *sc = (const int8_t *)(row + 192);
+        int isum = 0;
+        for (int i = 0; i < 16; i++) {
+            int sub = 0;
+            for (int e = 16 * i; e < 16 * i + 16; e++) {
+                int half = e / 128, r = e % 128, quarter = r / 32, l = r % 32;
+                uint8_t ql = row[64 * half + l + 32 * (quarter & 1)];
+                int lo = quarter < 2 ? (ql & 15) : (ql >> 4);
+                int hi = (row[128 + 32 * half + l] >> (2 * quarter)) & 3;
+                sub += ((lo | (hi << 4)) - 32) * a[b].q[e];
+            }
+            isum += sc[i] * sub;
+        }
+        s += f16(row + 208) * a[b].d * (float)isum;
+    }
+    return s;
+}
+
+static float dot_iq4_xs(uint64_t n, const uint8_t *row, const void *act)
+{
+    const KernQ8_K *a = act;
+    float s = 0.0f;
+    for (uint64_t b = 0; b < n / 256; b++, row += 136) {
+        uint16_t sh = le16(row + 2);
+        const uint8_t *sl = row + 4, *q = row + 8;
+        int isum = 0;
+        for (int j = 0; j < 8; j++) {
+            int ls = ((sl[j / 2] >> (4 * (j % 2))) & 15) | (((sh >> (2 * j)) & 3) << 4);
+            int sub = 0;
+            for (int l = 0; l < 16; l++)
+                sub += quant_iq4nl_values[q[16 * j + l] & 15] * a[b].q[32 * j + l] +
+                       quant_iq4nl_values[q[16 * j + l] >> 4] * a[b].q[32 * j + l + 16];
+            isum += (ls - 32) * sub;
+        }
+        s += f16(row) * a[b].d * (float)isum;
+    }
+    return s;
+}
+
+/* ---- float weights against float activations ------------------------------- */
+
+static float dot_f32w(uint64_t n, const uint8_t *row, const void *act)
+{
+    const float *x = act;
+    float s = 0.0f;
+    for (uint64_t i = 0; i < n; i++) {
+        float w;
+        memcpy(&w, row + 4 * i, 4); /* rows may be unaligned in a mapped file */
+        s += w * x[i];
+    }
+    return s;
+}
+
+static float dot_f16w(uint64_t n, const uint8_t *row, const void *act)
+{
+    const float *x = act;
+    float s = 0.0f;
+    for (uint64_t i = 0; i < n; i++) s += quant_f16_to_f32(le16(row + 2 * i)) * x[i];
+    return s;
+}
+
+static float dot_bf16w(uint64_t n, const uint8_t *row, const void *act)
+{
+    const float *x = act;
+    float s = 0.0f;
+    for (uint64_t i = 0; i < n; i++) s += quant_bf16_to_f32(le16(row + 2 * i)) * x[i];
+    return s;
+}
+
+/* ---- multi-token wrappers: token by token, so trivially independent -------- */
+
+#define MULTI(name)                                                                                              \
+    static void multi_##name(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,      \
+                             float *out, uint64_t out_stride)                                                   \
+    {                                                                                                            \
+        for (int t = 0; t < nt; t++)                                                                             \
+            out[(uint64_t)t * out_stride] = dot_##name(n, row, (const uint8_t *)act + (uint64_t)t * act_stride); \
+    }
+MULTI(q8_0)
+MULTI(q4_0)
+MULTI(q4_1)
+MULTI(q5_0)
+MULTI(q5_1)
+MULTI(iq4_nl)
+MULTI(q2_k)
+MULTI(q3_k)
+MULTI(q4_k)
+MULTI(q5_k)
+MULTI(q6_k)
+MULTI(iq4_xs)
+MULTI(f32w)
+MULTI(f16w)
+MULTI(bf16w)
+#undef MULTI
+
+/* ---- the KV cache ---------------------------------------------------------- */
+
+static float ref_dot_f16(const uint16_t *k, const float *q, uint32_t n)
+{
+    float s = 0.0f;
+    for (uint32_t i = 0; i < n; i++) s += q[i] * quant_f16_to_f32(k[i]);
+    return s;
+}
+
+static void ref_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) out[i] += a * quant_f16_to_f32(v[i]);
+}
+
+static float ref_dot_f32(const float *k, const float *q, uint32_t n)
+{
+    float s = 0.0f;
+    for (uint32_t i = 0; i < n; i++) s += q[i] * k[i];
+    return s;
+}
+
+static void ref_axpy_f32(float *out, float a, const float *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) out[i] += a * v[i];
+}
+
+const KernelSet *kern_ref(void)
+{
+    static const KernelSet set = {
+        .name = "reference C",
+        .dot =
+            {
+                [GGML_TYPE_F32] = multi_f32w,
+                [GGML_TYPE_F16] = multi_f16w,
+                [GGML_TYPE_BF16] = multi_bf16w,
+                [GGML_TYPE_Q8_0] = multi_q8_0,
+                [GGML_TYPE_Q4_0] = multi_q4_0,
+                [GGML_TYPE_Q4_1] = multi_q4_1,
+                [GGML_TYPE_Q5_0] = multi_q5_0,
+                [GGML_TYPE_Q5_1] = multi_q5_1,
+                [GGML_TYPE_IQ4_NL] = multi_iq4_nl,
+                [GGML_TYPE_Q2_K] = multi_q2_k,
+                [GGML_TYPE_Q3_K] = multi_q3_k,
+                [GGML_TYPE_Q4_K] = multi_q4_k,
+                [GGML_TYPE_Q5_K] = multi_q5_k,
+                [GGML_TYPE_Q6_K] = multi_q6_k,
+                [GGML_TYPE_IQ4_XS] = multi_iq4_xs,
+            },
+        .quantize_q8_0 = ref_quantize_q8_0,
+        .quantize_q8_k = ref_quantize_q8_k,
+        .dot_f16 = ref_dot_f16,
+        .axpy_f16 = ref_axpy_f16,
+        .dot_f32 = ref_dot_f32,
+        .axpy_f32 = ref_axpy_f32,
+    };
+    return &set;
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# t_bench.sh - pith bench: the table on a fixture model (both kernel paths),
+# and bad arguments refused with one line. Speed itself is never asserted.
+. tests/lib.sh
+M=$FIX/models/tiny-qwen3-Q4_K_M.gguf
+for flag in "" --ref; do
+    check "bench runs $flag" $PITH bench "$M" -p 8 -n 4 -r 2 -t 2 $flag
+    if grep -q '^| pp8 ' "$TMP/out" && grep -q '^| tg4 ' "$TMP/out" && grep -q 'weights read per generated token' "$TMP/out"
+    then ok "bench $flag prints the pp8 and tg4 rows and the bytes per token"; else not_ok "bench $flag table: $(head -c 300 "$TMP/out")"; fi
+done
+grep -q '^kernels: reference C' "$TMP/out" && ok "bench --ref uses the reference kernels" || not_ok "bench --ref kernels line"
+check "bench prompt only" $PITH bench "$M" -p 4 -n 0 -r 1
+grep -q '^| tg' "$TMP/out" && not_ok "bench -n 0 prints no tg row" || ok "bench -n 0 prints no tg row"
+expect_fail2 "bench without a model" $PITH bench
+expect_fail2 "bench -p 0 -n 0" $PITH bench "$M" -p 0 -n 0
+expect_fail2 "bench -r 0" $PITH bench "$M" -r 0
+expect_fail2 "bench unknown option" $PITH bench "$M" --bogus
+expect_fail2 "bench missing file" $PITH bench "$TMP/none.gguf"
+finish

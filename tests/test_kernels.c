@@ -1,0 +1,419 @@
+/* test_kernels.c - every kernel set against the reference kernels.
+ *
+ * For each set this CPU can run (the reference always; AVX2 on x86 with
+ * it; NEON once kernels_arm.c has it) and each weight type:
+ *  - activation quantization gives the same bytes as the reference;
+ *  - "exact" blocks: random codes with every float scale a power of two
+ *    shared by all blocks, so each integer block sum and every float step
+ *    is exact: the dot products must EQUAL the reference bit for bit;
+ *  - random blocks with random f16 scales: within 1e-5 of the sum of
+ *    |terms| (float summation order differs; bound derived from ~40 float
+ *    additions of relative error 6e-8 each, with a margin of 4);
+ *  - multi-token calls (nt = 1..KERN_MAX_NT, in any position) give bitwise the same
+ *    result per token as single calls (the determinism contract);
+ *  - the reference dot itself matches dequantize(w) . dequantize(a) in
+ *    double within 1e-5 of the sum of |terms|;
+ *  - KV cache dot/axpy (F16, F32) within 1e-5 of sum |terms|.
+ * Everything runs on both paths: kern_select(1) forces the reference.
+ * Last, the first logits case of every fixture model runs through the
+ * whole forward pass on each path and must meet its README class. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../port/port.h"
+#include "../src/forward.h"
+#include "../src/ggml_type.h"
+#include "../src/gguf.h"
+#include "../src/kernels.h"
+#include "../src/model.h"
+#include "../src/quant.h"
+#include "check.h"
+#include "tools/fixtures.h"
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 16);
+}
+static float rndf(void) /* [-1, 1) */
+{
+    return (float)((double)(rnd() & 0xffffff) / 8388608.0 - 1.0);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static const uint32_t TYPES[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,   GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+                                 GGML_TYPE_IQ4_NL, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+                                 GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS, GGML_TYPE_F32,  GGML_TYPE_F16,  GGML_TYPE_BF16};
+enum { N_TYPES = sizeof TYPES / sizeof TYPES[0] };
+
+/* Offsets of the f16 scale fields in a block. */
+static int scale_fields(uint32_t t, int *off)
+{
+    switch (t) {
+    case GGML_TYPE_Q8_0:
+    case GGML_TYPE_Q4_0:
+    case GGML_TYPE_Q5_0:
+    case GGML_TYPE_IQ4_NL:
+    case GGML_TYPE_IQ4_XS:
+        off[0] = 0;
+        return 1;
+    case GGML_TYPE_Q4_1:
+    case GGML_TYPE_Q5_1:
+    case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q5_K:
+        off[0] = 0, off[1] = 2;
+        return 2;
+    case GGML_TYPE_Q2_K:
+        off[0] = 80, off[1] = 82;
+        return 2;
+    case GGML_TYPE_Q3_K:
+        off[0] = 108;
+        return 1;
+    case GGML_TYPE_Q6_K:
+        off[0] = 208;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int is_float_type(uint32_t t)
+{
+    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16;
+}
+
+/* A random row; exact != 0 sets every scale field to the same power of two. */
+static void random_row(uint32_t t, uint8_t *row, uint64_t n, int exact, uint16_t pow2)
+{
+    const GgmlTypeInfo *ti = ggml_type_info(t);
+    uint64_t bytes = ggml_row_bytes(t, n);
+    for (uint64_t i = 0; i < bytes; i++) row[i] = (uint8_t)rnd();
+    if (is_float_type(t)) {
+        for (uint64_t i = 0; i < n; i++) {
+            float f = rndf();
+            if (t == GGML_TYPE_F32) memcpy(row + 4 * i, &f, 4);
+            else if (t == GGML_TYPE_F16) put16(row + 2 * i, quant_f32_to_f16(f));
+            else {
+                uint32_t u;
+                memcpy(&u, &f, 4);
+                put16(row + 2 * i, (uint16_t)(u >> 16));
+            }
+        }
+        return;
+    }
+    int off[2];
+    int k = scale_fields(t, off);
+    for (uint64_t b = 0; b < bytes / ti->block_bytes; b++)
+        for (int i = 0; i < k; i++)
+            put16(row + b * ti->block_bytes + off[i], exact ? pow2 : quant_f32_to_f16(rndf() * 0.02f));
+}
+
+/* Activation built directly as blocks: codes in [-127, 127], scale d. */
+static void random_act(KernActFormat f, void *out, uint64_t n, float d)
+{
+    if (f == KERN_ACT_Q8_0) {
+        KernQ8_0 *a = out;
+        for (uint64_t b = 0; b < n / 32; b++) {
+            int s = 0;
+            for (int j = 0; j < 32; j++) s += a[b].q[j] = (int8_t)((int)(rnd() % 255) - 127);
+            a[b].d = d;
+            a[b].sum = s;
+        }
+    } else if (f == KERN_ACT_Q8_K) {
+        KernQ8_K *a = out;
+        for (uint64_t b = 0; b < n / 256; b++) {
+            for (int g = 0; g < 16; g++) {
+                int s = 0;
+                for (int j = 16 * g; j < 16 * g + 16; j++) s += a[b].q[j] = (int8_t)((int)(rnd() % 255) - 127);
+                a[b].bsum[g] = (int16_t)s;
+            }
+            a[b].d = d;
+        }
+    } else {
+        float *x = out;
+        for (uint64_t i = 0; i < n; i++) x[i] = rndf();
+    }
+}
+
+/* Dequantized activation (for the double-precision check). */
+static void act_floats(KernActFormat f, const void *act, uint64_t n, double *x)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        if (f == KERN_ACT_Q8_0) {
+            const KernQ8_0 *a = (const KernQ8_0 *)act + i / 32;
+            x[i] = (double)a->d * a->q[i % 32];
+        } else if (f == KERN_ACT_Q8_K) {
+            const KernQ8_K *a = (const KernQ8_K *)act + i / 256;
+            x[i] = (double)a->d * a->q[i % 256];
+        } else {
+            x[i] = ((const float *)act)[i];
+        }
+    }
+}
+
+enum { N = 512, NT = KERN_MAX_NT };
+static uint8_t row[N * 4];
+static uint8_t acts[NT][N * 2 * sizeof(float)];
+static float wdeq[N];
+static double xd[N];
+
+static float ref_dot(uint32_t t, const void *act)
+{
+    float out;
+    kern_ref()->dot[t](N, row, act, 0, 1, &out, 1);
+    return out;
+}
+
+static double abs_terms(uint32_t t, const void *act, double *exact_sum)
+{
+    KernActFormat f = kern_act_format(t);
+    quant_dequant_row(t, row, wdeq, N);
+    act_floats(f, act, N, xd);
+    double mag = 0, sum = 0;
+    for (int i = 0; i < N; i++) mag += fabs(wdeq[i] * xd[i]), sum += (double)wdeq[i] * xd[i];
+    if (exact_sum) *exact_sum = sum;
+    return mag;
+}
+
+static void test_set(const KernelSet *ks)
+{
+    const GgmlTypeInfo *ti;
+    /* activation quantization: same bytes */
+    {
+        static float x[4 * N];
+        static KernQ8_0 r0[4 * N / 32], s0[4 * N / 32];
+        static KernQ8_K rk[4 * N / 256], sk[4 * N / 256];
+        int same0 = 1, samek = 1;
+        for (int trial = 0; trial < 50; trial++) {
+            float scale = trial % 5 == 0 ? 0.0f : ldexpf(1.0f, (int)(rnd() % 20) - 10);
+            for (int i = 0; i < 4 * N; i++) x[i] = rndf() * scale;
+            if (trial % 7 == 1) x[rnd() % (4 * N)] = 1e6f; /* one outlier */
+            kern_ref()->quantize_q8_0(x, r0, 4 * N);
+            ks->quantize_q8_0(x, s0, 4 * N);
+            kern_ref()->quantize_q8_k(x, rk, 4 * N);
+            ks->quantize_q8_k(x, sk, 4 * N);
+            same0 &= memcmp(r0, s0, sizeof r0) == 0;
+            samek &= memcmp(rk, sk, sizeof rk) == 0;
+        }
+        CHECK(same0, "%s: Q8_0 activation quantization gives the reference's bytes", ks->name);
+        CHECK(samek, "%s: Q8_K activation quantization gives the reference's bytes", ks->name);
+    }
+
+    for (int k = 0; k < N_TYPES; k++) {
+        uint32_t t = TYPES[k];
+        ti = ggml_type_info(t);
+        KernActFormat f = kern_act_format(t);
+        uint64_t stride = kern_act_bytes(f, N);
+        KernDotFn dot = ks->dot[t] ? ks->dot[t] : kern_ref()->dot[t];
+        const char *own = ks->dot[t] ? "" : " (reference entry)";
+
+        /* exact blocks */
+        if (!is_float_type(t)) {
+            int equal = 1;
+            double worst = 0;
+            for (int trial = 0; trial < 40; trial++) {
+                uint16_t pw = quant_f32_to_f16(ldexpf(1.0f, (int)(rnd() % 4) - 2));
+                float da = ldexpf(1.0f, (int)(rnd() % 3) - 1);
+                random_row(t, row, N, 1, pw);
+                random_act(f, acts[0], N, da);
+                float want = ref_dot(t, acts[0]), got;
+                dot(N, row, acts[0], stride, 1, &got, 1);
+                if (got != want) equal = 0, worst = fmax(worst, fabs((double)got - want));
+            }
+            CHECK(equal, "%s: %s equals the reference exactly on power-of-two-scaled blocks%s (worst %.3g)", ks->name,
+                  ti->name, own, worst);
+        }
+
+        /* random blocks, bound; multi-token determinism; reference vs double */
+        int close = 1, multi = 1, ref_ok = 1;
+        double worst = 0;
+        for (int trial = 0; trial < 30; trial++) {
+            random_row(t, row, N, 0, 0);
+            for (int a = 0; a < NT; a++) {
+                if (f == KERN_ACT_F32) {
+                    random_act(f, acts[a], N, 0);
+                } else {
+                    float x[N];
+                    for (int i = 0; i < N; i++) x[i] = rndf();
+                    kern_ref()->quantize_q8_0(x, (KernQ8_0 *)acts[a], f == KERN_ACT_Q8_0 ? N : 0);
+                    kern_ref()->quantize_q8_k(x, (KernQ8_K *)acts[a], f == KERN_ACT_Q8_K ? N : 0);
+                }
+            }
+            float single[NT];
+            for (int a = 0; a < NT; a++) {
+                dot(N, row, acts[a], stride, 1, &single[a], 1);
+                float want = ref_dot(t, acts[a]);
+                double exact;
+                double mag = abs_terms(t, acts[a], &exact);
+                double err = fabs((double)single[a] - want) / (mag + 1e-30);
+                if (err > 1e-5) close = 0;
+                if (err > worst) worst = err;
+                if (fabs((double)want - exact) > 1e-5 * mag + 1e-30) ref_ok = 0;
+            }
+            for (int nt = 1; nt <= NT; nt++)
+                for (int first = 0; first + nt <= NT; first++) {
+                    float out[2 * NT];
+                    dot(N, row, acts[first], sizeof acts[0], nt, out, 2);
+                    for (int a = 0; a < nt; a++)
+                        if (memcmp(&out[2 * a], &single[first + a], sizeof(float)) != 0) multi = 0;
+                }
+        }
+        CHECK(close, "%s: %s within 1e-5 of sum|terms| of the reference on random blocks%s (worst %.3g)", ks->name,
+              ti->name, own, worst);
+        CHECK(multi, "%s: %s multi-token calls give each token's single-call result bit for bit", ks->name, ti->name);
+        if (ks == kern_ref())
+            CHECK(ref_ok, "reference %s dot equals dequantize(w) . dequantize(act) in double within 1e-5 sum|terms|",
+                  ti->name);
+    }
+
+    /* KV cache */
+    {
+        uint16_t k16[300];
+        float kf[300], q[300], o1[300], o2[300];
+        int ok_dot = 1, ok_axpy = 1;
+        for (int trial = 0; trial < 50; trial++) {
+            uint32_t n = 1 + rnd() % 300;
+            for (uint32_t i = 0; i < n; i++) {
+                kf[i] = rndf();
+                k16[i] = quant_f32_to_f16(kf[i]);
+                q[i] = rndf();
+                o1[i] = o2[i] = rndf();
+            }
+            double mag16 = 0, mag32 = 0;
+            for (uint32_t i = 0; i < n; i++)
+                mag16 += fabs((double)q[i] * quant_f16_to_f32(k16[i])), mag32 += fabs((double)q[i] * kf[i]);
+            if (fabs((double)ks->dot_f16(k16, q, n) - kern_ref()->dot_f16(k16, q, n)) > 1e-5 * mag16) ok_dot = 0;
+            if (fabs((double)ks->dot_f32(kf, q, n) - kern_ref()->dot_f32(kf, q, n)) > 1e-5 * mag32) ok_dot = 0;
+            float a = rndf();
+            ks->axpy_f16(o1, a, k16, n);
+            kern_ref()->axpy_f16(o2, a, k16, n);
+            ks->axpy_f32(o1, a, kf, n);
+            kern_ref()->axpy_f32(o2, a, kf, n);
+            for (uint32_t i = 0; i < n; i++)
+                if (fabsf(o1[i] - o2[i]) > 1e-6f * (fabsf(o2[i]) + 2.0f)) ok_axpy = 0;
+        }
+        CHECK(ok_dot, "%s: KV dot (F16, F32) within 1e-5 of sum|terms| of the reference", ks->name);
+        CHECK(ok_axpy, "%s: KV axpy (F16, F32) within 1e-6 relative of the reference", ks->name);
+    }
+}
+
+/* kern_matmul: every row/token combination, tiles and token groups. */
+static void test_matmul(void)
+{
+    enum { R = 37, T = 11, C = 256 };
+    static uint8_t w[R * 210 * (C / 256)];
+    static KernQ8_K act[T];
+    static float out[T * R], want[T * R];
+    uint32_t t = GGML_TYPE_Q6_K;
+    uint64_t rb = ggml_row_bytes(t, C);
+    for (int r = 0; r < R; r++) {
+        random_row(t, w + r * rb, C, 0, 0);
+    }
+    for (int k = 0; k < T; k++) random_act(KERN_ACT_Q8_K, &act[k], C, 0.01f);
+    for (int k = 0; k < T; k++)
+        for (int r = 0; r < R; r++) want[k * R + r] = kern_vec_dot(t, C, w + r * rb, &act[k]);
+    memset(out, 0, sizeof out);
+    kern_matmul(t, w, rb, C, 0, 20, act, sizeof act[0], T, out, R);
+    kern_matmul(t, w, rb, C, 20, R, act, sizeof act[0], T, out, R);
+    CHECK(memcmp(out, want, sizeof out) == 0, "%s: kern_matmul in two row ranges, 11 tokens = vec_dot per row and token",
+          kern_active()->name);
+}
+
+/* Logits of one case through the whole forward pass with the active
+ * kernels (F32 KV cache, steps of 32, as the reference); NULL on failure. */
+static float *case_logits(const FixCase *c)
+{
+    static Gguf g;
+    static Model m;
+    GgufError err;
+    ModelConfig cfg;
+    ModelOptions opt = {(uint32_t)c->n_prompt, KV_F32, 32, 1};
+    if (gguf_open(&g, fix_model_path(c->model), 1, NULL, &err) != 0) return NULL;
+    float *out = NULL;
+    if (model_read_config(&g, &cfg, &err) == 0 && model_check_options(&cfg, &opt, &err) == 0) {
+        Plan plan;
+        plan_init(&plan);
+        gguf_plan(&g, &plan);
+        model_plan(&cfg, &opt, &plan);
+        void *base = port_arena_map((size_t)plan.total);
+        Arena arena;
+        arena_init(&arena, base, plan.total);
+        if (base && gguf_index(&g, &arena, &err) == 0 && model_load(&m, &g, &arena, &cfg, &opt, &err) == 0) {
+            out = malloc((size_t)c->n_prompt * cfg.n_vocab * sizeof *out);
+            for (int i = 0; i < c->n_prompt && out; i += 32) {
+                int k = c->n_prompt - i < 32 ? c->n_prompt - i : 32;
+                if (forward_batch(&m, c->prompt + i, k, (uint32_t)i, 1) != 0) {
+                    free(out);
+                    out = NULL;
+                    break;
+                }
+                memcpy(out + (size_t)i * cfg.n_vocab, m.logits, (size_t)k * cfg.n_vocab * sizeof *out);
+            }
+        }
+        if (base) port_arena_unmap(base, (size_t)plan.total);
+    }
+    gguf_close(&g);
+    return out;
+}
+
+static void test_fixtures(void)
+{
+    FixCase *cases;
+    int n = fix_load_cases(&cases);
+    CHECK(n > 0, "fixture cases read (%d)", n);
+    if (n <= 0) return;
+    port_set_threads(1);
+    for (int i = 0; i < n; i++) {
+        const FixCase *c = &cases[i];
+        int first = strcmp(c->kind, "logits") == 0;
+        for (int j = 0; j < i && first; j++)
+            if (strcmp(cases[j].model, c->model) == 0 && strcmp(cases[j].kind, "logits") == 0) first = 0;
+        if (!first) continue;
+        float *ref = fix_read_logits(c);
+        for (int path = 0; path < 2; path++) {
+            kern_select(path == 0);
+            float *ours = ref ? case_logits(c) : NULL;
+            FixCompare cmp;
+            memset(&cmp, 0, sizeof cmp);
+            if (ours) fix_compare(ref, ours, c->n_pos, c->n_vocab, &cmp);
+            CHECK(ours && fix_within(c->tol, &cmp), "%s with %s kernels: class %s (max rel %.3g, mean KL %.3g, max KL %.3g)",
+                  c->id, kern_active()->name, c->tol, cmp.max_rel, cmp.mean_kl, cmp.max_kl);
+            free(ours);
+        }
+        free(ref);
+    }
+    kern_select(0);
+    fix_free_cases(cases, n);
+}
+
+int main(void)
+{
+    kern_select(1);
+    CHECK(strcmp(kern_active()->name, kern_ref()->name) == 0, "kern_select(1) forces the reference");
+    test_set(kern_ref());
+    test_matmul();
+    const KernelSet *sets[] = {kern_x86(), kern_arm()};
+    int n_fast = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!sets[i]) continue;
+        n_fast++;
+        test_set(sets[i]);
+    }
+    kern_select(0);
+    printf("# active kernels: %s (%d fast set%s available on this CPU)\n", kern_active()->name, n_fast,
+           n_fast == 1 ? "" : "s");
+    test_matmul();
+    test_fixtures();
+    CHECK_DONE();
+}
