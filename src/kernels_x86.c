@@ -153,41 +153,24 @@ AVX2 static void x86_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
 
 /* ---- the multi-token frame ------------------------------------------------- */
 
-/* Each kernel is an always-inline body taking nt as a constant; this makes
- * one specialised copy per nt so the accumulators live in registers. */
+/* Each kernel is an always-inline body taking nt as a constant, so the
+ * accumulators live in registers. Two copies per type keep the binary
+ * small (each copy of a K-quant body is several KiB): 4 tokens at a time
+ * for prompt chunks, 1 for decoding and the rest of a chunk. A token's
+ * arithmetic is the same in both, so results do not depend on nt. */
 #define DISPATCH(name)                                                                                          \
     AVX2 static void name(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,        \
                           float *out, uint64_t out_stride)                                                      \
     {                                                                                                           \
-        switch (nt) {                                                                                           \
-        case 1: name##_body(n, row, act, act_stride, 1, out, out_stride); break;                                \
-        case 2: name##_body(n, row, act, act_stride, 2, out, out_stride); break;                                \
-        case 3: name##_body(n, row, act, act_stride, 3, out, out_stride); break;                                \
-        case 4: name##_body(n, row, act, act_stride, 4, out, out_stride); break;                                \
-        case 5: name##_body(n, row, act, act_stride, 5, out, out_stride); break;                                \
-        case 6: name##_body(n, row, act, act_stride, 6, out, out_stride); break;                                \
-        case 7: name##_body(n, row, act, act_stride, 7, out, out_stride); break;                                \
-        default: name##_body(n, row, act, act_stride, 8, out, out_stride); break;                               \
-        }                                                                                                       \
+        int t0 = 0;                                                                                             \
+        for (; t0 + 4 <= nt; t0 += 4)                                                                           \
+            name##_body(n, row, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, 4,               \
+                        out + (uint64_t)t0 * out_stride, out_stride);                                           \
+        for (; t0 < nt; t0++)                                                                                   \
+            name##_body(n, row, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, 1,               \
+                        out + (uint64_t)t0 * out_stride, out_stride);                                           \
     }
-
-/* For kernels whose accumulators would not fit the 16 registers beyond 4
- * tokens: groups of at most 4 (each token's arithmetic is unchanged). */
-#define DISPATCH4(name)                                                                                         \
-    AVX2 static void name(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,        \
-                          float *out, uint64_t out_stride)                                                      \
-    {                                                                                                           \
-        for (int t0 = 0; t0 < nt; t0 += 4) {                                                                    \
-            const void *a0 = (const uint8_t *)act + (uint64_t)t0 * act_stride;                                  \
-            float *o0 = out + (uint64_t)t0 * out_stride;                                                        \
-            switch (nt - t0) {                                                                                  \
-            case 1: name##_body(n, row, a0, act_stride, 1, o0, out_stride); break;                              \
-            case 2: name##_body(n, row, a0, act_stride, 2, o0, out_stride); break;                              \
-            case 3: name##_body(n, row, a0, act_stride, 3, o0, out_stride); break;                              \
-            default: name##_body(n, row, a0, act_stride, 4, o0, out_stride); break;                             \
-            }                                                                                                   \
-        }                                                                                                       \
-    }
+#define DISPATCH4(name) DISPATCH(name)
 
 #define ACT(T, t) ((const T *)((const uint8_t *)act + (uint64_t)(t) * act_stride))
 
