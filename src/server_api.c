@@ -154,44 +154,38 @@ static int read_stop(Request *rq, Json *j, Reply *rp)
     return r < 0 ? json_bad(rq, j) : 0;
 }
 
-static int read_kwargs(Request *rq, Json *j)
+/* An object of which one boolean key matters (chat_template_kwargs,
+ * stream_options); other keys are skipped. `path` names it in errors. */
+static int read_bool_in_object(Request *rq, Json *j, const char *field, const char *key, const char *path, int *out)
 {
     if (json_peek(j) != JSON_OBJECT) {
         if (j->failed) return json_bad(rq, j);
-        return bad(rq, "chat_template_kwargs", "expected an object");
+        return bad(rq, field, "expected an object");
     }
     json_enter(j, '{');
     int r;
     while ((r = json_next(j, '}')) > 0) {
-        char key[128];
+        char name[128];
         size_t kl;
-        if (json_key(j, key, sizeof key - 1, &kl) < 0) return json_bad(rq, j);
-        key[kl] = '\0';
-        if (!strcmp(key, "enable_thinking")) {
-            if (read_bool(rq, j, "chat_template_kwargs.enable_thinking", &rq->thinking) < 0) return -1;
+        if (json_key(j, name, sizeof name - 1, &kl) < 0) return json_bad(rq, j);
+        name[kl] = '\0';
+        if (!strcmp(name, key)) {
+            if (read_bool(rq, j, path, out) < 0) return -1;
         } else if (json_skip(j) < 0) return json_bad(rq, j);
     }
     return r < 0 ? json_bad(rq, j) : 0;
 }
 
+static int read_kwargs(Request *rq, Json *j)
+{
+    return read_bool_in_object(rq, j, "chat_template_kwargs", "enable_thinking", "chat_template_kwargs.enable_thinking",
+                               &rq->thinking);
+}
+
 static int read_stream_options(Request *rq, Json *j)
 {
-    if (json_peek(j) != JSON_OBJECT) {
-        if (j->failed) return json_bad(rq, j);
-        return bad(rq, "stream_options", "expected an object");
-    }
-    json_enter(j, '{');
-    int r;
-    while ((r = json_next(j, '}')) > 0) {
-        char key[128];
-        size_t kl;
-        if (json_key(j, key, sizeof key - 1, &kl) < 0) return json_bad(rq, j);
-        key[kl] = '\0';
-        if (!strcmp(key, "include_usage")) {
-            if (read_bool(rq, j, "stream_options.include_usage", &rq->include_usage) < 0) return -1;
-        } else if (json_skip(j) < 0) return json_bad(rq, j);
-    }
-    return r < 0 ? json_bad(rq, j) : 0;
+    return read_bool_in_object(rq, j, "stream_options", "include_usage", "stream_options.include_usage",
+                               &rq->include_usage);
 }
 
 static int read_prompt(Request *rq, Json *j, Arena *ra)
