@@ -130,11 +130,8 @@ int cmd_bench(int argc, char **argv)
     gguf_plan(&g, &plan);
     model_plan(&cfg, &opt, &plan);
     plan_add(&plan, "token ids", (uint64_t)longest * sizeof(int32_t));
-    if (plan.overflow || plan.total > (uint64_t)SIZE_MAX) port_die("%s: the memory plan overflows", path);
-    void *base = port_arena_map((size_t)plan.total);
-    if (!base) port_die("%s: cannot allocate %llu bytes of memory", path, (unsigned long long)plan.total);
     Arena arena;
-    arena_init(&arena, base, plan.total);
+    arena_map_plan(&arena, &plan, path);
     int32_t *ids = arena_take(&arena, (uint64_t)longest * sizeof(int32_t));
     if (!ids) port_die("internal error: memory plan too small for the token ids");
     if (gguf_index(&g, &arena, &err) != 0) port_die("%s", err.msg);
@@ -185,6 +182,6 @@ int cmd_bench(int argc, char **argv)
     }
     port_out_flush();
     gguf_close(&g);
-    port_arena_unmap(base, (size_t)plan.total);
+    arena_unmap(&arena);
     return 0;
 }

@@ -213,11 +213,8 @@ int cmd_inspect(int argc, char **argv)
     plan_init(&plan);
     gguf_plan(&g, &plan);
     plan_add(&plan, "scratch", SCRATCH_BYTES);
-    if (plan.overflow) port_die("%s: the memory plan overflows", path);
-    void *base = port_arena_map((size_t)plan.total);
-    if (!base) port_die("%s: cannot allocate the arena of %llu bytes", path, (unsigned long long)plan.total);
     Arena arena;
-    arena_init(&arena, base, plan.total);
+    arena_map_plan(&arena, &plan, path);
     if (gguf_index(&g, &arena, &err) != 0) port_die("%s", err.msg);
     Inspect in = {&g, arena_take(&arena, SCRATCH_BYTES)};
     if (!in.scratch) port_die("%s: internal error: arena too small", path);
@@ -274,6 +271,6 @@ int cmd_inspect(int argc, char **argv)
     if (show_plan) plan_print(&plan);
     port_out_flush();
     gguf_close(&g);
-    port_arena_unmap(base, (size_t)plan.total);
+    arena_unmap(&arena);
     return 0;
 }

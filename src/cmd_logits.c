@@ -82,12 +82,9 @@ int cmd_logits(int argc, char **argv)
     gguf_plan(&g, &plan);
     model_plan(&cfg, &opt, &plan);
     plan_add(&plan, "prompt ids", (uint64_t)n_ids * sizeof(int32_t));
-    if (plan.overflow || plan.total > (uint64_t)SIZE_MAX) port_die("%s: the memory plan overflows", model_path);
     if (show_plan) plan_print(&plan);
-    void *base = port_arena_map((size_t)plan.total);
-    if (!base) port_die("%s: cannot allocate %llu bytes of memory", model_path, (unsigned long long)plan.total);
     Arena arena;
-    arena_init(&arena, base, plan.total);
+    arena_map_plan(&arena, &plan, model_path);
 
     int32_t *ids = arena_take(&arena, (uint64_t)n_ids * sizeof(int32_t));
     if (!ids) port_die("internal error: memory plan too small for the prompt ids");
@@ -109,6 +106,6 @@ int cmd_logits(int argc, char **argv)
         i += step;
     }
     gguf_close(&g);
-    port_arena_unmap(base, (size_t)plan.total);
+    arena_unmap(&arena);
     return 0;
 }

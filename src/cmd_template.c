@@ -91,11 +91,8 @@ int cmd_template(int argc, char **argv)
     plan_add(&plan, "chat template", template_cap);
     plan_add(&plan, "messages file", (uint64_t)len + 1);
     plan_add(&plan, "conversation tables and text", chat_arena_bound(len));
-    if (plan.overflow) port_die("%s: the memory plan overflows", model);
-    void *base = port_arena_map((size_t)plan.total);
-    if (!base) port_die("%s: cannot allocate the arena of %llu bytes", model, (unsigned long long)plan.total);
     Arena arena;
-    arena_init(&arena, base, plan.total);
+    arena_map_plan(&arena, &plan, model);
     if (gguf_index(&g, &arena, &err) != 0) port_die("%s", err.msg);
 
     char *template_text = arena_take(&arena, template_cap);
@@ -140,6 +137,6 @@ int cmd_template(int argc, char **argv)
     if (n > 0) port_out_bytes(text, (size_t)n);
     port_out_flush();
     gguf_close(&g);
-    port_arena_unmap(base, (size_t)plan.total);
+    arena_unmap(&arena);
     return 0;
 }

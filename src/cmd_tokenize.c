@@ -78,11 +78,8 @@ int cmd_tokenize(int argc, char **argv)
     uint64_t max_ids = 3 * len + 1;
     if (file) plan_add(&plan, "text", len + 1);
     plan_add(&plan, "token ids", plan_mul(&plan, max_ids, 4));
-    if (plan.overflow) port_die("%s: the memory plan overflows", model);
-    void *base = port_arena_map((size_t)plan.total);
-    if (!base) port_die("%s: cannot allocate the arena of %llu bytes", model, (unsigned long long)plan.total);
     Arena arena;
-    arena_init(&arena, base, plan.total);
+    arena_map_plan(&arena, &plan, model);
     if (gguf_index(&g, &arena, &err) != 0) port_die("%s", err.msg);
 
     double t0 = port_seconds();
@@ -120,6 +117,6 @@ int cmd_tokenize(int argc, char **argv)
         port_err("tokenize: %d tokens from %llu bytes; tokenizer load %.3f s, encode %.3f s\n", n,
              (unsigned long long)len, t1 - t0, t2 - t1);
     gguf_close(&g);
-    port_arena_unmap(base, (size_t)plan.total);
+    arena_unmap(&arena);
     return 0;
 }
