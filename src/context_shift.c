@@ -2,7 +2,6 @@
  * keys that move (see context_shift.h). */
 #include "context_shift.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,22 +14,6 @@ typedef struct {
     uint32_t n_keep, n_drop, n_move;
     const float *cs;   /* cos, sin of (-n_drop) * theta_i, head_dim/2 pairs */
 } ShiftJob;
-
-/* The same RoPE as forward.c: theta_i = base^(-2i/head_dim), applied to
- * pairs (2i, 2i+1) (NORM) or (i, i + head_dim/2) (NEOX), over the whole
- * head (pith has no partial rotary dimension). */
-static void rotate(float *v, uint32_t head_dim, const float *cs, RopeStyle style)
-{
-    uint32_t half = head_dim / 2;
-    for (uint32_t i = 0; i < half; i++) {
-        uint32_t a = style == ROPE_NEOX ? i : 2 * i;
-        uint32_t b = style == ROPE_NEOX ? i + half : 2 * i + 1;
-        float c = cs[2 * i], s = cs[2 * i + 1];
-        float x0 = v[a], x1 = v[b];
-        v[a] = x0 * c - x1 * s;
-        v[b] = x0 * s + x1 * c;
-    }
-}
 
 static void shift_worker(void *ctx, int ith, int nth)
 {
@@ -54,11 +37,11 @@ static void shift_worker(void *ctx, int ith, int nth)
             for (uint32_t h = 0; h < c->n_head_kv; h++) {
                 uint64_t at = p * kw + (uint64_t)h * c->head_dim;
                 if (kt == KV_F32) {
-                    rotate((float *)kc + at, c->head_dim, j->cs, c->arch->rope);
+                    forward_rope((float *)kc + at, c->head_dim, j->cs, c->arch->rope);
                 } else {
                     uint16_t *k16 = (uint16_t *)kc + at;
                     for (uint32_t i = 0; i < c->head_dim; i++) head[i] = quant_f16_to_f32(k16[i]);
-                    rotate(head, c->head_dim, j->cs, c->arch->rope);
+                    forward_rope(head, c->head_dim, j->cs, c->arch->rope);
                     for (uint32_t i = 0; i < c->head_dim; i++) k16[i] = quant_f32_to_f16(head[i]);
                 }
             }
@@ -79,15 +62,9 @@ int context_shift(Model *m, uint32_t n_keep, uint32_t n_drop)
         snprintf(m->err, sizeof m->err, "context shift: head dimension %u is not supported", c->head_dim);
         return -1;
     }
-    /* Angles in double, as forward.c computes them, for the one delta
-     * every moved key shares. */
+    /* One rotation by -n_drop positions serves every moved key. */
     float cs[FORWARD_MAX_HEAD_DIM];
-    double delta = -(double)n_drop;
-    for (uint32_t i = 0; i < c->head_dim / 2; i++) {
-        double theta = delta * pow((double)c->rope_base, -2.0 * (double)i / (double)c->head_dim);
-        cs[2 * i] = (float)cos(theta);
-        cs[2 * i + 1] = (float)sin(theta);
-    }
+    forward_rope_table(cs, c->head_dim, -(double)n_drop, c->rope_base);
     ShiftJob j = {m, n_keep, n_drop, m->n_past - n_keep - n_drop, cs};
     port_parallel(shift_worker, &j);
     m->n_past -= n_drop;

@@ -131,8 +131,7 @@ static void rmsnorm(float *out, const float *x, const float *w, uint64_t n, floa
     for (uint64_t i = 0; i < n; i++) out[i] = (x[i] * scale) * w[i];
 }
 
-/* Rotates one head's vector at position pos; cs holds cos, sin pairs. */
-static void rope(float *v, uint32_t head_dim, const float *cs, RopeStyle style)
+void forward_rope(float *v, uint32_t head_dim, const float *cs, RopeStyle style)
 {
     uint32_t half = head_dim / 2;
     for (uint32_t i = 0; i < half; i++) {
@@ -145,8 +144,7 @@ static void rope(float *v, uint32_t head_dim, const float *cs, RopeStyle style)
     }
 }
 
-/* theta_i = pos * base^(-2i/head_dim), in double for accuracy. */
-static void rope_table(float *cs, uint32_t head_dim, uint32_t pos, float base)
+void forward_rope_table(float *cs, uint32_t head_dim, double pos, float base)
 {
     for (uint32_t i = 0; i < head_dim / 2; i++) {
         double theta = (double)pos * pow((double)base, -2.0 * (double)i / (double)head_dim);
@@ -352,14 +350,14 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
         for (int t = 0; t < n; t++) {
             uint32_t pos = pos0 + (uint32_t)t;
             float *q = m->q + t * qdim, *k = m->k + t * kw;
-            rope_table(cs, c->head_dim, pos, c->rope_base);
+            forward_rope_table(cs, c->head_dim, (double)pos, c->rope_base);
             for (uint32_t h = 0; h < c->n_head; h++) {
                 if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
-                rope(q + h * hd, c->head_dim, cs, c->arch->rope);
+                forward_rope(q + h * hd, c->head_dim, cs, c->arch->rope);
             }
             for (uint32_t h = 0; h < c->n_head_kv; h++) {
                 if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
-                rope(k + h * hd, c->head_dim, cs, c->arch->rope);
+                forward_rope(k + h * hd, c->head_dim, cs, c->arch->rope);
             }
             uint64_t row = (uint64_t)l * o->n_ctx + pos;
             cache_store(m->k_cache, o->kv_type, row * kw, k, kw);
