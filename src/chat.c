@@ -94,6 +94,26 @@ static Str content_of(const ChatMessage *m)
     return str_make(m->content, m->content_len);
 }
 
+/* One tool call as Qwen's templates write it (after the separator). */
+static void put_tool_call(Out *o, const ChatToolCall *tc)
+{
+    puts_(o, "<tool_call>\n{\"name\": \"");
+    put(o, tc->name, tc->name_len);
+    puts_(o, "\", \"arguments\": ");
+    put(o, tc->arguments, tc->arguments_len);
+    puts_(o, "}\n</tool_call>");
+}
+
+/* A tool message: consecutive tool results share one user turn. */
+static void put_tool_response(Out *o, const ChatMessage *msgs, int n, int i)
+{
+    if (i == 0 || msgs[i - 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_start|>user");
+    puts_(o, "\n<tool_response>\n");
+    put_str(o, content_of(&msgs[i]));
+    puts_(o, "\n</tool_response>");
+    if (i == n - 1 || msgs[i + 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_end|>\n");
+}
+
 /* The template's "multi-step tool" rule: the last user message that is not
  * just a wrapped tool response (index n-1 if there is none). Assistant
  * turns after it keep their reasoning; earlier ones lose it. */
@@ -177,20 +197,11 @@ static void render_qwen3(const ChatMessage *msgs, int n, const ChatOptions *opt,
             for (int k = 0; k < m->n_tool_calls; k++) {
                 const ChatToolCall *tc = &m->tool_calls[k];
                 if (k > 0 || content.n > 0) puts_(o, "\n");
-                puts_(o, "<tool_call>\n{\"name\": \"");
-                put(o, tc->name, tc->name_len);
-                puts_(o, "\", \"arguments\": ");
-                put(o, tc->arguments, tc->arguments_len);
-                puts_(o, "}\n</tool_call>");
+                put_tool_call(o, tc);
             }
             puts_(o, "<|im_end|>\n");
         } else if (m->role == CHAT_ROLE_TOOL) {
-            /* consecutive tool results share one user turn */
-            if (i == 0 || msgs[i - 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_start|>user");
-            puts_(o, "\n<tool_response>\n");
-            put_str(o, content_of(m));
-            puts_(o, "\n</tool_response>");
-            if (i == n - 1 || msgs[i + 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_end|>\n");
+            put_tool_response(o, msgs, n, i);
         }
         /* a system message at index 0 was printed above */
     }
@@ -282,19 +293,12 @@ static void render_qwen25(const ChatMessage *msgs, int n, const ChatOptions *opt
                 put_str(o, content_of(m));
             }
             for (int k = 0; k < m->n_tool_calls; k++) {
-                puts_(o, "\n<tool_call>\n{\"name\": \"");
-                put(o, m->tool_calls[k].name, m->tool_calls[k].name_len);
-                puts_(o, "\", \"arguments\": ");
-                put(o, m->tool_calls[k].arguments, m->tool_calls[k].arguments_len);
-                puts_(o, "}\n</tool_call>");
+                puts_(o, "\n");
+                put_tool_call(o, &m->tool_calls[k]);
             }
             puts_(o, "<|im_end|>\n");
         } else if (m->role == CHAT_ROLE_TOOL) {
-            if (i == 0 || msgs[i - 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_start|>user");
-            puts_(o, "\n<tool_response>\n");
-            put_str(o, content_of(m));
-            puts_(o, "\n</tool_response>");
-            if (i == n - 1 || msgs[i + 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_end|>\n");
+            put_tool_response(o, msgs, n, i);
         }
         /* a system message at index 0 was printed above */
     }
