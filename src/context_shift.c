@@ -12,7 +12,7 @@
 typedef struct {
     Model *m;
     uint32_t n_keep, n_drop, n_move;
-    const float *cs;   /* cos, sin of (-n_drop) * theta_i, head_dim/2 pairs */
+    const float *cs;   /* cos, sin of (-n_drop) * theta_i, n_rot/2 pairs */
 } ShiftJob;
 
 static void shift_worker(void *ctx, int ith, int nth)
@@ -37,11 +37,11 @@ static void shift_worker(void *ctx, int ith, int nth)
             for (uint32_t h = 0; h < c->n_head_kv; h++) {
                 uint64_t at = p * kw + (uint64_t)h * c->head_dim;
                 if (kt == KV_F32) {
-                    forward_rope((float *)kc + at, c->head_dim, j->cs, c->arch->rope);
+                    forward_rope((float *)kc + at, c->n_rot, j->cs, c->arch->rope);
                 } else {
                     uint16_t *k16 = (uint16_t *)kc + at;
                     for (uint32_t i = 0; i < c->head_dim; i++) head[i] = quant_f16_to_f32(k16[i]);
-                    forward_rope(head, c->head_dim, j->cs, c->arch->rope);
+                    forward_rope(head, c->n_rot, j->cs, c->arch->rope);
                     for (uint32_t i = 0; i < c->head_dim; i++) k16[i] = quant_f32_to_f16(head[i]);
                 }
             }
@@ -64,7 +64,7 @@ int context_shift(Model *m, uint32_t n_keep, uint32_t n_drop)
     }
     /* One rotation by -n_drop positions serves every moved key. */
     float cs[FORWARD_MAX_HEAD_DIM];
-    forward_rope_table(cs, c->head_dim, -(double)n_drop, c->rope_base);
+    forward_rope_table(cs, c->n_rot, -(double)n_drop, c->rope_base, m->rope_freqs);
     ShiftJob j = {m, n_keep, n_drop, m->n_past - n_keep - n_drop, cs};
     port_parallel(shift_worker, &j);
     m->n_past -= n_drop;

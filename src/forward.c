@@ -1,8 +1,9 @@
-/* forward.c - the transformer forward pass (Qwen3 family) and the KV cache.
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama) and the KV cache.
  *
  * Per layer, for the tokens of one step:
  *   h = RMSNorm(x) * attn_norm
- *   q, k, v = Wq h, Wk h, Wv h        (per-head RMSNorm of q and k if the arch has it)
+ *   q, k, v = Wq h + bq, Wk h + bk, Wv h + bv   (biases if the model has them)
+ *   per-head RMSNorm of q and k if the arch has it
  *   RoPE on q and k at each token's position; k, v go into the cache
  *   attention of each q head over its kv head's cache rows 0..pos (causal)
  *   x += Wo attn
@@ -131,9 +132,14 @@ static void rmsnorm(float *out, const float *x, const float *w, uint64_t n, floa
     for (uint64_t i = 0; i < n; i++) out[i] = (x[i] * scale) * w[i];
 }
 
-void forward_rope(float *v, uint32_t head_dim, const float *cs, RopeStyle style)
+static void add_bias(float *v, const float *bias, uint64_t n)
 {
-    uint32_t half = head_dim / 2;
+    for (uint64_t i = 0; i < n; i++) v[i] += bias[i];
+}
+
+void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style)
+{
+    uint32_t half = n_rot / 2;
     for (uint32_t i = 0; i < half; i++) {
         uint32_t a = style == ROPE_NEOX ? i : 2 * i;
         uint32_t b = style == ROPE_NEOX ? i + half : 2 * i + 1;
@@ -144,10 +150,11 @@ void forward_rope(float *v, uint32_t head_dim, const float *cs, RopeStyle style)
     }
 }
 
-void forward_rope_table(float *cs, uint32_t head_dim, double pos, float base)
+void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors)
 {
-    for (uint32_t i = 0; i < head_dim / 2; i++) {
-        double theta = (double)pos * pow((double)base, -2.0 * (double)i / (double)head_dim);
+    for (uint32_t i = 0; i < n_rot / 2; i++) {
+        double theta = (double)pos * pow((double)base, -2.0 * (double)i / (double)n_rot);
+        if (freq_factors) theta /= (double)freq_factors[i];
         cs[2 * i] = (float)cos(theta);
         cs[2 * i + 1] = (float)sin(theta);
     }
@@ -350,14 +357,19 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
         for (int t = 0; t < n; t++) {
             uint32_t pos = pos0 + (uint32_t)t;
             float *q = m->q + t * qdim, *k = m->k + t * kw;
-            forward_rope_table(cs, c->head_dim, (double)pos, c->rope_base);
+            forward_rope_table(cs, c->n_rot, (double)pos, c->rope_base, m->rope_freqs);
+            if (lw->bq) {
+                add_bias(q, lw->bq, qdim);
+                add_bias(k, lw->bk, kw);
+                add_bias(m->v + t * vw, lw->bv, vw);
+            }
             for (uint32_t h = 0; h < c->n_head; h++) {
                 if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
-                forward_rope(q + h * hd, c->head_dim, cs, c->arch->rope);
+                forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
             }
             for (uint32_t h = 0; h < c->n_head_kv; h++) {
                 if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
-                forward_rope(k + h * hd, c->head_dim, cs, c->arch->rope);
+                forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
             }
             uint64_t row = (uint64_t)l * o->n_ctx + pos;
             cache_store(m->k_cache, o->kv_type, row * kw, k, kw);

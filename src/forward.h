@@ -36,13 +36,15 @@ int forward_prompt(Model *m, const int32_t *tokens, int n);
 /* Empties the cache (the next token goes to position 0). */
 void model_reset_cache(Model *m);
 
-/* RoPE, shared with the context shift. forward_rope_table writes cos, sin
- * of pos * base^(-2i/head_dim) for the head_dim/2 pairs (angles in double;
- * pos may be negative, to rotate back); forward_rope rotates one head's
- * vector with them, pairing (2i, 2i+1) for ROPE_NORM or (i, i + head_dim/2)
- * for ROPE_NEOX. */
-void forward_rope_table(float *cs, uint32_t head_dim, double pos, float base);
-void forward_rope(float *v, uint32_t head_dim, const float *cs, RopeStyle style);
+/* RoPE, shared with the context shift, over n_rot elements of a head
+ * (rope.dimension_count: the whole head, for every architecture pith runs).
+ * forward_rope_table writes cos, sin of pos * base^(-2i/n_rot) / factor[i]
+ * for the n_rot/2 pairs (angles in double; pos may be negative, to rotate
+ * back; freq_factors is rope_freqs.weight, or NULL for all 1);
+ * forward_rope rotates one head's vector with them, pairing (2i, 2i+1) for
+ * ROPE_NORM or (i, i + n_rot/2) for ROPE_NEOX. */
+void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors);
+void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style);
 
 /* Index of the largest of n values (lowest index on a tie). */
 int forward_argmax(const float *v, int n);

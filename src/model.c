@@ -13,9 +13,12 @@
 #include "ggml_type.h"
 #include "quant.h"
 
+/* What llama.cpp accepts for each: Qwen2 always has q/k/v biases; llama
+ * files may have them, and Llama 3.x files carry rope_freqs.weight. */
 static const ArchInfo arch_table[] = {
-    {"qwen3", ROPE_NEOX, 1, 0},
-    {"llama", ROPE_NORM, 0, 0},
+    {"qwen3", ROPE_NEOX, 1, TENSOR_REFUSED, TENSOR_REFUSED},
+    {"qwen2", ROPE_NEOX, 0, TENSOR_REQUIRED, TENSOR_REFUSED},
+    {"llama", ROPE_NORM, 0, TENSOR_OPTIONAL, TENSOR_OPTIONAL},
 };
 
 const ArchInfo *model_arch(const char *name)
@@ -55,6 +58,7 @@ static const struct {
 static const char *const layer_matrices[] = {"attn_q", "attn_k", "attn_v", "attn_output",
                                              "ffn_gate", "ffn_up", "ffn_down"};
 static const char *const layer_norms[] = {"attn_norm", "ffn_norm", "attn_q_norm", "attn_k_norm"};
+static const char *const layer_biases[] = {"attn_q", "attn_k", "attn_v"};
 
 typedef struct {
     ModelConfig *cfg;
@@ -65,6 +69,7 @@ typedef struct {
     int have[K_COUNT];
     double val[K_COUNT];
     int have_embd_tensor;
+    uint64_t n_biases;      /* blk.N.attn_{q,k,v}.bias tensors seen */
 } ConfigWalk;
 
 static int kv_number(const GgufKV *kv, int want_float, double *out)
@@ -143,13 +148,17 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
 }
 
 /* What model_load does with a tensor of this name: 1 binds it as a matrix
- * (its bytes are copied when not mapped), 2 copies it as a norm vector,
- * 0 has no use for it (refused: an unused tensor means a variant of the
- * architecture that pith would silently get wrong, e.g. biases). */
+ * (its bytes are copied when not mapped), 2 copies it as an F32 vector
+ * (norms), 3 likewise but it is a q/k/v bias, 4 is rope_freqs.weight, 0 has
+ * no use for it (refused: an unused tensor means a variant of the
+ * architecture that pith would silently get wrong). */
+enum { ROLE_NONE, ROLE_MATRIX, ROLE_NORM, ROLE_BIAS, ROLE_ROPE_FREQS };
+
 static int tensor_role(const ModelConfig *cfg, const char *name)
 {
-    if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "output.weight") == 0) return 1;
-    if (strcmp(name, "output_norm.weight") == 0) return 2;
+    if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "output.weight") == 0) return ROLE_MATRIX;
+    if (strcmp(name, "output_norm.weight") == 0) return ROLE_NORM;
+    if (strcmp(name, "rope_freqs.weight") == 0) return cfg->arch->rope_freqs != TENSOR_REFUSED ? ROLE_ROPE_FREQS : ROLE_NONE;
     if (strncmp(name, "blk.", 4) != 0) return 0;
     const char *p = name + 4;
     uint64_t layer = 0;
@@ -159,14 +168,18 @@ static int tensor_role(const ModelConfig *cfg, const char *name)
     p++;
     for (size_t i = 0; i < sizeof layer_matrices / sizeof layer_matrices[0]; i++) {
         size_t len = strlen(layer_matrices[i]);
-        if (strncmp(p, layer_matrices[i], len) == 0 && strcmp(p + len, ".weight") == 0) return 1;
+        if (strncmp(p, layer_matrices[i], len) == 0 && strcmp(p + len, ".weight") == 0) return ROLE_MATRIX;
     }
     size_t n_norms = cfg->arch->qk_norm ? 4 : 2;
     for (size_t i = 0; i < n_norms; i++) {
         size_t len = strlen(layer_norms[i]);
-        if (strncmp(p, layer_norms[i], len) == 0 && strcmp(p + len, ".weight") == 0) return 2;
+        if (strncmp(p, layer_norms[i], len) == 0 && strcmp(p + len, ".weight") == 0) return ROLE_NORM;
     }
-    return 0;
+    for (size_t i = 0; i < 3 && cfg->arch->qkv_bias != TENSOR_REFUSED; i++) {
+        size_t len = strlen(layer_biases[i]);
+        if (strncmp(p, layer_biases[i], len) == 0 && strcmp(p + len, ".bias") == 0) return ROLE_BIAS;
+    }
+    return ROLE_NONE;
 }
 
 static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
@@ -186,12 +199,14 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
     }
     if (strcmp(t->name, "output.weight") == 0) cfg->tied_output = 0;
     int role = tensor_role(cfg, t->name);
-    if (role == 0) {
+    if (role == ROLE_BIAS) w->n_biases++;
+    if (role == ROLE_ROPE_FREQS) cfg->rope_freqs = 1;
+    if (role == ROLE_NONE) {
         snprintf(err->msg, sizeof err->msg, "%s: byte %llu: tensor '%s' has no use in pith's %s model (a variant not supported yet)",
                  w->path, (unsigned long long)t->offset, t->name, cfg->arch->name);
         return -1;
     }
-    if (role == 1) {
+    if (role == ROLE_MATRIX) {
         uint64_t r = arena_round(t->n_bytes);
         if (r == UINT64_MAX || cfg->weight_bytes > UINT64_MAX - r) {
             snprintf(err->msg, sizeof err->msg, "%s: the weights' sizes overflow", w->path);
@@ -219,7 +234,7 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
     }
     cfg->arch = model_arch(w.arch);
     if (!cfg->arch) {
-        snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, llama)", w.path,
+        snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama)", w.path,
                  w.arch);
         return -1;
     }
@@ -261,9 +276,12 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
         return -1;
     }
     cfg->head_dim_v = w.have[K_VAL_LEN] ? (uint32_t)w.val[K_VAL_LEN] : cfg->head_dim;
-    if (w.have[K_ROPE_DIM] && (uint32_t)w.val[K_ROPE_DIM] != cfg->head_dim) {
-        snprintf(err->msg, sizeof err->msg, "%s: %s.rope.dimension_count = %u: rotating part of a head (of %u) is not supported yet",
-                 w.path, w.arch, (uint32_t)w.val[K_ROPE_DIM], cfg->head_dim);
+    /* Rotating only part of each head is refused, as llama.cpp refuses it
+     * for these architectures (no reference to test it against). */
+    cfg->n_rot = w.have[K_ROPE_DIM] ? (uint32_t)w.val[K_ROPE_DIM] : cfg->head_dim;
+    if (cfg->n_rot != cfg->head_dim) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.rope.dimension_count = %u: must equal the head dimension %u",
+                 w.path, w.arch, cfg->n_rot, cfg->head_dim);
         return -1;
     }
     /* every derived width stays far below 2^32: heads <= 4096, dims <= 1024 */
@@ -275,9 +293,24 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
         snprintf(err->msg, sizeof err->msg, "%s: tensor 'token_embd.weight' is missing", w.path);
         return -1;
     }
+    /* biases come in all layers or none: a partial set is a broken file */
+    if (w.n_biases != 0 && w.n_biases != 3u * cfg->n_layer) {
+        snprintf(err->msg, sizeof err->msg, "%s: %llu q/k/v bias tensors, expected 0 or %llu (3 per layer)", w.path,
+                 (unsigned long long)w.n_biases, 3ull * cfg->n_layer);
+        return -1;
+    }
+    if (w.n_biases == 0 && cfg->arch->qkv_bias == TENSOR_REQUIRED) {
+        snprintf(err->msg, sizeof err->msg, "%s: tensor 'blk.0.attn_q.bias' is missing (%s has q/k/v biases)", w.path,
+                 w.arch);
+        return -1;
+    }
+    cfg->qkv_bias = w.n_biases != 0;
+    uint64_t qdim = (uint64_t)cfg->n_head * cfg->head_dim, kvdim = (uint64_t)cfg->n_head_kv * cfg->head_dim;
+    uint64_t vdim = (uint64_t)cfg->n_head_kv * cfg->head_dim_v;
     cfg->norm_floats = (uint64_t)cfg->n_layer * (2u * (uint64_t)cfg->n_embd +
-                                                 (cfg->arch->qk_norm ? 2u * (uint64_t)cfg->head_dim : 0)) +
-                       cfg->n_embd;
+                                                 (cfg->arch->qk_norm ? 2u * (uint64_t)cfg->head_dim : 0) +
+                                                 (cfg->qkv_bias ? qdim + kvdim + vdim : 0)) +
+                       cfg->n_embd + (cfg->rope_freqs ? cfg->n_rot / 2 : 0);
     cfg->mapped = 1;
     for (uint32_t i = 0; i < g->n_files; i++)
         if (!g->files[i].map) cfg->mapped = 0;
@@ -381,7 +414,8 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
     return 0;
 }
 
-/* Norm vectors are F32 and always copied, so the forward pass gets aligned floats. */
+/* Vectors (norms, biases, rope factors) are F32 and always copied, so the
+ * forward pass gets aligned floats. */
 static int bind_norm(Loader *L, float *dst, const char *name, uint64_t n)
 {
     const GgufTensor *t = find_checked(L, name, n, 1);
@@ -439,9 +473,22 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
     m->output_norm = norms;
     norms += c->n_embd;
     if (bind_norm(&L, m->output_norm, "output_norm.weight", c->n_embd) != 0) return -1;
+    if (c->rope_freqs) {
+        m->rope_freqs = norms;
+        norms += c->n_rot / 2;
+        if (bind_norm(&L, m->rope_freqs, "rope_freqs.weight", c->n_rot / 2) != 0) return -1;
+        for (uint32_t i = 0; i < c->n_rot / 2; i++) {
+            if (!(m->rope_freqs[i] > 0.0f)) { /* a divisor of every angle */
+                snprintf(err->msg, sizeof err->msg, "%s: rope_freqs.weight[%u] = %g is not positive",
+                         g->files[0].path, i, (double)m->rope_freqs[i]);
+                return -1;
+            }
+        }
+    }
 
     char name[96];
 #define NAME(suffix) (snprintf(name, sizeof name, "blk.%u.%s.weight", l, suffix), name)
+#define BIAS_NAME(prefix) (snprintf(name, sizeof name, "blk.%u.%s.bias", l, prefix), name)
     for (uint32_t l = 0; l < c->n_layer; l++) {
         LayerWeights *lw = &m->layers[l];
         lw->attn_norm = norms;
@@ -458,6 +505,17 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
             if (bind_norm(&L, lw->q_norm, NAME("attn_q_norm"), c->head_dim) != 0) return -1;
             if (bind_norm(&L, lw->k_norm, NAME("attn_k_norm"), c->head_dim) != 0) return -1;
         }
+        if (c->qkv_bias) {
+            lw->bq = norms;
+            norms += qdim;
+            lw->bk = norms;
+            norms += kvdim;
+            lw->bv = norms;
+            norms += vdim;
+            if (bind_norm(&L, lw->bq, BIAS_NAME("attn_q"), qdim) != 0) return -1;
+            if (bind_norm(&L, lw->bk, BIAS_NAME("attn_k"), kvdim) != 0) return -1;
+            if (bind_norm(&L, lw->bv, BIAS_NAME("attn_v"), vdim) != 0) return -1;
+        }
         if (bind_matrix(&L, &lw->wq, NAME("attn_q"), c->n_embd, qdim) != 0) return -1;
         if (bind_matrix(&L, &lw->wk, NAME("attn_k"), c->n_embd, kvdim) != 0) return -1;
         if (bind_matrix(&L, &lw->wv, NAME("attn_v"), c->n_embd, vdim) != 0) return -1;
@@ -467,6 +525,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         if (bind_matrix(&L, &lw->w_down, NAME("ffn_down"), c->n_ff, c->n_embd) != 0) return -1;
     }
 #undef NAME
+#undef BIAS_NAME
     if (forward_init(m, arena) != 0) {
         snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the KV cache and activations");
         return -1;

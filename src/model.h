@@ -14,18 +14,25 @@
 #include "arena.h"
 #include "gguf.h"
 
-/* The per-architecture choices, as data. Adding llama or qwen2 is a row in
- * model.c's table plus whatever the forward pass does not do yet. */
+/* The per-architecture choices, as data: a new architecture of the same
+ * shape is a row in model.c's table. */
 typedef enum {
     ROPE_NORM = 0, /* rotate adjacent pairs (2i, 2i+1) */
     ROPE_NEOX = 2  /* rotate (i, i + head_dim/2) */
 } RopeStyle;
 
+typedef enum {
+    TENSOR_REFUSED = 0,   /* present means a variant pith would get wrong: refused */
+    TENSOR_OPTIONAL = 1,  /* used when present */
+    TENSOR_REQUIRED = 2
+} TensorRule;
+
 typedef struct {
     const char *name;     /* general.architecture */
     RopeStyle rope;
     int qk_norm;          /* per-head RMSNorm of q and k (attn_q_norm, attn_k_norm) */
-    int qkv_bias;         /* biases on q, k, v (not implemented yet: no table row uses it) */
+    TensorRule qkv_bias;  /* blk.N.attn_{q,k,v}.bias, added after the projections */
+    TensorRule rope_freqs;/* rope_freqs.weight: per-pair frequency divisors (Llama 3.x) */
 } ArchInfo;
 
 typedef struct {
@@ -40,6 +47,9 @@ typedef struct {
     uint32_t n_vocab;     /* rows of token_embd.weight */
     uint32_t n_ctx_train; /* context_length */
     float rope_base;      /* rope.freq_base (default 10000) */
+    uint32_t n_rot;       /* rope.dimension_count: elements of a head that rotate (= head_dim, as llama.cpp requires) */
+    int qkv_bias;         /* the file has q/k/v biases in every layer */
+    int rope_freqs;       /* the file has rope_freqs.weight (n_rot/2 floats) */
     float norm_eps;       /* attention.layer_norm_rms_epsilon */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
@@ -66,6 +76,7 @@ typedef struct {
 
 typedef struct {
     float *attn_norm, *q_norm, *k_norm, *ffn_norm; /* q_norm/k_norm NULL if the arch has none */
+    float *bq, *bk, *bv;  /* q/k/v biases, NULL if the model has none */
     Weight wq, wk, wv, wo;
     Weight w_gate, w_up, w_down;
 } LayerWeights;
@@ -76,6 +87,7 @@ typedef struct Model {
     Gguf *gguf;
     Weight tok_embd, output;  /* output is tok_embd when tied */
     float *output_norm;
+    float *rope_freqs;        /* rope_freqs.weight [n_rot/2], or NULL */
     LayerWeights *layers;
     /* KV cache: [layer][n_ctx][n_head_kv * head_dim] of opt.kv_type */
     void *k_cache, *v_cache;

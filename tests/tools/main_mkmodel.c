@@ -1,12 +1,17 @@
-/* mkmodel - writes a random Qwen3-architecture GGUF model.
+/* mkmodel - writes a random Qwen3-, Qwen2- or llama-architecture GGUF model.
  *
- *   mkmodel OUT [--layers N] [--embd N] [--ff N] [--heads N] [--kv-heads N]
- *               [--head-dim N] [--vocab N] [--ctx N]
+ *   mkmodel OUT [--arch qwen3|qwen2|llama] [--layers N] [--embd N] [--ff N]
+ *               [--heads N] [--kv-heads N] [--head-dim N] [--vocab N] [--ctx N]
  *               [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
+ *               [--rope-dim N] [--rope-freqs] [--bias]
  *               [--template-from FILE] [--tokenizer-from FILE]
  *
- * Metadata and tensor names/shapes are those of llama.cpp's qwen3 GGUFs.
+ * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
+ * per-head q/k norms, qwen2 q/k/v biases (llama too with --bias), llama
+ * rotates adjacent pairs. --rope-dim writes rope.dimension_count (pith, like
+ * llama.cpp, refuses one other than the head dimension); --rope-freqs adds a random rope_freqs.weight
+ * (Llama 3.x frequency factors, in [1, 5]).
  * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
  * activations stay sane. The vocabulary is a self-made byte-level BPE:
  * GPT-2's 256 byte tokens, merges spelling a list of common English words
@@ -250,6 +255,16 @@ static void tensor(GgufWriter *w, uint64_t seed, const char *name, uint64_t ne0,
     n_fills++;
 }
 
+/* "<arch>.<suffix>", in a rotating set of buffers (the writer copies keys). */
+static const char *key(const char *arch, const char *suffix)
+{
+    static char bufs[4][96];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, sizeof bufs[0], "%s.%s", arch, suffix);
+    return b;
+}
+
 static uint64_t arg_u(const char *flag, const char *v)
 {
     char *end;
@@ -265,7 +280,9 @@ int main(int argc, char **argv)
     uint32_t type = GGML_TYPE_F32, version = 3;
     int q4_k_m = 0;
     uint64_t split = 1;
-    int tied = 1;
+    int tied = 1, rope_freqs = 0, bias = 0;
+    uint64_t rope_dim = 0;
+    const char *arch = "qwen3";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -278,6 +295,7 @@ int main(int argc, char **argv)
     }
         NUM("--layers", layers) NUM("--embd", embd) NUM("--ff", ff) NUM("--heads", heads) NUM("--kv-heads", kv_heads)
         NUM("--head-dim", head_dim) NUM("--vocab", vocab) NUM("--ctx", ctx) NUM("--seed", seed) NUM("--split", split)
+        NUM("--rope-dim", rope_dim)
 #undef NUM
         if (strcmp(a, "--version") == 0 && v) {
             version = (uint32_t)arg_u(a, v);
@@ -298,6 +316,14 @@ int main(int argc, char **argv)
             template_from = v, i++;
         } else if (strcmp(a, "--tokenizer-from") == 0 && v) {
             tokenizer_from = v, i++;
+        } else if (strcmp(a, "--arch") == 0 && v) {
+            if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0)
+                die("--arch: '%s' is not qwen3, qwen2 or llama", v);
+            arch = v, i++;
+        } else if (strcmp(a, "--rope-freqs") == 0) {
+            rope_freqs = 1;
+        } else if (strcmp(a, "--bias") == 0) {
+            bias = 1;
         } else if (strcmp(a, "--tied") == 0) {
             tied = 1;
         } else if (strcmp(a, "--untied") == 0) {
@@ -312,15 +338,15 @@ int main(int argc, char **argv)
     }
     if (!out)
         die("usage: mkmodel OUT [--layers N --embd N --ff N --heads N --kv-heads N --head-dim N --vocab N --ctx N "
-            "--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m --seed S --tied|--untied --version 2|3 --split N --template-from F --tokenizer-from F]%s",
+            "--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m --seed S --tied|--untied --version 2|3 --split N --template-from F --tokenizer-from F --arch A --rope-dim N --rope-freqs --bias]%s",
             "");
     if (heads % kv_heads != 0) die("--heads must be a multiple of --kv-heads%s", "");
 
     GgufWriter *w = gw_new(version, 0);
     char name[128];
-    gw_kv_str(w, "general.architecture", "qwen3");
+    gw_kv_str(w, "general.architecture", arch);
     gw_kv_str(w, "general.type", "model");
-    snprintf(name, sizeof name, "mkmodel-qwen3 e%llu L%llu h%llu/%llu d%llu ff%llu seed%llu", (unsigned long long)embd,
+    snprintf(name, sizeof name, "mkmodel-%s e%llu L%llu h%llu/%llu d%llu ff%llu seed%llu", arch, (unsigned long long)embd,
              (unsigned long long)layers, (unsigned long long)heads, (unsigned long long)kv_heads,
              (unsigned long long)head_dim, (unsigned long long)ff, (unsigned long long)seed);
     gw_kv_str(w, "general.name", name);
@@ -335,16 +361,17 @@ int main(int argc, char **argv)
                                               : 32;
     gw_kv_u32(w, "general.file_type", ftype);
     gw_kv_u32(w, "general.quantization_version", 2);
-    gw_kv_u32(w, "qwen3.block_count", (uint32_t)layers);
-    gw_kv_u32(w, "qwen3.context_length", (uint32_t)ctx);
-    gw_kv_u32(w, "qwen3.embedding_length", (uint32_t)embd);
-    gw_kv_u32(w, "qwen3.feed_forward_length", (uint32_t)ff);
-    gw_kv_u32(w, "qwen3.attention.head_count", (uint32_t)heads);
-    gw_kv_u32(w, "qwen3.attention.head_count_kv", (uint32_t)kv_heads);
-    gw_kv_u32(w, "qwen3.attention.key_length", (uint32_t)head_dim);
-    gw_kv_u32(w, "qwen3.attention.value_length", (uint32_t)head_dim);
-    gw_kv_f32(w, "qwen3.rope.freq_base", 1000000.0f);
-    gw_kv_f32(w, "qwen3.attention.layer_norm_rms_epsilon", 1e-6f);
+    gw_kv_u32(w, key(arch, "block_count"), (uint32_t)layers);
+    gw_kv_u32(w, key(arch, "context_length"), (uint32_t)ctx);
+    gw_kv_u32(w, key(arch, "embedding_length"), (uint32_t)embd);
+    gw_kv_u32(w, key(arch, "feed_forward_length"), (uint32_t)ff);
+    gw_kv_u32(w, key(arch, "attention.head_count"), (uint32_t)heads);
+    gw_kv_u32(w, key(arch, "attention.head_count_kv"), (uint32_t)kv_heads);
+    gw_kv_u32(w, key(arch, "attention.key_length"), (uint32_t)head_dim);
+    gw_kv_u32(w, key(arch, "attention.value_length"), (uint32_t)head_dim);
+    gw_kv_f32(w, key(arch, "rope.freq_base"), 1000000.0f);
+    gw_kv_f32(w, key(arch, "attention.layer_norm_rms_epsilon"), 1e-6f);
+    if (rope_dim) gw_kv_u32(w, key(arch, "rope.dimension_count"), (uint32_t)rope_dim);
 
     uint64_t n_vocab;
     Vocab v = {0};
@@ -370,6 +397,8 @@ int main(int argc, char **argv)
     /* Shapes in GGUF order (ne[0] = row length = input features). */
     uint64_t q_dim = heads * head_dim, kv_dim = kv_heads * head_dim;
 #define FAN(n) (float)(1.0 / sqrt((double)(n)))
+    int with_bias = bias || strcmp(arch, "qwen2") == 0;
+    if (rope_freqs) tensor(w, seed, "rope_freqs.weight", (rope_dim ? rope_dim : head_dim) / 2, 0, GGML_TYPE_F32, 2.0f, 3.0f);
     tensor(w, seed, "token_embd.weight", embd, n_vocab, q4_k_m ? GGML_TYPE_Q6_K : type, 2.0f * FAN(embd), 0);
     for (uint64_t l = 0; l < layers; l++) {
         char t[64];
@@ -383,8 +412,18 @@ int main(int argc, char **argv)
         T("attn_q", embd, q_dim, type, FAN(embd), 0)
         T("attn_k", embd, kv_dim, type, FAN(embd), 0)
         T("attn_v", embd, kv_dim, type_vd, FAN(embd), 0)
-        T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
-        T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        if (strcmp(arch, "qwen3") == 0) {
+            T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+            T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        }
+        if (with_bias) {
+            snprintf(t, sizeof t, "blk.%llu.attn_q.bias", (unsigned long long)l);
+            tensor(w, seed, t, q_dim, 0, GGML_TYPE_F32, 0.5f, 0);
+            snprintf(t, sizeof t, "blk.%llu.attn_k.bias", (unsigned long long)l);
+            tensor(w, seed, t, kv_dim, 0, GGML_TYPE_F32, 0.5f, 0);
+            snprintf(t, sizeof t, "blk.%llu.attn_v.bias", (unsigned long long)l);
+            tensor(w, seed, t, kv_dim, 0, GGML_TYPE_F32, 0.5f, 0);
+        }
         T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
         T("ffn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         T("ffn_gate", embd, ff, type, FAN(embd), 0)

@@ -1,0 +1,74 @@
+#!/bin/sh
+# t_llamacpp.sh - the architectures and variants the fixtures have no case
+# for (qwen2's q/k/v biases, llama's rope_freqs.weight and optional biases,
+# untied outputs) checked against llama.cpp itself: random models made by
+# mkmodel, logits of every prompt position computed by llama.cpp (npm's
+# node-llama-cpp@3.22.1, its prebuilt llama.cpp v0.5.0, installed here from
+# the npm registry into build/node-llama-cpp) and by pith, compared with
+# the fixtures' measures and tolerance classes (README section 6 of the
+# fixtures) by cmplogits. pith runs with an F32 KV cache, like the reference.
+. tests/lib.sh
+MK=${MK:-build/asan/tools/mkmodel}
+CMP=${CMP:-build/asan/tools/cmplogits}
+NODE_DIR=build/node-llama-cpp
+VERSION=3.22.1
+
+for tool in node npm; do
+    command -v $tool >/dev/null 2>&1 || { not_ok "llamacpp: $tool is not installed (the test needs node 20 and npm)"; finish; }
+done
+if [ ! -f "$NODE_DIR/node_modules/node-llama-cpp/package.json" ] ||
+   ! grep -q "\"version\": \"$VERSION\"" "$NODE_DIR/node_modules/node-llama-cpp/package.json"; then
+    mkdir -p "$NODE_DIR"
+    echo '{"private": true}' >"$NODE_DIR/package.json"
+    # only the CPU build for linux-x64 (the optional CUDA/Vulkan/ARM ones are 600 MB)
+    if ! (cd "$NODE_DIR" && timeout 300 npm install --no-audit --no-fund --loglevel=error --omit=optional \
+            node-llama-cpp@$VERSION @node-llama-cpp/linux-x64@$VERSION >npm.log 2>&1); then
+        not_ok "npm install node-llama-cpp@$VERSION failed (the registry must be reachable): $(tail -c 300 "$NODE_DIR/npm.log")"
+        finish
+    fi
+fi
+cp tests/llamacpp/logits.mjs "$NODE_DIR/logits.mjs"
+ok "llama.cpp from node-llama-cpp@$VERSION"
+
+IDS=5,80,300,17,250,9,120,66,200,31,4,77,1000,3,420,99,12,640,8,250
+SHAPE="--layers 3 --embd 64 --ff 160 --heads 4 --kv-heads 2 --head-dim 16"
+
+# compare NAME CLASS MKMODEL_ARGS...: one model, pith in three batch shapes
+# (whole prompt in one step, steps of 7, one token at a time) against llama.cpp.
+compare() {
+    name=$1 class=$2; shift 2
+    model=$TMP/$name.gguf
+    if ! "$MK" "$model" $SHAPE "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return; fi
+    if ! node "$NODE_DIR/logits.mjs" "$model" "$IDS" "$TMP/$name.ref.f32" >"$TMP/ref.err" 2>&1; then
+        not_ok "$name: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
+    fi
+    vocab=$("$PITH" inspect "$model" --tensors | awk '$1 == "token_embd.weight" { print $4 }')
+    for b in 64 7 1; do
+        if ! "$PITH" logits "$model" --prompt-ids "$IDS" --out "$TMP/$name.f32" --kv-type f32 -b $b >"$TMP/out" 2>"$TMP/err"; then
+            not_ok "$name -b $b: pith failed: $(head -c 300 "$TMP/err")"; continue
+        fi
+        if "$CMP" --ref "$TMP/$name.ref.f32" --class "$class" --vocab "$vocab" "$TMP/$name.f32" >"$TMP/cmp" 2>&1; then
+            ok "$name -b $b vs llama.cpp: $(sed 's/^[^ ]* //' "$TMP/cmp")"
+        else
+            not_ok "$name -b $b vs llama.cpp: $(cat "$TMP/cmp")"
+        fi
+    done
+}
+
+compare qwen2-f32 F32 --arch qwen2 --seed 21
+compare qwen2-f16-untied F16 --arch qwen2 --type f16 --untied --seed 22
+compare qwen2-q8_0 QUANT --arch qwen2 --type q8_0 --embd 128 --head-dim 32 --seed 23
+compare llama-rope-freqs-f32 F32 --arch llama --rope-freqs --seed 24
+compare llama-rope-freqs-q4_k_m QUANT --arch llama --rope-freqs --type q4_k_m --embd 256 --ff 512 --head-dim 64 --seed 25
+compare llama-bias-untied-f32 F32 --arch llama --bias --untied --seed 26
+compare llama-f32 F32 --arch llama --seed 27
+compare qwen3-f32 F32 --arch qwen3 --seed 28
+
+# what llama.cpp refuses, pith refuses too, with one line
+"$MK" "$TMP/rot.gguf" $SHAPE --arch qwen2 --rope-dim 8 >/dev/null 2>&1
+expect_fail2 "qwen2 rotating part of a head is refused" "$PITH" run "$TMP/rot.gguf" -p hi
+"$MK" "$TMP/qwen3-bias.gguf" $SHAPE --arch qwen3 --bias >/dev/null 2>&1
+expect_fail2 "qwen3 with biases is refused" "$PITH" run "$TMP/qwen3-bias.gguf" -p hi
+"$MK" "$TMP/qwen2-freqs.gguf" $SHAPE --arch qwen2 --rope-freqs >/dev/null 2>&1
+expect_fail2 "qwen2 with rope_freqs.weight is refused" "$PITH" run "$TMP/qwen2-freqs.gguf" -p hi
+finish
