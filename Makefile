@@ -33,7 +33,7 @@ objs = $(patsubst %.c,$(1)/%.o,$(2))
 REL = build/rel
 ASAN = build/asan
 
-.PHONY: all static test demo clean bench check-core
+.PHONY: all static test demo clean bench bench-llamacpp check-core
 all: pith
 
 $(REL)/src/%.o: src/%.c $(HEADERS)
@@ -103,6 +103,15 @@ build/bench-qwen3-0.6b-%.gguf: | $(REL)/tools/mkmodel
 	$(REL)/tools/mkmodel $@ $(BENCH_SHAPE) --type $*
 bench: pith $(REL)/tools/mkmodel $(foreach t,$(BENCH_TYPES),build/bench-qwen3-0.6b-$(t).gguf)
 	@for t in $(BENCH_TYPES); do ./pith bench build/bench-qwen3-0.6b-$$t.gguf -t $(BENCH_THREADS) $(BENCH_ARGS) || exit 1; echo; done
+
+# The same, each file measured by pith and then by llama.cpp (npm's
+# node-llama-cpp, installed into build/ by tests/llamacpp/install.sh).
+bench-llamacpp: pith $(REL)/tools/mkmodel $(foreach t,$(BENCH_TYPES),build/bench-qwen3-0.6b-$(t).gguf)
+	@sh tests/llamacpp/install.sh
+	@for t in $(BENCH_TYPES); do \
+	  ./pith bench build/bench-qwen3-0.6b-$$t.gguf -t $(BENCH_THREADS) $(BENCH_ARGS) || exit 1; \
+	  node build/node-llama-cpp/bench.mjs build/bench-qwen3-0.6b-$$t.gguf -t $(BENCH_THREADS) $(BENCH_ARGS) || exit 1; \
+	  echo; done
 
 TEST_BINS = $(patsubst tests/%.c,$(ASAN)/tests/%,$(TEST_SRC))
 TOOL_BINS = $(patsubst tests/tools/main_%.c,$(ASAN)/tools/%,$(filter tests/tools/main_%.c,$(TOOL_SRC)))

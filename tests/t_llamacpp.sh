@@ -11,24 +11,8 @@
 MK=${MK:-build/asan/tools/mkmodel}
 CMP=${CMP:-build/asan/tools/cmplogits}
 NODE_DIR=build/node-llama-cpp
-VERSION=3.22.1
-
-for tool in node npm; do
-    command -v $tool >/dev/null 2>&1 || { not_ok "llamacpp: $tool is not installed (the test needs node 20 and npm)"; finish; }
-done
-if [ ! -f "$NODE_DIR/node_modules/node-llama-cpp/package.json" ] ||
-   ! grep -q "\"version\": \"$VERSION\"" "$NODE_DIR/node_modules/node-llama-cpp/package.json"; then
-    mkdir -p "$NODE_DIR"
-    echo '{"private": true}' >"$NODE_DIR/package.json"
-    # only the CPU build for linux-x64 (the optional CUDA/Vulkan/ARM ones are 600 MB)
-    if ! (cd "$NODE_DIR" && timeout 300 npm install --no-audit --no-fund --loglevel=error --omit=optional \
-            node-llama-cpp@$VERSION @node-llama-cpp/linux-x64@$VERSION >npm.log 2>&1); then
-        not_ok "npm install node-llama-cpp@$VERSION failed (the registry must be reachable): $(tail -c 300 "$NODE_DIR/npm.log")"
-        finish
-    fi
-fi
-cp tests/llamacpp/logits.mjs "$NODE_DIR/logits.mjs"
-ok "llama.cpp from node-llama-cpp@$VERSION"
+if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
+else not_ok "$(cat "$TMP/install.err")"; finish; fi
 
 IDS=5,80,300,17,250,9,120,66,200,31,4,77,1000,3,420,99,12,640,8,250
 SHAPE="--layers 3 --embd 64 --ff 160 --heads 4 --kv-heads 2 --head-dim 16"
