@@ -16,6 +16,7 @@ void kern_select(int force_ref)
         active.name = best->name;
         for (int t = 0; t < GGML_TYPE_COUNT; t++)
             if (best->dot[t]) active.dot[t] = best->dot[t];
+        if (best == kern_x86()) kern_x86_rows(active.rows);
 #define TAKE(f) \
     if (best->f) active.f = best->f;
         TAKE(quantize_q8_0)
@@ -24,6 +25,8 @@ void kern_select(int force_ref)
         TAKE(axpy_f16)
         TAKE(dot_f32)
         TAKE(axpy_f32)
+        TAKE(dot_q8_0_f32)
+        TAKE(axpy_q8_0)
 #undef TAKE
     }
     chosen = 1;
@@ -101,6 +104,11 @@ void kern_matmul(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t n
 {
     KernDotFn dot = kern_active()->dot[type];
     const uint8_t *a = act;
+    if (kern_active()->rows[type]) { /* tiles rows and tokens itself */
+        kern_active()->rows[type](n, w + r0 * row_bytes, row_bytes, r1 - r0, act, act_stride, n_tok, out + r0,
+                                  out_stride);
+        return;
+    }
     if (n_tok <= KERN_MAX_NT) {
         for (uint64_t r = r0; r < r1; r++) dot(n, w + r * row_bytes, a, act_stride, n_tok, out + r, out_stride);
         return;

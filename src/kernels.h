@@ -19,10 +19,12 @@
  *      and share it among the matrices reading the same input (q, k, v).
  *      Every code path gives the same bytes (same rounding: x * (1/d) to the
  *      nearest, ties to even), so paths differ only in float summation order.
- *   3. kern_matmul(...) computes rows r0..r1 of W for n_tok tokens. It tiles
- *      rows so a tile of weights stays in cache while every token of the
- *      chunk passes over it, and calls the type's multi-token dot (up to
- *      KERN_MAX_NT tokens per call, each weight block decoded once for all).
+ *   3. kern_matmul(...) computes rows r0..r1 of W for n_tok tokens. If the
+ *      set has a multi-row kernel for the type (KernelSet.rows: eight rows
+ *      per vector, kernels_x86_rows.c), that does the whole job. Otherwise
+ *      it tiles rows so a tile of weights stays in cache while every token
+ *      of the chunk passes over it, and calls the type's multi-token dot (up
+ *      to KERN_MAX_NT tokens per call, each weight block decoded once for all).
  *
  * Determinism contract, which every code path must keep: a token's result
  * depends only on its own activation and the weight row, never on how many
@@ -68,9 +70,19 @@ typedef struct {
 typedef void (*KernDotFn)(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
                           uint64_t out_stride);
 
+/* Rows [0, nrows) of a matrix (row r at w + r * row_bytes, n elements)
+ * against nt >= 1 activations laid out as for KernDotFn:
+ * out[t * out_stride + r] = W[r] . act_t. A path that computes several rows
+ * together (one per vector lane) offers this for a type; it must keep the
+ * determinism contract above for every row, whatever rows and tokens share
+ * the call, and its one-token results must be those of its prompt chunks. */
+typedef void (*KernRowsFn)(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
 typedef struct {
     const char *name;
     KernDotFn dot[GGML_TYPE_COUNT];                      /* NULL: the reference */
+    KernRowsFn rows[GGML_TYPE_COUNT];                    /* NULL: row by row with dot */
     void (*quantize_q8_0)(const float *x, KernQ8_0 *out, uint64_t n);
     void (*quantize_q8_k)(const float *x, KernQ8_K *out, uint64_t n);
     /* attention over the KV cache: q . k and out += a * v, k and v F16 or F32 */
@@ -78,6 +90,11 @@ typedef struct {
     void (*axpy_f16)(float *out, float a, const uint16_t *v, uint32_t n);
     float (*dot_f32)(const float *k, const float *q, uint32_t n);
     void (*axpy_f32)(float *out, float a, const float *v, uint32_t n);
+    /* ... and k, v in Q8_0 blocks (34 bytes: f16 d, int8 c[32]; n a multiple
+     * of 32): q . k = sum over blocks of d * (sum c[j] * q[j]), q kept in
+     * float; out[j] += (a * d) * c[j]. */
+    float (*dot_q8_0_f32)(const uint8_t *k, const float *q, uint32_t n);
+    void (*axpy_q8_0)(float *out, float a, const uint8_t *v, uint32_t n);
 } KernelSet;
 
 /* The sets. kern_ref() always exists; the others return NULL when this
@@ -85,6 +102,8 @@ typedef struct {
 const KernelSet *kern_ref(void);  /* kernels_ref.c: plain C, every type */
 const KernelSet *kern_x86(void);  /* kernels_x86.c: AVX2 + FMA + F16C */
 const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
+/* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set. */
+void kern_x86_rows(KernRowsFn *rows);
 
 /* Chooses the fastest set this CPU runs (the first call does it), or forces
  * the reference (force_ref = 1: tests, and `pith bench --ref`). */

@@ -767,6 +767,44 @@ static void neon_axpy_f32(float *out, float a, const float *v, uint32_t n)
     for (; i < n; i++) out[i] += a * v[i];
 }
 
+/* Q8_0 rows: the 16 int8 codes at p as 4 x 4 floats (exact: |c| <= 128). */
+INLINE void codes16(const uint8_t *p, float32x4_t *f)
+{
+    int8x16_t c = vld1q_s8((const int8_t *)p);
+    int16x8_t lo = vmovl_s8(vget_low_s8(c)), hi = vmovl_s8(vget_high_s8(c));
+    f[0] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)));
+    f[1] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo)));
+    f[2] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)));
+    f[3] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi)));
+}
+
+static float neon_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
+{
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (uint32_t b = 0; b < n / 32; b++, k += 34, q += 32) {
+        float32x4_t c[8];
+        codes16(k + 2, c);
+        codes16(k + 18, c + 4);
+        float32x4_t s0 = vmulq_f32(c[0], vld1q_f32(q)), s1 = vmulq_f32(c[1], vld1q_f32(q + 4));
+        for (int i = 2; i < 8; i += 2) {
+            s0 = fma4(s0, c[i], vld1q_f32(q + 4 * i));
+            s1 = fma4(s1, c[i + 1], vld1q_f32(q + 4 * i + 4));
+        }
+        acc = fma4(acc, vaddq_f32(s0, s1), vdupq_n_f32(f16s(k)));
+    }
+    return hsum_f32(acc);
+}
+
+static void neon_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
+{
+    for (uint32_t b = 0; b < n / 32; b++, v += 34, out += 32) {
+        float32x4_t ad = vdupq_n_f32(a * f16s(v)), c[8];
+        codes16(v + 2, c);
+        codes16(v + 18, c + 4);
+        for (int i = 0; i < 8; i++) vst1q_f32(out + 4 * i, fma4(vld1q_f32(out + 4 * i), ad, c[i]));
+    }
+}
+
 /* ---- the sets ---------------------------------------------------------------- */
 
 #define INT_ENTRIES(p)                                                                                           \
@@ -782,6 +820,7 @@ static void neon_axpy_f32(float *out, float a, const float *v, uint32_t n)
                 [GGML_TYPE_BF16] = neon_bf16},                                                                  \
         .quantize_q8_0 = neon_quantize_q8_0, .quantize_q8_k = neon_quantize_q8_k, .dot_f16 = neon_dot_f16,      \
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
+        .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0,                                         \
     }
 
 const KernelSet *kern_arm(void)

@@ -358,6 +358,27 @@ static void ref_axpy_f32(float *out, float a, const float *v, uint32_t n)
     for (uint32_t i = 0; i < n; i++) out[i] += a * v[i];
 }
 
+/* Q8_0 rows: per block, the codes times q summed in float (ascending),
+ * then one multiply by the block's scale. */
+static float ref_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
+{
+    float s = 0.0f;
+    for (uint32_t b = 0; b < n / 32; b++, k += 34, q += 32) {
+        float bs = 0.0f;
+        for (int j = 0; j < 32; j++) bs += (float)(int8_t)k[2 + j] * q[j];
+        s += f16(k) * bs;
+    }
+    return s;
+}
+
+static void ref_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
+{
+    for (uint32_t b = 0; b < n / 32; b++, v += 34, out += 32) {
+        float ad = a * f16(v);
+        for (int j = 0; j < 32; j++) out[j] += ad * (float)(int8_t)v[2 + j];
+    }
+}
+
 const KernelSet *kern_ref(void)
 {
     static const KernelSet set = {
@@ -386,6 +407,8 @@ const KernelSet *kern_ref(void)
         .axpy_f16 = ref_axpy_f16,
         .dot_f32 = ref_dot_f32,
         .axpy_f32 = ref_axpy_f32,
+        .dot_q8_0_f32 = ref_dot_q8_0_f32,
+        .axpy_q8_0 = ref_axpy_q8_0,
     };
     return &set;
 }

@@ -280,7 +280,8 @@ AVX2_INLINE void small_body(uint64_t n, const uint8_t *row, const void *act, uin
     }                                                                                                          \
     DISPATCH4(name)
 SMALL(x86_q8_0, K_Q8_0)
-SMALL(x86_q4_0, K_Q4_0)
+/* Q4_0 matmuls go through kernels_x86_rows.c (eight rows per vector), for
+ * prompts and decoding alike: no one-row copy here. */
 SMALL(x86_q4_1, K_Q4_1)
 SMALL(x86_q5_0, K_Q5_0)
 SMALL(x86_q5_1, K_Q5_1)
@@ -295,14 +296,23 @@ AVX2_INLINE __m256i bsum_dot(const KernQ8_K *a, __m256i c16)
     return _mm256_madd_epi16(load32(a->bsum), c16);
 }
 
-/* Q4_K / Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins. */
+/* acc + s * scale with one rounding, as the multi-row kernels do it per lane. */
+AVX2_INLINE float fma_ss(float s, float scale, float acc)
+{
+    return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(s), _mm_set_ss(scale), _mm_set_ss(acc)));
+}
+
+/* Q4_K / Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins. Each
+ * super-block's two integer sums are exact; the float steps per super-block,
+ *   acc = fma(S, d * a_d, acc); acc = fma(-M, dmin * a_d, acc),
+ * are those of kernels_x86_rows.c, so decoding (here, one row at a time)
+ * and prompt chunks (there, eight rows per vector) agree bit for bit. */
 AVX2_INLINE void x86_q45_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,
                                 float *out, uint64_t out_stride, int five)
 {
-    __m256 acc[KERN_MAX_NT];
-    float accm[KERN_MAX_NT];
+    float acc[KERN_MAX_NT];
     uint64_t bytes = five ? 176 : 144;
-    UNROLL for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps(), accm[t] = 0.0f;
+    UNROLL for (int t = 0; t < nt; t++) acc[t] = 0.0f;
     for (uint64_t b = 0; b < n / 256; b++, row += bytes) {
         prefetch_lines(row, 3);
         float dw = f16_scalar(row), dmin = f16_scalar(row + 2);
@@ -341,11 +351,11 @@ AVX2_INLINE void x86_q45_k_body(uint64_t n, const uint8_t *row, const void *act,
                 __m256i p16 = _mm256_maddubs_epi16(w[j], load32(a->q + 32 * j));
                 sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p16, s16[j]));
             }
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * a->d), _mm256_cvtepi32_ps(sumi), acc[t]);
-            accm[t] += dmin * a->d * (float)hsum8_i32(bsum_dot(a, mins));
+            acc[t] = fma_ss((float)hsum8_i32(sumi), dw * a->d, acc[t]);
+            acc[t] = fma_ss(-(float)hsum8_i32(bsum_dot(a, mins)), dmin * a->d, acc[t]);
         }
     }
-    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum8(acc[t]) - accm[t];
+    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = acc[t];
 }
 
 AVX2_INLINE void x86_q4_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,
@@ -362,12 +372,14 @@ AVX2_INLINE void x86_q5_k_body(uint64_t n, const uint8_t *row, const void *act, 
 }
 DISPATCH(x86_q5_k)
 
-/* Q6_K: codes 0..63 (minus 32 through the bsums), 16 int8 scales. */
+/* Q6_K: codes 0..63 (minus 32 through the bsums), 16 int8 scales. An
+ * exact integer sum per super-block, then acc = fma(S, d * a_d, acc), as in
+ * kernels_x86_rows.c (see Q4_K above). */
 AVX2_INLINE void x86_q6_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,
                                float *out, uint64_t out_stride)
 {
-    __m256 acc[KERN_MAX_NT];
-    UNROLL for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
+    float acc[KERN_MAX_NT];
+    UNROLL for (int t = 0; t < nt; t++) acc[t] = 0.0f;
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
     for (uint64_t b = 0; b < n / 256; b++, row += 210) {
         prefetch_lines(row, 4);
@@ -400,10 +412,10 @@ AVX2_INLINE void x86_q6_k_body(uint64_t n, const uint8_t *row, const void *act, 
                 sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p16, s16[k]));
             }
             sumi = _mm256_sub_epi32(sumi, _mm256_slli_epi32(bsum_dot(a, sc16), 5));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * a->d), _mm256_cvtepi32_ps(sumi), acc[t]);
+            acc[t] = fma_ss((float)hsum8_i32(sumi), dw * a->d, acc[t]);
         }
     }
-    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum8(acc[t]);
+    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = acc[t];
 }
 DISPATCH(x86_q6_k)
 
@@ -642,6 +654,34 @@ AVX2 static void x86_axpy_f32(float *out, float a, const float *v, uint32_t n)
     for (; i < n; i++) out[i] += a * v[i];
 }
 
+/* Q8_0 rows: 8 int8 codes at p as 8 floats. */
+AVX2_INLINE __m256 codes8(const uint8_t *p)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
+
+AVX2 static float x86_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
+{
+    __m256 acc = _mm256_setzero_ps();
+    for (uint32_t b = 0; b < n / 32; b++, k += 34, q += 32) {
+        __m256 s0 = _mm256_mul_ps(codes8(k + 2), _mm256_loadu_ps(q));
+        __m256 s1 = _mm256_mul_ps(codes8(k + 10), _mm256_loadu_ps(q + 8));
+        s0 = _mm256_fmadd_ps(codes8(k + 18), _mm256_loadu_ps(q + 16), s0);
+        s1 = _mm256_fmadd_ps(codes8(k + 26), _mm256_loadu_ps(q + 24), s1);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16_scalar(k)), _mm256_add_ps(s0, s1), acc);
+    }
+    return hsum8(acc);
+}
+
+AVX2 static void x86_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
+{
+    for (uint32_t b = 0; b < n / 32; b++, v += 34, out += 32) {
+        __m256 ad = _mm256_set1_ps(a * f16_scalar(v));
+        for (int j = 0; j < 32; j += 8)
+            _mm256_storeu_ps(out + j, _mm256_fmadd_ps(ad, codes8(v + 2 + j), _mm256_loadu_ps(out + j)));
+    }
+}
+
 const KernelSet *kern_x86(void)
 {
     static const KernelSet set = {
@@ -652,7 +692,6 @@ const KernelSet *kern_x86(void)
                 [GGML_TYPE_F16] = x86_f16,
                 [GGML_TYPE_BF16] = x86_bf16,
                 [GGML_TYPE_Q8_0] = x86_q8_0,
-                [GGML_TYPE_Q4_0] = x86_q4_0,
                 [GGML_TYPE_Q4_1] = x86_q4_1,
                 [GGML_TYPE_Q5_0] = x86_q5_0,
                 [GGML_TYPE_Q5_1] = x86_q5_1,
@@ -670,6 +709,8 @@ const KernelSet *kern_x86(void)
         .axpy_f16 = x86_axpy_f16,
         .dot_f32 = x86_dot_f32,
         .axpy_f32 = x86_axpy_f32,
+        .dot_q8_0_f32 = x86_dot_q8_0_f32,
+        .axpy_q8_0 = x86_axpy_q8_0,
     };
     const PortCpu *c = port_cpu();
     return c->avx2 && c->fma && c->f16c ? &set : NULL;

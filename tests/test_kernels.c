@@ -13,7 +13,7 @@
  *    result per token as single calls (the determinism contract);
  *  - the reference dot itself matches dequantize(w) . dequantize(a) in
  *    double within 1e-5 of the sum of |terms|;
- *  - KV cache dot/axpy (F16, F32) within 1e-5 of sum |terms|.
+ *  - KV cache dot/axpy (F16, F32, Q8_0) within 1e-5 of sum |terms|.
  * Everything runs on both paths: kern_select(1) forces the reference.
  * Last, the first logits case of every fixture model runs through the
  * whole forward pass on each path and must meet its README class. */
@@ -306,6 +306,50 @@ static void test_set(const KernelSet *ks)
         CHECK(ok_dot, "%s: KV dot (F16, F32) within 1e-5 of sum|terms| of the reference", ks->name);
         CHECK(ok_axpy, "%s: KV axpy (F16, F32) within 1e-6 relative of the reference", ks->name);
     }
+
+    /* KV cache in Q8_0 blocks: rows of random floats quantized as
+     * cache_store does, with scales from tiny to large. dot: within 1e-5
+     * of sum|d * c[j] * q[j]| (a block's 32 float additions plus one per
+     * block, 6e-8 each, in another order; margin >= 4). axpy: the fast paths
+     * fuse (a*d)*c + out into one rounding where the reference rounds twice,
+     * so 1e-6 relative as for F16/F32. The reference itself is checked
+     * against the dequantized row in double. */
+    {
+        enum { KN = 512 };
+        static float kf[KN], q[KN], kd[KN], o1[KN], o2[KN];
+        static uint8_t k8[KN / 32 * 34];
+        int ok_dot = 1, ok_axpy = 1, ref_ok = 1;
+        double worst = 0;
+        for (int trial = 0; trial < 60; trial++) {
+            uint32_t n = 32 * (1 + rnd() % (KN / 32));
+            float scale = ldexpf(1.0f, (int)(rnd() % 24) - 12);
+            for (uint32_t i = 0; i < n; i++) {
+                kf[i] = rndf() * scale;
+                q[i] = rndf();
+                o1[i] = o2[i] = rndf();
+            }
+            if (trial % 5 == 1) kf[rnd() % n] = 0.0f, kf[0] = 8.0f * scale; /* a zero and an outlier */
+            quant_quantize_row(GGML_TYPE_Q8_0, kf, k8, n);
+            quant_dequant_row(GGML_TYPE_Q8_0, k8, kd, n);
+            double mag = 0, exact = 0;
+            for (uint32_t i = 0; i < n; i++) mag += fabs((double)q[i] * kd[i]), exact += (double)q[i] * kd[i];
+            float want = kern_ref()->dot_q8_0_f32(k8, q, n), got = ks->dot_q8_0_f32(k8, q, n);
+            double err = fabs((double)got - want) / (mag + 1e-30);
+            if (err > 1e-5) ok_dot = 0;
+            if (err > worst) worst = err;
+            if (fabs((double)want - exact) > 1e-5 * mag) ref_ok = 0;
+            float a = rndf() / scale;
+            ks->axpy_q8_0(o1, a, k8, n);
+            kern_ref()->axpy_q8_0(o2, a, k8, n);
+            for (uint32_t i = 0; i < n; i++)
+                if (fabsf(o1[i] - o2[i]) > 1e-6f * (fabsf(o2[i]) + 2.0f)) ok_axpy = 0;
+        }
+        CHECK(ok_dot, "%s: KV dot Q8_0 x F32 within 1e-5 of sum|terms| of the reference (worst %.3g)", ks->name,
+              worst);
+        CHECK(ok_axpy, "%s: KV axpy Q8_0 within 1e-6 relative of the reference", ks->name);
+        if (ks == kern_ref())
+            CHECK(ref_ok, "reference KV dot Q8_0 equals dequantize(k) . q in double within 1e-5 sum|terms|");
+    }
 }
 
 /* kern_matmul: every row/token combination, tiles and token groups. */
@@ -338,7 +382,7 @@ static float *case_logits(const FixCase *c)
     static Model m;
     GgufError err;
     ModelConfig cfg;
-    ModelOptions opt = {(uint32_t)c->n_prompt, KV_F32, 32, 1};
+    ModelOptions opt = {.n_ctx = (uint32_t)c->n_prompt, .kv_type = KV_F32, .batch = 32, .all_logits = 1};
     if (gguf_open(&g, fix_model_path(c->model), 1, NULL, &err) != 0) return NULL;
     float *out = NULL;
     if (model_read_config(&g, &cfg, &err) == 0 && model_check_options(&cfg, &opt, &err) == 0) {

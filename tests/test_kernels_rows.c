@@ -1,0 +1,128 @@
+/* test_kernels_rows.c - the multi-row matmul kernels (KernelSet.rows, e.g.
+ * kernels_x86_rows.c) against the reference, and their determinism.
+ *
+ * For each type the active set has a rows kernel for, on random weights
+ * and activations, with shapes chosen to hit every edge (rows not a
+ * multiple of the 8-row tile, a row length not a multiple of the 32-block
+ * K-chunk, more tokens than one pass of 64 holds):
+ *  - every output is within 1e-5 of the sum of |terms| of the reference dot
+ *    (the same bound as test_kernels.c: only float summation order differs;
+ *    the integer block sums are exact);
+ *  - determinism (kernels.h): each token computed alone equals the same
+ *    token in a call with all of them, bit for bit; a row computed in a
+ *    call that starts at another row (so it sits in another lane of another
+ *    tile) equals itself bit for bit; kern_matmul over split row ranges
+ *    (as threads split them) equals one call. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/ggml_type.h"
+#include "../src/kernels.h"
+#include "../src/quant.h"
+#include "check.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static float rndf(void) /* [-1, 1) */
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((double)((rng_state >> 16) & 0xffffff) / 8388608.0 - 1.0);
+}
+
+enum { ROWS = 21, COLS = 256 * 5, TOKENS = 70 }; /* 40 blocks of 32, 5 of 256 */
+
+static double abs_terms(uint32_t type, const uint8_t *row, const void *act)
+{
+    static float w[COLS];
+    quant_dequant_row(type, row, w, COLS);
+    double mag = 0;
+    for (int i = 0; i < COLS; i++) {
+        double a;
+        if (kern_act_format(type) == KERN_ACT_Q8_0) a = (double)((const KernQ8_0 *)act)[i / 32].d * ((const KernQ8_0 *)act)[i / 32].q[i % 32];
+        else a = (double)((const KernQ8_K *)act)[i / 256].d * ((const KernQ8_K *)act)[i / 256].q[i % 256];
+        mag += fabs((double)w[i] * a);
+    }
+    return mag;
+}
+
+static void test_type(uint32_t type)
+{
+    const KernelSet *ks = kern_active();
+    const char *name = ggml_type_info(type)->name;
+    uint64_t row_bytes = ggml_row_bytes(type, COLS);
+    uint64_t act_stride = kern_act_bytes(kern_act_format(type), COLS);
+    uint8_t *w = malloc(ROWS * row_bytes);
+    uint8_t *act = malloc(TOKENS * act_stride);
+    float *all = malloc(sizeof(float) * TOKENS * ROWS), *one = malloc(sizeof(float) * TOKENS * ROWS);
+    float *x = malloc(sizeof(float) * COLS);
+    for (int r = 0; r < ROWS; r++) {
+        for (int i = 0; i < COLS; i++) x[i] = rndf() * (r % 3 == 0 ? 4.0f : 0.5f);
+        quant_quantize_row(type, x, w + r * row_bytes, COLS);
+    }
+    for (int t = 0; t < TOKENS; t++) {
+        for (int i = 0; i < COLS; i++) x[i] = rndf() * (t % 5 == 0 ? 100.0f : 1.0f);
+        kern_quantize_act(type, x, act + t * act_stride, COLS);
+    }
+
+    /* all tokens at once */
+    ks->rows[type](COLS, w, row_bytes, ROWS, act, act_stride, TOKENS, all, ROWS);
+
+    double worst = 0;
+    for (int t = 0; t < TOKENS; t++) {
+        for (int r = 0; r < ROWS; r++) {
+            float want;
+            kern_ref()->dot[type](COLS, w + r * row_bytes, act + t * act_stride, act_stride, 1, &want, 1);
+            double err = fabs((double)all[t * ROWS + r] - want) /
+                         (abs_terms(type, w + r * row_bytes, act + t * act_stride) + 1e-30);
+            if (err > worst) worst = err;
+        }
+    }
+    CHECK(worst <= 1e-5, "%s rows: %d rows x %d tokens within 1e-5 of sum |terms| of the reference (worst %.3g)", name,
+          ROWS, TOKENS, worst);
+
+    /* token by token */
+    for (int t = 0; t < TOKENS; t++)
+        ks->rows[type](COLS, w, row_bytes, ROWS, act + t * act_stride, act_stride, 1, one + t * ROWS, ROWS);
+    CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: one token at a time equals all at once, bit for bit",
+          name);
+
+    /* rows starting elsewhere: row r sits in another lane and tile */
+    int same = 1;
+    for (int start = 1; start < 11; start++) {
+        ks->rows[type](COLS, w + start * row_bytes, row_bytes, ROWS - start, act, act_stride, TOKENS, one, ROWS);
+        for (int t = 0; t < TOKENS; t++)
+            for (int r = start; r < ROWS; r++)
+                if (memcmp(&one[t * ROWS + (r - start)], &all[t * ROWS + r], sizeof(float)) != 0) same = 0;
+    }
+    CHECK(same, "%s rows: a row's result does not depend on where its tile starts", name);
+
+    /* kern_matmul with the rows split as threads split them */
+    memset(one, 0, sizeof(float) * TOKENS * ROWS);
+    kern_matmul(type, w, row_bytes, COLS, 0, 5, act, act_stride, TOKENS, one, ROWS);
+    kern_matmul(type, w, row_bytes, COLS, 5, 13, act, act_stride, TOKENS, one, ROWS);
+    kern_matmul(type, w, row_bytes, COLS, 13, ROWS, act, act_stride, TOKENS, one, ROWS);
+    CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: kern_matmul over split row ranges equals one call",
+          name);
+    free(w);
+    free(act);
+    free(all);
+    free(one);
+    free(x);
+}
+
+int main(void)
+{
+    const KernelSet *ks = kern_active();
+    int any = 0;
+    for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
+        if (!ks->rows[t]) continue;
+        any = 1;
+        test_type(t);
+    }
+    if (!any) CHECK(1, "%s: no multi-row kernels on this path (row-by-row kernels are tested by test_kernels)", ks->name);
+    CHECK_DONE();
+}
