@@ -163,11 +163,13 @@ TARGET_ALL_DEFS = -DPITH_TARGET='"$(TGT)"' $(if $(BOARD),-DPITH_BOARD_NAME='"$(B
 	'-DPITH_DEFAULT_MEM=($(strip $(BOARD_MEM_MIB))ULL << 20)')
 TCFLAGS = $(CFLAGS_COMMON) $(SIZE_CFLAGS) $(TARGET_CFLAGS) $(BOARD_CFLAGS) $(TARGET_ALL_DEFS)
 # Code that runs once per command, prompt or request (argument parsing, GGUF
-# reading, tokenizer, chat templates, JSON, HTTP) is built with -Os: 44 KB less
+# reading, tokenizer, chat templates, JSON, HTTP, memory planning, the
+# stream window's bookkeeping) is built with -Os: 44 KB less
 # on x86-64, tokenizing about 5% slower. Everything else, and any new file,
 # keeps $(OPT): the per-token code (forward pass, kernels, sampler) is there.
 COLD_SRC = $(filter src/cli.c src/cmd_%.c src/chat.c src/json.c src/gguf.c src/tokenizer.c src/unicode_tables.c \
-	src/session.c src/model.c src/http.c src/server%.c src/arena.c src/ggml_type.c,$(CORE_SRC)) \
+	src/session.c src/model.c src/http.c src/server%.c src/arena.c src/ggml_type.c src/memplan.c \
+	src/weight_stream.c,$(CORE_SRC)) \
 	$(filter-out port/threads.c,$(PORT_SRC))
 $(call objs,$(TDIR),$(COLD_SRC)): OPT = -Os
 

@@ -41,6 +41,13 @@ void *port_arena_map(size_t bytes);
 void port_arena_unmap(void *base, size_t bytes);
 size_t port_page_size(void);          /* from sysconf, never assumed */
 uint64_t port_physical_memory(void);  /* bytes of RAM, 0 if unknown */
+/* Peak resident set of this process so far (VmHWM of /proc/self/status),
+ * in bytes; 0 where there is no /proc. */
+uint64_t port_peak_rss(void);
+/* Bytes resident beyond the arena and the mapped model file: the binary,
+ * libc, thread stacks and stdio buffers (and a sanitizer's runtime in
+ * sanitizer builds). Measured, see port/memory.c. */
+uint64_t port_memory_overhead(void);
 
 /* ---- Threads ---------------------------------------------------------- */
 int port_cpu_count(void);             /* online cores, >= 1 */
@@ -163,5 +170,38 @@ void port_net_close(int fd);
 int port_net_poll(PortPoll *p, int n, int timeout_ms);
 /* Seconds since 1970 (the "created" field of API responses). */
 int64_t port_wall_seconds(void);
+
+/* ---- Streamed weights (port/stream.c), for --load stream --------------
+ * One reader thread copies lists of file ranges into caller buffers (the
+ * "slots", carved from the arena) with chunked pread while the caller
+ * computes on another slot. Before a fetch it asks the kernel to read its
+ * ranges ahead (posix_fadvise WILLNEED); after each chunk it drops the
+ * copied pages from the page cache (DONTNEED), so a model larger than the
+ * memory streams without filling a memory cgroup with cache. One reader
+ * per process: one streamed model at a time (start, fetch..., stop). */
+#define PORT_STREAM_SLOTS 2
+#define PORT_STREAM_MAX_PIECES 16
+typedef struct {
+    PortFile *file;      /* opened by port_file_open (mapped or not) */
+    uint64_t off, len;   /* the bytes [off, off+len) of the file */
+    void *dst;           /* receives len bytes */
+} PortStreamPiece;
+/* Starts the reader thread (once; later calls do nothing). keep_cache = 1
+ * skips the DONTNEED (the page cache may then keep the file between
+ * tokens: much faster when the machine has room for it, but it fills a
+ * memory cgroup). Returns 0, or -1 with a one-line reason (no "pith:"
+ * prefix) in err. */
+int port_stream_start(int keep_cache, char *err, size_t err_len);
+/* Queues the fetch of pieces[0..n-1] (n <= PORT_STREAM_MAX_PIECES; the list
+ * is copied) into slot `slot`, which must have no fetch in flight. Fetches
+ * run one at a time, in the order queued. */
+void port_stream_fetch(int slot, const PortStreamPiece *pieces, int n);
+/* Waits until the slot's fetch is complete (returns at once if none is
+ * queued). A read error or a short read (the file shrank while in use)
+ * ends the program with "pith: FILE: byte N: what", status 2. */
+void port_stream_wait(int slot);
+/* Drops queued fetches, stops one under way at its next chunk and ends
+ * the thread: call before unmapping the memory the slots live in. */
+void port_stream_stop(void);
 
 #endif

@@ -1,4 +1,4 @@
-/* pith bench MODEL [-p 128] [-n 32] [-t N] [-r 3] [-b N] [--ref] [--no-mmap]
+/* pith bench MODEL [-p 128] [-n 32] [-t N] [-r 3] [-b N] [--ref] [--no-mmap] [--load mmap|read|stream] [--mem SIZE] [--plan]
  *
  * Measures, like llama-bench: prompt processing (p tokens from an empty
  * cache, in steps of -b tokens) and generation (n tokens one at a time from
@@ -7,7 +7,9 @@
  * generated token reads (every matrix once: the layers and the output) and
  * the bandwidth that implies, and the arena size. Token ids are fixed
  * pseudo-random ids (the speed does not depend on them). --ref forces the
- * reference C kernels. */
+ * reference C kernels. With --load stream: --stream-window SIZE keeps
+ * layers resident (model_stream_bytes), --keep-cache leaves the file in the
+ * page cache instead of dropping what was read. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "ggml_type.h"
 #include "gguf.h"
 #include "kernels.h"
+#include "memplan.h"
 #include "model.h"
 
 #define BENCH_MAX_REPS 100
@@ -89,8 +92,10 @@ static double run_generation(Model *m, const char *path, const int32_t *ids, int
 int cmd_bench(int argc, char **argv)
 {
     const char *path = NULL;
-    int64_t n_prompt = 128, n_gen = 32, reps = 3, threads = port_cpu_count(), batch = 64;
-    int use_mmap = 1, force_ref = 0;
+    int64_t n_prompt = 128, n_gen = 32, reps = 3, threads = 0, batch = 64; /* threads 0: model_default_threads */
+    int use_mmap = 1, force_ref = 0, show_plan = 0, load = -1; /* load -1: the planner chooses */
+    uint64_t mem = 0, stream_window = 0;
+    int keep_cache = 0; /* --keep-cache: stream mode leaves the file in the page cache */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-p")) n_prompt = cli_int(a, cli_value(argc, argv, &i), 0, 1 << 16);
@@ -100,6 +105,13 @@ int cmd_bench(int argc, char **argv)
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) batch = cli_int(a, cli_value(argc, argv, &i), 1, FORWARD_MAX_BATCH);
         else if (!strcmp(a, "--ref")) force_ref = 1;
         else if (!strcmp(a, "--no-mmap")) use_mmap = 0;
+        else if (!strcmp(a, "--mem")) mem = cli_size(a, cli_value(argc, argv, &i));
+        else if (!strcmp(a, "--load")) {
+            const char *v = cli_value(argc, argv, &i);
+            if ((load = mem_load_parse(v)) < 0) port_die("--load: '%s' is not mmap, read or stream", v);
+        } else if (!strcmp(a, "--stream-window")) stream_window = cli_size(a, cli_value(argc, argv, &i));
+        else if (!strcmp(a, "--keep-cache")) keep_cache = 1;
+        else if (!strcmp(a, "--plan")) show_plan = 1;
         else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for bench", a);
         else if (!path) path = a;
         else port_die("%s: unexpected argument (one model only)", a);
@@ -107,11 +119,10 @@ int cmd_bench(int argc, char **argv)
     if (!path) port_die("bench: missing MODEL (usage: pith bench MODEL [-p 128] [-n 32] [-t N] [-r 3])");
     if (n_prompt == 0 && n_gen == 0) port_die("bench: -p and -n are both 0: nothing to measure");
     kern_select(force_ref);
-    port_set_threads((int)threads);
 
     static Gguf g;
     GgufError err;
-    if (gguf_open(&g, path, use_mmap, NULL, &err) != 0) port_die("%s", err.msg);
+    if (gguf_open(&g, path, 0, NULL, &err) != 0) port_die("%s", err.msg); /* mapped after planning */
     ModelConfig cfg;
     if (model_read_config(&g, &cfg, &err) != 0) port_die("%s", err.msg);
     int64_t longest = n_prompt > n_gen ? n_prompt : n_gen;
@@ -123,15 +134,30 @@ int cmd_bench(int argc, char **argv)
     opt.kv_type = KV_F16;
     opt.batch = (uint32_t)(batch < longest ? batch : longest);
     opt.all_logits = 0;
+    opt.stream_window = stream_window;
+    opt.stream_keep_cache = keep_cache;
     if (model_check_options(&cfg, &opt, &err) != 0) port_die("%s", err.msg);
 
-    Plan plan;
-    plan_init(&plan);
-    gguf_plan(&g, &plan);
-    model_plan(&cfg, &opt, &plan);
-    plan_add(&plan, "token ids", (uint64_t)longest * sizeof(int32_t));
+    /* The planner chooses the load mode within the budget (the context,
+     * the longest test, is never shrunk). */
+    MemBudget budget;
+    mem_budget_init(&budget, mem);
+    MemModelPlan mp = {&g, &cfg, opt, opt.batch, "token ids", (uint64_t)longest * sizeof(int32_t)};
+    MemRequest req = {mem_model_plan, &mp, path, 0, load, use_mmap, opt.n_ctx, opt.n_ctx, stream_window};
+    for (uint32_t f = 0; f < g.n_files; f++) req.file_bytes += g.files[f].size;
+    MemDecision dec;
+    mem_open_model(&g, &cfg, &req, &budget, &dec, show_plan);
+    opt.load = dec.load;
+    opt.stream_window = dec.stream_window;
+    if (!threads) threads = model_default_threads(opt.load, port_cpu_count());
+    port_set_threads((int)threads);
+    if (show_plan) {
+        mem_print(&budget, &req, &dec);
+        port_exit(0);
+    }
+    const Plan *plan_p = &dec.plan;
     Arena arena;
-    arena_map_plan(&arena, &plan, path);
+    arena_map_plan(&arena, plan_p, path);
     int32_t *ids = arena_take(&arena, (uint64_t)longest * sizeof(int32_t));
     if (!ids) port_die("internal error: memory plan too small for the token ids");
     if (gguf_index(&g, &arena, &err) != 0) port_die("%s", err.msg);
@@ -150,10 +176,22 @@ int cmd_bench(int argc, char **argv)
     uint64_t per_token = bytes_per_token(&m, types, sizeof types);
     port_out("model: %s\n", path);
     port_out("  %u layers, %u wide, vocabulary %u; matrices: %s\n", cfg.n_layer, cfg.n_embd, cfg.n_vocab, types);
-    port_out("  weights read per generated token: %.1f MiB; arena %.1f MiB; weights %s (loaded in %.2f s)\n",
-             (double)per_token / 1048576.0, (double)plan.total / 1048576.0, cfg.mapped ? "mapped" : "read", t_load);
+    port_out("  weights read per generated token: %.1f MiB; arena %.1f MiB; --load %s (loaded in %.2f s); "
+             "planned %.1f MiB resident, budget %.1f MiB (%s)\n",
+             (double)per_token / 1048576.0, (double)plan_p->total / 1048576.0, mem_load_name(dec.load), t_load,
+             (double)dec.total / 1048576.0, (double)budget.bytes / 1048576.0, budget.source);
     port_out("kernels: %s; threads: %d; prompt steps of %u tokens; KV cache F16\n", kern_active()->name, (int)threads,
              opt.batch);
+    if (opt.load == LOAD_STREAM) {
+        ModelOptions one = opt;
+        one.batch = 1;
+        ModelStreamParts sp;
+        model_stream_bytes(&cfg, &one, &sp);
+        port_out("stream: 2 slots of %.1f MiB, %u of %u layers resident, output matrix in %u chunks of %u rows; "
+                 "at most %.1f MiB read from the file per generated token\n",
+                 (double)m.stream.slot_bytes / 1048576.0, m.stream.resident_layers, cfg.n_layer, m.stream.n_out_chunks,
+                 m.stream.out_chunk_rows, (double)sp.read_per_step / 1048576.0);
+    }
 
     /* warm-up: page the weights in, start the thread pool */
     if (n_prompt > 0) run_prompt(&m, path, ids, (int)n_prompt);
@@ -180,8 +218,12 @@ int cmd_bench(int argc, char **argv)
         port_out("| %-6s | %8.2f +- %6.2f | %12.2f | %4d |\n", name, mean, sd, mean * (double)per_token / 1e9,
                  (int)reps);
     }
+    uint64_t peak = port_peak_rss();
+    if (peak) port_out("peak RSS: %.1f MiB (VmHWM)\n", (double)peak / 1048576.0);
+    else port_out("peak RSS: unknown\n");
     port_out_flush();
     gguf_close(&g);
+    model_close(&m);
     arena_unmap(&arena);
     return 0;
 }

@@ -3,6 +3,7 @@
  * Wraps the prompt in the model's chat template as one user turn (or feeds
  * it as is with --raw), prefills it in batches and streams the generated
  * text to stdout. Timings and the memory plan go to stderr. */
+#include <stdio.h>
 #include <string.h>
 
 #include "../port/port.h"
@@ -14,12 +15,21 @@
 
 static void print_stats(const Session *s, int n_prompt, double t_prefill, double t_first, int n_gen, double t_gen)
 {
-    port_err("load: %.3f s, arena %.1f MiB, weights %.1f MiB (%s), context %u, %d thread%s\n", s->load_seconds,
-             (double)s->plan.total / 1048576.0, (double)s->cfg.weight_bytes / 1048576.0,
-             s->cfg.mapped ? "mapped" : "read", s->mopt.n_ctx, (int)s->opt.threads, s->opt.threads == 1 ? "" : "s");
+    port_err("load: %.3f s, arena %.1f MiB, weights %.1f MiB (--load %s), context %u, %d thread%s; "
+             "planned %.1f MiB resident, budget %.1f MiB (%s)\n",
+             s->load_seconds, (double)s->plan.total / 1048576.0, (double)s->cfg.weight_bytes / 1048576.0,
+             mem_load_name(s->mem.load), s->mopt.n_ctx, (int)s->opt.threads, s->opt.threads == 1 ? "" : "s",
+             (double)s->mem.total / 1048576.0, (double)s->budget.bytes / 1048576.0, s->budget.source);
     port_err("prompt: %d tokens in %.3f s (%.1f tokens/s); first token after %.3f s\n", n_prompt, t_prefill,
              t_prefill > 0 ? n_prompt / t_prefill : 0.0, t_first);
-    port_err("generation: %d tokens in %.3f s (%.1f tokens/s)\n", n_gen, t_gen, t_gen > 0 ? n_gen / t_gen : 0.0);
+    /* The peak resident set so far, as the kernel measured it (VmHWM). */
+    uint64_t peak = port_peak_rss();
+    char peak_text[64] = "unknown";
+    if (peak)
+        snprintf(peak_text, sizeof peak_text, "%.1f MiB (VmHWM %llu bytes)", (double)peak / 1048576.0,
+                 (unsigned long long)peak);
+    port_err("generation: %d tokens in %.3f s (%.1f tokens/s); peak RSS %s\n", n_gen, t_gen,
+             t_gen > 0 ? n_gen / t_gen : 0.0, peak_text);
 }
 
 int cmd_run(int argc, char **argv)
@@ -56,6 +66,9 @@ int cmd_run(int argc, char **argv)
     if (o.max_text < 256) o.max_text = 256;
 
     o.max_out_ids = print_ids ? (uint64_t)n_predict : 0;
+    /* The planner never shrinks the context below what the prompt ids
+     * need, with room for one generated token. */
+    if (prompt_ids) o.min_ctx = (uint32_t)cli_count_ids(prompt_ids) + 1;
 
     static Session s;
     session_open(&s, &o);

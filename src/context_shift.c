@@ -7,6 +7,7 @@
 
 #include "../port/port.h"
 #include "forward.h"
+#include "ggml_type.h"
 #include "quant.h"
 
 typedef struct {
@@ -21,28 +22,37 @@ static void shift_worker(void *ctx, int ith, int nth)
     Model *m = j->m;
     const ModelConfig *c = &m->cfg;
     KvType kt = m->opt.kv_type;
-    uint64_t esz = kt == KV_F16 ? 2 : 4;
-    uint64_t kw = (uint64_t)c->n_head_kv * c->head_dim, vw = (uint64_t)c->n_head_kv * c->head_dim_v;
+    uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v); /* bytes per row */
     uint32_t l0 = (uint32_t)((uint64_t)c->n_layer * (uint64_t)ith / (uint64_t)nth);
     uint32_t l1 = (uint32_t)((uint64_t)c->n_layer * (uint64_t)(ith + 1) / (uint64_t)nth);
+    uint64_t from = (uint64_t)j->n_keep + j->n_drop, to = j->n_keep;
     float head[FORWARD_MAX_HEAD_DIM];
 
     for (uint32_t l = l0; l < l1; l++) {
-        uint8_t *kc = (uint8_t *)m->k_cache + (uint64_t)l * m->opt.n_ctx * kw * esz;
-        uint8_t *vc = (uint8_t *)m->v_cache + (uint64_t)l * m->opt.n_ctx * vw * esz;
-        uint64_t from = (uint64_t)j->n_keep + j->n_drop, to = j->n_keep;
-        memmove(kc + to * kw * esz, kc + from * kw * esz, (uint64_t)j->n_move * kw * esz);
-        memmove(vc + to * vw * esz, vc + from * vw * esz, (uint64_t)j->n_move * vw * esz);
-        for (uint64_t p = to; p < to + j->n_move; p++) {
-            for (uint32_t h = 0; h < c->n_head_kv; h++) {
-                uint64_t at = p * kw + (uint64_t)h * c->head_dim;
+        for (uint32_t h = 0; h < c->n_head_kv; h++) {
+            /* the kv head's rows, one per position (model.h: kv_row_index) */
+            uint8_t *kc = (uint8_t *)m->k_cache + kv_row_index(c, &m->opt, l, h, 0) * krow;
+            uint8_t *vc = (uint8_t *)m->v_cache + kv_row_index(c, &m->opt, l, h, 0) * vrow;
+            memmove(kc + to * krow, kc + from * krow, (uint64_t)j->n_move * krow);
+            memmove(vc + to * vrow, vc + from * vrow, (uint64_t)j->n_move * vrow);
+            for (uint64_t p = to; p < to + j->n_move; p++) {
+                uint8_t *key = kc + p * krow;
                 if (kt == KV_F32) {
-                    forward_rope((float *)kc + at, c->n_rot, j->cs, c->arch->rope);
-                } else {
-                    uint16_t *k16 = (uint16_t *)kc + at;
+                    forward_rope((float *)key, c->n_rot, j->cs, c->arch->rope);
+                } else if (kt == KV_F16) {
+                    uint16_t *k16 = (uint16_t *)key;
                     for (uint32_t i = 0; i < c->head_dim; i++) head[i] = quant_f16_to_f32(k16[i]);
                     forward_rope(head, c->n_rot, j->cs, c->arch->rope);
                     for (uint32_t i = 0; i < c->head_dim; i++) k16[i] = quant_f32_to_f16(head[i]);
+                } else {
+                    /* Q8_0: dequantize, rotate, requantize. This adds one
+                     * rounding (up to half a code step, max|block| / 254) to
+                     * the one the key got when it was stored, so a shifted
+                     * key is a little further from exact than a fresh one
+                     * (tests/test_context_shift.c measures it). */
+                    quant_dequant_row(GGML_TYPE_Q8_0, key, head, c->head_dim);
+                    forward_rope(head, c->n_rot, j->cs, c->arch->rope);
+                    quant_quantize_row(GGML_TYPE_Q8_0, head, key, c->head_dim);
                 }
             }
         }

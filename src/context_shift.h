@@ -16,7 +16,7 @@
 
 /* Drops cache positions [n_keep, n_keep + n_drop) of every layer and moves
  * [n_keep + n_drop, n_past) down to n_keep, re-rotating their keys; then
- * m->n_past -= n_drop. Works for F32 and F16 caches. Returns 0, or -1 with
+ * m->n_past -= n_drop. Works for F32, F16 and Q8_0 caches. Returns 0, or -1 with
  * a one-line reason in m->err (range outside the filled positions). */
 int context_shift(Model *m, uint32_t n_keep, uint32_t n_drop);
 

@@ -22,6 +22,7 @@
 #include "../port/port.h"
 #include "kernels.h"
 #include "quant.h"
+#include "weight_stream.h"
 
 static uint64_t kv_width(const ModelConfig *c)
 {
@@ -33,18 +34,13 @@ static uint64_t kv_width_v(const ModelConfig *c)
     return (uint64_t)c->n_head_kv * c->head_dim_v;
 }
 
-static uint64_t kv_elem_bytes(KvType t)
-{
-    return t == KV_F16 ? 2 : 4;
-}
-
 /* ---- memory ---------------------------------------------------------- */
 
 /* The buffers, in one table so the plan and the carving cannot disagree. */
 typedef struct {
     const char *what;
-    uint64_t count;  /* elements */
-    uint64_t elem;   /* bytes per element */
+    uint64_t count;  /* elements (the KV caches: rows) */
+    uint64_t elem;   /* bytes per element (per row) */
 } Buffer;
 
 enum { B_KCACHE, B_VCACHE, B_X, B_XB, B_Q, B_K, B_V, B_ATT, B_HB, B_HB2, B_SCORES, B_LOGITS, B_ACT0, B_ACTK, B_COUNT };
@@ -62,10 +58,9 @@ static uint64_t widest_input(const ModelConfig *c)
 static void buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, Buffer *b)
 {
     uint64_t B = o->batch;
-    uint64_t cache_rows = plan_mul(p, c->n_layer, o->n_ctx);
-    uint64_t kvb = kv_elem_bytes(o->kv_type);
-    b[B_KCACHE] = (Buffer){"kv cache", plan_mul(p, cache_rows, kv_width(c)), kvb};
-    b[B_VCACHE] = (Buffer){"kv cache", plan_mul(p, cache_rows, kv_width_v(c)), kvb};
+    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer, c->n_head_kv), o->n_ctx); /* model.h: kv_row_index */
+    b[B_KCACHE] = (Buffer){"kv cache", cache_rows, kv_type_bytes(o->kv_type, c->head_dim)};
+    b[B_VCACHE] = (Buffer){"kv cache", cache_rows, kv_type_bytes(o->kv_type, c->head_dim_v)};
     b[B_X] = (Buffer){"activations", B * c->n_embd, 4};
     b[B_XB] = (Buffer){"activations", B * c->n_embd, 4};
     b[B_Q] = (Buffer){"activations", B * c->n_head * c->head_dim, 4};
@@ -179,6 +174,7 @@ int forward_argmax(const float *v, int n)
 typedef struct {
     const Weight *w[GROUP_MAX];
     float *out[GROUP_MAX];
+    uint64_t out_stride[GROUP_MAX];
     const void *act[GROUP_MAX];
     uint64_t act_stride[GROUP_MAX];
     int nw, n;
@@ -196,12 +192,14 @@ static void matmul_worker(void *ctx, int ith, int nth)
         uint64_t lo = a > base ? a - base : 0, hi = b - base < w->rows ? b - base : w->rows;
         if (b > base && lo < hi)
             kern_matmul(w->type, w->data, w->row_bytes, w->cols, lo, hi, j->act[i], j->act_stride[i], j->n, j->out[i],
-                        w->rows);
+                        j->out_stride[i]);
         base += w->rows;
     }
 }
 
-static void matmul_group(Model *m, const Weight *const *ws, float *const *outs, int nw, const float *x, int n)
+/* out_stride: floats between two tokens' outputs; 0 = each matrix's rows. */
+static void matmul_group_stride(Model *m, const Weight *const *ws, float *const *outs, uint64_t out_stride, int nw,
+                                const float *x, int n)
 {
     MatmulJob j;
     memset(&j, 0, sizeof j);
@@ -223,11 +221,17 @@ static void matmul_group(Model *m, const Weight *const *ws, float *const *outs, 
         j.act_stride[i] = stride;
         j.w[i] = ws[i];
         j.out[i] = outs[i];
+        j.out_stride[i] = out_stride ? out_stride : ws[i]->rows;
         j.total_rows += ws[i]->rows;
     }
     j.nw = nw;
     j.n = n;
     port_parallel(matmul_worker, &j);
+}
+
+static void matmul_group(Model *m, const Weight *const *ws, float *const *outs, int nw, const float *x, int n)
+{
+    matmul_group_stride(m, ws, outs, 0, nw, x, n);
 }
 
 static void matmul(Model *m, const Weight *w, const float *x, int n, float *out)
@@ -244,14 +248,18 @@ typedef struct {
     uint32_t pos0;
 } AttnJob;
 
+/* A Q8_0 key row is multiplied by q kept in float (more accurate than
+ * quantizing q as well); see kernels.h. */
 static float cache_dot(const KernelSet *ks, const void *row, KvType t, const float *q, uint32_t n)
 {
+    if (t == KV_Q8_0) return ks->dot_q8_0_f32(row, q, n);
     return t == KV_F32 ? ks->dot_f32(row, q, n) : ks->dot_f16(row, q, n);
 }
 
 static void cache_axpy(const KernelSet *ks, float *out, float a, const void *row, KvType t, uint32_t n)
 {
-    if (t == KV_F32) ks->axpy_f32(out, a, row, n);
+    if (t == KV_Q8_0) ks->axpy_q8_0(out, a, row, n);
+    else if (t == KV_F32) ks->axpy_f32(out, a, row, n);
     else ks->axpy_f16(out, a, row, n);
 }
 
@@ -262,10 +270,7 @@ static void attention_worker(void *ctx, int ith, int nth)
     Model *m = j->m;
     const ModelConfig *c = &m->cfg;
     KvType kt = m->opt.kv_type;
-    uint64_t esz = kv_elem_bytes(kt);
-    uint64_t kw = kv_width(c), vw = kv_width_v(c);
-    const uint8_t *kc = (const uint8_t *)m->k_cache + (uint64_t)j->layer * m->opt.n_ctx * kw * esz;
-    const uint8_t *vc = (const uint8_t *)m->v_cache + (uint64_t)j->layer * m->opt.n_ctx * vw * esz;
+    uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v);
     uint32_t group = c->n_head / c->n_head_kv;
     float scale = (float)(1.0 / sqrt((double)c->head_dim));
     uint32_t h0 = (uint32_t)((uint64_t)c->n_head * (uint64_t)ith / (uint64_t)nth);
@@ -273,14 +278,16 @@ static void attention_worker(void *ctx, int ith, int nth)
 
     for (uint32_t h = h0; h < h1; h++) {
         uint32_t kvh = h / group;
+        /* the kv head's rows, one per position (model.h: kv_row_index) */
+        const uint8_t *kh = (const uint8_t *)m->k_cache + kv_row_index(c, &m->opt, j->layer, kvh, 0) * krow;
+        const uint8_t *vh = (const uint8_t *)m->v_cache + kv_row_index(c, &m->opt, j->layer, kvh, 0) * vrow;
         float *s = m->scores + (uint64_t)h * m->opt.n_ctx;
         for (int t = 0; t < j->n; t++) {
             uint32_t pos = j->pos0 + (uint32_t)t;
             const float *q = m->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim;
             float mx = -INFINITY;
             for (uint32_t p = 0; p <= pos; p++) {
-                const uint8_t *krow = kc + ((uint64_t)p * kw + (uint64_t)kvh * c->head_dim) * esz;
-                s[p] = cache_dot(ks, krow, kt, q, c->head_dim) * scale;
+                s[p] = cache_dot(ks, kh + (uint64_t)p * krow, kt, q, c->head_dim) * scale;
                 if (s[p] > mx) mx = s[p];
             }
             double sum = 0.0;
@@ -292,20 +299,31 @@ static void attention_worker(void *ctx, int ith, int nth)
             float *out = m->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v;
             memset(out, 0, c->head_dim_v * sizeof *out);
             for (uint32_t p = 0; p <= pos; p++) {
-                const uint8_t *vrow = vc + ((uint64_t)p * vw + (uint64_t)kvh * c->head_dim_v) * esz;
-                cache_axpy(ks, out, s[p] * inv, vrow, kt, c->head_dim_v);
+                cache_axpy(ks, out, s[p] * inv, vh + (uint64_t)p * vrow, kt, c->head_dim_v);
             }
         }
     }
 }
 
-static void cache_store(void *cache, KvType t, uint64_t index, const float *src, uint64_t n)
+/* Stores one position's keys or values, n_head_kv heads of dim floats at
+ * src, for layer row / n_ctx at position row % n_ctx: one cache row per
+ * head (model.h: kv_row_index). Q8_0 rows are quantized in blocks of 32 as
+ * ggml does (d = max|x| / 127, codes round(x / d)). */
+static void cache_store(const Model *m, void *cache, uint64_t row, const float *src, uint32_t dim)
 {
-    if (t == KV_F32) {
-        memcpy((float *)cache + index, src, n * sizeof *src);
-    } else {
-        uint16_t *dst = (uint16_t *)cache + index;
-        for (uint64_t i = 0; i < n; i++) dst[i] = quant_f32_to_f16(src[i]);
+    const ModelConfig *c = &m->cfg;
+    KvType t = m->opt.kv_type;
+    uint32_t layer = (uint32_t)(row / m->opt.n_ctx), pos = (uint32_t)(row % m->opt.n_ctx);
+    uint64_t row_bytes = kv_type_bytes(t, dim);
+    for (uint32_t h = 0; h < c->n_head_kv; h++, src += dim) {
+        uint8_t *dst = (uint8_t *)cache + kv_row_index(c, &m->opt, layer, h, pos) * row_bytes;
+        if (t == KV_F32) {
+            memcpy(dst, src, dim * sizeof *src);
+        } else if (t == KV_F16) {
+            for (uint32_t i = 0; i < dim; i++) ((uint16_t *)dst)[i] = quant_f32_to_f16(src[i]);
+        } else {
+            quant_quantize_row(GGML_TYPE_Q8_0, src, dst, dim);
+        }
     }
 }
 
@@ -343,10 +361,10 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
     float cs[FORWARD_MAX_HEAD_DIM];
 
     for (int t = 0; t < n; t++)
-        quant_dequant_row(m->tok_embd.type, m->tok_embd.data + (uint64_t)tokens[t] * m->tok_embd.row_bytes,
-                          m->x + (uint64_t)t * dim, dim);
+        quant_dequant_row(m->tok_embd.type, wstream_embd_row(m, tokens[t], t), m->x + (uint64_t)t * dim, dim);
 
     for (uint32_t l = 0; l < c->n_layer; l++) {
+        if (o->load == LOAD_STREAM) wstream_layer(m, l); /* in a slot; the next one is on its way */
         const LayerWeights *lw = &m->layers[l];
         for (int t = 0; t < n; t++)
             rmsnorm(m->xb + t * dim, m->x + t * dim, lw->attn_norm, dim, c->norm_eps);
@@ -372,8 +390,8 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
                 forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
             }
             uint64_t row = (uint64_t)l * o->n_ctx + pos;
-            cache_store(m->k_cache, o->kv_type, row * kw, k, kw);
-            cache_store(m->v_cache, o->kv_type, row * vw, m->v + t * vw, vw);
+            cache_store(m, m->k_cache, row, k, c->head_dim);
+            cache_store(m, m->v_cache, row, m->v + t * vw, c->head_dim_v);
         }
 
         AttnJob aj = {m, l, n, pos0};
@@ -400,7 +418,18 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
     int rows = n - first;
     for (int t = 0; t < rows; t++)
         rmsnorm(m->xb + t * dim, m->x + (uint64_t)(first + t) * dim, m->output_norm, dim, c->norm_eps);
-    matmul(m, &m->output, m->xb, rows, m->logits);
+    if (o->load == LOAD_STREAM) {
+        /* by chunks of rows through the slots: the same rows, the same sums */
+        for (uint32_t ch = 0; ch < m->stream.n_out_chunks; ch++) {
+            Weight part;
+            uint64_t r0 = wstream_output_chunk(m, ch, &part);
+            const Weight *wp = &part;
+            float *out = m->logits + r0;
+            matmul_group_stride(m, &wp, &out, c->n_vocab, 1, m->xb, rows);
+        }
+    } else {
+        matmul(m, &m->output, m->xb, rows, m->logits);
+    }
     m->n_logits = (uint32_t)rows;
     m->n_past = pos0 + (uint32_t)n;
     return 0;

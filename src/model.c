@@ -12,6 +12,7 @@
 #include "forward.h"
 #include "ggml_type.h"
 #include "quant.h"
+#include "weight_stream.h"
 
 /* What llama.cpp accepts for each: Qwen2 always has q/k/v biases; llama
  * files may have them, and Llama 3.x files carry rope_freqs.weight. */
@@ -70,6 +71,8 @@ typedef struct {
     double val[K_COUNT];
     int have_embd_tensor;
     uint64_t n_biases;      /* blk.N.attn_{q,k,v}.bias tensors seen */
+    uint64_t matrix_max[7]; /* largest of each layer matrix (layer_matrices order), arena-rounded */
+    uint64_t output_row_bytes;
 } ConfigWalk;
 
 static int kv_number(const GgufKV *kv, int want_float, double *out)
@@ -182,6 +185,22 @@ static int tensor_role(const ModelConfig *cfg, const char *name)
     return ROLE_NONE;
 }
 
+/* Sizes --load stream needs: a slot holds any layer's matrices (the
+ * largest of each of the 7 over the layers), the output streams by rows. */
+static void note_matrix(ConfigWalk *w, const GgufTensor *t, uint64_t rounded)
+{
+    uint64_t row = t->n_bytes / (t->n_elements / t->ne[0]); /* dims >= 1: n_elements >= ne[0] */
+    if (strcmp(t->name, "token_embd.weight") == 0) w->cfg->embd_row_bytes = row;
+    if (strcmp(t->name, "output.weight") == 0) w->output_row_bytes = row;
+    if (strncmp(t->name, "blk.", 4) != 0) return;
+    const char *p = strchr(t->name + 4, '.'); /* tensor_role checked "blk.N." */
+    for (size_t i = 0; p && i < sizeof layer_matrices / sizeof layer_matrices[0]; i++) {
+        size_t len = strlen(layer_matrices[i]);
+        if (strncmp(p + 1, layer_matrices[i], len) == 0 && strcmp(p + 1 + len, ".weight") == 0 && rounded > w->matrix_max[i])
+            w->matrix_max[i] = rounded;
+    }
+}
+
 static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
 {
     (void)g;
@@ -213,6 +232,7 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
             return -1;
         }
         cfg->weight_bytes += r;
+        note_matrix(w, t, r);
     }
     return 0;
 }
@@ -311,6 +331,8 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
                                                  (cfg->arch->qk_norm ? 2u * (uint64_t)cfg->head_dim : 0) +
                                                  (cfg->qkv_bias ? qdim + kvdim + vdim : 0)) +
                        cfg->n_embd + (cfg->rope_freqs ? cfg->n_rot / 2 : 0);
+    cfg->out_row_bytes = cfg->tied_output ? cfg->embd_row_bytes : w.output_row_bytes;
+    for (int i = 0; i < 7; i++) cfg->stream_layer_bytes += w.matrix_max[i]; /* each <= weight_bytes/7-ish: no overflow */
     cfg->mapped = 1;
     for (uint32_t i = 0; i < g->n_files; i++)
         if (!g->files[i].map) cfg->mapped = 0;
@@ -324,13 +346,24 @@ int model_check_options(const ModelConfig *cfg, const ModelOptions *opt, GgufErr
                  opt->n_ctx, cfg->n_ctx_train);
         return -1;
     }
+    if (opt->load != LOAD_MMAP && opt->load != LOAD_READ && opt->load != LOAD_STREAM) {
+        snprintf(err->msg, sizeof err->msg, "--load: unknown mode");
+        return -1;
+    }
     if (opt->batch < 1 || opt->batch > FORWARD_MAX_BATCH) {
         snprintf(err->msg, sizeof err->msg, "batch of %u tokens is out of range [1, %d]", opt->batch,
                  FORWARD_MAX_BATCH);
         return -1;
     }
-    if (opt->kv_type != KV_F32 && opt->kv_type != KV_F16) {
+    if (opt->kv_type != KV_F32 && opt->kv_type != KV_F16 && opt->kv_type != KV_Q8_0) {
         snprintf(err->msg, sizeof err->msg, "--kv-type: unknown type");
+        return -1;
+    }
+    if (opt->kv_type == KV_Q8_0 && (cfg->head_dim % 32 != 0 || cfg->head_dim_v % 32 != 0)) {
+        snprintf(err->msg, sizeof err->msg,
+                 "--kv-type q8_0: head dimension %u is not a multiple of 32 (Q8_0 blocks of 32 would straddle "
+                 "two heads); use --kv-type f16",
+                 cfg->head_dim % 32 != 0 ? cfg->head_dim : cfg->head_dim_v);
         return -1;
     }
     return 0;
@@ -340,7 +373,15 @@ void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
 {
     plan_add(plan, "layer table", plan_mul(plan, cfg->n_layer, sizeof(LayerWeights)));
     plan_add(plan, "norm weights", plan_mul(plan, cfg->norm_floats, sizeof(float)));
-    if (!cfg->mapped) plan_add(plan, "weights (read, no mmap)", cfg->weight_bytes);
+    if (opt->load == LOAD_STREAM) {
+        ModelStreamParts sp;
+        model_stream_bytes(cfg, opt, &sp);
+        plan_add(plan, "weights: stream slots", plan_mul(plan, 2, sp.slot_bytes));
+        plan_add(plan, "weights: token_embd rows", sp.embd_bytes);
+        if (sp.resident_bytes) plan_add(plan, "weights: resident layers", sp.resident_bytes);
+    } else if (opt->load == LOAD_READ || !cfg->mapped) {
+        plan_add(plan, "weights (read, no mmap)", cfg->weight_bytes);
+    }
     forward_plan(cfg, opt, plan);
 }
 
@@ -351,6 +392,7 @@ typedef struct {
     Gguf *g;
     Arena *arena;
     GgufError *err;
+    int stream;             /* the matrices being bound are streamed: nothing read now */
 } Loader;
 
 static const char *tensor_path(const Gguf *g, const GgufTensor *t)
@@ -392,8 +434,15 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
                  tensor_path(L->g, t), (unsigned long long)t->offset, name, (unsigned long long)cols, ti->name);
         return -1;
     }
+    w->type = t->type;
+    w->rows = rows;
+    w->cols = cols;
+    w->row_bytes = row_bytes;
+    w->file_index = t->file_index < L->g->n_files ? t->file_index : 0;
+    w->file_offset = t->offset;
+    if (L->stream) return 0; /* data stays NULL: weight_stream.c reads it per step */
     void *buf = NULL;
-    if (!L->m->cfg.mapped) {
+    if (!L->m->cfg.mapped || L->m->opt.load != LOAD_MMAP) {
         buf = arena_take(L->arena, t->n_bytes);
         if (!buf) {
             snprintf(L->err->msg, sizeof L->err->msg, "internal error: memory plan too small for '%s'", name);
@@ -406,11 +455,11 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
                  (unsigned long long)t->offset, name);
         return -1;
     }
+    if (buf && data != buf) { /* mapped files, but the weights are wanted in the arena */
+        memcpy(buf, data, t->n_bytes);
+        data = buf;
+    }
     w->data = data;
-    w->type = t->type;
-    w->rows = rows;
-    w->cols = cols;
-    w->row_bytes = row_bytes;
     return 0;
 }
 
@@ -450,7 +499,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
     m->cfg = *cfg;
     m->opt = *opt;
     m->gguf = g;
-    Loader L = {m, g, arena, err};
+    Loader L = {m, g, arena, err, 0};
     const ModelConfig *c = &m->cfg;
     uint64_t qdim = (uint64_t)c->n_head * c->head_dim;
     uint64_t kvdim = (uint64_t)c->n_head_kv * c->head_dim;
@@ -464,6 +513,12 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         return -1;
     }
 
+    if (m->opt.load == LOAD_STREAM) {
+        ModelStreamParts sp;
+        model_stream_bytes(c, &m->opt, &sp);
+        m->stream.resident_layers = sp.resident_layers;
+        L.stream = 1; /* token_embd by rows, the output matrix by chunks */
+    }
     if (bind_matrix(&L, &m->tok_embd, "token_embd.weight", c->n_embd, c->n_vocab) != 0) return -1;
     if (c->tied_output) {
         m->output = m->tok_embd;
@@ -516,6 +571,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
             if (bind_norm(&L, lw->bk, BIAS_NAME("attn_k"), kvdim) != 0) return -1;
             if (bind_norm(&L, lw->bv, BIAS_NAME("attn_v"), vdim) != 0) return -1;
         }
+        L.stream = m->opt.load == LOAD_STREAM && l >= m->stream.resident_layers;
         if (bind_matrix(&L, &lw->wq, NAME("attn_q"), c->n_embd, qdim) != 0) return -1;
         if (bind_matrix(&L, &lw->wk, NAME("attn_k"), c->n_embd, kvdim) != 0) return -1;
         if (bind_matrix(&L, &lw->wv, NAME("attn_v"), c->n_embd, vdim) != 0) return -1;
@@ -530,5 +586,6 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the KV cache and activations");
         return -1;
     }
+    if (m->opt.load == LOAD_STREAM && wstream_init(m, arena, err) != 0) return -1;
     return 0;
 }

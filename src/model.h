@@ -55,16 +55,60 @@ typedef struct {
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
     uint64_t norm_floats; /* floats of all norm vectors (always copied into the arena) */
+    /* for --load stream (model_stream_bytes): */
+    uint64_t stream_layer_bytes; /* room for any one layer's matrices: the largest of each of the
+                                    7 matrices over the layers, arena-rounded, summed */
+    uint64_t embd_row_bytes;     /* one row of token_embd.weight */
+    uint64_t out_row_bytes;      /* one row of the output matrix (token_embd's when tied) */
 } ModelConfig;
 
-typedef enum { KV_F32 = 0, KV_F16 = 1 } KvType;
+/* KV cache element types. KV_Q8_0 stores each cached row as ggml's Q8_0
+ * blocks: 32 elements in 34 bytes (f16 scale d, then 32 int8 codes c,
+ * element = d * c); rows are one head long, so it needs head dimensions
+ * that are multiples of 32 (model_check_options). */
+typedef enum { KV_F32 = 0, KV_F16 = 1, KV_Q8_0 = 2 } KvType;
+
+/* Bytes of n consecutive cached elements of type t (n a multiple of 32 for
+ * KV_Q8_0). */
+static inline uint64_t kv_type_bytes(KvType t, uint64_t n)
+{
+    return t == KV_Q8_0 ? n / 32 * 34 : t == KV_F16 ? n * 2 : n * 4;
+}
+
+/* How the forward pass reaches the weight matrices (--load):
+ *   LOAD_MMAP    in place, in the memory-mapped files (zero-copy); files that
+ *                could not be mapped make it LOAD_READ;
+ *   LOAD_READ    copied into the arena once, with chunked reads;
+ *   LOAD_STREAM  read again for every forward step, layer by layer, through
+ *                a bounded window of the arena (weight_stream.h).
+ * READ and STREAM want the files opened without mmap (gguf_open use_mmap 0):
+ * then nothing of them is mapped and the arena is all that is resident. */
+typedef enum { LOAD_MMAP = 0, LOAD_READ = 1, LOAD_STREAM = 2 } LoadMode;
 
 typedef struct {
     uint32_t n_ctx;       /* positions the KV cache holds (1..n_ctx_train) */
     KvType kv_type;
     uint32_t batch;       /* most tokens per forward step (1..FORWARD_MAX_BATCH) */
     int all_logits;       /* keep logits of every token of a step (else only the last) */
+    LoadMode load;
+    uint64_t stream_window; /* LOAD_STREAM: arena bytes for the weights; below the smallest
+                               window (model_stream_bytes, e.g. 0) it is the smallest; what is
+                               above it keeps the first layers resident */
+    int stream_keep_cache;  /* LOAD_STREAM: leave what was read in the page cache (no DONTNEED) */
 } ModelOptions;
+
+/* The KV caches hold one row per (layer, kv head, position): head_dim
+ * elements for K, head_dim_v for V, of kv_type_bytes(kv_type, dim) bytes,
+ * in the order [layer][kv head][position], so that attention reads a head's
+ * rows one after another (with [layer][position][head] the rows of one head
+ * lie a whole position apart: attention over 4096 positions was 2.4 (F16)
+ * to 3.2 (Q8_0) times slower, and a Q8_0 cache slower than F16). The index
+ * of a row: */
+static inline uint64_t kv_row_index(const ModelConfig *c, const ModelOptions *o, uint32_t layer, uint32_t head,
+                                    uint32_t pos)
+{
+    return ((uint64_t)layer * c->n_head_kv + head) * o->n_ctx + pos;
+}
 
 /* A weight matrix: `rows` rows of `cols` elements of `type`. */
 typedef struct {
@@ -72,6 +116,8 @@ typedef struct {
     uint32_t type;
     uint64_t rows, cols;
     uint64_t row_bytes;
+    uint32_t file_index;  /* where its bytes are: gguf files[file_index], from file_offset */
+    uint64_t file_offset;
 } Weight;
 
 typedef struct {
@@ -81,6 +127,20 @@ typedef struct {
     Weight w_gate, w_up, w_down;
 } LayerWeights;
 
+/* --load stream's state (weight_stream.c). */
+typedef struct {
+    uint8_t *slot[2];         /* two slots of slot_bytes: one computes while the other fills */
+    uint64_t slot_bytes;
+    uint8_t *embd_rows;       /* opt.batch rows of token_embd, read per step */
+    uint32_t resident_layers; /* layers 0..resident_layers-1 stay in the arena */
+    uint32_t out_chunk_rows, n_out_chunks;
+    uint32_t n_units;         /* streamed layers + output chunks: one cycle per step */
+    int64_t holds[2];         /* unit each slot holds or is receiving, -1: none */
+    int pending;              /* slot with a fetch in flight, -1: none */
+    int last;                 /* slot used last */
+    int running;              /* the reader thread runs (model_close stops it) */
+} ModelStream;
+
 typedef struct Model {
     ModelConfig cfg;
     ModelOptions opt;
@@ -89,7 +149,7 @@ typedef struct Model {
     float *output_norm;
     float *rope_freqs;        /* rope_freqs.weight [n_rot/2], or NULL */
     LayerWeights *layers;
-    /* KV cache: [layer][n_ctx][n_head_kv * head_dim] of opt.kv_type */
+    /* KV cache: rows of opt.kv_type, [layer][n_head_kv][n_ctx][head_dim] (kv_row_index) */
     void *k_cache, *v_cache;
     uint32_t n_past;          /* positions of the cache that are filled */
     /* activations, [batch][...] */
@@ -99,6 +159,7 @@ typedef struct Model {
     float *logits;            /* [batch or 1][n_vocab] */
     uint32_t n_logits;        /* rows of logits filled by the last step */
     char err[256];            /* why the last forward call failed */
+    ModelStream stream;       /* opt.load == LOAD_STREAM */
 } Model;
 
 /* The architectures pith knows; NULL if unsupported. */
@@ -119,5 +180,37 @@ void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan);
  * and carves what model_plan planned. */
 int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const ModelOptions *opt,
                GgufError *err);
+
+/* Stops what model_load started (the reader thread of --load stream);
+ * call it before unmapping the arena. Harmless in the other modes. */
+void model_close(Model *m);
+
+/* --load stream: what the weights take in the arena, in parts. */
+typedef struct {
+    uint64_t slot_bytes;      /* one of the two slots: any layer's matrices, or one output row */
+    uint64_t embd_bytes;      /* opt->batch rows of token_embd (read per step, a row per token) */
+    uint64_t min_bytes;       /* the smallest window: 2 slots + embd rows */
+    uint32_t resident_layers; /* layers opt->stream_window holds beyond the smallest window */
+    uint64_t resident_bytes;
+    uint64_t total;           /* min_bytes + resident_bytes: what model_plan adds for the weights */
+    uint32_t out_chunk_rows;  /* the output matrix streams through the slots in chunks of these rows */
+    uint32_t n_out_chunks;
+    uint64_t read_per_step;   /* at most this many bytes read per forward step (per generated token):
+                                 the streamed layers, the output matrix, the step's embedding rows
+                                 (only the rows when the streamed units fit the two slots for good) */
+} ModelStreamParts;
+
+/* The arena bytes of the weights with opt->load == LOAD_STREAM and
+ * opt->stream_window (0: the smallest window); fills parts if not NULL.
+ * Uses cfg (model_read_config) and opt->batch, opt->stream_window only.
+ * The memory planner calls it with stream_window 0 to learn the least a
+ * streamed model needs, and may pass any larger window: the bytes above
+ * the smallest keep whole layers resident (fewer bytes read per token). */
+uint64_t model_stream_bytes(const ModelConfig *cfg, const ModelOptions *opt, ModelStreamParts *parts);
+
+/* Compute threads when -t is not given, for `cores` online cores: all of
+ * them, but one fewer with --load stream, whose reader thread needs a core
+ * to itself (with OpenMP's default spinning, sharing it stalls both). */
+int model_default_threads(LoadMode load, int cores);
 
 #endif

@@ -26,6 +26,7 @@ void session_defaults(SessionOptions *o)
     o->batch = DEFAULT_BATCH;
     o->thinking = 1;
     o->seed = -1;
+    o->load_asked = -1;
     sampler_defaults(1, &o->sampling);
 }
 
@@ -40,7 +41,8 @@ int session_parse_option(SessionOptions *o, int argc, char **argv, int *i)
         const char *v = cli_value(argc, argv, i);
         if (!strcmp(v, "f32")) o->kv_type = KV_F32;
         else if (!strcmp(v, "f16")) o->kv_type = KV_F16;
-        else port_die("--kv-type: '%s' is not f32 or f16", v);
+        else if (!strcmp(v, "q8_0")) o->kv_type = KV_Q8_0;
+        else port_die("--kv-type: '%s' is not f32, f16 or q8_0", v);
     } else if (!strcmp(a, "--no-mmap")) o->use_mmap = 0;
     else if (!strcmp(a, "--temp")) {
         sp->temperature = (float)cli_float(a, cli_value(argc, argv, i), 0, 100);
@@ -71,6 +73,12 @@ int session_parse_option(SessionOptions *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--keep")) o->keep = cli_int(a, cli_value(argc, argv, i), 0, 1 << 24);
     else if (!strcmp(a, "--no-shift")) o->no_shift = 1;
     else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
+    else if (!strcmp(a, "--mem")) o->mem = cli_size(a, cli_value(argc, argv, i));
+    else if (!strcmp(a, "--load")) {
+        const char *v = cli_value(argc, argv, i);
+        o->load_asked = mem_load_parse(v);
+        if (o->load_asked < 0) port_die("--load: '%s' is not mmap, read or stream", v);
+    }
     else return 0;
     return 1;
 }
@@ -96,6 +104,60 @@ static void apply_sampling_defaults(SessionOptions *o)
     }
 }
 
+/* What does not depend on the load mode or the context. */
+static void plan_base(Session *s, uint64_t max_text, Plan *base)
+{
+    const SessionOptions *o = &s->opt;
+    GgufError err;
+    plan_init(base);
+    gguf_plan(&s->gguf, base);
+    if (tokenizer_plan(&s->gguf, max_text, base, &err) != 0) port_die("%s", err.msg);
+    sampler_plan((int)s->cfg.n_vocab, base);
+    plan_add(base, "text and token scratch", max_text + 1);
+    plan_add(base, "text and token scratch", (uint64_t)s->max_ids * sizeof(int32_t));
+    plan_add(base, "text and token scratch", PIECE_CAP);
+    if (o->trace_path) plan_add(base, "trace line", TRACE_LINE_CAP);
+    if (o->max_out_ids) plan_add(base, "generated ids", plan_mul(base, o->max_out_ids, sizeof(int32_t)));
+    plan_add(base, "chat template text", TEMPLATE_CAP);
+    if (o->plan_extra) o->plan_extra(o->plan_extra_ctx, base);
+}
+
+/* The same with the file mapped, before mapping it: without the buffer the
+ * tokenizer reads its tables into (tokenizer_plan), as it then reads them
+ * in place. Planned exactly again once the file is mapped. */
+static void plan_base_mapped_estimate(const Plan *base, Plan *out)
+{
+    plan_init(out);
+    out->overflow = base->overflow;
+    for (int i = 0; i < base->n_items; i++)
+        if (strcmp(base->items[i].what, "tokenizer file read") != 0) plan_add(out, base->items[i].what, base->items[i].bytes);
+}
+
+/* The planner's view of a session: everything but the model's share is
+ * the same for every context, and for every load mode but for what the
+ * tokenizer copies when the file is not mapped. */
+typedef struct {
+    Session *s;
+    const Plan *base;        /* planned with the file not mapped */
+    const Plan *base_mapped; /* with the file mapped (= base until it is) */
+} PlanCtx;
+
+static void session_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t stream_window, Plan *p)
+{
+    const PlanCtx *pc = ctx;
+    const Session *s = pc->s;
+    *p = load == LOAD_MMAP ? *pc->base_mapped : *pc->base;
+    ModelOptions mo = s->mopt;
+    mo.n_ctx = n_ctx;
+    mo.stream_window = stream_window;
+    mo.batch = (uint32_t)(s->opt.batch < n_ctx ? s->opt.batch : n_ctx);
+    mo.load = load;
+    ModelConfig cfg = s->cfg;
+    cfg.mapped = load == LOAD_MMAP; /* planned before the file is mapped */
+    model_plan(&cfg, &mo, p);
+    plan_add(p, "token history", plan_mul(p, n_ctx, sizeof(int32_t)));
+}
+
 void session_open(Session *s, const SessionOptions *o)
 {
     GgufError err;
@@ -108,7 +170,9 @@ void session_open(Session *s, const SessionOptions *o)
     if (s->opt.threads == 0) s->opt.threads = port_cpu_count();
     port_set_threads((int)s->opt.threads);
 
-    if (gguf_open(&s->gguf, o->model_path, o->use_mmap, NULL, &err) != 0) port_die("%s", err.msg);
+    /* Nothing is mapped before the planner has decided: the header is read
+     * with pread, and the file is mapped afterwards only in mmap mode. */
+    if (gguf_open(&s->gguf, o->model_path, 0, NULL, &err) != 0) port_die("%s", err.msg);
     if (model_read_config(&s->gguf, &s->cfg, &err) != 0) port_die("%s", err.msg);
 
     ModelOptions *mo = &s->mopt;
@@ -117,43 +181,74 @@ void session_open(Session *s, const SessionOptions *o)
     mo->batch = (uint32_t)(o->batch < mo->n_ctx ? o->batch : mo->n_ctx);
     mo->all_logits = 0;
     if (model_check_options(&s->cfg, mo, &err) != 0) port_die("%s", err.msg);
-    if (o->keep >= (int64_t)mo->n_ctx)
-        port_die("--keep: %lld positions leave nothing to drop from a context of %u", (long long)o->keep, mo->n_ctx);
 
     uint64_t max_text = o->max_text ? o->max_text : 4096;
     s->max_ids = (int)(3 * max_text + 16);
     s->piece_cap = PIECE_CAP;
 
-    Plan *p = &s->plan;
-    plan_init(p);
-    gguf_plan(&s->gguf, p);
-    model_plan(&s->cfg, mo, p);
-    if (tokenizer_plan(&s->gguf, max_text, p, &err) != 0) port_die("%s", err.msg);
-    sampler_plan((int)s->cfg.n_vocab, p);
-    plan_add(p, "text and token scratch", max_text + 1);
-    plan_add(p, "text and token scratch", (uint64_t)s->max_ids * sizeof(int32_t));
-    plan_add(p, "text and token scratch", PIECE_CAP);
-    if (o->trace_path) plan_add(p, "trace line", TRACE_LINE_CAP);
-    plan_add(p, "token history", (uint64_t)mo->n_ctx * sizeof(int32_t));
-    if (o->max_out_ids) plan_add(p, "generated ids", plan_mul(p, o->max_out_ids, sizeof(int32_t)));
-    plan_add(p, "chat template text", TEMPLATE_CAP);
-    if (o->plan_extra) o->plan_extra(o->plan_extra_ctx, p);
-    if (p->overflow || p->total > (uint64_t)SIZE_MAX) port_die("%s: the memory plan overflows", o->model_path);
-    /* Refuse a plan larger than the machine before asking for it: with
+    Plan base, base_mapped;
+    plan_base(s, max_text, &base);
+    plan_base_mapped_estimate(&base, &base_mapped);
+    mem_budget_init(&s->budget, o->mem);
+    PlanCtx pc = {s, &base, &base_mapped};
+    MemRequest req;
+    memset(&req, 0, sizeof req);
+    req.plan = session_plan;
+    req.ctx = &pc;
+    req.model_path = o->model_path;
+    for (uint32_t f = 0; f < s->gguf.n_files; f++) req.file_bytes += s->gguf.files[f].size;
+    req.load = o->load_asked;
+    req.mmap_ok = o->use_mmap;
+    req.n_ctx = mo->n_ctx;
+    req.min_ctx = o->min_ctx;
+    if (o->load_asked == LOAD_MMAP && !o->use_mmap) port_die("--load mmap: contradicts --no-mmap");
+    mem_decide(&s->budget, &req, &s->mem); /* a refusal waits: mapping may change the numbers */
+    /* A context asked with -c is shrunk to fit the budget, but one the
+     * machine could never hold is refused (a mistake, not a wish): with
      * overcommit, the mapping could succeed and fail much later. */
     uint64_t ram = port_physical_memory();
+    if (s->mem.arena_asked == UINT64_MAX) port_die("%s: the memory plan overflows", o->model_path);
+    if (!o->show_plan && o->n_ctx && ram > 0 && s->mem.arena_asked > ram)
+        port_die("%s: the memory plan needs %.1f MiB with a context of %u but the machine has %.1f MiB (lower -c, or see --plan)",
+                 o->model_path, (double)s->mem.arena_asked / 1048576.0, mo->n_ctx, (double)ram / 1048576.0);
+    if (s->mem.fits && s->mem.load == LOAD_MMAP) {
+        /* Map it now; if the system refuses (a 32-bit address space), the
+         * planner decides again without mmap. */
+        gguf_close(&s->gguf);
+        if (gguf_open(&s->gguf, o->model_path, 1, NULL, &err) != 0) port_die("%s", err.msg);
+        if (model_read_config(&s->gguf, &s->cfg, &err) != 0) port_die("%s", err.msg);
+        if (!s->cfg.mapped) {
+            if (o->load_asked == LOAD_MMAP) port_die("%s: --load mmap: the file cannot be memory-mapped", o->model_path);
+            req.mmap_ok = 0;
+        }
+        /* The tokenizer reads a mapped header in place: plan again. */
+        plan_base(s, max_text, &base_mapped);
+        pc.base_mapped = &base_mapped;
+    }
+    mem_decide_or_die(&s->budget, &req, &s->mem, o->show_plan);
+    mo->n_ctx = s->mem.n_ctx;
+    mo->load = s->mem.load;
+    mo->stream_window = s->mem.stream_window;
+    if (o->threads == 0 && mo->load == LOAD_STREAM) { /* a core for the reader thread */
+        s->opt.threads = model_default_threads(mo->load, port_cpu_count());
+        port_set_threads((int)s->opt.threads);
+    }
+    mo->batch = (uint32_t)(o->batch < mo->n_ctx ? o->batch : mo->n_ctx);
+    if (o->keep >= (int64_t)mo->n_ctx)
+        port_die("--keep: %lld positions leave nothing to drop from a context of %u", (long long)o->keep, mo->n_ctx);
+
+    Plan *p = &s->plan;
+    *p = s->mem.plan;
+    if (p->overflow || p->total > (uint64_t)SIZE_MAX) port_die("%s: the memory plan overflows", o->model_path);
     if (!o->show_plan && ram > 0 && p->total > ram)
         port_die("%s: the memory plan needs %.1f MiB but the machine has %.1f MiB (lower -c, or see --plan)",
                  o->model_path, (double)p->total / 1048576.0, (double)ram / 1048576.0);
     if (o->show_plan) {
-        plan_print(p);
-        port_out("  (model weights %s: %.2f MiB %s)\n", s->cfg.mapped ? "memory-mapped" : "read into the arena",
-                 (double)s->cfg.weight_bytes / (1024.0 * 1024.0), s->cfg.mapped ? "outside the arena" : "inside it");
+        mem_print(&s->budget, &req, &s->mem);
         port_out_flush();
         gguf_close(&s->gguf);
         port_exit(0);
     }
-
     s->arena_base = port_arena_map((size_t)p->total);
     if (!s->arena_base)
         port_die("%s: cannot allocate the %llu-byte arena (lower -c, or see --plan)", o->model_path,
@@ -201,6 +296,7 @@ void session_open(Session *s, const SessionOptions *o)
 
 void session_close(Session *s)
 {
+    model_close(&s->model);
     gguf_close(&s->gguf);
     port_arena_unmap(s->arena_base, (size_t)s->plan.total);
     s->arena_base = NULL;

@@ -9,6 +9,7 @@
 #include "arena.h"
 #include "chat.h"
 #include "gguf.h"
+#include "memplan.h"
 #include "model.h"
 #include "sampler.h"
 #include "tokenizer.h"
@@ -36,6 +37,9 @@ typedef struct {
     int no_shift;            /* --no-shift: a full cache stops generation instead */
     int ignore_eos;          /* --ignore-eos: end-of-generation tokens are never sampled */
     uint64_t max_out_ids;    /* generated ids kept for output (--print-ids, --ids-out); 0 = none */
+    uint64_t mem;            /* --mem SIZE: the memory budget in bytes; 0 = the default (memplan.h) */
+    int load_asked;          /* --load: a LoadMode, or -1: the planner chooses (memplan.h) */
+    uint32_t min_ctx;        /* positions the command needs at least (the context is never shrunk below) */
 } SessionOptions;
 
 typedef struct {
@@ -46,7 +50,9 @@ typedef struct {
     Model model;
     Tokenizer tok;
     Sampler sampler;
-    Plan plan;
+    Plan plan;               /* the arena's: mem.plan */
+    MemBudget budget;        /* --mem, or the default */
+    MemDecision mem;         /* the planner's choice: load mode, context, resident total */
     Arena arena;
     void *arena_base;
     int32_t *ids;            /* scratch for encoded text: max_ids */
@@ -67,11 +73,13 @@ void session_defaults(SessionOptions *o);
 /* Handles argv[*i] if it is an option every generating command shares
  * (-c -t -b --kv-type --no-mmap --temp --top-k --top-p --min-p
  * --repeat-penalty --repeat-last-n --presence-penalty --seed --trace
- * --no-think --plan --keep --no-shift --ignore-eos). Returns 1 if it did,
+ * --no-think --plan --keep --no-shift --ignore-eos --mem). Returns 1 if it did,
  * 0 if argv[*i] is not one. */
 int session_parse_option(SessionOptions *o, int argc, char **argv, int *i);
 /* Opens, plans, maps and loads everything; dies with one line on error.
- * With --plan, prints the plan and exits 0. */
+ * The planner (memplan.h) chooses the load mode and the context within the
+ * memory budget before anything is mapped; when nothing fits it refuses
+ * (exit 2). With --plan, prints the whole plan and exits 0. */
 void session_open(Session *s, const SessionOptions *o);
 void session_close(Session *s);
 

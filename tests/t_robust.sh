@@ -72,7 +72,7 @@ grep -q "memory plan needs" "$TMP/err" || not_ok "memory message: $(cat "$TMP/er
 # A plan the machine could hold but the system refuses (address space
 # capped at 500 MiB; the release binary, as ASan needs terabytes of it).
 expect_fail2 "-c: the arena mapping fails" prlimit --as=524288000 ./pith run "$TMP/bigctx.gguf" -p hi -n 1 -c 200000 -t 1
-grep -q "cannot allocate the 824124864-byte arena" "$TMP/err" || not_ok "arena message: $(cat "$TMP/err")"
+grep -q "cannot allocate the [0-9]*-byte arena" "$TMP/err" || not_ok "arena message: $(cat "$TMP/err")"
 # A file truncated at start is caught by the reader in both backends.
 head -c 100000 "$M" >"$TMP/short.gguf"
 expect_fail2 "model: truncated file (mmap)" $PITH run "$TMP/short.gguf" -p hi -n 2

@@ -5,9 +5,10 @@
  * hold what a fresh run of the kept tokens at their new positions computes,
  * and the next token's logits must agree within the F32 tolerance class
  * (F32 cache; the README's F16-cache allowance, 1e-3 * max|logit|, for an
- * F16 cache). With more layers, the kept positions' deeper keys and values
- * were computed while the dropped tokens were still visible, so no fresh
- * run reproduces them: on the 4-layer fixture model the test checks the
+ * F16 cache; for a Q8_0 cache, the limits stated at logit_limit). With
+ * more layers, the kept positions' deeper keys and values were computed
+ * while the dropped tokens were still visible, so no fresh run reproduces
+ * them: on the 4-layer fixture model the test checks the
  * layer-0 rows against a fresh run, that kept values of every layer moved
  * unchanged, and that generation goes on with finite logits.
  * Both RoPE pairings are covered: qwen3 (NEOX) and llama (NORM). */
@@ -39,7 +40,7 @@ static Loaded *load(const char *path, KvType kv, uint32_t n_ctx, uint32_t batch)
 {
     Loaded *L = calloc(1, sizeof *L);
     GgufError err;
-    ModelOptions opt = {n_ctx, kv, batch, 0};
+    ModelOptions opt = {.n_ctx = n_ctx, .kv_type = kv, .batch = batch};
     if (gguf_open(&L->g, path, 1, NULL, &err) != 0 || model_read_config(&L->g, &L->cfg, &err) != 0 ||
         model_check_options(&L->cfg, &opt, &err) != 0) {
         printf("# load %s: %s\n", path, err.msg);
@@ -144,10 +145,64 @@ static double max_diff(const float *a, const float *b, int n)
     return m;
 }
 
-static float cache_value(const Model *m, const void *cache, uint64_t index)
+/* Element i of the key row (layer, kv head, position), as a float. */
+static float key_value(const Model *m, uint32_t layer, uint32_t head, uint32_t pos, uint32_t i)
 {
-    if (m->opt.kv_type == KV_F32) return ((const float *)cache)[index];
-    return quant_f16_to_f32(((const uint16_t *)cache)[index]);
+    KvType t = m->opt.kv_type;
+    const uint8_t *row = (const uint8_t *)m->k_cache +
+                         kv_row_index(&m->cfg, &m->opt, layer, head, pos) * kv_type_bytes(t, m->cfg.head_dim);
+    if (t == KV_F32) {
+        float v;
+        memcpy(&v, row + 4 * i, 4);
+        return v;
+    }
+    if (t == KV_F16) {
+        uint16_t h;
+        memcpy(&h, row + 2 * i, 2);
+        return quant_f16_to_f32(h);
+    }
+    float block[32]; /* Q8_0: the element's block, dequantized */
+    quant_dequant_row(GGML_TYPE_Q8_0, row + i / 32 * 34, block, 32);
+    return block[i % 32];
+}
+
+/* Largest |difference| between the layer-0 keys of positions [0, n) of a
+ * and b, and largest |key| of b. */
+static void key_diff(const Model *a, const Model *b, uint32_t n, double *dk, double *mk)
+{
+    *dk = *mk = 0;
+    for (uint32_t h = 0; h < a->cfg.n_head_kv; h++)
+        for (uint32_t p = 0; p < n; p++)
+            for (uint32_t i = 0; i < a->cfg.head_dim; i++) {
+                float x = key_value(a, 0, h, p, i), y = key_value(b, 0, h, p, i);
+                *dk = fabs((double)x - y) > *dk ? fabs((double)x - y) : *dk;
+                *mk = fabs(y) > *mk ? fabs(y) : *mk;
+            }
+}
+
+static const char *kv_name(KvType kv)
+{
+    return kv == KV_F32 ? "F32" : kv == KV_F16 ? "F16" : "Q8_0";
+}
+
+/* Limits, relative to the largest logit or key. F32: float rounding only;
+ * F16: the README's F16-cache allowance (1e-3) for logits, 2e-3 for keys
+ * rounded twice. Q8_0: a shifted key was rounded to half a code step when
+ * stored and again after its rotation, a fresh key once, each from its own
+ * block scale; a step is max|block| / 127, so keys may differ by about one
+ * step: measured 0.0270 .. 0.0305 with largest keys 3.4 .. 4.0, i.e. 1.0
+ * step of the largest key; the limit, 2 steps, leaves a margin of 2. The
+ * logits of the next token then moved by 0.85e-2 .. 1.47e-2 of the largest
+ * logit (the one-layer cases); the limit 4e-2 leaves a margin of 2.7, while
+ * a shift that forgets the rotation is 0.4 .. 0.9 away. */
+static double logit_limit(KvType kv)
+{
+    return kv == KV_F32 ? 1e-4 : kv == KV_F16 ? 1e-3 : 4e-2;
+}
+
+static double key_limit(KvType kv)
+{
+    return kv == KV_F32 ? 1e-5 : kv == KV_F16 ? 2e-3 : 2.0 / 127.0;
 }
 
 /* Fills the cache of L with tokens (n_ctx of them), shifts (keep, drop),
@@ -192,8 +247,7 @@ static void exact_case(const char *path, const char *arch, KvType kv, uint32_t k
 {
     const uint32_t n_ctx = 48;
     char what[160];
-    snprintf(what, sizeof what, "%s 1 layer, %s cache, keep %u drop %u", arch, kv == KV_F32 ? "F32" : "F16", keep,
-             drop);
+    snprintf(what, sizeof what, "%s 1 layer, %s cache, keep %u drop %u", arch, kv_name(kv), keep, drop);
     Loaded *A = load(path, kv, n_ctx, 8), *B = load(path, kv, n_ctx, 8);
     CHECK(A && B, "%s: loads", what);
     if (!A || !B) return;
@@ -205,19 +259,13 @@ static void exact_case(const char *path, const char *arch, KvType kv, uint32_t k
     float *want = fresh_logits(B, kept, (int)(n_ctx - drop), next);
     if (got && want) {
         double d = max_diff(got, want, VOCAB), m = max_abs(want, VOCAB);
-        double limit = (kv == KV_F32 ? 1e-4 : 1e-3) * m;
+        double limit = logit_limit(kv) * m;
         CHECK(d <= limit, "%s: logits equal a fresh run of the kept tokens (max |diff| %.3g, limit %.3g)", what, d,
               limit);
-        /* And the cache rows themselves: every moved key and value. */
-        const ModelConfig *c = &A->cfg;
-        uint64_t kw = (uint64_t)c->n_head_kv * c->head_dim;
-        double dk = 0, mk = 0;
-        for (uint64_t i = 0; i < (uint64_t)(n_ctx - drop) * kw; i++) {
-            float a = cache_value(&A->m, A->m.k_cache, i), b = cache_value(&B->m, B->m.k_cache, i);
-            dk = fabs((double)a - b) > dk ? fabs((double)a - b) : dk;
-            mk = fabs(b) > mk ? fabs(b) : mk;
-        }
-        double klimit = (kv == KV_F32 ? 1e-5 : 2e-3) * mk;
+        /* And the cache rows themselves: every moved key. */
+        double dk, mk;
+        key_diff(&A->m, &B->m, n_ctx - drop, &dk, &mk);
+        double klimit = key_limit(kv) * mk;
         CHECK(dk <= klimit, "%s: every kept key equals the fresh run's (max |diff| %.3g, limit %.3g)", what, dk, klimit);
     }
     free(got);
@@ -231,7 +279,7 @@ static void deep_case(const char *path, KvType kv)
 {
     const uint32_t n_ctx = 40, keep = 3, drop = 18;
     char what[160];
-    snprintf(what, sizeof what, "tiny-qwen3-f32 (4 layers), %s cache", kv == KV_F32 ? "F32" : "F16");
+    snprintf(what, sizeof what, "tiny-qwen3-f32 (4 layers), %s cache", kv_name(kv));
     Loaded *A = load(path, kv, n_ctx, 16), *B = load(path, kv, n_ctx, 16);
     CHECK(A && B, "%s: loads", what);
     if (!A || !B) return;
@@ -244,24 +292,26 @@ static void deep_case(const char *path, KvType kv)
         CHECK(0, "%s: prefill", what);
         return;
     }
-    uint64_t esz = kv == KV_F16 ? 2 : 4, vw = (uint64_t)c->n_head_kv * c->head_dim_v;
-    uint64_t kw = (uint64_t)c->n_head_kv * c->head_dim, layer_v = (uint64_t)n_ctx * vw * esz;
-    uint8_t *v_before = malloc((size_t)(layer_v * c->n_layer)), *k_before = malloc((size_t)(n_ctx * kw * esz * c->n_layer));
-    memcpy(v_before, m->v_cache, (size_t)(layer_v * c->n_layer));
-    memcpy(k_before, m->k_cache, (size_t)(n_ctx * kw * esz * c->n_layer));
+    uint64_t vrow = kv_type_bytes(kv, c->head_dim_v), krow = kv_type_bytes(kv, c->head_dim);
+    uint64_t rows = kv_row_index(c, &m->opt, c->n_layer, 0, 0); /* every row of the cache */
+    uint8_t *v_before = malloc((size_t)(rows * vrow)), *k_before = malloc((size_t)(rows * krow));
+    memcpy(v_before, m->v_cache, (size_t)(rows * vrow));
+    memcpy(k_before, m->k_cache, (size_t)(rows * krow));
 
     CHECK(context_shift(m, keep, n_ctx) != 0 && strstr(m->err, "filled"), "%s: a shift past the filled positions is refused (%s)",
           what, m->err);
     CHECK(context_shift(m, keep, drop) == 0 && m->n_past == n_ctx - drop, "%s: shift keep %u drop %u", what, keep, drop);
     int values_moved = 1, kept_keys_same = 1;
-    for (uint32_t l = 0; l < c->n_layer; l++) {
-        const uint8_t *now = (const uint8_t *)m->v_cache + l * layer_v, *old = v_before + l * layer_v;
-        if (memcmp(now, old, keep * vw * esz) != 0) values_moved = 0;
-        if (memcmp(now + keep * vw * esz, old + (keep + drop) * vw * esz, (n_ctx - keep - drop) * vw * esz) != 0)
-            values_moved = 0;
-        const uint8_t *know = (const uint8_t *)m->k_cache + l * n_ctx * kw * esz, *kold = k_before + l * n_ctx * kw * esz;
-        if (memcmp(know, kold, keep * kw * esz) != 0) kept_keys_same = 0;
-    }
+    for (uint32_t l = 0; l < c->n_layer; l++)
+        for (uint32_t h = 0; h < c->n_head_kv; h++) {
+            uint64_t first = kv_row_index(c, &m->opt, l, h, 0); /* the head's rows, one per position */
+            const uint8_t *now = (const uint8_t *)m->v_cache + first * vrow, *old = v_before + first * vrow;
+            if (memcmp(now, old, keep * vrow) != 0) values_moved = 0;
+            if (memcmp(now + keep * vrow, old + (keep + drop) * vrow, (n_ctx - keep - drop) * vrow) != 0)
+                values_moved = 0;
+            if (memcmp((const uint8_t *)m->k_cache + first * krow, k_before + first * krow, keep * krow) != 0)
+                kept_keys_same = 0;
+        }
     CHECK(values_moved, "%s: values of every layer moved unchanged", what);
     CHECK(kept_keys_same, "%s: keys of the first %u positions untouched", what, keep);
 
@@ -269,13 +319,9 @@ static void deep_case(const char *path, KvType kv)
     memcpy(kept + keep, tokens + keep + drop, (n_ctx - keep - drop) * sizeof *kept);
     model_reset_cache(&B->m);
     forward_prompt(&B->m, kept, (int)(n_ctx - drop));
-    double dk = 0, mk = 0;
-    for (uint64_t i = 0; i < (uint64_t)(n_ctx - drop) * kw; i++) { /* layer 0 */
-        float a = cache_value(m, m->k_cache, i), b = cache_value(&B->m, B->m.k_cache, i);
-        dk = fabs((double)a - b) > dk ? fabs((double)a - b) : dk;
-        mk = fabs(b) > mk ? fabs(b) : mk;
-    }
-    double klimit = (kv == KV_F32 ? 1e-5 : 2e-3) * mk;
+    double dk, mk;
+    key_diff(m, &B->m, n_ctx - drop, &dk, &mk);
+    double klimit = key_limit(kv) * mk;
     CHECK(dk <= klimit, "%s: layer-0 keys equal a fresh run's at their new positions (max |diff| %.3g, limit %.3g)",
           what, dk, klimit);
 
@@ -307,15 +353,17 @@ int main(void)
 
     CHECK(context_shift_amount(48, 4) == 22 && context_shift_amount(5, 4) == 1 && context_shift_amount(4, 4) == 0,
           "context_shift_amount: half of what follows --keep, at least one, none when nothing follows");
-    for (int kv = 0; kv < 2; kv++) {
-        exact_case(qwen, "qwen3", kv ? KV_F16 : KV_F32, 4, 22);
-        exact_case(qwen, "qwen3", kv ? KV_F16 : KV_F32, 0, 1);
-        exact_case(llama, "llama", kv ? KV_F16 : KV_F32, 4, 22);
-        exact_case(llama, "llama", kv ? KV_F16 : KV_F32, 1, 40);
+    const KvType kvs[] = {KV_F32, KV_F16, KV_Q8_0};
+    for (int i = 0; i < 3; i++) {
+        exact_case(qwen, "qwen3", kvs[i], 4, 22);
+        exact_case(qwen, "qwen3", kvs[i], 0, 1);
+        exact_case(llama, "llama", kvs[i], 4, 22);
+        exact_case(llama, "llama", kvs[i], 1, 40);
     }
     snprintf(fixture, sizeof fixture, "%s/models/tiny-qwen3-f32.gguf", FIXTURES_DIR);
     deep_case(fixture, KV_F32);
     deep_case(fixture, KV_F16);
+    deep_case(fixture, KV_Q8_0);
     remove(qwen);
     remove(llama);
     CHECK_DONE();

@@ -37,7 +37,7 @@ static Loaded *load(const char *path, int use_mmap, KvType kv, uint32_t n_ctx, u
 {
     Loaded *L = calloc(1, sizeof *L);
     GgufError err;
-    ModelOptions opt = {n_ctx, kv, batch, 1};
+    ModelOptions opt = {.n_ctx = n_ctx, .kv_type = kv, .batch = batch, .all_logits = 1};
     if (gguf_open(&L->g, path, use_mmap, NULL, &err) != 0 || model_read_config(&L->g, &L->cfg, &err) != 0 ||
         model_check_options(&L->cfg, &opt, &err) != 0) {
         printf("# load %s: %s\n", path, err.msg);
@@ -354,7 +354,7 @@ static int try_load(const char *path, int use_mmap, GgufError *err, float *logit
 {
     static Gguf g;
     ModelConfig cfg;
-    ModelOptions opt = {16, KV_F16, 4, 0};
+    ModelOptions opt = {.n_ctx = 16, .kv_type = KV_F16, .batch = 4};
     if (gguf_open(&g, path, use_mmap, NULL, err) != 0) return -1;
     int rc = -1;
     if (model_read_config(&g, &cfg, err) == 0 && model_check_options(&cfg, &opt, err) == 0) {

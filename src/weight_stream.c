@@ -1,0 +1,173 @@
+/* weight_stream.c - the core's side of --load stream: what to read, where
+ * it goes, and when (weight_stream.h). The reading itself, with its thread
+ * and file calls, is port/stream.c. */
+#include "weight_stream.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../port/port.h"
+
+uint64_t model_stream_bytes(const ModelConfig *cfg, const ModelOptions *opt, ModelStreamParts *parts)
+{
+    ModelStreamParts p;
+    memset(&p, 0, sizeof p);
+    /* Every size here is bounded by the weights' bytes, whose sum
+     * model_read_config checked against overflow; batch <= FORWARD_MAX_BATCH. */
+    uint64_t row = arena_round(cfg->out_row_bytes);
+    p.slot_bytes = cfg->stream_layer_bytes > row ? cfg->stream_layer_bytes : row;
+    uint64_t rows = cfg->out_row_bytes ? p.slot_bytes / cfg->out_row_bytes : 1;
+    if (rows > cfg->n_vocab) rows = cfg->n_vocab;
+    if (rows < 1) rows = 1;
+    p.out_chunk_rows = (uint32_t)rows;
+    p.n_out_chunks = (uint32_t)((cfg->n_vocab + rows - 1) / rows);
+    p.embd_bytes = arena_round((uint64_t)opt->batch * cfg->embd_row_bytes);
+    p.min_bytes = 2 * p.slot_bytes + p.embd_bytes;
+    if (opt->stream_window > p.min_bytes && cfg->stream_layer_bytes > 0) {
+        uint64_t fit = (opt->stream_window - p.min_bytes) / cfg->stream_layer_bytes;
+        p.resident_layers = (uint32_t)(fit < cfg->n_layer ? fit : cfg->n_layer);
+    }
+    p.resident_bytes = (uint64_t)p.resident_layers * cfg->stream_layer_bytes;
+    p.total = p.min_bytes + p.resident_bytes;
+    p.read_per_step = (uint64_t)opt->batch * cfg->embd_row_bytes;
+    if ((cfg->n_layer - p.resident_layers) + p.n_out_chunks > 2) /* else the two slots keep them (unit()) */
+        p.read_per_step += (uint64_t)(cfg->n_layer - p.resident_layers) * cfg->stream_layer_bytes +
+                           (uint64_t)cfg->n_vocab * cfg->out_row_bytes;
+    if (parts) *parts = p;
+    return p.total;
+}
+
+int model_default_threads(LoadMode load, int cores)
+{
+    if (cores < 1) cores = 1;
+    return load == LOAD_STREAM && cores > 1 ? cores - 1 : cores;
+}
+
+static PortFile *file_of(Model *m, const Weight *w)
+{
+    return &m->gguf->files[w->file_index];
+}
+
+/* Queues unit u into slot s. A layer's Weights point at their place in the
+ * slot from now on; nobody reads them before wstream_layer waits. */
+static void fetch(Model *m, uint32_t u, int s)
+{
+    ModelStream *S = &m->stream;
+    PortStreamPiece pieces[7];
+    int n = 0;
+    uint32_t streamed_layers = m->cfg.n_layer - S->resident_layers;
+    if (u < streamed_layers) {
+        LayerWeights *lw = &m->layers[S->resident_layers + u];
+        Weight *ws[7] = {&lw->wq, &lw->wk, &lw->wv, &lw->wo, &lw->w_gate, &lw->w_up, &lw->w_down};
+        uint64_t off = 0;
+        for (int i = 0; i < 7; i++) {
+            uint64_t len = ws[i]->rows * ws[i]->row_bytes;
+            ws[i]->data = S->slot[s] + off;
+            pieces[n++] = (PortStreamPiece){file_of(m, ws[i]), ws[i]->file_offset, len, S->slot[s] + off};
+            off += arena_round(len);
+        }
+    } else {
+        const Weight *w = &m->output;
+        uint64_t r0 = (uint64_t)(u - streamed_layers) * S->out_chunk_rows;
+        uint64_t r1 = r0 + S->out_chunk_rows < w->rows ? r0 + S->out_chunk_rows : w->rows;
+        pieces[n++] = (PortStreamPiece){file_of(m, w), w->file_offset + r0 * w->row_bytes, (r1 - r0) * w->row_bytes,
+                                        S->slot[s]};
+    }
+    port_stream_fetch(s, pieces, n);
+    S->holds[s] = u;
+    S->pending = s;
+}
+
+static void settle(ModelStream *S)
+{
+    if (S->pending >= 0) port_stream_wait(S->pending);
+    S->pending = -1;
+}
+
+/* Unit u in memory, and the next one on its way into the other slot. */
+static uint8_t *unit(Model *m, uint32_t u)
+{
+    ModelStream *S = &m->stream;
+    int s = S->holds[0] == (int64_t)u ? 0 : S->holds[1] == (int64_t)u ? 1 : -1;
+    if (s < 0) { /* out of the cycle (first use): fetch it now */
+        settle(S);
+        s = S->last ^ 1;
+        fetch(m, u, s);
+    }
+    if (S->pending == s) settle(S);
+    S->last = s;
+    uint32_t next = (u + 1) % S->n_units;
+    int o = s ^ 1;
+    if (next != u && S->holds[o] != (int64_t)next) {
+        settle(S);
+        fetch(m, next, o);
+    }
+    return S->slot[s];
+}
+
+int wstream_init(Model *m, Arena *arena, GgufError *err)
+{
+    ModelStream *S = &m->stream;
+    ModelStreamParts p;
+    model_stream_bytes(&m->cfg, &m->opt, &p);
+    S->slot_bytes = p.slot_bytes;
+    S->slot[0] = arena_take(arena, p.slot_bytes);
+    S->slot[1] = arena_take(arena, p.slot_bytes);
+    S->embd_rows = arena_take(arena, p.embd_bytes);
+    if (!S->slot[0] || !S->slot[1] || !S->embd_rows) {
+        snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the stream window");
+        return -1;
+    }
+    S->out_chunk_rows = p.out_chunk_rows;
+    S->n_out_chunks = p.n_out_chunks;
+    S->n_units = (m->cfg.n_layer - S->resident_layers) + p.n_out_chunks;
+    S->holds[0] = S->holds[1] = -1;
+    S->pending = -1;
+    S->last = 1;
+    char why[256];
+    if (port_stream_start(m->opt.stream_keep_cache, why, sizeof why) != 0) {
+        snprintf(err->msg, sizeof err->msg, "%s", why);
+        return -1;
+    }
+    S->running = 1;
+    return 0;
+}
+
+void wstream_layer(Model *m, uint32_t l)
+{
+    if (l >= m->stream.resident_layers) unit(m, l - m->stream.resident_layers);
+}
+
+uint64_t wstream_output_chunk(Model *m, uint32_t c, Weight *part)
+{
+    ModelStream *S = &m->stream;
+    uint8_t *slot = unit(m, (m->cfg.n_layer - S->resident_layers) + c);
+    uint64_t r0 = (uint64_t)c * S->out_chunk_rows;
+    uint64_t r1 = r0 + S->out_chunk_rows < m->output.rows ? r0 + S->out_chunk_rows : m->output.rows;
+    *part = m->output;
+    part->data = slot;
+    part->rows = r1 - r0;
+    return r0;
+}
+
+const uint8_t *wstream_embd_row(Model *m, int32_t id, int t)
+{
+    const Weight *e = &m->tok_embd;
+    if (e->data) return e->data + (uint64_t)id * e->row_bytes;
+    uint8_t *dst = m->stream.embd_rows + (uint64_t)t * e->row_bytes;
+    PortFile *f = file_of(m, e);
+    uint64_t off = e->file_offset + (uint64_t)id * e->row_bytes;
+    if (port_file_read(f, off, dst, (size_t)e->row_bytes) != 0)
+        port_die("%s: byte %llu: cannot read row %d of token_embd.weight: the file changed or was truncated while in use",
+                 f->path, (unsigned long long)off, id);
+    return dst;
+}
+
+void model_close(Model *m)
+{
+    if (!m->stream.running) return;
+    port_stream_stop();
+    m->stream.running = 0;
+    m->stream.holds[0] = m->stream.holds[1] = -1;
+    m->stream.pending = -1;
+}
