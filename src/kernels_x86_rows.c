@@ -261,22 +261,6 @@ AVX2_INLINE void block_tokens(const Chunk *c, uint64_t b, const KernQ8_0 *const 
 
 /* nt tokens from t0 over one transposed chunk (blocks b0.. of each token),
  * accumulators kept in acc[t][]. */
-/* Two tokens (ta and tb, which may be the same one: the odd token out of a
- * chunk goes twice rather than through a second copy of the code) over one
- * transposed chunk, accumulators kept in acc[t][]. */
-AVX2_INLINE void chunk_tokens(const Chunk *c, uint64_t b0, uint64_t cb, const void *act, uint64_t act_stride, int ta,
-                              int tb, float (*acc)[ROWS])
-{
-    const int tok[2] = {ta, tb};
-    const KernQ8_0 *a[2];
-    __m256 s[2];
-    UNROLL for (int t = 0; t < 2; t++) {
-        a[t] = (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)tok[t] * act_stride) + b0;
-        s[t] = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc[tok[t]]);
-    }
-    for (uint64_t b = 0; b < cb; b++) block_tokens(c, b, a, 2, s);
-    UNROLL for (int t = 0; t < 2; t++) _mm256_storeu_ps(acc[tok[t]], s[t]);
-}
 
 /* Super-block s of the eight rows against nt tokens' Q8_K blocks:
  *   S = sum_j sc_j * (sum of nibble x code over sub-block j)   (exact int32)
@@ -341,37 +325,30 @@ AVX2_INLINE void superblock_tokens6(const ChunkK6 *c, uint64_t s, const KernQ8_K
     }
 }
 
-/* Two tokens (ta and tb, which may be the same one: the odd token out of
- * a chunk goes twice rather than through a second copy of the code) over
- * one transposed chunk, accumulators kept in acc[t][]. */
-AVX2_INLINE void chunk_tokens_k6(const ChunkK6 *c, uint64_t s0, uint64_t cs, const void *act, uint64_t act_stride,
-                                 int ta, int tb, float (*acc)[ROWS])
-{
-    const int tok[2] = {ta, tb};
-    const KernQ8_K *a[2];
-    __m256 v[2];
-    UNROLL for (int t = 0; t < 2; t++) {
-        a[t] = (const KernQ8_K *)((const uint8_t *)act + (uint64_t)tok[t] * act_stride) + s0;
-        v[t] = s0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc[tok[t]]);
-    }
-    for (uint64_t s = 0; s < cs; s++) superblock_tokens6(c, s, a, 2, v);
-    UNROLL for (int t = 0; t < 2; t++) _mm256_storeu_ps(acc[tok[t]], v[t]);
-}
+
 
 /* Two tokens (ta and tb, which may be the same one: the odd token out of
  * a chunk goes twice rather than through a second copy of the code) over
- * one transposed chunk, accumulators kept in acc[t][]. */
-AVX2_INLINE void chunk_tokens_k(const ChunkK *c, uint64_t s0, uint64_t cs, const void *act, uint64_t act_stride,
-                                 int ta, int tb, float (*acc)[ROWS])
+ * the nb blocks (K-quants: super-blocks) of one transposed chunk starting
+ * at block b0, accumulators kept in acc[t][]. */
+AVX2_INLINE void chunk_tokens(int kind, const void *chunk, uint64_t b0, uint64_t nb, const void *act,
+                              uint64_t act_stride, int ta, int tb, float (*acc)[ROWS])
 {
     const int tok[2] = {ta, tb};
-    const KernQ8_K *a[2];
+    const KernQ8_0 *a0[2];
+    const KernQ8_K *ak[2];
     __m256 v[2];
     UNROLL for (int t = 0; t < 2; t++) {
-        a[t] = (const KernQ8_K *)((const uint8_t *)act + (uint64_t)tok[t] * act_stride) + s0;
-        v[t] = s0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc[tok[t]]);
+        const uint8_t *a = (const uint8_t *)act + (uint64_t)tok[t] * act_stride;
+        a0[t] = (const KernQ8_0 *)a + b0;
+        ak[t] = (const KernQ8_K *)a + b0;
+        v[t] = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc[tok[t]]);
     }
-    for (uint64_t s = 0; s < cs; s++) superblock_tokens(c, s, a, 2, v);
+    for (uint64_t b = 0; b < nb; b++) {
+        if (kind == K_Q4_0) block_tokens(chunk, b, a0, 2, v);
+        else if (kind == K_Q4_K) superblock_tokens(chunk, b, ak, 2, v);
+        else superblock_tokens6(chunk, b, ak, 2, v);
+    }
     UNROLL for (int t = 0; t < 2; t++) _mm256_storeu_ps(acc[tok[t]], v[t]);
 }
 
@@ -389,10 +366,10 @@ AVX2_INLINE void tile_rows_k(int six, uint64_t n, const uint8_t *const *row, uin
         int t = 0;
         if (six) {
             load_q6_k(&c.k6, row, s0, cs, ahead);
-            for (; t < nt; t += 2) chunk_tokens_k6(&c.k6, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+            for (; t < nt; t += 2) chunk_tokens(K_Q6_K, &c.k6, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
         } else {
             load_q4_k(&c.k4, row, s0, cs, ahead);
-            for (; t < nt; t += 2) chunk_tokens_k(&c.k4, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+            for (; t < nt; t += 2) chunk_tokens(K_Q4_K, &c.k4, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
         }
     }
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
@@ -452,7 +429,7 @@ AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t ahead
     for (uint64_t b0 = 0; b0 < nb; b0 += CHUNK) {
         uint64_t cb = nb - b0 < CHUNK ? nb - b0 : CHUNK;
         load_q4_0(&c, row, b0, cb, ahead);
-        for (int t = 0; t < nt; t += 2) chunk_tokens(&c, b0, cb, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+        for (int t = 0; t < nt; t += 2) chunk_tokens(K_Q4_0, &c, b0, cb, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
     }
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
 }

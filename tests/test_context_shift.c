@@ -27,48 +27,19 @@
 #include "../src/quant.h"
 #include "check.h"
 #include "tools/gguf_writer.h"
+#include "tools/test_model.h"
 
-typedef struct {
-    Gguf g;
-    ModelConfig cfg;
-    Model m;
-    void *base;
-    uint64_t size;
-} Loaded;
+typedef TestModel Loaded;
 
 static Loaded *load(const char *path, KvType kv, uint32_t n_ctx, uint32_t batch)
 {
-    Loaded *L = calloc(1, sizeof *L);
-    GgufError err;
     ModelOptions opt = {.n_ctx = n_ctx, .kv_type = kv, .batch = batch};
-    if (gguf_open(&L->g, path, 1, NULL, &err) != 0 || model_read_config(&L->g, &L->cfg, &err) != 0 ||
-        model_check_options(&L->cfg, &opt, &err) != 0) {
-        printf("# load %s: %s\n", path, err.msg);
-        free(L);
-        return NULL;
-    }
-    Plan plan;
-    plan_init(&plan);
-    gguf_plan(&L->g, &plan);
-    model_plan(&L->cfg, &opt, &plan);
-    L->size = plan.total;
-    L->base = port_arena_map((size_t)plan.total);
-    Arena arena;
-    arena_init(&arena, L->base, plan.total);
-    if (plan.overflow || !L->base || gguf_index(&L->g, &arena, &err) != 0 ||
-        model_load(&L->m, &L->g, &arena, &L->cfg, &opt, &err) != 0) {
-        printf("# load %s: %s\n", path, err.msg);
-        return NULL;
-    }
-    return L;
+    return test_model_load(path, 1, &opt);
 }
 
 static void unload(Loaded *L)
 {
-    if (!L) return;
-    gguf_close(&L->g);
-    port_arena_unmap(L->base, (size_t)L->size);
-    free(L);
+    test_model_free(L);
 }
 
 /* ---- a small model with one layer ---------------------------------------- */

@@ -23,71 +23,30 @@
 #include "check.h"
 #include "tools/fixtures.h"
 #include "tools/gguf_writer.h"
+#include "tools/test_model.h"
 
-typedef struct {
-    Gguf g;
-    ModelConfig cfg;
-    Model m;
-    void *base;
-    uint64_t size;
-} Loaded;
+typedef TestModel Loaded;
 
-/* The same steps as `pith logits`. Returns NULL (and prints why) on failure. */
+/* The same steps as `pith logits`, and the plan must be used exactly.
+ * Returns NULL (and prints why) on failure. */
 static Loaded *load(const char *path, int use_mmap, KvType kv, uint32_t n_ctx, uint32_t batch)
 {
-    Loaded *L = calloc(1, sizeof *L);
-    GgufError err;
     ModelOptions opt = {.n_ctx = n_ctx, .kv_type = kv, .batch = batch, .all_logits = 1};
-    if (gguf_open(&L->g, path, use_mmap, NULL, &err) != 0 || model_read_config(&L->g, &L->cfg, &err) != 0 ||
-        model_check_options(&L->cfg, &opt, &err) != 0) {
-        printf("# load %s: %s\n", path, err.msg);
-        free(L);
-        return NULL;
-    }
-    Plan plan;
-    plan_init(&plan);
-    gguf_plan(&L->g, &plan);
-    model_plan(&L->cfg, &opt, &plan);
-    L->size = plan.total;
-    L->base = port_arena_map((size_t)plan.total);
-    Arena arena;
-    arena_init(&arena, L->base, plan.total);
-    if (plan.overflow || !L->base || gguf_index(&L->g, &arena, &err) != 0 ||
-        model_load(&L->m, &L->g, &arena, &L->cfg, &opt, &err) != 0) {
-        printf("# load %s: %s\n", path, err.msg);
-        return NULL;
-    }
-    CHECK(arena.used == arena.size, "%s (%s): the plan of %llu bytes is used exactly (%llu)", path,
-          L->cfg.mapped ? "mmap" : "read", (unsigned long long)arena.size, (unsigned long long)arena.used);
+    Loaded *L = test_model_load(path, use_mmap, &opt);
+    if (L)
+        CHECK(L->used == L->size, "%s (%s): the plan of %llu bytes is used exactly (%llu)", path,
+              L->cfg.mapped ? "mmap" : "read", (unsigned long long)L->size, (unsigned long long)L->used);
     return L;
 }
 
 static void unload(Loaded *L)
 {
-    if (!L) return;
-    gguf_close(&L->g);
-    port_arena_unmap(L->base, (size_t)L->size);
-    free(L);
+    test_model_free(L);
 }
 
-/* Logits of every position of tokens, fed from position 0 in steps of
- * `step` tokens (malloc'd [n][vocab]); NULL on a forward error. */
 static float *run_all(Loaded *L, const int32_t *tokens, int n, int step)
 {
-    Model *m = &L->m;
-    uint32_t V = m->cfg.n_vocab;
-    float *out = malloc((size_t)n * V * sizeof *out);
-    model_reset_cache(m);
-    for (int i = 0; i < n; i += step) {
-        int k = n - i < step ? n - i : step;
-        if (forward_batch(m, tokens + i, k, (uint32_t)i, 1) != 0) {
-            printf("# forward: %s\n", m->err);
-            free(out);
-            return NULL;
-        }
-        memcpy(out + (size_t)i * V, m->logits, (size_t)k * V * sizeof *out);
-    }
-    return out;
+    return test_model_logits(L, tokens, n, step);
 }
 
 static const char *fmt_cmp(const FixCompare *c)
