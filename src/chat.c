@@ -881,6 +881,18 @@ int chat_json_read(const char *src, size_t len, const char *name, ChatJsonOut *o
     return 0;
 }
 
+int chat_json_out_take(ChatJsonOut *out, Arena *arena, const ChatJsonSizes *sizes)
+{
+    /* at least one element each, so an empty table still gets a valid pointer */
+    out->msgs = arena_take(arena, (sizes->n_messages ? sizes->n_messages : 1) * sizeof(ChatMessage));
+    out->calls = arena_take(arena, (sizes->n_tool_calls ? sizes->n_tool_calls : 1) * sizeof(ChatToolCall));
+    out->tools = arena_take(arena, (sizes->n_tools ? sizes->n_tools : 1) * sizeof(const char *));
+    out->tools_len = arena_take(arena, (sizes->n_tools ? sizes->n_tools : 1) * sizeof(size_t));
+    out->text = arena_take(arena, sizes->text_bytes ? sizes->text_bytes : 1);
+    out->cap = *sizes;
+    return out->msgs && out->calls && out->tools && out->tools_len && out->text ? 0 : -1;
+}
+
 uint64_t chat_arena_bound(uint64_t len)
 {
     /* Each message takes >= 20 bytes of JSON ({"role":"assistant"}), each

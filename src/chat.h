@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
+
 typedef enum {
     CHAT_TEMPLATE_RAW = 0, /* unknown template: message contents concatenated, nothing added */
     CHAT_TEMPLATE_QWEN3,   /* Qwen3 (ChatML + <think> reasoning + tool calls) */
@@ -133,9 +135,12 @@ typedef struct {
 #define CHAT_JSON_MAX_BYTES ((size_t)16 << 20)
 int chat_json_read(const char *src, size_t len, const char *name, ChatJsonOut *out, ChatJsonSizes *sizes,
                    char *err, size_t err_cap);
+/* Carves the second pass's buffers, with the capacities the first pass
+ * measured, from arena. Returns 0, or -1 if the arena is too small. */
+int chat_json_out_take(ChatJsonOut *out, Arena *arena, const ChatJsonSizes *sizes);
 /* Arena bytes that everything read from a JSON text of len bytes can
- * take, the rendered text included, when each table and the text are
- * carved separately with arena_take (see cmd_template.c): at most 9 bytes
+ * take, the rendered text included, when the buffers are carved with
+ * chat_json_out_take (see cmd_template.c): at most 9 bytes
  * per byte of JSON plus a constant. Lets a caller plan the arena before
  * the text has been read. */
 uint64_t chat_arena_bound(uint64_t len);

@@ -107,14 +107,7 @@ int cmd_template(int argc, char **argv)
     ChatJsonSizes sizes;
     if (chat_json_read(src, len, file, NULL, &sizes, why, sizeof why) != 0) port_die("%s", why);
     ChatJsonOut out;
-    out.msgs = arena_take(&arena, (sizes.n_messages ? sizes.n_messages : 1) * sizeof(ChatMessage));
-    out.calls = arena_take(&arena, (sizes.n_tool_calls ? sizes.n_tool_calls : 1) * sizeof(ChatToolCall));
-    out.tools = arena_take(&arena, (sizes.n_tools ? sizes.n_tools : 1) * sizeof(const char *));
-    out.tools_len = arena_take(&arena, (sizes.n_tools ? sizes.n_tools : 1) * sizeof(size_t));
-    out.text = arena_take(&arena, sizes.text_bytes ? sizes.text_bytes : 1);
-    out.cap = sizes;
-    if (!out.msgs || !out.calls || !out.tools || !out.tools_len || !out.text)
-        port_die("%s: internal error: arena too small", model);
+    if (chat_json_out_take(&out, &arena, &sizes) != 0) port_die("%s: internal error: arena too small", model);
     if (chat_json_read(src, len, file, &out, &sizes, why, sizeof why) != 0) port_die("%s", why);
 
     ChatTemplate kind = CHAT_TEMPLATE_RAW;

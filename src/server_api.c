@@ -447,13 +447,7 @@ void api_generate(Server *sv, Conn *c)
             return;
         }
         ChatJsonOut out;
-        out.msgs = arena_take(&ra, (sizes.n_messages ? sizes.n_messages : 1) * sizeof(ChatMessage));
-        out.calls = arena_take(&ra, (sizes.n_tool_calls ? sizes.n_tool_calls : 1) * sizeof(ChatToolCall));
-        out.tools = arena_take(&ra, (sizes.n_tools ? sizes.n_tools : 1) * sizeof(const char *));
-        out.tools_len = arena_take(&ra, (sizes.n_tools ? sizes.n_tools : 1) * sizeof(size_t));
-        out.text = arena_take(&ra, sizes.text_bytes ? sizes.text_bytes : 1);
-        out.cap = sizes;
-        if (!out.msgs || !out.calls || !out.tools || !out.tools_len || !out.text) {
+        if (chat_json_out_take(&out, &ra, &sizes) != 0) {
             server_error(sv, c, 500, "internal_error", "the request scratch is too small (a planning bug)");
             return;
         }

@@ -31,19 +31,18 @@
 #include "../src/model.h"
 #include "../src/quant.h"
 #include "check.h"
+#include "tools/test_rng.h"
 #include "tools/fixtures.h"
+#include "tools/test_model.h"
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+static TestRng rng = {0x2545f4914f6cdd1dull};
 static uint32_t rnd(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
+    return test_rng_u32(&rng);
 }
 static float rndf(void) /* [-1, 1) */
 {
-    return (float)((double)(rnd() & 0xffffff) / 8388608.0 - 1.0);
+    return test_rng_f(&rng);
 }
 
 static void put16(uint8_t *p, uint16_t v)
@@ -378,36 +377,10 @@ static void test_matmul(void)
  * kernels (F32 KV cache, steps of 32, as the reference); NULL on failure. */
 static float *case_logits(const FixCase *c)
 {
-    static Gguf g;
-    static Model m;
-    GgufError err;
-    ModelConfig cfg;
     ModelOptions opt = {.n_ctx = (uint32_t)c->n_prompt, .kv_type = KV_F32, .batch = 32, .all_logits = 1};
-    if (gguf_open(&g, fix_model_path(c->model), 1, NULL, &err) != 0) return NULL;
-    float *out = NULL;
-    if (model_read_config(&g, &cfg, &err) == 0 && model_check_options(&cfg, &opt, &err) == 0) {
-        Plan plan;
-        plan_init(&plan);
-        gguf_plan(&g, &plan);
-        model_plan(&cfg, &opt, &plan);
-        void *base = port_arena_map((size_t)plan.total);
-        Arena arena;
-        arena_init(&arena, base, plan.total);
-        if (base && gguf_index(&g, &arena, &err) == 0 && model_load(&m, &g, &arena, &cfg, &opt, &err) == 0) {
-            out = malloc((size_t)c->n_prompt * cfg.n_vocab * sizeof *out);
-            for (int i = 0; i < c->n_prompt && out; i += 32) {
-                int k = c->n_prompt - i < 32 ? c->n_prompt - i : 32;
-                if (forward_batch(&m, c->prompt + i, k, (uint32_t)i, 1) != 0) {
-                    free(out);
-                    out = NULL;
-                    break;
-                }
-                memcpy(out + (size_t)i * cfg.n_vocab, m.logits, (size_t)k * cfg.n_vocab * sizeof *out);
-            }
-        }
-        if (base) port_arena_unmap(base, (size_t)plan.total);
-    }
-    gguf_close(&g);
+    TestModel *L = test_model_load(fix_model_path(c->model), 1, &opt);
+    float *out = L ? test_model_logits(L, c->prompt, c->n_prompt, 32) : NULL;
+    test_model_free(L);
     return out;
 }
 

@@ -23,14 +23,12 @@
 #include "../src/kernels.h"
 #include "../src/quant.h"
 #include "check.h"
+#include "tools/test_rng.h"
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static TestRng rng = {0x9e3779b97f4a7c15ull};
 static float rndf(void) /* [-1, 1) */
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((double)((rng_state >> 16) & 0xffffff) / 8388608.0 - 1.0);
+    return test_rng_f(&rng);
 }
 
 enum { ROWS = 21, COLS = 256 * 5, TOKENS = 70 }; /* 40 blocks of 32, 5 of 256 */

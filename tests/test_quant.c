@@ -7,18 +7,16 @@
 #include "../src/ggml_type.h"
 #include "../src/quant.h"
 #include "check.h"
+#include "tools/test_rng.h"
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static TestRng rng = {0x9e3779b97f4a7c15ull};
 static uint32_t rnd(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
+    return test_rng_u32(&rng);
 }
 static float rndf(void) /* [-1, 1) */
 {
-    return (float)((double)(rnd() & 0xffffff) / 8388608.0 - 1.0);
+    return test_rng_f(&rng);
 }
 
 static void put16(uint8_t *p, uint16_t v)
