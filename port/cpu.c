@@ -81,7 +81,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 #if defined(__x86_64__) || defined(__i386__)
 static void detect(void)
 {
-    unsigned a, b, c, d;
+    unsigned a, b, c, d, xcr0 = 0;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
     int has_avx = (c >> 28) & 1, has_fma = (c >> 12) & 1, has_f16c = (c >> 29) & 1;
     /* AVX-family instructions fault unless the OS saves the YMM registers:
@@ -91,6 +91,7 @@ static void detect(void)
         unsigned lo, hi;
         __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
         (void)hi;
+        xcr0 = lo;
         ymm_saved = (lo & 6) == 6;
     }
     if (!has_avx || !ymm_saved) return;
@@ -99,6 +100,10 @@ static void detect(void)
     if (__get_cpuid_max(0, NULL) >= 7) {
         __cpuid_count(7, 0, a, b, c, d);
         cpu.avx2 = (b >> 5) & 1;
+        /* AVX-512 F, BW, VL and VNNI, with the OS saving the opmask and
+         * all 32 ZMM registers (XCR0 bits 5-7) */
+        int f = (b >> 16) & 1, bw = (b >> 30) & 1, vl = (b >> 31) & 1, vnni = (c >> 11) & 1;
+        cpu.avx512vnni = f && bw && vl && vnni && (xcr0 & 0xe0) == 0xe0;
     }
 }
 #elif defined(__aarch64__)
@@ -167,7 +172,8 @@ static void print_found(const PortCpu *c)
         const char *name;
         int on;
     } flags[] = {
-        {"avx2", c->avx2}, {"fma", c->fma},   {"f16c", c->f16c},       {"vfp", c->vfp},   {"vfpv4", c->vfpv4},
+        {"avx2", c->avx2}, {"fma", c->fma},   {"f16c", c->f16c},       {"avx512vnni", c->avx512vnni},
+        {"vfp", c->vfp},   {"vfpv4", c->vfpv4},
         {"neon", c->neon}, {"fp16", c->fp16}, {"dotprod", c->dotprod}, {"i8mm", c->i8mm},
     };
     int n = 0;

@@ -112,6 +112,7 @@ int port_write_file(const char *path, const void *data, size_t n, int append, ch
  * getauxval(AT_HWCAP/AT_HWCAP2). Kernels pick their code path from it. */
 typedef struct PortCpu {
     int avx2, fma, f16c;      /* x86-64 */
+    int avx512vnni;           /* x86-64: AVX-512 F+BW+VL+VNNI, ZMM state saved by the OS */
     int neon;                 /* ARM Advanced SIMD (always on aarch64) */
     int dotprod, fp16, i8mm;  /* ARMv8.2+: SDOT/UDOT, half-precision arithmetic, SMMLA */
     int vfp, vfpv4;           /* 32-bit ARM floating point (VFPv4 = fused multiply-add) */

@@ -16,7 +16,7 @@ void kern_select(int force_ref)
         active.name = best->name;
         for (int t = 0; t < GGML_TYPE_COUNT; t++)
             if (best->dot[t]) active.dot[t] = best->dot[t];
-        if (best == kern_x86()) kern_x86_rows(active.rows);
+        if (best == kern_x86() && kern_x86_rows(active.rows, 1)) active.name = "x86-64 AVX2+FMA+F16C, AVX-512 VNNI";
 #define TAKE(f) \
     if (best->f) active.f = best->f;
         TAKE(quantize_q8_0)

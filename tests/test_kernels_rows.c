@@ -47,10 +47,14 @@ static double abs_terms(uint32_t type, const uint8_t *row, const void *act)
     return mag;
 }
 
-static void test_type(uint32_t type)
+/* rows: the kernel under test; active: it is the active set's (then
+ * kern_matmul, which calls it, is checked too); narrow: another kernel for
+ * the type that must give the same bits (the AVX2 eight-row kernel for an
+ * AVX-512 one), or NULL. */
+static void test_type(uint32_t type, KernRowsFn rows, const char *label, int active, KernRowsFn narrow)
 {
-    const KernelSet *ks = kern_active();
-    const char *name = ggml_type_info(type)->name;
+    char name[64];
+    snprintf(name, sizeof name, "%s [%s]", ggml_type_info(type)->name, label);
     uint64_t row_bytes = ggml_row_bytes(type, COLS);
     uint64_t act_stride = kern_act_bytes(kern_act_format(type), COLS);
     uint8_t *w = malloc(ROWS * row_bytes);
@@ -67,7 +71,7 @@ static void test_type(uint32_t type)
     }
 
     /* all tokens at once */
-    ks->rows[type](COLS, w, row_bytes, ROWS, act, act_stride, TOKENS, all, ROWS);
+    rows(COLS, w, row_bytes, ROWS, act, act_stride, TOKENS, all, ROWS);
 
     double worst = 0;
     for (int t = 0; t < TOKENS; t++) {
@@ -84,27 +88,35 @@ static void test_type(uint32_t type)
 
     /* token by token */
     for (int t = 0; t < TOKENS; t++)
-        ks->rows[type](COLS, w, row_bytes, ROWS, act + t * act_stride, act_stride, 1, one + t * ROWS, ROWS);
+        rows(COLS, w, row_bytes, ROWS, act + t * act_stride, act_stride, 1, one + t * ROWS, ROWS);
     CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: one token at a time equals all at once, bit for bit",
           name);
 
     /* rows starting elsewhere: row r sits in another lane and tile */
     int same = 1;
     for (int start = 1; start < 11; start++) {
-        ks->rows[type](COLS, w + start * row_bytes, row_bytes, ROWS - start, act, act_stride, TOKENS, one, ROWS);
+        rows(COLS, w + start * row_bytes, row_bytes, ROWS - start, act, act_stride, TOKENS, one, ROWS);
         for (int t = 0; t < TOKENS; t++)
             for (int r = start; r < ROWS; r++)
                 if (memcmp(&one[t * ROWS + (r - start)], &all[t * ROWS + r], sizeof(float)) != 0) same = 0;
     }
     CHECK(same, "%s rows: a row's result does not depend on where its tile starts", name);
 
+    if (narrow) {
+        narrow(COLS, w, row_bytes, ROWS, act, act_stride, TOKENS, one, ROWS);
+        CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: equal to the eight-row AVX2 kernel, bit for bit",
+              name);
+    }
+
     /* kern_matmul with the rows split as threads split them */
+    if (active) {
     memset(one, 0, sizeof(float) * TOKENS * ROWS);
     kern_matmul(type, w, row_bytes, COLS, 0, 5, act, act_stride, TOKENS, one, ROWS);
     kern_matmul(type, w, row_bytes, COLS, 5, 13, act, act_stride, TOKENS, one, ROWS);
     kern_matmul(type, w, row_bytes, COLS, 13, ROWS, act, act_stride, TOKENS, one, ROWS);
     CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: kern_matmul over split row ranges equals one call",
           name);
+    }
     free(w);
     free(act);
     free(all);
@@ -119,8 +131,20 @@ int main(void)
     for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
         if (!ks->rows[t]) continue;
         any = 1;
-        test_type(t);
+        test_type(t, ks->rows[t], ks->name, 1, NULL);
     }
     if (!any) CHECK(1, "%s: no multi-row kernels on this path (row-by-row kernels are tested by test_kernels)", ks->name);
+
+    /* x86: when the active set uses the AVX-512 kernels, the AVX2 ones too,
+     * and each AVX-512 kernel against the AVX2 one of its type */
+    static KernRowsFn avx2[GGML_TYPE_COUNT], wide[GGML_TYPE_COUNT];
+    kern_x86_rows(avx2, 0);
+    if (kern_x86_rows(wide, 1)) {
+        for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
+            if (wide[t] == avx2[t]) continue;
+            if (avx2[t]) test_type(t, avx2[t], "AVX2, eight rows", 0, NULL);
+            test_type(t, wide[t], "AVX-512 VNNI, sixteen rows", 0, avx2[t]);
+        }
+    }
     CHECK_DONE();
 }
