@@ -163,6 +163,62 @@ int forward_argmax(const float *v, int n)
     return best;
 }
 
+/* ---- per-token work split across threads --------------------------------
+ * The steps between the matmuls (norms, activation quantization, RoPE and
+ * the cache stores, SiLU) work on each token alone, so a prompt chunk's
+ * tokens are split between the threads (a thread idle there costs both
+ * cores' time: measured 17% of a 64-token step spent waiting before).
+ * One token runs on the calling thread: a parallel region costs more. */
+static void split(uint64_t n, int ith, int nth, uint64_t *lo, uint64_t *hi)
+{
+    *lo = n * (uint64_t)ith / (uint64_t)nth;
+    *hi = n * (uint64_t)(ith + 1) / (uint64_t)nth;
+}
+
+static void run_tokens(void (*fn)(void *ctx, int ith, int nth), void *ctx, int n)
+{
+    if (n > 1) port_parallel(fn, ctx);
+    else fn(ctx, 0, 1);
+}
+
+typedef struct {
+    float *out;
+    const float *in, *w;
+    uint64_t dim;
+    float eps;
+    int n;
+} NormJob;
+
+static void norm_worker(void *ctx, int ith, int nth)
+{
+    const NormJob *j = ctx;
+    uint64_t t0, t1;
+    split((uint64_t)j->n, ith, nth, &t0, &t1);
+    for (uint64_t t = t0; t < t1; t++) rmsnorm(j->out + t * j->dim, j->in + t * j->dim, j->w, j->dim, j->eps);
+}
+
+static void rmsnorm_tokens(float *out, const float *in, const float *w, uint64_t dim, float eps, int n)
+{
+    NormJob j = {out, in, w, dim, eps, n};
+    run_tokens(norm_worker, &j, n);
+}
+
+typedef struct {
+    uint32_t type;
+    const float *x;
+    uint8_t *out;
+    uint64_t cols, stride;
+    int n;
+} QuantJob;
+
+static void quant_worker(void *ctx, int ith, int nth)
+{
+    const QuantJob *j = ctx;
+    uint64_t t0, t1;
+    split((uint64_t)j->n, ith, nth, &t0, &t1);
+    for (uint64_t t = t0; t < t1; t++) kern_quantize_act(j->type, j->x + t * j->cols, j->out + t * j->stride, j->cols);
+}
+
 /* ---- matmul: out[t][r] = W[r] . x[t], output rows split across threads --
  *
  * Matrices reading the same input (q, k, v; gate, up) run as one group:
@@ -212,9 +268,10 @@ static void matmul_group_stride(Model *m, const Weight *const *ws, float *const 
         if (f == KERN_ACT_F32) {
             j.act[i] = x;
         } else {
-            if (!done[f])
-                for (int t = 0; t < n; t++)
-                    kern_quantize_act(ws[i]->type, x + (uint64_t)t * cols, (uint8_t *)buf[f] + (uint64_t)t * stride, cols);
+            if (!done[f]) {
+                QuantJob q = {ws[i]->type, x, buf[f], cols, stride, n};
+                run_tokens(quant_worker, &q, n);
+            }
             done[f] = 1;
             j.act[i] = buf[f];
         }
@@ -320,10 +377,70 @@ static void cache_store(const Model *m, void *cache, uint64_t row, const float *
         if (t == KV_F32) {
             memcpy(dst, src, dim * sizeof *src);
         } else if (t == KV_F16) {
-            for (uint32_t i = 0; i < dim; i++) ((uint16_t *)dst)[i] = quant_f32_to_f16(src[i]);
+            kern_active()->to_f16((uint16_t *)dst, src, dim);
         } else {
             quant_quantize_row(GGML_TYPE_Q8_0, src, dst, dim);
         }
+    }
+}
+
+/* Biases, q/k norms and RoPE of each token at its position, then its
+ * keys and values into the cache. */
+typedef struct {
+    Model *m;
+    uint32_t layer;
+    int n;
+    uint32_t pos0;
+} QkJob;
+
+static void qk_worker(void *ctx, int ith, int nth)
+{
+    const QkJob *j = ctx;
+    Model *m = j->m;
+    const ModelConfig *c = &m->cfg;
+    const LayerWeights *lw = &m->layers[j->layer];
+    uint64_t hd = c->head_dim, qdim = (uint64_t)c->n_head * hd, kw = kv_width(c), vw = kv_width_v(c);
+    float cs[FORWARD_MAX_HEAD_DIM];
+    uint64_t t0, t1;
+    split((uint64_t)j->n, ith, nth, &t0, &t1);
+    for (uint64_t t = t0; t < t1; t++) {
+        uint32_t pos = j->pos0 + (uint32_t)t;
+        float *q = m->q + t * qdim, *k = m->k + t * kw;
+        forward_rope_table(cs, c->n_rot, (double)pos, c->rope_base, m->rope_freqs);
+        if (lw->bq) {
+            add_bias(q, lw->bq, qdim);
+            add_bias(k, lw->bk, kw);
+            add_bias(m->v + t * vw, lw->bv, vw);
+        }
+        for (uint32_t h = 0; h < c->n_head; h++) {
+            if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
+            forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
+        }
+        for (uint32_t h = 0; h < c->n_head_kv; h++) {
+            if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
+            forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
+        }
+        uint64_t row = (uint64_t)j->layer * m->opt.n_ctx + pos;
+        cache_store(m, m->k_cache, row, k, c->head_dim);
+        cache_store(m, m->v_cache, row, m->v + t * vw, c->head_dim_v);
+    }
+}
+
+/* hb = silu(hb) * hb2, element by element. */
+typedef struct {
+    float *hb;
+    const float *hb2;
+    uint64_t count;
+} SiluJob;
+
+static void silu_worker(void *ctx, int ith, int nth)
+{
+    const SiluJob *j = ctx;
+    uint64_t i0, i1;
+    split(j->count, ith, nth, &i0, &i1);
+    for (uint64_t i = i0; i < i1; i++) {
+        float g = j->hb[i];
+        j->hb[i] = g / (1.0f + expf(-g)) * j->hb2[i];
     }
 }
 
@@ -356,9 +473,7 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
         }
     }
 
-    uint64_t dim = c->n_embd, hd = c->head_dim;
-    uint64_t qdim = (uint64_t)c->n_head * hd, kw = kv_width(c), vw = kv_width_v(c);
-    float cs[FORWARD_MAX_HEAD_DIM];
+    uint64_t dim = c->n_embd;
 
     for (int t = 0; t < n; t++)
         quant_dequant_row(m->tok_embd.type, wstream_embd_row(m, tokens[t], t), m->x + (uint64_t)t * dim, dim);
@@ -366,33 +481,13 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
     for (uint32_t l = 0; l < c->n_layer; l++) {
         if (o->load == LOAD_STREAM) wstream_layer(m, l); /* in a slot; the next one is on its way */
         const LayerWeights *lw = &m->layers[l];
-        for (int t = 0; t < n; t++)
-            rmsnorm(m->xb + t * dim, m->x + t * dim, lw->attn_norm, dim, c->norm_eps);
+        rmsnorm_tokens(m->xb, m->x, lw->attn_norm, dim, c->norm_eps, n);
         const Weight *qkv[3] = {&lw->wq, &lw->wk, &lw->wv};
         float *qkv_out[3] = {m->q, m->k, m->v};
         matmul_group(m, qkv, qkv_out, 3, m->xb, n);
 
-        for (int t = 0; t < n; t++) {
-            uint32_t pos = pos0 + (uint32_t)t;
-            float *q = m->q + t * qdim, *k = m->k + t * kw;
-            forward_rope_table(cs, c->n_rot, (double)pos, c->rope_base, m->rope_freqs);
-            if (lw->bq) {
-                add_bias(q, lw->bq, qdim);
-                add_bias(k, lw->bk, kw);
-                add_bias(m->v + t * vw, lw->bv, vw);
-            }
-            for (uint32_t h = 0; h < c->n_head; h++) {
-                if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
-                forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
-            }
-            for (uint32_t h = 0; h < c->n_head_kv; h++) {
-                if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
-                forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
-            }
-            uint64_t row = (uint64_t)l * o->n_ctx + pos;
-            cache_store(m, m->k_cache, row, k, c->head_dim);
-            cache_store(m, m->v_cache, row, m->v + t * vw, c->head_dim_v);
-        }
+        QkJob qj = {m, l, n, pos0};
+        run_tokens(qk_worker, &qj, n);
 
         AttnJob aj = {m, l, n, pos0};
         port_parallel(attention_worker, &aj);
@@ -400,15 +495,12 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
         matmul(m, &lw->wo, m->att, n, m->xb);
         for (uint64_t i = 0; i < (uint64_t)n * dim; i++) m->x[i] += m->xb[i];
 
-        for (int t = 0; t < n; t++)
-            rmsnorm(m->xb + t * dim, m->x + t * dim, lw->ffn_norm, dim, c->norm_eps);
+        rmsnorm_tokens(m->xb, m->x, lw->ffn_norm, dim, c->norm_eps, n);
         const Weight *gate_up[2] = {&lw->w_gate, &lw->w_up};
         float *gate_up_out[2] = {m->hb, m->hb2};
         matmul_group(m, gate_up, gate_up_out, 2, m->xb, n);
-        for (uint64_t i = 0; i < (uint64_t)n * c->n_ff; i++) {
-            float g = m->hb[i];
-            m->hb[i] = g / (1.0f + expf(-g)) * m->hb2[i];
-        }
+        SiluJob sj = {m->hb, m->hb2, (uint64_t)n * c->n_ff};
+        run_tokens(silu_worker, &sj, n);
         matmul(m, &lw->w_down, m->hb, n, m->xb);
         for (uint64_t i = 0; i < (uint64_t)n * dim; i++) m->x[i] += m->xb[i];
     }
@@ -416,8 +508,7 @@ int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all
     /* Only the rows whose logits are wanted go through the output matrix. */
     int first = all_logits ? 0 : n - 1;
     int rows = n - first;
-    for (int t = 0; t < rows; t++)
-        rmsnorm(m->xb + t * dim, m->x + (uint64_t)(first + t) * dim, m->output_norm, dim, c->norm_eps);
+    rmsnorm_tokens(m->xb, m->x + (uint64_t)first * dim, m->output_norm, dim, c->norm_eps, rows);
     if (o->load == LOAD_STREAM) {
         /* by chunks of rows through the slots: the same rows, the same sums */
         for (uint32_t ch = 0; ch < m->stream.n_out_chunks; ch++) {

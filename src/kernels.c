@@ -27,6 +27,7 @@ void kern_select(int force_ref)
         TAKE(axpy_f32)
         TAKE(dot_q8_0_f32)
         TAKE(axpy_q8_0)
+        TAKE(to_f16)
 #undef TAKE
     }
     chosen = 1;

@@ -95,6 +95,9 @@ typedef struct {
      * float; out[j] += (a * d) * c[j]. */
     float (*dot_q8_0_f32)(const uint8_t *k, const float *q, uint32_t n);
     void (*axpy_q8_0)(float *out, float a, const uint8_t *v, uint32_t n);
+    /* n floats to F16 (the KV cache), bit for bit as quant_f32_to_f16:
+     * round to nearest even, NaN quiet with its top mantissa bits */
+    void (*to_f16)(uint16_t *out, const float *x, uint32_t n);
 } KernelSet;
 
 /* The sets. kern_ref() always exists; the others return NULL when this

@@ -346,6 +346,11 @@ static void ref_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
     for (uint32_t i = 0; i < n; i++) out[i] += a * quant_f16_to_f32(v[i]);
 }
 
+static void ref_to_f16(uint16_t *out, const float *x, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
+}
+
 static float ref_dot_f32(const float *k, const float *q, uint32_t n)
 {
     float s = 0.0f;
@@ -409,6 +414,7 @@ const KernelSet *kern_ref(void)
         .axpy_f32 = ref_axpy_f32,
         .dot_q8_0_f32 = ref_dot_q8_0_f32,
         .axpy_q8_0 = ref_axpy_q8_0,
+        .to_f16 = ref_to_f16,
     };
     return &set;
 }

@@ -635,6 +635,16 @@ AVX2 static void x86_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n
     for (; i < n; i++) out[i] += a * _cvtsh_ss(v[i]);
 }
 
+/* F16C rounds to nearest even and quiets a NaN keeping its top mantissa
+ * bits: quant_f32_to_f16's results (test_kernels checks the specials). */
+AVX2 static void x86_to_f16(uint16_t *out, const float *x, uint32_t n)
+{
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
+}
+
 AVX2 static float x86_dot_f32(const float *k, const float *q, uint32_t n)
 {
     __m256 acc = _mm256_setzero_ps();
@@ -707,6 +717,7 @@ const KernelSet *kern_x86(void)
         .quantize_q8_k = x86_quantize_q8_k,
         .dot_f16 = x86_dot_f16,
         .axpy_f16 = x86_axpy_f16,
+        .to_f16 = x86_to_f16,
         .dot_f32 = x86_dot_f32,
         .axpy_f32 = x86_axpy_f32,
         .dot_q8_0_f32 = x86_dot_q8_0_f32,
