@@ -59,24 +59,38 @@ typedef struct {
     __m256 d[CHUNK * HALVES_MAX];
 } Chunk;
 
-/* Q4_K: per super-block, the nibbles of sub-block j, group g in w[j][g];
- * sc[j] lanes hold sub-block j's 6-bit scale in both int16 halves (so one
- * multiply-add applies it to a pair of sums), mn[j] its 6-bit min as int32;
- * d and dmin as floats. */
+/* K-quant chunks, with halves as Chunk: vectors per super-block s at
+ * KW(s, j, g) (64 of them), KS(s, j) (8) and KS16(s, j) (16), floats at
+ * s * halves + h.
+ * Q4_K: the nibbles of sub-block j, group g in w[KW(s, j, g)]; sc[KS(s, j)]
+ * sub-block j's 6-bit scale and mn[KS(s, j)] its 6-bit min, one as int32 and
+ * the other in both int16 halves of each lane (so one multiply-add applies
+ * it to a pair of sums): the AVX2 kernel pairs the scales (`pair_scales`),
+ * the AVX-512 one the mins; d and dmin as floats. */
+#define KW(s, j, g, h, halves) (((((s) * 8 + (j)) * 8 + (g)) * (halves)) + (h))
+#define KS(s, j, h, halves) ((((s) * 8 + (j)) * (halves)) + (h))
+#define KS16(s, j, h, halves) ((((s) * 16 + (j)) * (halves)) + (h))
 typedef struct {
-    __m256i w[CHUNK_K][8][8];
-    __m256i sc[CHUNK_K][8], mn[CHUNK_K][8];
-    __m256 d[CHUNK_K], dmin[CHUNK_K];
+    __m256i w[CHUNK_K * 64 * HALVES_MAX];
+    __m256i sc[CHUNK_K * 8 * HALVES_MAX], mn[CHUNK_K * 8 * HALVES_MAX];
+    __m256 d[CHUNK_K * HALVES_MAX], dmin[CHUNK_K * HALVES_MAX];
 } ChunkK;
 
-/* Q6_K: per super-block the codes 0..63 (code - 32 is the value) of
- * elements 32k + 4g.. in w[k][g]; sc[j] holds sub-block j's int8 scale in
- * both int16 halves of each lane, scp[i] the pair (sc[2i], sc[2i+1]). */
+/* Q6_K: the codes 0..63 (code - 32 is the value) of elements 32k + 4g.. in
+ * w[KW(s, k, g)]; sc[KS16(s, j)] sub-block j's int8 scale, in both int16
+ * halves of each lane (pair_scales) or as int32; scp[KS(s, i)] the pair
+ * (sc[2i], sc[2i+1]). */
 typedef struct {
-    __m256i w[CHUNK_K][8][8];
-    __m256i sc[CHUNK_K][16], scp[CHUNK_K][8];
-    __m256 d[CHUNK_K];
+    __m256i w[CHUNK_K * 64 * HALVES_MAX];
+    __m256i sc[CHUNK_K * 16 * HALVES_MAX], scp[CHUNK_K * 8 * HALVES_MAX];
+    __m256 d[CHUNK_K * HALVES_MAX];
 } ChunkK6;
+
+/* Both int16 halves of each lane = the low half of v. */
+AVX2_INLINE __m256i pair16(__m256i v)
+{
+    return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(v, 16));
+}
 
 static uint16_t le16(const uint8_t *p)
 {
@@ -168,7 +182,8 @@ AVX2_INLINE void load_q8_0(Chunk *c, int halves, int h, const uint8_t *const *ro
 /* Q4_K super-block (144 bytes: d, dmin, 12 scale bytes, 128 bytes of
  * nibbles where bytes 32p..32p+31 hold sub-block 2p in their low nibbles
  * and 2p+1 in their high ones). */
-AVX2_INLINE void load_q4_k(ChunkK *c, const uint8_t *const *row, uint64_t s0, uint64_t ns, uint64_t ahead)
+AVX2_INLINE void load_q4_k(ChunkK *c, int halves, int h_, int pair_scales, const uint8_t *const *row, uint64_t s0,
+                           uint64_t ns, uint64_t ahead)
 {
     const __m256i low = _mm256_set1_epi8(15), byte = _mm256_set1_epi32(0xff);
     for (uint64_t s = 0; s < ns; s++) {
@@ -181,8 +196,8 @@ AVX2_INLINE void load_q4_k(ChunkK *c, const uint8_t *const *row, uint64_t s0, ui
                     x[r] = pair128(row[r] + off + 16 + 32 * p + 16 * h, row[r + 4] + off + 16 + 32 * p + 16 * h);
                 transpose8x4(x, t);
                 UNROLL for (int j = 0; j < 4; j++) {
-                    c->w[s][2 * p][4 * h + j] = _mm256_and_si256(t[j], low);
-                    c->w[s][2 * p + 1][4 * h + j] = _mm256_and_si256(_mm256_srli_epi16(t[j], 4), low);
+                    c->w[KW(s, 2 * p, 4 * h + j, h_, halves)] = _mm256_and_si256(t[j], low);
+                    c->w[KW(s, 2 * p + 1, 4 * h + j, h_, halves)] = _mm256_and_si256(_mm256_srli_epi16(t[j], 4), low);
                 }
             }
         }
@@ -201,18 +216,20 @@ AVX2_INLINE void load_q4_k(ChunkK *c, const uint8_t *const *row, uint64_t s0, ui
         transpose8x4(x, t);
         UNROLL for (int j = 0; j < 8; j++) {
             __m256i sc = _mm256_and_si256(_mm256_srli_epi32(t[j / 4], 8 * (j % 4)), byte);
-            c->sc[s][j] = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
-            c->mn[s][j] = _mm256_and_si256(_mm256_srli_epi32(t[2 + j / 4], 8 * (j % 4)), byte);
+            __m256i mn = _mm256_and_si256(_mm256_srli_epi32(t[2 + j / 4], 8 * (j % 4)), byte);
+            c->sc[KS(s, j, h_, halves)] = pair_scales ? pair16(sc) : sc;
+            c->mn[KS(s, j, h_, halves)] = pair_scales ? mn : pair16(mn);
         }
-        c->d[s] = scales8(row, off);
-        c->dmin[s] = scales8(row, off + 2);
+        c->d[s * halves + h_] = scales8(row, off);
+        c->dmin[s * halves + h_] = scales8(row, off + 2);
     }
 }
 
 /* Q6_K super-block (210 bytes: ql[128] low nibbles, qh[64] high two
  * bits, int8 scales[16], f16 d), decoded per row into eight vectors of 32
  * codes in element order (quant.c's layout), then transposed. */
-AVX2_INLINE void load_q6_k(ChunkK6 *c, const uint8_t *const *row, uint64_t s0, uint64_t ns, uint64_t ahead)
+AVX2_INLINE void load_q6_k(ChunkK6 *c, int halves, int h_, int pair_scales, const uint8_t *const *row, uint64_t s0,
+                           uint64_t ns, uint64_t ahead)
 {
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
     for (uint64_t s = 0; s < ns; s++) {
@@ -240,7 +257,7 @@ AVX2_INLINE void load_q6_k(ChunkK6 *c, const uint8_t *const *row, uint64_t s0, u
                     x[r] = h == 0 ? _mm256_permute2x128_si256(codes[r][k], codes[r + 4][k], 0x20)
                                   : _mm256_permute2x128_si256(codes[r][k], codes[r + 4][k], 0x31);
                 transpose8x4(x, t);
-                UNROLL for (int j = 0; j < 4; j++) c->w[s][k][4 * h + j] = t[j];
+                UNROLL for (int j = 0; j < 4; j++) c->w[KW(s, k, 4 * h + j, h_, halves)] = t[j];
             }
         }
         __m256i x[4], t[4];
@@ -248,14 +265,14 @@ AVX2_INLINE void load_q6_k(ChunkK6 *c, const uint8_t *const *row, uint64_t s0, u
         transpose8x4(x, t); /* t[i]: scale bytes 4i..4i+3 of each row */
         UNROLL for (int j = 0; j < 16; j++) {
             __m256i v = _mm256_srai_epi32(_mm256_slli_epi32(t[j / 4], 24 - 8 * (j % 4)), 24); /* sign-extended */
-            c->sc[s][j] = _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(v, 16));
+            c->sc[KS16(s, j, h_, halves)] = pair_scales ? pair16(v) : v;
         }
         UNROLL for (int i = 0; i < 8; i++) {
             __m256i lo = _mm256_srai_epi32(_mm256_slli_epi32(t[i / 2], 24 - 16 * (i % 2)), 24);
             __m256i hi = _mm256_srai_epi32(_mm256_slli_epi32(t[i / 2], 16 - 16 * (i % 2)), 24);
-            c->scp[s][i] = _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(hi, 16));
+            c->scp[KS(s, i, h_, halves)] = _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(hi, 16));
         }
-        c->d[s] = scales8(row, off + 208);
+        c->d[s * halves + h_] = scales8(row, off + 208);
     }
 }
 
@@ -303,16 +320,16 @@ AVX2_INLINE void superblock_tokens(const ChunkK *c, uint64_t s, const KernQ8_K *
         __m256i s16[2];
         UNROLL for (int t = 0; t < nt; t++) s16[t] = _mm256_setzero_si256();
         UNROLL for (int g = 0; g < 8; g++) {
-            __m256i w = c->w[s][j][g];
+            __m256i w = c->w[KW(s, j, g, 0, 1)];
             /* nibbles times codes: eight groups' pairs stay within 30480 */
             UNROLL for (int t = 0; t < nt; t++)
                 s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(w, bcast4(act[t][s].q + 32 * j + 4 * g)));
         }
         /* scale <= 63 times two sums <= 30480 each, eight sub-blocks: < 2^31 */
         UNROLL for (int t = 0; t < nt; t++) {
-            sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(s16[t], c->sc[s][j]));
+            sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(s16[t], c->sc[KS(s, j, 0, 1)]));
             int codes = act[t][s].bsum[2 * j] + act[t][s].bsum[2 * j + 1];
-            msum[t] = _mm256_add_epi32(msum[t], _mm256_mullo_epi32(c->mn[s][j], _mm256_set1_epi32(codes)));
+            msum[t] = _mm256_add_epi32(msum[t], _mm256_mullo_epi32(c->mn[KS(s, j, 0, 1)], _mm256_set1_epi32(codes)));
         }
     }
     UNROLL for (int t = 0; t < nt; t++) {
@@ -332,8 +349,8 @@ AVX2_INLINE void superblock_tokens6(const ChunkK6 *c, uint64_t s, const KernQ8_K
     UNROLL for (int t = 0; t < nt; t++) sum[t] = _mm256_setzero_si256();
     for (int k = 0; k < 8; k++) { /* not unrolled: the binary stays small, the groups inside are */
         UNROLL for (int q = 0; q < 4; q++) { /* two groups: 8 elements, half a sub-block */
-            __m256i w0 = c->w[s][k][2 * q], w1 = c->w[s][k][2 * q + 1];
-            __m256i scale = c->sc[s][2 * k + q / 2];
+            __m256i w0 = c->w[KW(s, k, 2 * q, 0, 1)], w1 = c->w[KW(s, k, 2 * q + 1, 0, 1)];
+            __m256i scale = c->sc[KS16(s, 2 * k + q / 2, 0, 1)];
             UNROLL for (int t = 0; t < nt; t++) {
                 const int8_t *a = act[t][s].q + 32 * k + 8 * q;
                 /* codes <= 63 times |a| <= 127: two groups' pairs stay within 32004 */
@@ -347,7 +364,7 @@ AVX2_INLINE void superblock_tokens6(const ChunkK6 *c, uint64_t s, const KernQ8_K
         __m256i m = _mm256_setzero_si256();
         UNROLL for (int i = 0; i < 8; i++) {
             int32_t pair = (int32_t)(((uint32_t)(uint16_t)a->bsum[2 * i + 1] << 16) | (uint16_t)a->bsum[2 * i]);
-            m = _mm256_add_epi32(m, _mm256_madd_epi16(c->scp[s][i], _mm256_set1_epi32(pair)));
+            m = _mm256_add_epi32(m, _mm256_madd_epi16(c->scp[KS(s, i, 0, 1)], _mm256_set1_epi32(pair)));
         }
         __m256i total = _mm256_sub_epi32(sum[t], _mm256_slli_epi32(m, 5));
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total), _mm256_mul_ps(c->d[s], _mm256_set1_ps(a->d)), acc[t]);
@@ -394,10 +411,10 @@ AVX2_INLINE void tile_rows_k(int six, uint64_t n, const uint8_t *const *row, uin
         uint64_t cs = ns - s0 < CHUNK_K ? ns - s0 : CHUNK_K;
         int t = 0;
         if (six) {
-            load_q6_k(&c.k6, row, s0, cs, ahead);
+            load_q6_k(&c.k6, 1, 0, 1, row, s0, cs, ahead);
             for (; t < nt; t += 2) chunk_tokens(K_Q6_K, &c.k6, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
         } else {
-            load_q4_k(&c.k4, row, s0, cs, ahead);
+            load_q4_k(&c.k4, 1, 0, 1, row, s0, cs, ahead);
             for (; t < nt; t += 2) chunk_tokens(K_Q4_K, &c.k4, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
         }
     }
@@ -603,6 +620,119 @@ AVX512_INLINE void tile16(int kind, uint64_t n, const uint8_t *const *row, uint6
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
 }
 
+/* Q4_K super-block s of sixteen rows against WIDE_TOKENS tokens: the
+ * integers S and M of superblock_tokens, here
+ *   S = sum_j sc_j * (VNNI sum of sub-block j), M by int16 pair products
+ *   of the mins with the activation's 16-element code sums,
+ * then the same two float steps. */
+AVX512_INLINE void superblock_tokens16(const ChunkK *c, uint64_t s, const KernQ8_K *const *act, __m512 *acc)
+{
+    __m512i sum[WIDE_TOKENS], msum[WIDE_TOKENS];
+    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[t] = msum[t] = _mm512_setzero_si512();
+    for (int j = 0; j < 8; j++) { /* not unrolled: size */
+        __m512i s32[WIDE_TOKENS];
+        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s32[t] = _mm512_setzero_si512();
+        UNROLL for (int g = 0; g < 8; g++) {
+            __m512i w = _mm512_loadu_si512((const void *)&c->w[KW(s, j, g, 0, 2)]);
+            UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+                int32_t a4;
+                memcpy(&a4, act[t][s].q + 32 * j + 4 * g, 4);
+                s32[t] = _mm512_dpbusd_epi32(s32[t], w, _mm512_set1_epi32(a4));
+            }
+        }
+        __m512i sc = _mm512_loadu_si512((const void *)&c->sc[KS(s, j, 0, 2)]);
+        __m512i mn = _mm512_loadu_si512((const void *)&c->mn[KS(s, j, 0, 2)]);
+        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+            int32_t codes; /* (bsum[2j], bsum[2j+1]): the sub-block's two halves */
+            memcpy(&codes, &act[t][s].bsum[2 * j], 4);
+            sum[t] = _mm512_add_epi32(sum[t], _mm512_mullo_epi32(s32[t], sc));
+            msum[t] = _mm512_dpwssd_epi32(msum[t], mn, _mm512_set1_epi32(codes));
+        }
+    }
+    __m512 d = _mm512_loadu_ps((const float *)&c->d[s * 2]), dmin = _mm512_loadu_ps((const float *)&c->dmin[s * 2]);
+    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+        __m512 ad = _mm512_set1_ps(act[t][s].d);
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[t]), _mm512_mul_ps(d, ad), acc[t]);
+        acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[t]), _mm512_mul_ps(dmin, ad), acc[t]);
+    }
+}
+
+/* Q6_K super-block s of sixteen rows against WIDE_TOKENS tokens: S and M
+ * of superblock_tokens6 (S by sub-blocks of 16), the same float step. */
+AVX512_INLINE void superblock_tokens16_6(const ChunkK6 *c, uint64_t s, const KernQ8_K *const *act, __m512 *acc)
+{
+    __m512i sum[WIDE_TOKENS], m[WIDE_TOKENS];
+    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[t] = m[t] = _mm512_setzero_si512();
+    for (int k = 0; k < 8; k++) { /* not unrolled: size */
+        UNROLL for (int half = 0; half < 2; half++) { /* sub-block 2k + half: groups 4 half .. 4 half + 3 */
+            __m512i s32[WIDE_TOKENS];
+            UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s32[t] = _mm512_setzero_si512();
+            UNROLL for (int g = 4 * half; g < 4 * half + 4; g++) {
+                __m512i w = _mm512_loadu_si512((const void *)&c->w[KW(s, k, g, 0, 2)]);
+                UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+                    int32_t a4;
+                    memcpy(&a4, act[t][s].q + 32 * k + 4 * g, 4);
+                    s32[t] = _mm512_dpbusd_epi32(s32[t], w, _mm512_set1_epi32(a4));
+                }
+            }
+            __m512i sc = _mm512_loadu_si512((const void *)&c->sc[KS16(s, 2 * k + half, 0, 2)]);
+            UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[t] = _mm512_add_epi32(sum[t], _mm512_mullo_epi32(s32[t], sc));
+        }
+        __m512i scp = _mm512_loadu_si512((const void *)&c->scp[KS(s, k, 0, 2)]);
+        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+            int32_t pair;
+            memcpy(&pair, &act[t][s].bsum[2 * k], 4);
+            m[t] = _mm512_dpwssd_epi32(m[t], scp, _mm512_set1_epi32(pair));
+        }
+    }
+    __m512 d = _mm512_loadu_ps((const float *)&c->d[s * 2]);
+    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+        __m512i total = _mm512_sub_epi32(sum[t], _mm512_slli_epi32(m[t], 5));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_mul_ps(d, _mm512_set1_ps(act[t][s].d)), acc[t]);
+    }
+}
+
+/* K-quant tokens tok[0..3] over the ns super-blocks of one chunk from s0. */
+AVX512_INLINE void chunk_tokens16_k(int six, const void *c, uint64_t s0, uint64_t ns, const void *act, uint64_t act_stride,
+                                    const int *tok, float (*acc)[WIDE])
+{
+    const KernQ8_K *a[WIDE_TOKENS];
+    __m512 v[WIDE_TOKENS];
+    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+        a[t] = (const KernQ8_K *)((const uint8_t *)act + (uint64_t)tok[t] * act_stride) + s0;
+        v[t] = s0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc[tok[t]]);
+    }
+    for (uint64_t s = 0; s < ns; s++) {
+        if (six) superblock_tokens16_6(c, s, a, v);
+        else superblock_tokens16(c, s, a, v);
+    }
+    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) _mm512_storeu_ps(acc[tok[t]], v[t]);
+}
+
+AVX512_INLINE void tile16_k(int six, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
+                            const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    union {
+        ChunkK k4;
+        ChunkK6 k6;
+    } c;
+    float acc[TOKENS][WIDE];
+    uint64_t ns = n / 256;
+    for (uint64_t s0 = 0; s0 < ns; s0 += CHUNK_K) {
+        uint64_t cs = ns - s0 < CHUNK_K ? ns - s0 : CHUNK_K;
+        for (int h = 0; h < 2; h++) {
+            if (six) load_q6_k(&c.k6, 2, h, 0, row + 8 * h, s0, cs, ahead);
+            else load_q4_k(&c.k4, 2, h, 0, row + 8 * h, s0, cs, ahead);
+        }
+        for (int t = 0; t < nt; t += WIDE_TOKENS) {
+            int tok[WIDE_TOKENS];
+            for (int i = 0; i < WIDE_TOKENS; i++) tok[i] = t + i < nt ? t + i : nt - 1;
+            chunk_tokens16_k(six, &c, s0, cs, act, act_stride, tok, acc);
+        }
+    }
+    for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
+}
+
 /* Decoding one token of Q8_0: as tile_one_token, each row's products
  * summed in its own vector, the eight block sums reduced into the lanes.
  * The tile's rows lie next to each other (tile_bytes in all), so the next
@@ -649,8 +779,10 @@ AVX512_INLINE void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t r
         else
             for (int t0 = 0; t0 < nt; t0 += TOKENS) {
                 int k = nt - t0 < TOKENS ? nt - t0 : TOKENS;
-                tile16(kind, n, row, ahead, valid, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
-                       out + (uint64_t)t0 * out_stride + r0, out_stride);
+                const uint8_t *a = (const uint8_t *)act + (uint64_t)t0 * act_stride;
+                float *o = out + (uint64_t)t0 * out_stride + r0;
+                if (kind == K_Q4_K || kind == K_Q6_K) tile16_k(kind == K_Q6_K, n, row, ahead, valid, a, act_stride, k, o, out_stride);
+                else tile16(kind, n, row, ahead, valid, a, act_stride, k, o, out_stride);
             }
     }
 }
@@ -667,6 +799,20 @@ AVX512 static void x86_wide_q8_0(uint64_t n, const uint8_t *w, uint64_t row_byte
     wide_frame(K_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
+AVX512 static void x86_wide_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                                 uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    if (nt < K_ROWS_MIN_TOKENS) rows_by_dot(GGML_TYPE_Q4_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    else wide_frame(K_Q4_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
+AVX512 static void x86_wide_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                                 uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    if (nt < K_ROWS_MIN_TOKENS) rows_by_dot(GGML_TYPE_Q6_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    else wide_frame(K_Q6_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
 int kern_x86_rows(KernRowsFn *rows, int wide)
 {
     const PortCpu *c = port_cpu();
@@ -677,6 +823,8 @@ int kern_x86_rows(KernRowsFn *rows, int wide)
     if (!wide || !c->avx512vnni) return 0;
     rows[GGML_TYPE_Q4_0] = x86_wide_q4_0;
     rows[GGML_TYPE_Q8_0] = x86_wide_q8_0;
+    rows[GGML_TYPE_Q4_K] = x86_wide_q4_k;
+    rows[GGML_TYPE_Q6_K] = x86_wide_q6_k;
     return 1;
 }
 
