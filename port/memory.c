@@ -1,5 +1,6 @@
 /* The arena's memory and facts about the machine's memory. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -27,7 +28,11 @@ uint64_t port_peak_rss(void)
     unsigned long long kib = 0;
     int found = 0;
     while (!found && fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0) found = sscanf(line + 6, "%llu", &kib) == 1;
+        if (strncmp(line, "VmHWM:", 6) == 0) { /* strtoull, not sscanf: the scanf family is 5 KB of a static binary */
+            char *end;
+            kib = strtoull(line + 6, &end, 10);
+            found = end != line + 6;
+        }
     fclose(f);
     return found ? (uint64_t)kib * 1024 : 0;
 }

@@ -171,6 +171,16 @@ AVX2 static void x86_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
                         out + (uint64_t)t0 * out_stride, out_stride);                                           \
     }
 #define DISPATCH4(name) DISPATCH(name)
+/* Q4_K and Q6_K: prompts of three tokens or more go through the rows
+ * kernels (kernels_x86_rows.c), so only the one-token copy is kept. */
+#define DISPATCH1(name)                                                                                         \
+    AVX2 static void name(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,        \
+                          float *out, uint64_t out_stride)                                                      \
+    {                                                                                                           \
+        for (int t = 0; t < nt; t++)                                                                            \
+            name##_body(n, row, (const uint8_t *)act + (uint64_t)t * act_stride, act_stride, 1,                \
+                        out + (uint64_t)t * out_stride, out_stride);                                            \
+    }
 
 #define ACT(T, t) ((const T *)((const uint8_t *)act + (uint64_t)(t) * act_stride))
 
@@ -363,7 +373,7 @@ AVX2_INLINE void x86_q4_k_body(uint64_t n, const uint8_t *row, const void *act, 
 {
     x86_q45_k_body(n, row, act, act_stride, nt, out, out_stride, 0);
 }
-DISPATCH(x86_q4_k)
+DISPATCH1(x86_q4_k)
 
 AVX2_INLINE void x86_q5_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,
                                float *out, uint64_t out_stride)
@@ -417,7 +427,7 @@ AVX2_INLINE void x86_q6_k_body(uint64_t n, const uint8_t *row, const void *act, 
     }
     UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = acc[t];
 }
-DISPATCH(x86_q6_k)
+DISPATCH1(x86_q6_k)
 
 /* Signed weights times signed activations in pairs (int16), then times a
  * per-lane int16 scale and summed in fours: 8 int32 lanes. */

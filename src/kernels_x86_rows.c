@@ -34,6 +34,8 @@
 
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 #define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+/* once per chunk or tile, shared by the eight- and sixteen-row kernels: one copy */
+#define AVX2_CALL static __attribute__((noinline, target("avx2,fma,f16c")))
 #define UNROLL _Pragma("GCC unroll 8")
 
 enum {
@@ -141,7 +143,7 @@ AVX2_INLINE void prefetch_rows_t1(const uint8_t *const *row, uint64_t off)
 /* Q4_0: 16 bytes of nibbles per block, byte j = element j (low nibble) and
  * element j + 16 (high). Transposing the raw bytes gives groups 0..3 from
  * the low nibbles and 4..7 from the high ones. */
-AVX2_INLINE void load_q4_0(Chunk *c, int halves, int h, const uint8_t *const *row, uint64_t b0, uint64_t nb,
+AVX2_CALL void load_q4_0(Chunk *c, int halves, int h, const uint8_t *const *row, uint64_t b0, uint64_t nb,
                            uint64_t ahead)
 {
     const __m256i low = _mm256_set1_epi8(15);
@@ -162,7 +164,7 @@ AVX2_INLINE void load_q4_0(Chunk *c, int halves, int h, const uint8_t *const *ro
 /* Q8_0: 32 signed codes per block, stored plus 128 as unsigned bytes (the
  * VNNI multiply takes one unsigned operand; the sums subtract 128 times
  * the activation's code sum). */
-AVX2_INLINE void load_q8_0(Chunk *c, int halves, int h, const uint8_t *const *row, uint64_t b0, uint64_t nb,
+AVX2_CALL void load_q8_0(Chunk *c, int halves, int h, const uint8_t *const *row, uint64_t b0, uint64_t nb,
                            uint64_t ahead)
 {
     const __m256i bias = _mm256_set1_epi8((char)0x80);
@@ -182,7 +184,7 @@ AVX2_INLINE void load_q8_0(Chunk *c, int halves, int h, const uint8_t *const *ro
 /* Q4_K super-block (144 bytes: d, dmin, 12 scale bytes, 128 bytes of
  * nibbles where bytes 32p..32p+31 hold sub-block 2p in their low nibbles
  * and 2p+1 in their high ones). */
-AVX2_INLINE void load_q4_k(ChunkK *c, int halves, int h_, int pair_scales, const uint8_t *const *row, uint64_t s0,
+AVX2_CALL void load_q4_k(ChunkK *c, int halves, int h_, int pair_scales, const uint8_t *const *row, uint64_t s0,
                            uint64_t ns, uint64_t ahead)
 {
     const __m256i low = _mm256_set1_epi8(15), byte = _mm256_set1_epi32(0xff);
@@ -228,7 +230,7 @@ AVX2_INLINE void load_q4_k(ChunkK *c, int halves, int h_, int pair_scales, const
 /* Q6_K super-block (210 bytes: ql[128] low nibbles, qh[64] high two
  * bits, int8 scales[16], f16 d), decoded per row into eight vectors of 32
  * codes in element order (quant.c's layout), then transposed. */
-AVX2_INLINE void load_q6_k(ChunkK6 *c, int halves, int h_, int pair_scales, const uint8_t *const *row, uint64_t s0,
+AVX2_CALL void load_q6_k(ChunkK6 *c, int halves, int h_, int pair_scales, const uint8_t *const *row, uint64_t s0,
                            uint64_t ns, uint64_t ahead)
 {
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
@@ -398,7 +400,7 @@ AVX2_INLINE void chunk_tokens(int kind, const void *chunk, uint64_t b0, uint64_t
     UNROLL for (int t = 0; t < 2; t++) _mm256_storeu_ps(acc[tok[t]], v[t]);
 }
 
-AVX2_INLINE void tile_rows_k(int six, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
+AVX2_CALL void tile_rows_k(int six, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
                              const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     union {
@@ -444,7 +446,7 @@ AVX2_INLINE __m256i nibbles_row(const uint8_t *q)
  * products are summed within the row's own vector and the eight rows'
  * block sums reduced into the lanes afterwards: the same exact integers,
  * then the same float steps as block_tokens. */
-AVX2_INLINE void tile_one_token(uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
+AVX2_CALL void tile_one_token(uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
                                 const KernQ8_0 *a, float *out)
 {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -486,7 +488,7 @@ AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t ahead
 
 /* The frame: tiles of eight rows (the last padded with copies of the last
  * row, whose lanes are not stored), tokens in passes of at most TOKENS. */
-AVX2_INLINE void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+AVX2_CALL void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     for (uint64_t r0 = 0; r0 < nrows; r0 += ROWS) {
@@ -553,10 +555,13 @@ AVX2 static void x86_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes,
  * eight-row path, which is bound by memory anyway. */
 #define AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 #define AVX512_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+/* the tile and frame code, one copy for all types (the type is a run-time
+ * argument outside the inner loops) */
+#define AVX512_CALL static __attribute__((noinline, target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 enum {
     WIDE = 16,       /* rows per tile: one per 32-bit lane of a 512-bit vector */
-    WIDE_TOKENS = 4  /* tokens per pass over a chunk, sharing each weight vector */
+    WIDE_TOKENS = 8  /* tokens per pass over a chunk, sharing each weight vector */
 };
 
 /* Block b of sixteen rows against WIDE_TOKENS tokens: exact integer sums
@@ -583,7 +588,7 @@ AVX512_INLINE void block_tokens16(const Chunk *c, uint64_t b, const KernQ8_0 *co
     }
 }
 
-/* Tokens tok[0..3] (repeats allowed: a short pass repeats its last token)
+/* Tokens tok[0 .. WIDE_TOKENS-1] (repeats allowed: a short pass repeats its last token)
  * over the nb blocks of one transposed chunk starting at block b0. */
 AVX512_INLINE void chunk_tokens16(int shift, const Chunk *c, uint64_t b0, uint64_t nb, const void *act,
                                   uint64_t act_stride, const int *tok, float (*acc)[WIDE])
@@ -598,7 +603,7 @@ AVX512_INLINE void chunk_tokens16(int shift, const Chunk *c, uint64_t b0, uint64
     UNROLL for (int t = 0; t < WIDE_TOKENS; t++) _mm512_storeu_ps(acc[tok[t]], v[t]);
 }
 
-AVX512_INLINE void tile16(int kind, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
+AVX512_CALL void tile16(int kind, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
                           const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     Chunk c;
@@ -692,7 +697,7 @@ AVX512_INLINE void superblock_tokens16_6(const ChunkK6 *c, uint64_t s, const Ker
     }
 }
 
-/* K-quant tokens tok[0..3] over the ns super-blocks of one chunk from s0. */
+/* K-quant tokens tok[0 .. WIDE_TOKENS-1] over the ns super-blocks of one chunk from s0. */
 AVX512_INLINE void chunk_tokens16_k(int six, const void *c, uint64_t s0, uint64_t ns, const void *act, uint64_t act_stride,
                                     const int *tok, float (*acc)[WIDE])
 {
@@ -709,7 +714,7 @@ AVX512_INLINE void chunk_tokens16_k(int six, const void *c, uint64_t s0, uint64_
     UNROLL for (int t = 0; t < WIDE_TOKENS; t++) _mm512_storeu_ps(acc[tok[t]], v[t]);
 }
 
-AVX512_INLINE void tile16_k(int six, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
+AVX512_CALL void tile16_k(int six, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     union {
@@ -765,7 +770,7 @@ AVX512_INLINE void tile_one_token_q8_0(uint64_t n, const uint8_t *const *row, ui
 /* Tiles of `tile` rows (the last padded with copies of the last row),
  * tokens in passes of at most TOKENS: sixteen-row tiles for prompts, eight
  * for one token (Q4_0 through the AVX2 tile). */
-AVX512_INLINE void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                               const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     uint64_t tile = nt == 1 ? ROWS : WIDE;
