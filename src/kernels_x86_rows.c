@@ -140,6 +140,21 @@ AVX2_INLINE void prefetch_rows_t1(const uint8_t *const *row, uint64_t off)
     UNROLL for (int r = 0; r < ROWS; r++) _mm_prefetch((const char *)row[r] + off, _MM_HINT_T1);
 }
 
+/* While one chunk is multiplied, the next one's bytes (the same rows' next
+ * K-chunk, else the next tile's first) are fetched into L2, a share of the
+ * rows before each pass of tokens: memory works while the multipliers do.
+ * (Rows are row_bytes apart; past the matrix end a prefetch is harmless.) */
+AVX2_INLINE void prefetch_next_chunk(const uint8_t *const *row, int tile, uint64_t row_bytes, uint64_t unit,
+                                     uint64_t units, uint64_t u0, uint64_t chunk_units, int pass, int passes)
+{
+    uint64_t next = u0 + chunk_units;
+    uint64_t off = next < units ? next * unit : (uint64_t)tile * row_bytes;
+    uint64_t left = next < units ? units - next : units;
+    uint64_t len = (left < chunk_units ? left : chunk_units) * unit;
+    for (int r = tile * pass / passes; r < tile * (pass + 1) / passes; r++)
+        for (uint64_t o = 0; o < len; o += 64) _mm_prefetch((const char *)row[r] + off + o, _MM_HINT_T1);
+}
+
 /* Q4_0: 16 bytes of nibbles per block, byte j = element j (low nibble) and
  * element j + 16 (high). Transposing the raw bytes gives groups 0..3 from
  * the low nibbles and 4..7 from the high ones. */
@@ -400,9 +415,10 @@ AVX2_INLINE void chunk_tokens(int kind, const void *chunk, uint64_t b0, uint64_t
     UNROLL for (int t = 0; t < 2; t++) _mm256_storeu_ps(acc[tok[t]], v[t]);
 }
 
-AVX2_CALL void tile_rows_k(int six, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
-                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+AVX2_CALL void tile_rows_k(int six, uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead,
+                           uint64_t valid, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
+    int passes = (nt + 1) / 2;
     union {
         ChunkK k4;
         ChunkK6 k6;
@@ -414,10 +430,16 @@ AVX2_CALL void tile_rows_k(int six, uint64_t n, const uint8_t *const *row, uint6
         int t = 0;
         if (six) {
             load_q6_k(&c.k6, 1, 0, 1, row, s0, cs, ahead);
-            for (; t < nt; t += 2) chunk_tokens(K_Q6_K, &c.k6, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+            for (; t < nt; t += 2) {
+                prefetch_next_chunk(row, ROWS, row_bytes, 210, ns, s0, CHUNK_K, t / 2, passes);
+                chunk_tokens(K_Q6_K, &c.k6, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+            }
         } else {
             load_q4_k(&c.k4, 1, 0, 1, row, s0, cs, ahead);
-            for (; t < nt; t += 2) chunk_tokens(K_Q4_K, &c.k4, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+            for (; t < nt; t += 2) {
+                prefetch_next_chunk(row, ROWS, row_bytes, 144, ns, s0, CHUNK_K, t / 2, passes);
+                chunk_tokens(K_Q4_K, &c.k4, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+            }
         }
     }
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
@@ -468,9 +490,10 @@ AVX2_CALL void tile_one_token(uint64_t n, const uint8_t *const *row, uint64_t ah
     memcpy(out, lanes, valid * sizeof(float));
 }
 
-AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
+AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead, uint64_t valid,
                            const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
+    int passes = (nt + 1) / 2;
     if (nt == 1) {
         tile_one_token(n, row, ahead, valid, act, out);
         return;
@@ -481,7 +504,10 @@ AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t ahead
     for (uint64_t b0 = 0; b0 < nb; b0 += CHUNK) {
         uint64_t cb = nb - b0 < CHUNK ? nb - b0 : CHUNK;
         load_q4_0(&c, 1, 0, row, b0, cb, ahead);
-        for (int t = 0; t < nt; t += 2) chunk_tokens(K_Q4_0, &c, b0, cb, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+        for (int t = 0; t < nt; t += 2) {
+            prefetch_next_chunk(row, ROWS, row_bytes, 18, nb, b0, CHUNK, t / 2, passes);
+            chunk_tokens(K_Q4_0, &c, b0, cb, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+        }
     }
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
 }
@@ -501,10 +527,10 @@ AVX2_CALL void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_b
             const uint8_t *a = (const uint8_t *)act + (uint64_t)t0 * act_stride;
             int k = nt - t0 < TOKENS ? nt - t0 : TOKENS;
             if (kind == K_Q4_K || kind == K_Q6_K)
-                tile_rows_k(kind == K_Q6_K, n, row, ahead, valid, a, act_stride, k, out + (uint64_t)t0 * out_stride + r0,
-                            out_stride);
+                tile_rows_k(kind == K_Q6_K, n, row, row_bytes, ahead, valid, a, act_stride, k,
+                            out + (uint64_t)t0 * out_stride + r0, out_stride);
             else
-                tile_rows(n, row, ahead, valid, a, act_stride, k,
+                tile_rows(n, row, row_bytes, ahead, valid, a, act_stride, k,
                           out + (uint64_t)t0 * out_stride + r0, out_stride);
         }
     }
@@ -603,13 +629,14 @@ AVX512_INLINE void chunk_tokens16(int shift, const Chunk *c, uint64_t b0, uint64
     UNROLL for (int t = 0; t < WIDE_TOKENS; t++) _mm512_storeu_ps(acc[tok[t]], v[t]);
 }
 
-AVX512_CALL void tile16(int kind, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
-                          const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+AVX512_CALL void tile16(int kind, uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead,
+                        uint64_t valid, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     Chunk c;
     float acc[TOKENS][WIDE];
     int shift = kind == K_Q8_0 ? 7 : 3;
-    uint64_t nb = n / 32;
+    uint64_t nb = n / 32, block_bytes = kind == K_Q8_0 ? 34 : 18;
+    int passes = (nt + WIDE_TOKENS - 1) / WIDE_TOKENS;
     for (uint64_t b0 = 0; b0 < nb; b0 += CHUNK) {
         uint64_t cb = nb - b0 < CHUNK ? nb - b0 : CHUNK;
         for (int h = 0; h < 2; h++) {
@@ -619,6 +646,7 @@ AVX512_CALL void tile16(int kind, uint64_t n, const uint8_t *const *row, uint64_
         for (int t = 0; t < nt; t += WIDE_TOKENS) {
             int tok[WIDE_TOKENS];
             for (int i = 0; i < WIDE_TOKENS; i++) tok[i] = t + i < nt ? t + i : nt - 1;
+            prefetch_next_chunk(row, WIDE, row_bytes, block_bytes, nb, b0, CHUNK, t / WIDE_TOKENS, passes);
             chunk_tokens16(shift, &c, b0, cb, act, act_stride, tok, acc);
         }
     }
@@ -714,9 +742,10 @@ AVX512_INLINE void chunk_tokens16_k(int six, const void *c, uint64_t s0, uint64_
     UNROLL for (int t = 0; t < WIDE_TOKENS; t++) _mm512_storeu_ps(acc[tok[t]], v[t]);
 }
 
-AVX512_CALL void tile16_k(int six, uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
-                            const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+AVX512_CALL void tile16_k(int six, uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead,
+                          uint64_t valid, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
+    int passes = (nt + WIDE_TOKENS - 1) / WIDE_TOKENS;
     union {
         ChunkK k4;
         ChunkK6 k6;
@@ -732,6 +761,7 @@ AVX512_CALL void tile16_k(int six, uint64_t n, const uint8_t *const *row, uint64
         for (int t = 0; t < nt; t += WIDE_TOKENS) {
             int tok[WIDE_TOKENS];
             for (int i = 0; i < WIDE_TOKENS; i++) tok[i] = t + i < nt ? t + i : nt - 1;
+            prefetch_next_chunk(row, WIDE, row_bytes, six ? 210 : 144, ns, s0, CHUNK_K, t / WIDE_TOKENS, passes);
             chunk_tokens16_k(six, &c, s0, cs, act, act_stride, tok, acc);
         }
     }
@@ -786,8 +816,9 @@ AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row
                 int k = nt - t0 < TOKENS ? nt - t0 : TOKENS;
                 const uint8_t *a = (const uint8_t *)act + (uint64_t)t0 * act_stride;
                 float *o = out + (uint64_t)t0 * out_stride + r0;
-                if (kind == K_Q4_K || kind == K_Q6_K) tile16_k(kind == K_Q6_K, n, row, ahead, valid, a, act_stride, k, o, out_stride);
-                else tile16(kind, n, row, ahead, valid, a, act_stride, k, o, out_stride);
+                if (kind == K_Q4_K || kind == K_Q6_K)
+                    tile16_k(kind == K_Q6_K, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
+                else tile16(kind, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
             }
     }
 }
