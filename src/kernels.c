@@ -28,6 +28,7 @@ void kern_select(int force_ref)
         TAKE(dot_q8_0_f32)
         TAKE(axpy_q8_0)
         TAKE(to_f16)
+        TAKE(silu_mul)
 #undef TAKE
     }
     chosen = 1;

@@ -98,6 +98,9 @@ typedef struct {
     /* n floats to F16 (the KV cache), bit for bit as quant_f32_to_f16:
      * round to nearest even, NaN quiet with its top mantissa bits */
     void (*to_f16)(uint16_t *out, const float *x, uint32_t n);
+    /* the feed-forward gate: g[i] = silu(g[i]) * u[i], silu(x) = x / (1 + e^-x)
+     * (the reference with libm's expf, a fast path within 1e-6 relative) */
+    void (*silu_mul)(float *g, const float *u, uint64_t n);
 } KernelSet;
 
 /* The sets. kern_ref() always exists; the others return NULL when this

@@ -351,6 +351,11 @@ static void ref_to_f16(uint16_t *out, const float *x, uint32_t n)
     for (uint32_t i = 0; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
 }
 
+static void ref_silu_mul(float *g, const float *u, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
 static float ref_dot_f32(const float *k, const float *q, uint32_t n)
 {
     float s = 0.0f;
@@ -415,6 +420,7 @@ const KernelSet *kern_ref(void)
         .dot_q8_0_f32 = ref_dot_q8_0_f32,
         .axpy_q8_0 = ref_axpy_q8_0,
         .to_f16 = ref_to_f16,
+        .silu_mul = ref_silu_mul,
     };
     return &set;
 }

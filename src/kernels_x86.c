@@ -655,6 +655,49 @@ AVX2 static void x86_to_f16(uint16_t *out, const float *x, uint32_t n)
     for (; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
 }
 
+/* e^x for x in [-87, 88] (the caller clamps): x = k ln2 + r, |r| <= ln2/2,
+ * e^r by its Taylor series to r^7 (remainder < 2e-9 relative), 2^k into
+ * the exponent bits. Within 2 ulp of libm's expf. */
+AVX2_INLINE __m256 exp8(__m256 x)
+{
+    __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145752f), x); /* ln2 in two parts: r exact to ~1e-12 */
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860677e-6f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    __m256i two_k = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(two_k));
+}
+
+AVX2_INLINE __m256 silu_mul8(__m256 x, __m256 u)
+{
+    /* e^-x: beyond the clamp silu is x (or 0) to float precision anyway */
+    __m256 nx = _mm256_min_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), x), _mm256_set1_ps(-87.0f)),
+                              _mm256_set1_ps(88.0f));
+    return _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), exp8(nx))), u);
+}
+
+/* Every element takes the same steps, the tail too (threads split the
+ * elements anywhere: a result must not depend on where). */
+AVX2 static void x86_silu_mul(float *g, const float *u, uint64_t n)
+{
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(g + i, silu_mul8(_mm256_loadu_ps(g + i), _mm256_loadu_ps(u + i)));
+    if (i < n) {
+        float tg[8] = {0}, tu[8] = {0};
+        memcpy(tg, g + i, (n - i) * sizeof(float));
+        memcpy(tu, u + i, (n - i) * sizeof(float));
+        _mm256_storeu_ps(tg, silu_mul8(_mm256_loadu_ps(tg), _mm256_loadu_ps(tu)));
+        memcpy(g + i, tg, (n - i) * sizeof(float));
+    }
+}
+
 AVX2 static float x86_dot_f32(const float *k, const float *q, uint32_t n)
 {
     __m256 acc = _mm256_setzero_ps();
@@ -728,6 +771,7 @@ const KernelSet *kern_x86(void)
         .dot_f16 = x86_dot_f16,
         .axpy_f16 = x86_axpy_f16,
         .to_f16 = x86_to_f16,
+        .silu_mul = x86_silu_mul,
         .dot_f32 = x86_dot_f32,
         .axpy_f32 = x86_axpy_f32,
         .dot_q8_0_f32 = x86_dot_q8_0_f32,

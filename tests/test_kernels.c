@@ -303,6 +303,7 @@ static void test_set(const KernelSet *ks)
                 if (fabsf(o1[i] - o2[i]) > 1e-6f * (fabsf(o2[i]) + 2.0f)) ok_axpy = 0;
         }
         CHECK(ok_dot, "%s: KV dot (F16, F32) within 1e-5 of sum|terms| of the reference", ks->name);
+        CHECK(ok_axpy, "%s: KV axpy (F16, F32) within 1e-6 relative of the reference", ks->name);
         /* F16 stores: random floats of every magnitude (subnormal halves,
          * overflow), ties, infinities and NaNs, as quant_f32_to_f16 */
         static float xs[1000];
@@ -318,7 +319,32 @@ static void test_set(const KernelSet *ks)
                 if (h[i] != quant_f32_to_f16(xs[i])) ok_f16 = 0;
             CHECK(ok_f16, "%s: F16 stores equal quant_f32_to_f16 bit for bit (specials, ties, all magnitudes)", ks->name);
         }
-        CHECK(ok_axpy, "%s: KV axpy (F16, F32) within 1e-6 relative of the reference", ks->name);
+    }
+
+    /* SiLU gate: within 1e-6 relative of the reference (libm expf) on
+     * gates of every size, and the same bits however the elements are
+     * split between calls (threads split them anywhere) */
+    if (ks->silu_mul) {
+        enum { SN = 1003 };
+        static float g0[SN], u[SN], want[SN], all[SN], parts[SN];
+        for (int i = 0; i < SN; i++) {
+            g0[i] = rndf() * (i % 7 == 0 ? 100.0f : i % 3 == 0 ? 10.0f : 3.0f);
+            u[i] = rndf() * 2.0f;
+        }
+        g0[0] = 0.0f, g0[1] = -0.0f, g0[2] = 88.5f, g0[3] = -88.5f, g0[4] = 200.0f, g0[5] = -200.0f;
+        memcpy(want, g0, sizeof g0);
+        kern_ref()->silu_mul(want, u, SN);
+        memcpy(all, g0, sizeof g0);
+        ks->silu_mul(all, u, SN);
+        memcpy(parts, g0, sizeof g0);
+        for (int i0 = 0, step = 1; i0 < SN; i0 += step, step = step % 13 + 2)
+            ks->silu_mul(parts + i0, u + i0, (uint64_t)(i0 + step < SN ? step : SN - i0));
+        int close = 1;
+        for (int i = 0; i < SN; i++)
+            if (fabsf(all[i] - want[i]) > 1e-6f * fabsf(want[i]) + 1e-30f) close = 0;
+        CHECK(close, "%s: SiLU gate within 1e-6 relative of the reference (expf)", ks->name);
+        CHECK(memcmp(all, parts, sizeof all) == 0, "%s: SiLU gate gives the same bits however the elements are split",
+              ks->name);
     }
 
     /* KV cache in Q8_0 blocks: rows of random floats quantized as
