@@ -168,7 +168,7 @@ TCFLAGS = $(CFLAGS_COMMON) $(SIZE_CFLAGS) $(TARGET_CFLAGS) $(BOARD_CFLAGS) $(TAR
 # most, the kernels have their own; the sampler: measured, generation speed
 # unchanged; the context shift) is built with -Os: 44 KB less
 # on x86-64, tokenizing about 5% slower. Everything else, and any new file,
-# keeps $(OPT): the per-token code (forward pass, kernels, sampler) is there.
+# keeps $(OPT): the per-token code (forward pass, kernels) is there.
 COLD_SRC = $(filter src/cli.c src/cmd_%.c src/chat.c src/json.c src/gguf.c src/tokenizer.c src/unicode_tables.c \
 	src/session.c src/model.c src/http.c src/server%.c src/arena.c src/ggml_type.c src/memplan.c \
 	src/weight_stream.c src/quant.c src/sampler.c src/context_shift.c,$(CORE_SRC)) \
