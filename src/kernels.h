@@ -109,7 +109,7 @@ const KernelSet *kern_ref(void);  /* kernels_ref.c: plain C, every type */
 const KernelSet *kern_x86(void);  /* kernels_x86.c: AVX2 + FMA + F16C */
 const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
 /* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with
- * wide = 1 and a CPU with AVX-512 VNNI, the sixteen-row kernels where it
+ * wide = 1 and a CPU with AVX-512 VNNI, the 32-row kernels where it
  * has them (then returns 1). Tests call it with 0 and 1 to compare both. */
 int kern_x86_rows(KernRowsFn *rows, int wide);
 

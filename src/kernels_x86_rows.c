@@ -1,6 +1,8 @@
-/* kernels_x86_rows.c - AVX2 matmul for Q4_0, Q4_K and Q6_K weights (the
- * types of Q4_0 and Q4_K_M files) that computes eight weight rows at once,
- * one row per vector lane (KernelSet.rows).
+/* kernels_x86_rows.c - matmul for Q4_0, Q4_K and Q6_K weights (the types
+ * of Q4_0 and Q4_K_M files) that computes eight weight rows at once, one
+ * row per vector lane (KernelSet.rows), with AVX2; and, where the CPU has
+ * AVX-512 VNNI, thirty-two rows for prompts (Q8_0 too) — see the second
+ * half of the file.
  *
  * Why: a one-row kernel must sum the products of a row and a token across
  * the vector lanes for every block, then convert and scale that sum — for
@@ -10,11 +12,11 @@
  * multiply all eight rows at once, and the block's eight sums come out in
  * the lanes with no horizontal work. The transposition is done once per
  * tile and K-chunk (into a scratch of 9-12 KiB on the stack) and serves
- * every token of a prompt chunk. Measured on the 2-core Zen 3 VM, one
- * thread, Qwen3-0.6B shapes, 64-token prompt: Q4_0 71 -> 140 tok/s,
- * Q4_K_M 78 -> 125; generation within 3%. Q8_0 is not here: the same
- * scheme made its prompts 40% faster but its generation 10% slower (the
- * signed x signed bytes need two sign operations per group and token).
+ * every token of a prompt chunk. Measured, one thread, Qwen3-0.6B shapes,
+ * 64-token prompt: Q4_0 71 -> 140 tok/s, Q4_K_M 78 -> 125; generation
+ * within 3%. Q8_0 is not in the AVX2 half: the same scheme made its
+ * prompts 40% faster but its generation 10% slower (the signed x signed
+ * bytes need two sign operations per group and token).
  *
  * Determinism (the contract of kernels.h): lane r's result is
  *   acc = 0; for each block b in order: acc = fma(float(S_b), d_b * a_b, acc)
@@ -34,7 +36,7 @@
 
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 #define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
-/* once per chunk or tile, shared by the eight- and sixteen-row kernels: one copy */
+/* once per chunk or tile, shared by the AVX2 and AVX-512 kernels: one copy */
 #define AVX2_CALL static __attribute__((noinline, target("avx2,fma,f16c")))
 #define UNROLL _Pragma("GCC unroll 8")
 
@@ -52,9 +54,9 @@ enum { PREFETCH_TILE_MAX = 12288, PREFETCH_IN_ROW = 1024 };
 /* One K-chunk of a Q4_0 or Q8_0 tile, transposed: w[AT(b, g, h, halves)]
  * holds elements 4g..4g+3 of block b of rows 8h..8h+7 (lane r = row 8h + r),
  * as unsigned bytes (Q4_0: the nibbles; Q8_0: code + 128); d[b * halves + h]
- * their scales as floats. An eight-row tile has one half; a sixteen-row
- * tile (AVX-512) two, side by side, so one 64-byte load takes all 16 rows. */
-enum { HALVES_MAX = 2 };
+ * their scales as floats. An eight-row tile has one half; an AVX-512 tile
+ * four, side by side, so one 64-byte load takes sixteen rows. */
+enum { HALVES_MAX = 4 };
 #define AT(b, g, h, halves) ((((b) * 8 + (g)) * (halves)) + (h))
 typedef struct {
     __m256i w[CHUNK * 8 * HALVES_MAX];
@@ -570,15 +572,19 @@ AVX2 static void x86_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes,
     else rows_frame(K_Q6_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
-/* ---- AVX-512 VNNI: sixteen rows per vector ---------------------------------
- * Prompt chunks take sixteen-row tiles: the same transposed groups, two
- * eight-row halves side by side, and one VNNI instruction (unsigned weight
- * bytes times signed activation bytes, four products summed into each
- * 32-bit lane) where AVX2 needs a multiply-add of bytes and a sum of
- * int16s. The integers are the same exact block sums and the float steps
- * the same per lane, so the results equal the eight-row kernels' bit for
- * bit (tests/test_kernels_rows.c checks it); decoding one token keeps the
- * eight-row path, which is bound by memory anyway. */
+/* ---- AVX-512 VNNI: sixteen rows per vector, two vectors per tile ----------
+ * Prompt chunks take 32-row tiles: the same transposed groups, eight-row
+ * halves side by side, and one VNNI instruction (unsigned weight bytes
+ * times signed activation bytes, four products summed into each 32-bit
+ * lane) where AVX2 needs a multiply-add of bytes and a sum of int16s. Two
+ * row vectors share each broadcast activation (a tile of 16 rows and eight
+ * tokens per pass measured 5-15% slower: one load per multiply). The
+ * integers are the same exact block sums and the float steps the same per
+ * lane, so the results equal the eight-row kernels' bit for bit
+ * (tests/test_kernels_rows.c checks it); decoding one token keeps eight-row
+ * tiles, bound by memory anyway. Measured on the 2-core Sapphire Rapids VM
+ * (make bench, 2 threads, 64-token prompts): Q4_0 263 -> 380 tok/s and
+ * Q8_0 134 -> 347 when this came, more after the changes around it. */
 #define AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 #define AVX512_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 /* the tile and frame code, one copy for all types (the type is a run-time
@@ -586,50 +592,61 @@ AVX2 static void x86_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes,
 #define AVX512_CALL static __attribute__((noinline, target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 enum {
-    WIDE = 16,       /* rows per tile: one per 32-bit lane of a 512-bit vector */
-    WIDE_TOKENS = 8  /* tokens per pass over a chunk, sharing each weight vector */
+    VECS = 2,               /* 512-bit vectors of rows per tile (16 rows each) */
+    WIDE = 16 * VECS,       /* rows per tile */
+    HALVES = 2 * VECS,      /* eight-row halves per tile */
+    WIDE_TOKENS = 4,        /* tokens per pass over a chunk */
+    WIDE_CHUNK = 16,        /* blocks per K-chunk (16 KiB of Q4_0/Q8_0 groups: L1) */
+    WIDE_CHUNK_K = 2        /* K-quant super-blocks per K-chunk */
 };
 
-/* Block b of sixteen rows against WIDE_TOKENS tokens: exact integer sums
+/* Block b of a tile against WIDE_TOKENS tokens: exact integer sums
  * (weight bytes stored with an offset of 8 for Q4_0 or 128 for Q8_0:
  * subtract offset x the activation's code sum, `shift` = log2 of the
  * offset), then acc[t] = fma(float(sum), d_row * d_token, acc[t]). */
-AVX512_INLINE void block_tokens16(const Chunk *c, uint64_t b, const KernQ8_0 *const *act, int shift, __m512 *acc)
+AVX512_INLINE void block_tokens_wide(const Chunk *c, uint64_t b, const KernQ8_0 *const *act, int shift,
+                                     __m512 (*acc)[WIDE_TOKENS])
 {
-    __m512i s[WIDE_TOKENS];
-    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s[t] = _mm512_setzero_si512();
+    __m512i s[VECS][WIDE_TOKENS];
+    UNROLL for (int v = 0; v < VECS; v++) UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s[v][t] = _mm512_setzero_si512();
     UNROLL for (int g = 0; g < 8; g++) {
-        __m512i w = _mm512_loadu_si512((const void *)&c->w[AT(b, g, 0, 2)]);
+        __m512i w[VECS];
+        UNROLL for (int v = 0; v < VECS; v++) w[v] = _mm512_loadu_si512((const void *)&c->w[AT(b, g, 2 * v, HALVES)]);
         UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
             int32_t a4;
             memcpy(&a4, act[t][b].q + 4 * g, 4);
-            s[t] = _mm512_dpbusd_epi32(s[t], w, _mm512_set1_epi32(a4));
+            __m512i a = _mm512_set1_epi32(a4);
+            UNROLL for (int v = 0; v < VECS; v++) s[v][t] = _mm512_dpbusd_epi32(s[v][t], w[v], a);
         }
     }
-    __m512 d = _mm512_loadu_ps((const float *)&c->d[b * 2]);
     UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
         const KernQ8_0 *a = &act[t][b];
-        __m512i sum = _mm512_sub_epi32(s[t], _mm512_set1_epi32((int32_t)((uint32_t)a->sum << shift)));
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(d, _mm512_set1_ps(a->d)), acc[t]);
+        __m512i corr = _mm512_set1_epi32((int32_t)((uint32_t)a->sum << shift));
+        __m512 ad = _mm512_set1_ps(a->d);
+        UNROLL for (int v = 0; v < VECS; v++) {
+            __m512 d = _mm512_loadu_ps((const float *)&c->d[b * HALVES + 2 * v]);
+            __m512i sum = _mm512_sub_epi32(s[v][t], corr);
+            acc[v][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(d, ad), acc[v][t]);
+        }
     }
 }
 
 /* Tokens tok[0 .. WIDE_TOKENS-1] (repeats allowed: a short pass repeats its last token)
  * over the nb blocks of one transposed chunk starting at block b0. */
-AVX512_INLINE void chunk_tokens16(int shift, const Chunk *c, uint64_t b0, uint64_t nb, const void *act,
-                                  uint64_t act_stride, const int *tok, float (*acc)[WIDE])
+AVX512_INLINE void chunk_tokens_wide(int shift, const Chunk *c, uint64_t b0, uint64_t nb, const void *act,
+                                     uint64_t act_stride, const int *tok, float (*acc)[WIDE])
 {
     const KernQ8_0 *a[WIDE_TOKENS];
-    __m512 v[WIDE_TOKENS];
+    __m512 v[VECS][WIDE_TOKENS];
     UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
         a[t] = (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)tok[t] * act_stride) + b0;
-        v[t] = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc[tok[t]]);
+        UNROLL for (int r = 0; r < VECS; r++) v[r][t] = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc[tok[t]] + 16 * r);
     }
-    for (uint64_t b = 0; b < nb; b++) block_tokens16(c, b, a, shift, v);
-    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) _mm512_storeu_ps(acc[tok[t]], v[t]);
+    for (uint64_t b = 0; b < nb; b++) block_tokens_wide(c, b, a, shift, v);
+    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) UNROLL for (int r = 0; r < VECS; r++) _mm512_storeu_ps(acc[tok[t]] + 16 * r, v[r][t]);
 }
 
-AVX512_CALL void tile16(int kind, uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead,
+AVX512_CALL void tile_wide(int kind, uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead,
                         uint64_t valid, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     Chunk c;
@@ -637,113 +654,130 @@ AVX512_CALL void tile16(int kind, uint64_t n, const uint8_t *const *row, uint64_
     int shift = kind == K_Q8_0 ? 7 : 3;
     uint64_t nb = n / 32, block_bytes = kind == K_Q8_0 ? 34 : 18;
     int passes = (nt + WIDE_TOKENS - 1) / WIDE_TOKENS;
-    for (uint64_t b0 = 0; b0 < nb; b0 += CHUNK) {
-        uint64_t cb = nb - b0 < CHUNK ? nb - b0 : CHUNK;
-        for (int h = 0; h < 2; h++) {
-            if (kind == K_Q8_0) load_q8_0(&c, 2, h, row + 8 * h, b0, cb, ahead);
-            else load_q4_0(&c, 2, h, row + 8 * h, b0, cb, ahead);
+    for (uint64_t b0 = 0; b0 < nb; b0 += WIDE_CHUNK) {
+        uint64_t cb = nb - b0 < WIDE_CHUNK ? nb - b0 : WIDE_CHUNK;
+        for (int h = 0; h < HALVES; h++) {
+            if (kind == K_Q8_0) load_q8_0(&c, HALVES, h, row + 8 * h, b0, cb, ahead);
+            else load_q4_0(&c, HALVES, h, row + 8 * h, b0, cb, ahead);
         }
         for (int t = 0; t < nt; t += WIDE_TOKENS) {
             int tok[WIDE_TOKENS];
             for (int i = 0; i < WIDE_TOKENS; i++) tok[i] = t + i < nt ? t + i : nt - 1;
-            prefetch_next_chunk(row, WIDE, row_bytes, block_bytes, nb, b0, CHUNK, t / WIDE_TOKENS, passes);
-            chunk_tokens16(shift, &c, b0, cb, act, act_stride, tok, acc);
+            prefetch_next_chunk(row, WIDE, row_bytes, block_bytes, nb, b0, WIDE_CHUNK, t / WIDE_TOKENS, passes);
+            chunk_tokens_wide(shift, &c, b0, cb, act, act_stride, tok, acc);
         }
     }
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
 }
 
-/* Q4_K super-block s of sixteen rows against WIDE_TOKENS tokens: the
- * integers S and M of superblock_tokens, here
+/* Q4_K super-block s of a tile against WIDE_TOKENS tokens: the integers S
+ * and M of superblock_tokens, here
  *   S = sum_j sc_j * (VNNI sum of sub-block j), M by int16 pair products
  *   of the mins with the activation's 16-element code sums,
  * then the same two float steps. */
-AVX512_INLINE void superblock_tokens16(const ChunkK *c, uint64_t s, const KernQ8_K *const *act, __m512 *acc)
+AVX512_INLINE void superblock_tokens_wide(const ChunkK *c, uint64_t s, const KernQ8_K *const *act,
+                                          __m512 (*acc)[WIDE_TOKENS])
 {
-    __m512i sum[WIDE_TOKENS], msum[WIDE_TOKENS];
-    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[t] = msum[t] = _mm512_setzero_si512();
+    __m512i sum[VECS][WIDE_TOKENS], msum[VECS][WIDE_TOKENS];
+    UNROLL for (int v = 0; v < VECS; v++) UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[v][t] = msum[v][t] = _mm512_setzero_si512();
     for (int j = 0; j < 8; j++) { /* not unrolled: size */
-        __m512i s32[WIDE_TOKENS];
-        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s32[t] = _mm512_setzero_si512();
+        __m512i s32[VECS][WIDE_TOKENS];
+        UNROLL for (int v = 0; v < VECS; v++) UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s32[v][t] = _mm512_setzero_si512();
         UNROLL for (int g = 0; g < 8; g++) {
-            __m512i w = _mm512_loadu_si512((const void *)&c->w[KW(s, j, g, 0, 2)]);
+            __m512i w[VECS];
+            UNROLL for (int v = 0; v < VECS; v++) w[v] = _mm512_loadu_si512((const void *)&c->w[KW(s, j, g, 2 * v, HALVES)]);
             UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
                 int32_t a4;
                 memcpy(&a4, act[t][s].q + 32 * j + 4 * g, 4);
-                s32[t] = _mm512_dpbusd_epi32(s32[t], w, _mm512_set1_epi32(a4));
+                __m512i a = _mm512_set1_epi32(a4);
+                UNROLL for (int v = 0; v < VECS; v++) s32[v][t] = _mm512_dpbusd_epi32(s32[v][t], w[v], a);
             }
         }
-        __m512i sc = _mm512_loadu_si512((const void *)&c->sc[KS(s, j, 0, 2)]);
-        __m512i mn = _mm512_loadu_si512((const void *)&c->mn[KS(s, j, 0, 2)]);
-        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
-            int32_t codes; /* (bsum[2j], bsum[2j+1]): the sub-block's two halves */
-            memcpy(&codes, &act[t][s].bsum[2 * j], 4);
-            sum[t] = _mm512_add_epi32(sum[t], _mm512_mullo_epi32(s32[t], sc));
-            msum[t] = _mm512_dpwssd_epi32(msum[t], mn, _mm512_set1_epi32(codes));
+        UNROLL for (int v = 0; v < VECS; v++) {
+            __m512i sc = _mm512_loadu_si512((const void *)&c->sc[KS(s, j, 2 * v, HALVES)]);
+            __m512i mn = _mm512_loadu_si512((const void *)&c->mn[KS(s, j, 2 * v, HALVES)]);
+            UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+                int32_t codes; /* (bsum[2j], bsum[2j+1]): the sub-block's two halves */
+                memcpy(&codes, &act[t][s].bsum[2 * j], 4);
+                sum[v][t] = _mm512_add_epi32(sum[v][t], _mm512_mullo_epi32(s32[v][t], sc));
+                msum[v][t] = _mm512_dpwssd_epi32(msum[v][t], mn, _mm512_set1_epi32(codes));
+            }
         }
     }
-    __m512 d = _mm512_loadu_ps((const float *)&c->d[s * 2]), dmin = _mm512_loadu_ps((const float *)&c->dmin[s * 2]);
-    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
-        __m512 ad = _mm512_set1_ps(act[t][s].d);
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[t]), _mm512_mul_ps(d, ad), acc[t]);
-        acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[t]), _mm512_mul_ps(dmin, ad), acc[t]);
+    UNROLL for (int v = 0; v < VECS; v++) {
+        __m512 d = _mm512_loadu_ps((const float *)&c->d[s * HALVES + 2 * v]);
+        __m512 dmin = _mm512_loadu_ps((const float *)&c->dmin[s * HALVES + 2 * v]);
+        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+            __m512 ad = _mm512_set1_ps(act[t][s].d);
+            acc[v][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[v][t]), _mm512_mul_ps(d, ad), acc[v][t]);
+            acc[v][t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[v][t]), _mm512_mul_ps(dmin, ad), acc[v][t]);
+        }
     }
 }
 
-/* Q6_K super-block s of sixteen rows against WIDE_TOKENS tokens: S and M
- * of superblock_tokens6 (S by sub-blocks of 16), the same float step. */
-AVX512_INLINE void superblock_tokens16_6(const ChunkK6 *c, uint64_t s, const KernQ8_K *const *act, __m512 *acc)
+/* Q6_K super-block s of a tile against WIDE_TOKENS tokens: S and M of
+ * superblock_tokens6 (S by sub-blocks of 16), the same float step. */
+AVX512_INLINE void superblock_tokens_wide6(const ChunkK6 *c, uint64_t s, const KernQ8_K *const *act,
+                                           __m512 (*acc)[WIDE_TOKENS])
 {
-    __m512i sum[WIDE_TOKENS], m[WIDE_TOKENS];
-    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[t] = m[t] = _mm512_setzero_si512();
+    __m512i sum[VECS][WIDE_TOKENS], m[VECS][WIDE_TOKENS];
+    UNROLL for (int v = 0; v < VECS; v++) UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[v][t] = m[v][t] = _mm512_setzero_si512();
     for (int k = 0; k < 8; k++) { /* not unrolled: size */
         UNROLL for (int half = 0; half < 2; half++) { /* sub-block 2k + half: groups 4 half .. 4 half + 3 */
-            __m512i s32[WIDE_TOKENS];
-            UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s32[t] = _mm512_setzero_si512();
+            __m512i s32[VECS][WIDE_TOKENS];
+            UNROLL for (int v = 0; v < VECS; v++) UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s32[v][t] = _mm512_setzero_si512();
             UNROLL for (int g = 4 * half; g < 4 * half + 4; g++) {
-                __m512i w = _mm512_loadu_si512((const void *)&c->w[KW(s, k, g, 0, 2)]);
+                __m512i w[VECS];
+                UNROLL for (int v = 0; v < VECS; v++) w[v] = _mm512_loadu_si512((const void *)&c->w[KW(s, k, g, 2 * v, HALVES)]);
                 UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
                     int32_t a4;
                     memcpy(&a4, act[t][s].q + 32 * k + 4 * g, 4);
-                    s32[t] = _mm512_dpbusd_epi32(s32[t], w, _mm512_set1_epi32(a4));
+                    __m512i a = _mm512_set1_epi32(a4);
+                    UNROLL for (int v = 0; v < VECS; v++) s32[v][t] = _mm512_dpbusd_epi32(s32[v][t], w[v], a);
                 }
             }
-            __m512i sc = _mm512_loadu_si512((const void *)&c->sc[KS16(s, 2 * k + half, 0, 2)]);
-            UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[t] = _mm512_add_epi32(sum[t], _mm512_mullo_epi32(s32[t], sc));
+            UNROLL for (int v = 0; v < VECS; v++) {
+                __m512i sc = _mm512_loadu_si512((const void *)&c->sc[KS16(s, 2 * k + half, 2 * v, HALVES)]);
+                UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[v][t] = _mm512_add_epi32(sum[v][t], _mm512_mullo_epi32(s32[v][t], sc));
+            }
         }
-        __m512i scp = _mm512_loadu_si512((const void *)&c->scp[KS(s, k, 0, 2)]);
-        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
-            int32_t pair;
-            memcpy(&pair, &act[t][s].bsum[2 * k], 4);
-            m[t] = _mm512_dpwssd_epi32(m[t], scp, _mm512_set1_epi32(pair));
+        UNROLL for (int v = 0; v < VECS; v++) {
+            __m512i scp = _mm512_loadu_si512((const void *)&c->scp[KS(s, k, 2 * v, HALVES)]);
+            UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+                int32_t pair;
+                memcpy(&pair, &act[t][s].bsum[2 * k], 4);
+                m[v][t] = _mm512_dpwssd_epi32(m[v][t], scp, _mm512_set1_epi32(pair));
+            }
         }
     }
-    __m512 d = _mm512_loadu_ps((const float *)&c->d[s * 2]);
-    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
-        __m512i total = _mm512_sub_epi32(sum[t], _mm512_slli_epi32(m[t], 5));
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_mul_ps(d, _mm512_set1_ps(act[t][s].d)), acc[t]);
+    UNROLL for (int v = 0; v < VECS; v++) {
+        __m512 d = _mm512_loadu_ps((const float *)&c->d[s * HALVES + 2 * v]);
+        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+            __m512i total = _mm512_sub_epi32(sum[v][t], _mm512_slli_epi32(m[v][t], 5));
+            acc[v][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_mul_ps(d, _mm512_set1_ps(act[t][s].d)), acc[v][t]);
+        }
     }
 }
 
 /* K-quant tokens tok[0 .. WIDE_TOKENS-1] over the ns super-blocks of one chunk from s0. */
-AVX512_INLINE void chunk_tokens16_k(int six, const void *c, uint64_t s0, uint64_t ns, const void *act, uint64_t act_stride,
-                                    const int *tok, float (*acc)[WIDE])
+AVX512_INLINE void chunk_tokens_wide_k(int six, const void *c, uint64_t s0, uint64_t ns, const void *act,
+                                       uint64_t act_stride, const int *tok, float (*acc)[WIDE])
 {
     const KernQ8_K *a[WIDE_TOKENS];
-    __m512 v[WIDE_TOKENS];
+    __m512 v[VECS][WIDE_TOKENS];
     UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
         a[t] = (const KernQ8_K *)((const uint8_t *)act + (uint64_t)tok[t] * act_stride) + s0;
-        v[t] = s0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc[tok[t]]);
+        UNROLL for (int r = 0; r < VECS; r++) v[r][t] = s0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc[tok[t]] + 16 * r);
     }
     for (uint64_t s = 0; s < ns; s++) {
-        if (six) superblock_tokens16_6(c, s, a, v);
-        else superblock_tokens16(c, s, a, v);
+        if (six) superblock_tokens_wide6(c, s, a, v);
+        else superblock_tokens_wide(c, s, a, v);
     }
-    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) _mm512_storeu_ps(acc[tok[t]], v[t]);
+    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) UNROLL for (int r = 0; r < VECS; r++) _mm512_storeu_ps(acc[tok[t]] + 16 * r, v[r][t]);
 }
 
-AVX512_CALL void tile16_k(int six, uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead,
-                          uint64_t valid, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+AVX512_CALL void tile_wide_k(int six, uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead,
+                             uint64_t valid, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     int passes = (nt + WIDE_TOKENS - 1) / WIDE_TOKENS;
     union {
@@ -752,17 +786,17 @@ AVX512_CALL void tile16_k(int six, uint64_t n, const uint8_t *const *row, uint64
     } c;
     float acc[TOKENS][WIDE];
     uint64_t ns = n / 256;
-    for (uint64_t s0 = 0; s0 < ns; s0 += CHUNK_K) {
-        uint64_t cs = ns - s0 < CHUNK_K ? ns - s0 : CHUNK_K;
-        for (int h = 0; h < 2; h++) {
-            if (six) load_q6_k(&c.k6, 2, h, 0, row + 8 * h, s0, cs, ahead);
-            else load_q4_k(&c.k4, 2, h, 0, row + 8 * h, s0, cs, ahead);
+    for (uint64_t s0 = 0; s0 < ns; s0 += WIDE_CHUNK_K) {
+        uint64_t cs = ns - s0 < WIDE_CHUNK_K ? ns - s0 : WIDE_CHUNK_K;
+        for (int h = 0; h < HALVES; h++) {
+            if (six) load_q6_k(&c.k6, HALVES, h, 0, row + 8 * h, s0, cs, ahead);
+            else load_q4_k(&c.k4, HALVES, h, 0, row + 8 * h, s0, cs, ahead);
         }
         for (int t = 0; t < nt; t += WIDE_TOKENS) {
             int tok[WIDE_TOKENS];
             for (int i = 0; i < WIDE_TOKENS; i++) tok[i] = t + i < nt ? t + i : nt - 1;
-            prefetch_next_chunk(row, WIDE, row_bytes, six ? 210 : 144, ns, s0, CHUNK_K, t / WIDE_TOKENS, passes);
-            chunk_tokens16_k(six, &c, s0, cs, act, act_stride, tok, acc);
+            prefetch_next_chunk(row, WIDE, row_bytes, six ? 210 : 144, ns, s0, WIDE_CHUNK_K, t / WIDE_TOKENS, passes);
+            chunk_tokens_wide_k(six, &c, s0, cs, act, act_stride, tok, acc);
         }
     }
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
@@ -798,7 +832,7 @@ AVX512_INLINE void tile_one_token_q8_0(uint64_t n, const uint8_t *const *row, ui
 }
 
 /* Tiles of `tile` rows (the last padded with copies of the last row),
- * tokens in passes of at most TOKENS: sixteen-row tiles for prompts, eight
+ * tokens in passes of at most TOKENS: 32-row tiles for prompts, eight
  * for one token (Q4_0 through the AVX2 tile). */
 AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                               const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
@@ -817,8 +851,8 @@ AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row
                 const uint8_t *a = (const uint8_t *)act + (uint64_t)t0 * act_stride;
                 float *o = out + (uint64_t)t0 * out_stride + r0;
                 if (kind == K_Q4_K || kind == K_Q6_K)
-                    tile16_k(kind == K_Q6_K, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
-                else tile16(kind, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
+                    tile_wide_k(kind == K_Q6_K, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
+                else tile_wide(kind, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
             }
     }
 }

@@ -143,7 +143,7 @@ int main(void)
         for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
             if (wide[t] == avx2[t]) continue;
             if (avx2[t]) test_type(t, avx2[t], "AVX2, eight rows", 0, NULL);
-            test_type(t, wide[t], "AVX-512 VNNI, sixteen rows", 0, avx2[t]);
+            test_type(t, wide[t], "AVX-512 VNNI, 32-row tiles", 0, avx2[t]);
         }
     }
     CHECK_DONE();
