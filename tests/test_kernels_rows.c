@@ -3,7 +3,7 @@
  *
  * For each type the active set has a rows kernel for, on random weights
  * and activations, with shapes chosen to hit every edge (rows not a
- * multiple of the 8-row tile, a row length not a multiple of the 32-block
+ * multiple of the 8- or 32-row tile, a row length not a multiple of the 32-block
  * K-chunk, more tokens than one pass of 64 holds):
  *  - every output is within 1e-5 of the sum of |terms| of the reference dot
  *    (the same bound as test_kernels.c: only float summation order differs;
@@ -31,7 +31,7 @@ static float rndf(void) /* [-1, 1) */
     return test_rng_f(&rng);
 }
 
-enum { ROWS = 21, COLS = 256 * 5, TOKENS = 70 }; /* 40 blocks of 32, 5 of 256 */
+enum { ROWS = 75, COLS = 256 * 5, TOKENS = 70 }; /* 40 blocks of 32, 5 of 256; two 32-row tiles and a part */
 
 static double abs_terms(uint32_t type, const uint8_t *row, const void *act)
 {
@@ -94,7 +94,7 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
 
     /* rows starting elsewhere: row r sits in another lane and tile */
     int same = 1;
-    for (int start = 1; start < 11; start++) {
+    for (int start = 1; start < 40; start += 3) {
         rows(COLS, w + start * row_bytes, row_bytes, ROWS - start, act, act_stride, TOKENS, one, ROWS);
         for (int t = 0; t < TOKENS; t++)
             for (int r = start; r < ROWS; r++)
@@ -113,7 +113,8 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
     memset(one, 0, sizeof(float) * TOKENS * ROWS);
     kern_matmul(type, w, row_bytes, COLS, 0, 5, act, act_stride, TOKENS, one, ROWS);
     kern_matmul(type, w, row_bytes, COLS, 5, 13, act, act_stride, TOKENS, one, ROWS);
-    kern_matmul(type, w, row_bytes, COLS, 13, ROWS, act, act_stride, TOKENS, one, ROWS);
+    kern_matmul(type, w, row_bytes, COLS, 13, 50, act, act_stride, TOKENS, one, ROWS);
+    kern_matmul(type, w, row_bytes, COLS, 50, ROWS, act, act_stride, TOKENS, one, ROWS);
     CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: kern_matmul over split row ranges equals one call",
           name);
     }
