@@ -347,22 +347,22 @@ static void attention_worker(void *ctx, int ith, int nth)
         for (int t = 0; t < j->n; t++) {
             uint32_t pos = j->pos0 + (uint32_t)t;
             const float *q = m->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim;
+            uint32_t np = pos + 1;
+            if (kt == KV_F16 && ks->dots_f16) ks->dots_f16((const uint16_t *)kh, krow / 2, q, c->head_dim, np, s);
+            else
+                for (uint32_t p = 0; p < np; p++) s[p] = cache_dot(ks, kh + (uint64_t)p * krow, kt, q, c->head_dim);
             float mx = -INFINITY;
-            for (uint32_t p = 0; p <= pos; p++) {
-                s[p] = cache_dot(ks, kh + (uint64_t)p * krow, kt, q, c->head_dim) * scale;
+            for (uint32_t p = 0; p < np; p++) {
+                s[p] *= scale;
                 if (s[p] > mx) mx = s[p];
             }
-            double sum = 0.0;
-            for (uint32_t p = 0; p <= pos; p++) {
-                s[p] = expf(s[p] - mx);
-                sum += s[p];
-            }
-            float inv = (float)(1.0 / sum);
+            float inv = (float)(1.0 / ks->exp_sum(s, np, mx));
+            for (uint32_t p = 0; p < np; p++) s[p] *= inv;
             float *out = m->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v;
             memset(out, 0, c->head_dim_v * sizeof *out);
-            for (uint32_t p = 0; p <= pos; p++) {
-                cache_axpy(ks, out, s[p] * inv, vh + (uint64_t)p * vrow, kt, c->head_dim_v);
-            }
+            if (kt == KV_F16 && ks->wsum_f16) ks->wsum_f16(out, s, (const uint16_t *)vh, vrow / 2, c->head_dim_v, np);
+            else
+                for (uint32_t p = 0; p < np; p++) cache_axpy(ks, out, s[p], vh + (uint64_t)p * vrow, kt, c->head_dim_v);
         }
     }
 }

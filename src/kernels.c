@@ -29,6 +29,9 @@ void kern_select(int force_ref)
         TAKE(axpy_q8_0)
         TAKE(to_f16)
         TAKE(silu_mul)
+        TAKE(exp_sum)
+        TAKE(dots_f16)
+        TAKE(wsum_f16)
 #undef TAKE
     }
     chosen = 1;

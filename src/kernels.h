@@ -101,6 +101,15 @@ typedef struct {
     /* the feed-forward gate: g[i] = silu(g[i]) * u[i], silu(x) = x / (1 + e^-x)
      * (the reference with libm's expf, a fast path within 1e-6 relative) */
     void (*silu_mul)(float *g, const float *u, uint64_t n);
+    /* attention's softmax: s[i] = e^(s[i] - mx), returns the sum in double
+     * (the reference with libm's expf, a fast path within 1e-6 relative) */
+    double (*exp_sum)(float *s, uint32_t n, float mx);
+    /* F16 KV cache, many positions per call (optional: NULL = row by row):
+     * out[p] = dot_f16(k + p * stride, q, n) for p < rows, bit for bit; and
+     * out[j] += w[p] * v_p[j] for p = 0, 1, ... in order, as axpy_f16 row
+     * after row (v_p = v + p * stride), bit for bit. */
+    void (*dots_f16)(const uint16_t *k, uint64_t stride, const float *q, uint32_t n, uint32_t rows, float *out);
+    void (*wsum_f16)(float *out, const float *w, const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows);
 } KernelSet;
 
 /* The sets. kern_ref() always exists; the others return NULL when this

@@ -356,6 +356,16 @@ static void ref_silu_mul(float *g, const float *u, uint64_t n)
     for (uint64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
+static double ref_exp_sum(float *s, uint32_t n, float mx)
+{
+    double sum = 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        s[i] = expf(s[i] - mx);
+        sum += s[i];
+    }
+    return sum;
+}
+
 static float ref_dot_f32(const float *k, const float *q, uint32_t n)
 {
     float s = 0.0f;
@@ -421,6 +431,7 @@ const KernelSet *kern_ref(void)
         .axpy_q8_0 = ref_axpy_q8_0,
         .to_f16 = ref_to_f16,
         .silu_mul = ref_silu_mul,
+        .exp_sum = ref_exp_sum,
     };
     return &set;
 }

@@ -624,7 +624,7 @@ DISPATCH4(x86_bf16)
 
 /* ---- the KV cache ---------------------------------------------------------- */
 
-AVX2 static float x86_dot_f16(const uint16_t *k, const float *q, uint32_t n)
+AVX2_INLINE float dot_f16_body(const uint16_t *k, const float *q, uint32_t n)
 {
     /* four chains: a head of 128 is 16 multiply-adds, one chain waits 4 cycles on each */
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -638,6 +638,18 @@ AVX2 static float x86_dot_f16(const uint16_t *k, const float *q, uint32_t n)
     float s = hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
     for (; i < n; i++) s += q[i] * _cvtsh_ss(k[i]);
     return s;
+}
+
+AVX2 static float x86_dot_f16(const uint16_t *k, const float *q, uint32_t n)
+{
+    return dot_f16_body(k, q, n);
+}
+
+/* One position after another, inlined: the next row's loads and
+ * multiplies overlap this one's horizontal sum. */
+AVX2 static void x86_dots_f16(const uint16_t *k, uint64_t stride, const float *q, uint32_t n, uint32_t rows, float *out)
+{
+    for (uint32_t p = 0; p < rows; p++) out[p] = dot_f16_body(k + p * stride, q, n);
 }
 
 AVX2 static void x86_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
@@ -701,6 +713,59 @@ AVX2 static void x86_silu_mul(float *g, const float *u, uint64_t n)
         _mm256_storeu_ps(tg, silu_mul8(_mm256_loadu_ps(tg), _mm256_loadu_ps(tu)));
         memcpy(g + i, tg, (n - i) * sizeof(float));
     }
+}
+
+/* The weighted sum of V rows with 64 outputs in registers across the rows
+ * (axpy row after row would store and reload them for every position):
+ * the same fused multiply-add per element in the same order as axpy_f16. */
+AVX2 static void x86_wsum_f16(float *out, const float *w, const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows)
+{
+    uint32_t j = 0;
+    for (; j + 64 <= n; j += 64) {
+        __m256 acc[8];
+        UNROLL for (int c = 0; c < 8; c++) acc[c] = _mm256_loadu_ps(out + j + 8 * c);
+        for (uint32_t p = 0; p < rows; p++) {
+            __m256 wp = _mm256_set1_ps(w[p]);
+            const uint16_t *vp = v + p * stride + j;
+            UNROLL for (int c = 0; c < 8; c++)
+                acc[c] = _mm256_fmadd_ps(wp, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vp + 8 * c))), acc[c]);
+        }
+        UNROLL for (int c = 0; c < 8; c++) _mm256_storeu_ps(out + j + 8 * c, acc[c]);
+    }
+    if (j < n)
+        for (uint32_t p = 0; p < rows; p++) x86_axpy_f16(out + j, w[p], v + p * stride + j, n - j);
+}
+
+/* e^(s - mx) by exp8, the sum in double; the tail through the same steps. */
+AVX2_INLINE __m256 exp_shifted8(__m256 x, __m256 mx)
+{
+    __m256 d = _mm256_sub_ps(x, mx);
+    return exp8(_mm256_min_ps(_mm256_max_ps(d, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)));
+}
+
+AVX2 static double x86_exp_sum(float *s, uint32_t n, float mx)
+{
+    __m256 m = _mm256_set1_ps(mx);
+    __m256d sum = _mm256_setzero_pd();
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 e = exp_shifted8(_mm256_loadu_ps(s + i), m);
+        _mm256_storeu_ps(s + i, e);
+        sum = _mm256_add_pd(sum, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)),
+                                               _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
+    }
+    double lanes[4];
+    _mm256_storeu_pd(lanes, sum);
+    double total = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    if (i < n) {
+        float t[8];
+        memset(t, 0, sizeof t);
+        memcpy(t, s + i, (n - i) * sizeof(float));
+        _mm256_storeu_ps(t, exp_shifted8(_mm256_loadu_ps(t), m));
+        memcpy(s + i, t, (n - i) * sizeof(float));
+        for (uint32_t k = 0; k < n - i; k++) total += t[k];
+    }
+    return total;
 }
 
 AVX2 static float x86_dot_f32(const float *k, const float *q, uint32_t n)
@@ -777,6 +842,9 @@ const KernelSet *kern_x86(void)
         .axpy_f16 = x86_axpy_f16,
         .to_f16 = x86_to_f16,
         .silu_mul = x86_silu_mul,
+        .exp_sum = x86_exp_sum,
+        .dots_f16 = x86_dots_f16,
+        .wsum_f16 = x86_wsum_f16,
         .dot_f32 = x86_dot_f32,
         .axpy_f32 = x86_axpy_f32,
         .dot_q8_0_f32 = x86_dot_q8_0_f32,

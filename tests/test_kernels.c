@@ -321,6 +321,43 @@ static void test_set(const KernelSet *ks)
         }
     }
 
+    /* Attention over many positions: dots_f16 and wsum_f16 give the bits of
+     * dot_f16 and axpy_f16 row after row; exp_sum within 1e-6 relative of
+     * the reference, element by element and in its sum */
+    {
+        enum { AN = 136, AR = 37 };
+        static uint16_t kv[AR * AN];
+        static float q[AN], w[AR], got[AR], o1[AN], o2[AN];
+        int same_dot = 1, same_wsum = 1;
+        for (int i = 0; i < AR * AN; i++) kv[i] = quant_f32_to_f16(rndf());
+        for (int i = 0; i < AN; i++) q[i] = rndf();
+        for (int r = 0; r < AR; r++) w[r] = rndf();
+        for (uint32_t n = 8; n <= AN; n += 64) { /* 8, 72 (a tail past 64), 136 */
+            if (ks->dots_f16) {
+                ks->dots_f16(kv, AN, q, n, AR, got);
+                for (int r = 0; r < AR; r++)
+                    if (memcmp(&got[r], &(float){ks->dot_f16(kv + r * AN, q, n)}, sizeof(float)) != 0) same_dot = 0;
+            }
+            if (ks->wsum_f16) {
+                for (uint32_t i = 0; i < n; i++) o1[i] = o2[i] = rndf();
+                ks->wsum_f16(o1, w, kv, AN, n, AR);
+                for (int r = 0; r < AR; r++) ks->axpy_f16(o2, w[r], kv + r * AN, n);
+                if (memcmp(o1, o2, n * sizeof(float)) != 0) same_wsum = 0;
+            }
+        }
+        if (ks->dots_f16) CHECK(same_dot, "%s: dots_f16 equals dot_f16 row by row, bit for bit", ks->name);
+        if (ks->wsum_f16) CHECK(same_wsum, "%s: wsum_f16 equals axpy_f16 row after row, bit for bit", ks->name);
+
+        static float e1[1001], e2[1001];
+        for (int i = 0; i < 1001; i++) e1[i] = e2[i] = rndf() * 30.0f;
+        e1[7] = e2[7] = -200.0f;
+        double s1 = ks->exp_sum(e1, 1001, 30.0f), s2 = kern_ref()->exp_sum(e2, 1001, 30.0f);
+        int close = fabs(s1 - s2) <= 1e-6 * s2;
+        for (int i = 0; i < 1001; i++)
+            if (fabsf(e1[i] - e2[i]) > 1e-6f * e2[i] + 1e-37f) close = 0;
+        CHECK(close, "%s: softmax exponentials and their sum within 1e-6 relative of the reference (expf)", ks->name);
+    }
+
     /* SiLU gate: within 1e-6 relative of the reference (libm expf) on
      * gates of every size, and the same bits however the elements are
      * split between calls (threads split them anywhere) */
