@@ -20,7 +20,7 @@ static void usage(void)
              "  chat MODEL [...]\n"
              "  logits MODEL --prompt-ids 1,2,3 --out FILE.f32\n"
              "  tokenize MODEL TEXT | --file F [--pieces]\n"
-             "  bench MODEL [-p 128] [-n 32] [-t N] [-r 3] [-b 64] [--ref] [--mem SIZE] [--load MODE]\n"
+             "  bench MODEL [-p 128] [-n 32] [-t N] [-r 3] [-b 64] [--ref] [--no-avx512] [--mem SIZE] [--load MODE]\n"
              "  serve MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [...]\n"
              "  template MODEL --messages FILE [--no-think] [--no-generation-prompt]\n"
              "  --version, --help\n\n"

@@ -1,4 +1,4 @@
-/* pith bench MODEL [-p 128] [-n 32] [-t N] [-r 3] [-b N] [--ref] [--no-mmap] [--load mmap|read|stream] [--mem SIZE] [--plan]
+/* pith bench MODEL [-p 128] [-n 32] [-t N] [-r 3] [-b N] [--ref] [--no-avx512] [--no-mmap] [--load mmap|read|stream] [--mem SIZE] [--plan]
  *
  * Measures, like llama-bench: prompt processing (p tokens from an empty
  * cache, in steps of -b tokens) and generation (n tokens one at a time from
@@ -7,7 +7,7 @@
  * generated token reads (every matrix once: the layers and the output) and
  * the bandwidth that implies, and the arena size. Token ids are fixed
  * pseudo-random ids (the speed does not depend on them). --ref forces the
- * reference C kernels. With --load stream: --stream-window SIZE keeps
+ * reference C kernels, --no-avx512 the AVX2 ones on a CPU with AVX-512. With --load stream: --stream-window SIZE keeps
  * layers resident (model_stream_bytes), --keep-cache leaves the file in the
  * page cache instead of dropping what was read. */
 #include <math.h>
@@ -93,7 +93,7 @@ int cmd_bench(int argc, char **argv)
 {
     const char *path = NULL;
     int64_t n_prompt = 128, n_gen = 32, reps = 3, threads = 0, batch = 64; /* threads 0: model_default_threads */
-    int use_mmap = 1, force_ref = 0, show_plan = 0, load = -1; /* load -1: the planner chooses */
+    int use_mmap = 1, kernels = KERN_BEST, show_plan = 0, load = -1; /* load -1: the planner chooses */
     uint64_t mem = 0, stream_window = 0;
     int keep_cache = 0; /* --keep-cache: stream mode leaves the file in the page cache */
     for (int i = 1; i < argc; i++) {
@@ -103,7 +103,8 @@ int cmd_bench(int argc, char **argv)
         else if (!strcmp(a, "-r")) reps = cli_int(a, cli_value(argc, argv, &i), 1, BENCH_MAX_REPS);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) threads = cli_int(a, cli_value(argc, argv, &i), 1, 1024);
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) batch = cli_int(a, cli_value(argc, argv, &i), 1, FORWARD_MAX_BATCH);
-        else if (!strcmp(a, "--ref")) force_ref = 1;
+        else if (!strcmp(a, "--ref")) kernels = KERN_REFERENCE;
+        else if (!strcmp(a, "--no-avx512")) kernels = KERN_NO_AVX512;
         else if (!strcmp(a, "--no-mmap")) use_mmap = 0;
         else if (!strcmp(a, "--mem")) mem = cli_size(a, cli_value(argc, argv, &i));
         else if (!strcmp(a, "--load")) {
@@ -118,7 +119,7 @@ int cmd_bench(int argc, char **argv)
     }
     if (!path) port_die("bench: missing MODEL (usage: pith bench MODEL [-p 128] [-n 32] [-t N] [-r 3])");
     if (n_prompt == 0 && n_gen == 0) port_die("bench: -p and -n are both 0: nothing to measure");
-    kern_select(force_ref);
+    kern_select(kernels);
 
     static Gguf g;
     GgufError err;

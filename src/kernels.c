@@ -6,8 +6,9 @@
 static KernelSet active;
 static int chosen;
 
-void kern_select(int force_ref)
+void kern_select(int mode)
 {
+    int force_ref = mode == KERN_REFERENCE;
     const KernelSet *ref = kern_ref(), *best = NULL;
     if (!force_ref) best = kern_x86();
     if (!force_ref && !best) best = kern_arm();
@@ -16,7 +17,8 @@ void kern_select(int force_ref)
         active.name = best->name;
         for (int t = 0; t < GGML_TYPE_COUNT; t++)
             if (best->dot[t]) active.dot[t] = best->dot[t];
-        if (best == kern_x86() && kern_x86_rows(active.rows, 1)) active.name = "x86-64 AVX2+FMA+F16C, AVX-512 VNNI";
+        if (best == kern_x86() && kern_x86_rows(active.rows, mode != KERN_NO_AVX512))
+            active.name = "x86-64 AVX2+FMA+F16C, AVX-512 VNNI";
 #define TAKE(f) \
     if (best->f) active.f = best->f;
         TAKE(quantize_q8_0)

@@ -122,9 +122,12 @@ const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
  * has them (then returns 1). Tests call it with 0 and 1 to compare both. */
 int kern_x86_rows(KernRowsFn *rows, int wide);
 
-/* Chooses the fastest set this CPU runs (the first call does it), or forces
- * the reference (force_ref = 1: tests, and `pith bench --ref`). */
-void kern_select(int force_ref);
+/* Chooses the fastest set this CPU runs (the first call does it, with
+ * KERN_BEST), or forces the reference (tests, `pith bench --ref`), or the
+ * best without the AVX-512 kernels (`pith bench --no-avx512`: the AVX2
+ * path measured on a CPU that has both). */
+enum { KERN_BEST = 0, KERN_REFERENCE = 1, KERN_NO_AVX512 = 2 };
+void kern_select(int mode);
 /* The set in use: every entry filled (missing ones from the reference). */
 const KernelSet *kern_active(void);
 

@@ -9,6 +9,9 @@ for flag in "" --ref; do
     then ok "bench $flag prints the pp8 and tg4 rows and the bytes per token"; else not_ok "bench $flag table: $(head -c 300 "$TMP/out")"; fi
 done
 grep -q '^kernels: reference C' "$TMP/out" && ok "bench --ref uses the reference kernels" || not_ok "bench --ref kernels line"
+check "bench --no-avx512" $PITH bench "$M" -p 8 -n 2 -r 1 -t 2 --no-avx512
+grep '^kernels:' "$TMP/out" | grep -q 'AVX-512' && not_ok "bench --no-avx512 kernels line: $(grep '^kernels:' "$TMP/out")" \
+    || ok "bench --no-avx512 leaves the AVX-512 kernels out"
 check "bench prompt only" $PITH bench "$M" -p 4 -n 0 -r 1
 grep -q '^| tg' "$TMP/out" && not_ok "bench -n 0 prints no tg row" || ok "bench -n 0 prints no tg row"
 expect_fail2 "bench without a model" $PITH bench

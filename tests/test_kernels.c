@@ -14,7 +14,8 @@
  *  - the reference dot itself matches dequantize(w) . dequantize(a) in
  *    double within 1e-5 of the sum of |terms|;
  *  - KV cache dot/axpy (F16, F32, Q8_0) within 1e-5 of sum |terms|.
- * Everything runs on both paths: kern_select(1) forces the reference.
+ * Everything runs on both paths: kern_select(KERN_REFERENCE) forces the
+ * reference; fixtures also run without the AVX-512 kernels where a CPU has them.
  * Last, the first logits case of every fixture model runs through the
  * whole forward pass on each path and must meet its README class. */
 #include <math.h>
@@ -476,8 +477,10 @@ static void test_fixtures(void)
             if (strcmp(cases[j].model, c->model) == 0 && strcmp(cases[j].kind, "logits") == 0) first = 0;
         if (!first) continue;
         float *ref = fix_read_logits(c);
-        for (int path = 0; path < 2; path++) {
-            kern_select(path == 0);
+        /* the reference, the best set, and the best without AVX-512 where that differs */
+        for (int path = 0; path < 3; path++) {
+            kern_select(path == 0 ? KERN_REFERENCE : path == 1 ? KERN_BEST : KERN_NO_AVX512);
+            if (path == 2 && !kern_x86_rows((KernRowsFn[GGML_TYPE_COUNT]){0}, 1)) continue; /* no AVX-512 here */
             float *ours = ref ? case_logits(c) : NULL;
             FixCompare cmp;
             memset(&cmp, 0, sizeof cmp);
@@ -488,14 +491,14 @@ static void test_fixtures(void)
         }
         free(ref);
     }
-    kern_select(0);
+    kern_select(KERN_BEST);
     fix_free_cases(cases, n);
 }
 
 int main(void)
 {
-    kern_select(1);
-    CHECK(strcmp(kern_active()->name, kern_ref()->name) == 0, "kern_select(1) forces the reference");
+    kern_select(KERN_REFERENCE);
+    CHECK(strcmp(kern_active()->name, kern_ref()->name) == 0, "kern_select(KERN_REFERENCE) forces the reference");
     test_set(kern_ref());
     test_matmul();
     const KernelSet *sets[] = {kern_x86(), kern_arm()};
@@ -505,7 +508,7 @@ int main(void)
         n_fast++;
         test_set(sets[i]);
     }
-    kern_select(0);
+    kern_select(KERN_BEST);
     printf("# active kernels: %s (%d fast set%s available on this CPU)\n", kern_active()->name, n_fast,
            n_fast == 1 ? "" : "s");
     test_matmul();
