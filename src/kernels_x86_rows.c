@@ -136,12 +136,6 @@ AVX2_INLINE void prefetch_rows(const uint8_t *const *row, uint64_t off)
     UNROLL for (int r = 0; r < ROWS; r++) _mm_prefetch((const char *)row[r] + off, _MM_HINT_T0);
 }
 
-/* The same into the L2 cache only. */
-AVX2_INLINE void prefetch_rows_t1(const uint8_t *const *row, uint64_t off)
-{
-    UNROLL for (int r = 0; r < ROWS; r++) _mm_prefetch((const char *)row[r] + off, _MM_HINT_T1);
-}
-
 /* While one chunk is multiplied, the next one's bytes (the same rows' next
  * K-chunk, else the next tile's first) are fetched into L2, a share of the
  * rows before each pass of tokens: memory works while the multipliers do.
@@ -470,17 +464,21 @@ AVX2_INLINE __m256i nibbles_row(const uint8_t *q)
  * products are summed within the row's own vector and the eight rows'
  * block sums reduced into the lanes afterwards: the same exact integers,
  * then the same float steps as block_tokens. */
-AVX2_CALL void tile_one_token(uint64_t n, const uint8_t *const *row, uint64_t ahead, uint64_t valid,
-                                const KernQ8_0 *a, float *out)
+AVX2_CALL void tile_one_token(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
+                              const KernQ8_0 *a, float *out)
 {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc = _mm256_setzero_ps();
     for (uint64_t b = 0, off = 0; b < n / 32; b++, off += 18) {
-        /* decoding is bound by memory: each row's next bytes into L1, the
-         * tile after into L2 (measured: 53 -> 58 tok/s, Q4_0, 2 threads;
-         * without any prefetch 34) */
-        prefetch_rows(row, off + ahead);
-        if ((b & 1) == 0) prefetch_rows_t1(row, off + 2 * ahead);
+        /* decoding is bound by memory. The tile's rows lie next to each
+         * other (tile_bytes in all): the next tile into L1 and the fourth
+         * after into L2, in address order, 144 bytes a block. Measured, Q4_0,
+         * 2 threads: no prefetch 34 tok/s; each row's bytes a tile ahead 58
+         * (54-56 on a busier day); this 58-60 the same day. */
+        UNROLL for (int l = 0; l < 3; l++) {
+            _mm_prefetch((const char *)row[0] + tile_bytes + 144 * b + 64 * l, _MM_HINT_T0);
+            _mm_prefetch((const char *)row[0] + 4 * tile_bytes + 144 * b + 64 * l, _MM_HINT_T1);
+        }
         __m256i av = _mm256_loadu_si256((const __m256i *)a[b].q), p[ROWS];
         UNROLL for (int r = 0; r < ROWS; r++)
             p[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles_row(row[r] + off + 2), av), ones);
@@ -497,7 +495,7 @@ AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t row_b
 {
     int passes = (nt + 1) / 2;
     if (nt == 1) {
-        tile_one_token(n, row, ahead, valid, act, out);
+        tile_one_token(n, row, ROWS * row_bytes, valid, act, out);
         return;
     }
     Chunk c;
@@ -803,11 +801,11 @@ AVX512_CALL void tile_wide_k(int six, uint64_t n, const uint8_t *const *row, uin
 }
 
 /* Decoding one token of Q8_0: as tile_one_token, each row's products
- * summed in its own vector, the eight block sums reduced into the lanes.
- * The tile's rows lie next to each other (tile_bytes in all), so the next
- * tile and the one after are fetched in address order, 272 bytes a block:
- * measured, one thread, 20.3 tok/s with tile_one_token's per-row prefetch,
- * 22.4 with this (the one-row AVX2 kernel that served Q8_0 before: 22.4). */
+ * summed in its own vector, the eight block sums reduced into the lanes,
+ * the next tile and the fourth after fetched in address order, 272 bytes
+ * a block: measured, one thread, 20.3 tok/s with each row's bytes a tile
+ * ahead, 22.4 with this (the one-row AVX2 kernel that served Q8_0 before:
+ * 22.4); the L2 distance 2 -> 4 tiles gave 2 threads +1.5%. */
 AVX512_INLINE void tile_one_token_q8_0(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
                                        const KernQ8_0 *a, float *out)
 {
@@ -816,7 +814,7 @@ AVX512_INLINE void tile_one_token_q8_0(uint64_t n, const uint8_t *const *row, ui
     for (uint64_t b = 0, off = 0; b < n / 32; b++, off += 34) {
         UNROLL for (int l = 0; l < 5; l++) {
             _mm_prefetch((const char *)row[0] + tile_bytes + 272 * b + 64 * l, _MM_HINT_T0);
-            _mm_prefetch((const char *)row[0] + 2 * tile_bytes + 272 * b + 64 * l, _MM_HINT_T1);
+            _mm_prefetch((const char *)row[0] + 4 * tile_bytes + 272 * b + 64 * l, _MM_HINT_T1);
         }
         __m256i av = _mm256_loadu_si256((const __m256i *)a[b].q), p[ROWS];
         UNROLL for (int r = 0; r < ROWS; r++) {
@@ -844,7 +842,7 @@ AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row
         uint64_t valid = nrows - r0 < tile ? nrows - r0 : tile;
         uint64_t ahead = tile * row_bytes <= PREFETCH_TILE_MAX ? tile * row_bytes : PREFETCH_IN_ROW;
         if (nt == 1 && kind == K_Q8_0) tile_one_token_q8_0(n, row, tile * row_bytes, valid, act, out + r0);
-        else if (nt == 1) tile_one_token(n, row, ahead, valid, act, out + r0);
+        else if (nt == 1) tile_one_token(n, row, tile * row_bytes, valid, act, out + r0);
         else
             for (int t0 = 0; t0 < nt; t0 += TOKENS) {
                 int k = nt - t0 < TOKENS ? nt - t0 : TOKENS;
