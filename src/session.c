@@ -11,7 +11,7 @@
 #include "forward.h"
 
 #define DEFAULT_CTX 4096
-#define DEFAULT_BATCH 32
+#define DEFAULT_BATCH 64 /* prompt tokens per step: 32 measured 20% slower (Q8_0, AVX-512) */
 #define PIECE_CAP (64 * 1024)        /* longest token text streamed at once */
 #define TRACE_LINE_CAP (512 * 1024)  /* one --trace JSON line */
 #define TEMPLATE_CAP (64 * 1024)     /* enough of tokenizer.chat_template to recognise it */
