@@ -536,12 +536,6 @@ AVX2_CALL void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_b
     }
 }
 
-AVX2 static void x86_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                               uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    rows_frame(K_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-}
-
 /* K-quants: with a super-block of 256, the one-row kernels of
  * kernels_x86.c reduce each exact super-block sum with one horizontal add
  * and then take the same float steps as the lanes here: for one or two
@@ -556,19 +550,19 @@ static void rows_by_dot(uint32_t type, uint64_t n, const uint8_t *w, uint64_t ro
     for (uint64_t r = 0; r < nrows; r++) dot(n, w + r * row_bytes, act, act_stride, nt, out + r, out_stride);
 }
 
-AVX2 static void x86_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                               uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    if (nt < K_ROWS_MIN_TOKENS) rows_by_dot(GGML_TYPE_Q4_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-    else rows_frame(K_Q4_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-}
-
-AVX2 static void x86_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                               uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    if (nt < K_ROWS_MIN_TOKENS) rows_by_dot(GGML_TYPE_Q6_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-    else rows_frame(K_Q6_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-}
+/* The entries, one per type (KernRowsFn has no type argument); K-quants
+ * of fewer than K_ROWS_MIN_TOKENS tokens go row by row. */
+#define ROWS_ENTRY(attr, name, frame, kind, type)                                                               \
+    attr static void name(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,      \
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride)                           \
+    {                                                                                                             \
+        if ((kind == K_Q4_K || kind == K_Q6_K) && nt < K_ROWS_MIN_TOKENS)                                         \
+            rows_by_dot(type, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                      \
+        else frame(kind, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                          \
+    }
+ROWS_ENTRY(AVX2, x86_rows_q4_0, rows_frame, K_Q4_0, GGML_TYPE_Q4_0)
+ROWS_ENTRY(AVX2, x86_rows_q4_k, rows_frame, K_Q4_K, GGML_TYPE_Q4_K)
+ROWS_ENTRY(AVX2, x86_rows_q6_k, rows_frame, K_Q6_K, GGML_TYPE_Q6_K)
 
 /* ---- AVX-512 VNNI: sixteen rows per vector, two vectors per tile ----------
  * Prompt chunks take 32-row tiles: the same transposed groups, eight-row
@@ -855,31 +849,10 @@ AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row
     }
 }
 
-AVX512 static void x86_wide_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                                 uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    wide_frame(K_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-}
-
-AVX512 static void x86_wide_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                                 uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    wide_frame(K_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-}
-
-AVX512 static void x86_wide_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                                 uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    if (nt < K_ROWS_MIN_TOKENS) rows_by_dot(GGML_TYPE_Q4_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-    else wide_frame(K_Q4_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-}
-
-AVX512 static void x86_wide_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                                 uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    if (nt < K_ROWS_MIN_TOKENS) rows_by_dot(GGML_TYPE_Q6_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-    else wide_frame(K_Q6_K, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-}
+ROWS_ENTRY(AVX512, x86_wide_q4_0, wide_frame, K_Q4_0, GGML_TYPE_Q4_0)
+ROWS_ENTRY(AVX512, x86_wide_q8_0, wide_frame, K_Q8_0, GGML_TYPE_Q8_0)
+ROWS_ENTRY(AVX512, x86_wide_q4_k, wide_frame, K_Q4_K, GGML_TYPE_Q4_K)
+ROWS_ENTRY(AVX512, x86_wide_q6_k, wide_frame, K_Q6_K, GGML_TYPE_Q6_K)
 
 int kern_x86_rows(KernRowsFn *rows, int wide)
 {
