@@ -695,8 +695,8 @@ AVX2_INLINE __m256 exp8(__m256 x)
 AVX2_INLINE __m256 silu_mul8(__m256 x, __m256 u)
 {
     /* e^-x: beyond the clamp silu is x (or 0) to float precision anyway */
-    __m256 nx = _mm256_min_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), x), _mm256_set1_ps(-87.0f)),
-                              _mm256_set1_ps(88.0f));
+    __m256 nx = _mm256_min_ps(_mm256_set1_ps(88.0f),
+                              _mm256_max_ps(_mm256_set1_ps(-87.0f), _mm256_sub_ps(_mm256_setzero_ps(), x)));
     return _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), exp8(nx))), u);
 }
 
@@ -739,8 +739,10 @@ AVX2 static void x86_wsum_f16(float *out, const float *w, const uint16_t *v, uin
 /* e^(s - mx) by exp8, the sum in double; the tail through the same steps. */
 AVX2_INLINE __m256 exp_shifted8(__m256 x, __m256 mx)
 {
+    /* max/min return their second operand when one is NaN: a NaN score
+     * stays NaN (and reaches the logits, where it is reported) */
     __m256 d = _mm256_sub_ps(x, mx);
-    return exp8(_mm256_min_ps(_mm256_max_ps(d, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)));
+    return exp8(_mm256_min_ps(_mm256_set1_ps(88.0f), _mm256_max_ps(_mm256_set1_ps(-87.0f), d)));
 }
 
 AVX2 static double x86_exp_sum(float *s, uint32_t n, float mx)

@@ -463,32 +463,38 @@ AVX2_INLINE __m256i nibbles_row(const uint8_t *q)
 /* Decoding one token: nothing to amortize a transposition, so each row's
  * products are summed within the row's own vector and the eight rows'
  * block sums reduced into the lanes afterwards: the same exact integers,
- * then the same float steps as block_tokens. */
-AVX2_CALL void tile_one_token(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
-                              const KernQ8_0 *a, float *out)
-{
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc = _mm256_setzero_ps();
-    for (uint64_t b = 0, off = 0; b < n / 32; b++, off += 18) {
-        /* decoding is bound by memory. The tile's rows lie next to each
-         * other (tile_bytes in all): the next tile into L1 and the fourth
-         * after into L2, in address order, 144 bytes a block. Measured, Q4_0,
-         * 2 threads: no prefetch 34 tok/s; each row's bytes a tile ahead 58
-         * (54-56 on a busier day); this 58-60 the same day. */
-        UNROLL for (int l = 0; l < 3; l++) {
-            _mm_prefetch((const char *)row[0] + tile_bytes + 144 * b + 64 * l, _MM_HINT_T0);
-            _mm_prefetch((const char *)row[0] + 4 * tile_bytes + 144 * b + 64 * l, _MM_HINT_T1);
-        }
-        __m256i av = _mm256_loadu_si256((const __m256i *)a[b].q), p[ROWS];
-        UNROLL for (int r = 0; r < ROWS; r++)
-            p[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles_row(row[r] + off + 2), av), ones);
-        __m256i s = _mm256_sub_epi32(reduce8(p), _mm256_set1_epi32((int32_t)((uint32_t)a[b].sum * 8u)));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(scales8(row, off), _mm256_set1_ps(a[b].d)), acc);
+ * then the same float steps as block_tokens. Decoding is bound by memory.
+ * The tile's rows lie next to each other (tile_bytes in all): the next
+ * tile into L1 and the fourth after into L2, in address order, 144 bytes a
+ * block. Measured, Q4_0, 2 threads: no prefetch 34 tok/s; each row's bytes
+ * a tile ahead 58 (54-56 on a busier day); this 58-60 the same day. One
+ * copy per instruction set: row_dot sums a row's nibbles x codes in fours. */
+#define TILE_ONE_TOKEN(attr, name, row_dot)                                                                     \
+    attr void name(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid, const KernQ8_0 *a, \
+                   float *out)                                                                                    \
+    {                                                                                                             \
+        __m256 acc = _mm256_setzero_ps();                                                                         \
+        for (uint64_t b = 0, off = 0; b < n / 32; b++, off += 18) {                                               \
+            UNROLL for (int l = 0; l < 3; l++) {                                                                  \
+                _mm_prefetch((const char *)row[0] + tile_bytes + 144 * b + 64 * l, _MM_HINT_T0);                  \
+                _mm_prefetch((const char *)row[0] + 4 * tile_bytes + 144 * b + 64 * l, _MM_HINT_T1);              \
+            }                                                                                                     \
+            __m256i av = _mm256_loadu_si256((const __m256i *)a[b].q), p[ROWS];                                    \
+            UNROLL for (int r = 0; r < ROWS; r++) p[r] = row_dot(nibbles_row(row[r] + off + 2), av);            \
+            __m256i s = _mm256_sub_epi32(reduce8(p), _mm256_set1_epi32((int32_t)((uint32_t)a[b].sum * 8u)));      \
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(scales8(row, off), _mm256_set1_ps(a[b].d)), \
+                                  acc);                                                                           \
+        }                                                                                                         \
+        float lanes[ROWS];                                                                                        \
+        _mm256_storeu_ps(lanes, acc);                                                                             \
+        memcpy(out, lanes, valid * sizeof(float));                                                                \
     }
-    float lanes[ROWS];
-    _mm256_storeu_ps(lanes, acc);
-    memcpy(out, lanes, valid * sizeof(float));
+
+AVX2_INLINE __m256i nibbles_dot(__m256i w, __m256i a)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1));
 }
+TILE_ONE_TOKEN(AVX2_CALL, tile_one_token, nibbles_dot)
 
 AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead, uint64_t valid,
                            const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
@@ -794,6 +800,13 @@ AVX512_CALL void tile_wide_k(int six, uint64_t n, const uint8_t *const *row, uin
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
 }
 
+/* The same with one VNNI instruction a row (the same integers). */
+AVX512_INLINE __m256i nibbles_dot_vnni(__m256i w, __m256i a)
+{
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a);
+}
+TILE_ONE_TOKEN(AVX512_CALL, tile_one_token_vnni, nibbles_dot_vnni)
+
 /* Decoding one token of Q8_0: as tile_one_token, each row's products
  * summed in its own vector, the eight block sums reduced into the lanes,
  * the next tile and the fourth after fetched in address order, 272 bytes
@@ -825,7 +838,7 @@ AVX512_INLINE void tile_one_token_q8_0(uint64_t n, const uint8_t *const *row, ui
 
 /* Tiles of `tile` rows (the last padded with copies of the last row),
  * tokens in passes of at most TOKENS: 32-row tiles for prompts, eight
- * for one token (Q4_0 through the AVX2 tile). */
+ * for one token. */
 AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                               const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
@@ -836,7 +849,7 @@ AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row
         uint64_t valid = nrows - r0 < tile ? nrows - r0 : tile;
         uint64_t ahead = tile * row_bytes <= PREFETCH_TILE_MAX ? tile * row_bytes : PREFETCH_IN_ROW;
         if (nt == 1 && kind == K_Q8_0) tile_one_token_q8_0(n, row, tile * row_bytes, valid, act, out + r0);
-        else if (nt == 1) tile_one_token(n, row, tile * row_bytes, valid, act, out + r0);
+        else if (nt == 1) tile_one_token_vnni(n, row, tile * row_bytes, valid, act, out + r0);
         else
             for (int t0 = 0; t0 < nt; t0 += TOKENS) {
                 int k = nt - t0 < TOKENS ? nt - t0 : TOKENS;
