@@ -338,32 +338,42 @@ static void attention_worker(void *ctx, int ith, int nth)
     uint32_t h0 = (uint32_t)((uint64_t)c->n_head * (uint64_t)ith / (uint64_t)nth);
     uint32_t h1 = (uint32_t)((uint64_t)c->n_head * (uint64_t)(ith + 1) / (uint64_t)nth);
 
-    for (uint32_t h = h0; h < h1; h++) {
-        uint32_t kvh = h / group;
+    /* the q heads of one kv head together: its rows are read once for all */
+    for (uint32_t h = h0; h < h1;) {
+        uint32_t kvh = h / group, hn = (kvh + 1) * group < h1 ? (kvh + 1) * group : h1, nq = hn - h;
         /* the kv head's rows, one per position (model.h: kv_row_index) */
         const uint8_t *kh = (const uint8_t *)m->k_cache + kv_row_index(c, &m->opt, j->layer, kvh, 0) * krow;
         const uint8_t *vh = (const uint8_t *)m->v_cache + kv_row_index(c, &m->opt, j->layer, kvh, 0) * vrow;
-        float *s = m->scores + (uint64_t)h * m->opt.n_ctx;
+        float *s = m->scores + (uint64_t)h * m->opt.n_ctx; /* head h + i: s + i * n_ctx */
+        uint64_t n_ctx = m->opt.n_ctx;
         for (int t = 0; t < j->n; t++) {
-            uint32_t pos = j->pos0 + (uint32_t)t;
+            uint32_t pos = j->pos0 + (uint32_t)t, np = pos + 1;
             const float *q = m->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim;
-            uint32_t np = pos + 1;
-            if (kt == KV_F16 && ks->dots_f16) ks->dots_f16((const uint16_t *)kh, krow / 2, q, c->head_dim, np, s);
-            else
-                for (uint32_t p = 0; p < np; p++) s[p] = cache_dot(ks, kh + (uint64_t)p * krow, kt, q, c->head_dim);
-            float mx = -INFINITY;
-            for (uint32_t p = 0; p < np; p++) {
-                s[p] *= scale;
-                if (s[p] > mx) mx = s[p];
-            }
-            float inv = (float)(1.0 / ks->exp_sum(s, np, mx));
-            for (uint32_t p = 0; p < np; p++) s[p] *= inv;
             float *out = m->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v;
-            memset(out, 0, c->head_dim_v * sizeof *out);
-            if (kt == KV_F16 && ks->wsum_f16) ks->wsum_f16(out, s, (const uint16_t *)vh, vrow / 2, c->head_dim_v, np);
+            if (kt == KV_F16 && ks->dots_f16)
+                ks->dots_f16((const uint16_t *)kh, krow / 2, q, c->head_dim, nq, c->head_dim, np, s, n_ctx);
             else
-                for (uint32_t p = 0; p < np; p++) cache_axpy(ks, out, s[p], vh + (uint64_t)p * vrow, kt, c->head_dim_v);
+                for (uint32_t i = 0; i < nq; i++)
+                    for (uint32_t p = 0; p < np; p++)
+                        s[i * n_ctx + p] = cache_dot(ks, kh + (uint64_t)p * krow, kt, q + i * c->head_dim, c->head_dim);
+            for (uint32_t i = 0; i < nq; i++) {
+                float *si = s + i * n_ctx, mx = -INFINITY;
+                for (uint32_t p = 0; p < np; p++) {
+                    si[p] *= scale;
+                    if (si[p] > mx) mx = si[p];
+                }
+                float inv = (float)(1.0 / ks->exp_sum(si, np, mx));
+                for (uint32_t p = 0; p < np; p++) si[p] *= inv;
+                memset(out + i * c->head_dim_v, 0, c->head_dim_v * sizeof *out);
+            }
+            if (kt == KV_F16 && ks->wsum_f16)
+                ks->wsum_f16(out, c->head_dim_v, s, n_ctx, nq, (const uint16_t *)vh, vrow / 2, c->head_dim_v, np);
+            else
+                for (uint32_t i = 0; i < nq; i++)
+                    for (uint32_t p = 0; p < np; p++)
+                        cache_axpy(ks, out + i * c->head_dim_v, s[i * n_ctx + p], vh + (uint64_t)p * vrow, kt, c->head_dim_v);
         }
+        h = hn;
     }
 }
 

@@ -104,12 +104,16 @@ typedef struct {
     /* attention's softmax: s[i] = e^(s[i] - mx), returns the sum in double
      * (the reference with libm's expf, a fast path within 1e-6 relative) */
     double (*exp_sum)(float *s, uint32_t n, float mx);
-    /* F16 KV cache, many positions per call (optional: NULL = row by row):
-     * out[p] = dot_f16(k + p * stride, q, n) for p < rows, bit for bit; and
-     * out[j] += w[p] * v_p[j] for p = 0, 1, ... in order, as axpy_f16 row
-     * after row (v_p = v + p * stride), bit for bit. */
-    void (*dots_f16)(const uint16_t *k, uint64_t stride, const float *q, uint32_t n, uint32_t rows, float *out);
-    void (*wsum_f16)(float *out, const float *w, const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows);
+    /* F16 KV cache, many positions and the nq query heads sharing a KV head
+     * per call (optional: NULL = row by row). For query i < nq and p < rows:
+     *   out[i * out_stride + p] = dot_f16(k + p * stride, q + i * q_stride, n)
+     * bit for bit; and out[i * out_stride + j] += w[i * w_stride + p] * v_p[j]
+     * for p = 0, 1, ... in order, as axpy_f16 row after row (v_p = v + p *
+     * stride), bit for bit: the rows are read once for all the queries. */
+    void (*dots_f16)(const uint16_t *k, uint64_t stride, const float *q, uint64_t q_stride, uint32_t nq, uint32_t n,
+                     uint32_t rows, float *out, uint64_t out_stride);
+    void (*wsum_f16)(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq, const uint16_t *v,
+                     uint64_t stride, uint32_t n, uint32_t rows);
 } KernelSet;
 
 /* The sets. kern_ref() always exists; the others return NULL when this

@@ -645,11 +645,48 @@ AVX2 static float x86_dot_f16(const uint16_t *k, const float *q, uint32_t n)
     return dot_f16_body(k, q, n);
 }
 
-/* One position after another, inlined: the next row's loads and
- * multiplies overlap this one's horizontal sum. */
-AVX2 static void x86_dots_f16(const uint16_t *k, uint64_t stride, const float *q, uint32_t n, uint32_t rows, float *out)
+/* Two queries against one row: dot_f16_body's steps for each, the row
+ * converted once. */
+AVX2_INLINE void dot2_f16_body(const uint16_t *k, const float *q0, const float *q1, uint32_t n, float *o0, float *o1)
 {
-    for (uint32_t p = 0; p < rows; p++) out[p] = dot_f16_body(k + p * stride, q, n);
+    __m256 a0[4], a1[4];
+    UNROLL for (int c = 0; c < 4; c++) a0[c] = a1[c] = _mm256_setzero_ps();
+    uint32_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        UNROLL for (int c = 0; c < 4; c++) {
+            __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i + 8 * c)));
+            a0[c] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q0 + i + 8 * c), a0[c]);
+            a1[c] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q1 + i + 8 * c), a1[c]);
+        }
+    for (; i + 8 <= n; i += 8) {
+        __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i)));
+        a0[0] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q0 + i), a0[0]);
+        a1[0] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q1 + i), a1[0]);
+    }
+    float s0 = hsum8(_mm256_add_ps(_mm256_add_ps(a0[0], a0[1]), _mm256_add_ps(a0[2], a0[3])));
+    float s1 = hsum8(_mm256_add_ps(_mm256_add_ps(a1[0], a1[1]), _mm256_add_ps(a1[2], a1[3])));
+    for (; i < n; i++) {
+        float kk = _cvtsh_ss(k[i]);
+        s0 += q0[i] * kk;
+        s1 += q1[i] * kk;
+    }
+    *o0 = s0;
+    *o1 = s1;
+}
+
+/* One position after another, inlined (the next row's loads and
+ * multiplies overlap this one's horizontal sum), queries in pairs. */
+AVX2 static void x86_dots_f16(const uint16_t *k, uint64_t stride, const float *q, uint64_t q_stride, uint32_t nq,
+                              uint32_t n, uint32_t rows, float *out, uint64_t out_stride)
+{
+    uint32_t i = 0;
+    for (; i + 2 <= nq; i += 2) {
+        const float *q0 = q + i * q_stride, *q1 = q0 + q_stride;
+        float *o0 = out + i * out_stride, *o1 = o0 + out_stride;
+        for (uint32_t p = 0; p < rows; p++) dot2_f16_body(k + p * stride, q0, q1, n, &o0[p], &o1[p]);
+    }
+    if (i < nq)
+        for (uint32_t p = 0; p < rows; p++) out[i * out_stride + p] = dot_f16_body(k + p * stride, q + i * q_stride, n);
 }
 
 AVX2 static void x86_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
@@ -718,7 +755,34 @@ AVX2 static void x86_silu_mul(float *g, const float *u, uint64_t n)
 /* The weighted sum of V rows with 64 outputs in registers across the rows
  * (axpy row after row would store and reload them for every position):
  * the same fused multiply-add per element in the same order as axpy_f16. */
-AVX2 static void x86_wsum_f16(float *out, const float *w, const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows)
+/* Two queries: 32 outputs of each in registers, the V rows converted once. */
+AVX2_INLINE void wsum2_f16(float *o0, float *o1, const float *w0, const float *w1, const uint16_t *v, uint64_t stride,
+                           uint32_t n, uint32_t rows)
+{
+    uint32_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m256 a0[4], a1[4];
+        UNROLL for (int c = 0; c < 4; c++) a0[c] = _mm256_loadu_ps(o0 + j + 8 * c), a1[c] = _mm256_loadu_ps(o1 + j + 8 * c);
+        for (uint32_t p = 0; p < rows; p++) {
+            __m256 wp0 = _mm256_set1_ps(w0[p]), wp1 = _mm256_set1_ps(w1[p]);
+            const uint16_t *vp = v + p * stride + j;
+            UNROLL for (int c = 0; c < 4; c++) {
+                __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vp + 8 * c)));
+                a0[c] = _mm256_fmadd_ps(wp0, vv, a0[c]);
+                a1[c] = _mm256_fmadd_ps(wp1, vv, a1[c]);
+            }
+        }
+        UNROLL for (int c = 0; c < 4; c++) _mm256_storeu_ps(o0 + j + 8 * c, a0[c]), _mm256_storeu_ps(o1 + j + 8 * c, a1[c]);
+    }
+    if (j < n)
+        for (uint32_t p = 0; p < rows; p++) {
+            x86_axpy_f16(o0 + j, w0[p], v + p * stride + j, n - j);
+            x86_axpy_f16(o1 + j, w1[p], v + p * stride + j, n - j);
+        }
+}
+
+/* One query: 64 outputs in registers. */
+AVX2_INLINE void wsum1_f16(float *out, const float *w, const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows)
 {
     uint32_t j = 0;
     for (; j + 64 <= n; j += 64) {
@@ -734,6 +798,16 @@ AVX2 static void x86_wsum_f16(float *out, const float *w, const uint16_t *v, uin
     }
     if (j < n)
         for (uint32_t p = 0; p < rows; p++) x86_axpy_f16(out + j, w[p], v + p * stride + j, n - j);
+}
+
+AVX2 static void x86_wsum_f16(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq,
+                              const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows)
+{
+    uint32_t i = 0;
+    for (; i + 2 <= nq; i += 2)
+        wsum2_f16(out + i * out_stride, out + (i + 1) * out_stride, w + i * w_stride, w + (i + 1) * w_stride, v, stride, n,
+                  rows);
+    if (i < nq) wsum1_f16(out + i * out_stride, w + i * w_stride, v, stride, n, rows);
 }
 
 /* e^(s - mx) by exp8, the sum in double; the tail through the same steps. */

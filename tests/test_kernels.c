@@ -328,24 +328,28 @@ static void test_set(const KernelSet *ks)
     {
         enum { AN = 136, AR = 37 };
         static uint16_t kv[AR * AN];
-        static float q[AN], w[AR], got[AR], o1[AN], o2[AN];
+        static float q[AN + 80], w[3 * AR], got[3 * AR], o1[3 * AN], o2[3 * AN];
         int same_dot = 1, same_wsum = 1;
         for (int i = 0; i < AR * AN; i++) kv[i] = quant_f32_to_f16(rndf());
-        for (int i = 0; i < AN; i++) q[i] = rndf();
-        for (int r = 0; r < AR; r++) w[r] = rndf();
-        for (uint32_t n = 8; n <= AN; n += 64) { /* 8, 72 (a tail past 64), 136 */
-            if (ks->dots_f16) {
-                ks->dots_f16(kv, AN, q, n, AR, got);
-                for (int r = 0; r < AR; r++)
-                    if (memcmp(&got[r], &(float){ks->dot_f16(kv + r * AN, q, n)}, sizeof(float)) != 0) same_dot = 0;
+        for (int i = 0; i < AN + 80; i++) q[i] = rndf();
+        for (int r = 0; r < 3 * AR; r++) w[r] = rndf();
+        for (uint32_t n = 8; n <= AN; n += 32) /* 8, 40, 72, 104 (tails past 32 and 64), 136 */
+            for (uint32_t nq = 1; nq <= 3; nq++) { /* queries of one kv head: alone, a pair, a pair and one */
+                if (ks->dots_f16) {
+                    ks->dots_f16(kv, AN, q, 40, nq, n, AR, got, AR);
+                    for (uint32_t i = 0; i < nq; i++)
+                        for (int r = 0; r < AR; r++)
+                            if (memcmp(&got[i * AR + r], &(float){ks->dot_f16(kv + r * AN, q + 40 * i, n)}, sizeof(float)))
+                                same_dot = 0;
+                }
+                if (ks->wsum_f16) {
+                    for (uint32_t i = 0; i < nq * AN; i++) o1[i] = o2[i] = rndf();
+                    ks->wsum_f16(o1, AN, w, AR, nq, kv, AN, n, AR);
+                    for (uint32_t i = 0; i < nq; i++)
+                        for (int r = 0; r < AR; r++) ks->axpy_f16(o2 + i * AN, w[i * AR + r], kv + r * AN, n);
+                    if (memcmp(o1, o2, nq * AN * sizeof(float)) != 0) same_wsum = 0;
+                }
             }
-            if (ks->wsum_f16) {
-                for (uint32_t i = 0; i < n; i++) o1[i] = o2[i] = rndf();
-                ks->wsum_f16(o1, w, kv, AN, n, AR);
-                for (int r = 0; r < AR; r++) ks->axpy_f16(o2, w[r], kv + r * AN, n);
-                if (memcmp(o1, o2, n * sizeof(float)) != 0) same_wsum = 0;
-            }
-        }
         if (ks->dots_f16) CHECK(same_dot, "%s: dots_f16 equals dot_f16 row by row, bit for bit", ks->name);
         if (ks->wsum_f16) CHECK(same_wsum, "%s: wsum_f16 equals axpy_f16 row after row, bit for bit", ks->name);
 
