@@ -208,7 +208,7 @@ V7=build/armv7-linux-musleabihf/pith V6=build/armv6-linux-musleabi/pith
 #     label                     binary  qemu                 cpu         target                  found                    not found            kind
 suite "x86_64 native"           $X      -                    host        x86_64-linux-musl       "$host_flags"            "$host_lacks"        full
 suite "x86_64 Nehalem"          $X      qemu-x86_64-static   Nehalem     x86_64-linux-musl       ""                       "avx2 fma f16c"      full
-suite "x86_64 Haswell"          $X      qemu-x86_64-static   Haswell     x86_64-linux-musl       "avx2 fma f16c"          ""                   kernels
+suite "x86_64 Haswell"          $X      qemu-x86_64-static   Haswell     x86_64-linux-musl       "avx2 fma f16c"          "avx512vnni"         kernels
 suite "aarch64 cortex-a53"      $A      qemu-aarch64-static  cortex-a53  aarch64-linux-musl      "neon"                   "dotprod fp16 i8mm"  full
 suite "aarch64 cortex-a76"      $A      qemu-aarch64-static  cortex-a76  aarch64-linux-musl      "neon dotprod fp16"      "i8mm"               full
 suite "aarch64 max"             $A      qemu-aarch64-static  max         aarch64-linux-musl      "neon dotprod fp16 i8mm" ""                   version
