@@ -598,6 +598,23 @@ enum {
     WIDE_CHUNK_K = 2        /* K-quant super-blocks per K-chunk */
 };
 
+/* s[v][t] += the VNNI products of groups g0 .. g1-1 (four bytes each) of
+ * row vector v (group g's vectors at w + g * HALVES: two halves each) with
+ * token t's codes at q[t] + 4g: exact int32 sums in the lanes. */
+AVX512_INLINE void dot_groups(const __m256i *w, const int8_t *const *q, int g0, int g1, __m512i (*s)[WIDE_TOKENS])
+{
+    UNROLL for (int g = g0; g < g1; g++) {
+        __m512i wv[VECS];
+        UNROLL for (int v = 0; v < VECS; v++) wv[v] = _mm512_loadu_si512((const void *)(w + g * HALVES + 2 * v));
+        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
+            int32_t a4;
+            memcpy(&a4, q[t] + 4 * g, 4);
+            __m512i a = _mm512_set1_epi32(a4);
+            UNROLL for (int v = 0; v < VECS; v++) s[v][t] = _mm512_dpbusd_epi32(s[v][t], wv[v], a);
+        }
+    }
+}
+
 /* Block b of a tile against WIDE_TOKENS tokens: exact integer sums
  * (weight bytes stored with an offset of 8 for Q4_0 or 128 for Q8_0:
  * subtract offset x the activation's code sum, `shift` = log2 of the
@@ -606,17 +623,10 @@ AVX512_INLINE void block_tokens_wide(const Chunk *c, uint64_t b, const KernQ8_0 
                                      __m512 (*acc)[WIDE_TOKENS])
 {
     __m512i s[VECS][WIDE_TOKENS];
+    const int8_t *q[WIDE_TOKENS];
     UNROLL for (int v = 0; v < VECS; v++) UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s[v][t] = _mm512_setzero_si512();
-    UNROLL for (int g = 0; g < 8; g++) {
-        __m512i w[VECS];
-        UNROLL for (int v = 0; v < VECS; v++) w[v] = _mm512_loadu_si512((const void *)&c->w[AT(b, g, 2 * v, HALVES)]);
-        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
-            int32_t a4;
-            memcpy(&a4, act[t][b].q + 4 * g, 4);
-            __m512i a = _mm512_set1_epi32(a4);
-            UNROLL for (int v = 0; v < VECS; v++) s[v][t] = _mm512_dpbusd_epi32(s[v][t], w[v], a);
-        }
-    }
+    UNROLL for (int t = 0; t < WIDE_TOKENS; t++) q[t] = act[t][b].q;
+    dot_groups(&c->w[AT(b, 0, 0, HALVES)], q, 0, 8, s);
     UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
         const KernQ8_0 *a = &act[t][b];
         __m512i corr = _mm512_set1_epi32((int32_t)((uint32_t)a->sum << shift));
@@ -680,17 +690,10 @@ AVX512_INLINE void superblock_tokens_wide(const ChunkK *c, uint64_t s, const Ker
     UNROLL for (int v = 0; v < VECS; v++) UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[v][t] = msum[v][t] = _mm512_setzero_si512();
     for (int j = 0; j < 8; j++) { /* not unrolled: size */
         __m512i s32[VECS][WIDE_TOKENS];
+        const int8_t *q[WIDE_TOKENS];
         UNROLL for (int v = 0; v < VECS; v++) UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s32[v][t] = _mm512_setzero_si512();
-        UNROLL for (int g = 0; g < 8; g++) {
-            __m512i w[VECS];
-            UNROLL for (int v = 0; v < VECS; v++) w[v] = _mm512_loadu_si512((const void *)&c->w[KW(s, j, g, 2 * v, HALVES)]);
-            UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
-                int32_t a4;
-                memcpy(&a4, act[t][s].q + 32 * j + 4 * g, 4);
-                __m512i a = _mm512_set1_epi32(a4);
-                UNROLL for (int v = 0; v < VECS; v++) s32[v][t] = _mm512_dpbusd_epi32(s32[v][t], w[v], a);
-            }
-        }
+        UNROLL for (int t = 0; t < WIDE_TOKENS; t++) q[t] = act[t][s].q + 32 * j;
+        dot_groups(&c->w[KW(s, j, 0, 0, HALVES)], q, 0, 8, s32);
         UNROLL for (int v = 0; v < VECS; v++) {
             __m512i sc = _mm512_loadu_si512((const void *)&c->sc[KS(s, j, 2 * v, HALVES)]);
             __m512i mn = _mm512_loadu_si512((const void *)&c->mn[KS(s, j, 2 * v, HALVES)]);
@@ -723,17 +726,10 @@ AVX512_INLINE void superblock_tokens_wide6(const ChunkK6 *c, uint64_t s, const K
     for (int k = 0; k < 8; k++) { /* not unrolled: size */
         UNROLL for (int half = 0; half < 2; half++) { /* sub-block 2k + half: groups 4 half .. 4 half + 3 */
             __m512i s32[VECS][WIDE_TOKENS];
+            const int8_t *q[WIDE_TOKENS];
             UNROLL for (int v = 0; v < VECS; v++) UNROLL for (int t = 0; t < WIDE_TOKENS; t++) s32[v][t] = _mm512_setzero_si512();
-            UNROLL for (int g = 4 * half; g < 4 * half + 4; g++) {
-                __m512i w[VECS];
-                UNROLL for (int v = 0; v < VECS; v++) w[v] = _mm512_loadu_si512((const void *)&c->w[KW(s, k, g, 2 * v, HALVES)]);
-                UNROLL for (int t = 0; t < WIDE_TOKENS; t++) {
-                    int32_t a4;
-                    memcpy(&a4, act[t][s].q + 32 * k + 4 * g, 4);
-                    __m512i a = _mm512_set1_epi32(a4);
-                    UNROLL for (int v = 0; v < VECS; v++) s32[v][t] = _mm512_dpbusd_epi32(s32[v][t], w[v], a);
-                }
-            }
+            UNROLL for (int t = 0; t < WIDE_TOKENS; t++) q[t] = act[t][s].q + 32 * k;
+            dot_groups(&c->w[KW(s, k, 0, 0, HALVES)], q, 4 * half, 4 * half + 4, s32);
             UNROLL for (int v = 0; v < VECS; v++) {
                 __m512i sc = _mm512_loadu_si512((const void *)&c->sc[KS16(s, 2 * k + half, 2 * v, HALVES)]);
                 UNROLL for (int t = 0; t < WIDE_TOKENS; t++) sum[v][t] = _mm512_add_epi32(sum[v][t], _mm512_mullo_epi32(s32[v][t], sc));
