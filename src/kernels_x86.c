@@ -583,7 +583,7 @@ AVX2_INLINE void x86_float_body(uint64_t n, const uint8_t *row, const void *act,
     UNROLL for (int t = 0; t < nt; t++) a0[t] = a1[t] = _mm256_setzero_ps();
     for (; i + 16 <= n; i += 16) {
         __m256 lo, hi;
-        prefetch_lines(row + i * esz, 1);
+        if (((i * esz) & 63) == 0) prefetch_lines(row + i * esz, 1); /* once a cache line */
         if (kind == 0) load16_f32(row + i * esz, &lo, &hi);
         else if (kind == 1) load16_f16(row + i * esz, &lo, &hi);
         else load16_bf16(row + i * esz, &lo, &hi);
