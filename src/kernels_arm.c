@@ -805,6 +805,104 @@ static void neon_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
     }
 }
 
+/* ---- softmax exponentials, the SiLU gate, F16 stores ------------------------- */
+
+/* e^x for x in [-87, 88] (the callers clamp), as kernels_x86.c's exp8:
+ * x = k ln2 + r with k rounded to nearest (by adding and taking away
+ * 1.5 * 2^23: vrndnq is ARMv8 only), e^r by its Taylor series to r^7, 2^k
+ * into the exponent bits. Within 2 ulp of expf (armv7's NEON flushes
+ * results under 2^-126 to zero). A NaN stays NaN: FMAX/FMIN return it. */
+INLINE float32x4_t exp4(float32x4_t x)
+{
+    const float32x4_t magic = vdupq_n_f32(12582912.0f);
+    float32x4_t k = vsubq_f32(vaddq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504f)), magic), magic);
+    float32x4_t r = vfmsq_f32(x, k, vdupq_n_f32(0.693145752f));
+    r = vfmsq_f32(r, k, vdupq_n_f32(1.42860677e-6f));
+    float32x4_t p = vdupq_n_f32(1.0f / 5040.0f);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 720.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 120.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 24.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 6.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(0.5f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+    int32x4_t two_k = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(k), vdupq_n_s32(127)), 23);
+    return vmulq_f32(p, vreinterpretq_f32_s32(two_k));
+}
+
+INLINE float32x4_t clamp_exp_arg(float32x4_t x)
+{
+    return vminq_f32(vmaxq_f32(x, vdupq_n_f32(-87.0f)), vdupq_n_f32(88.0f));
+}
+
+/* a / b: one divide on aarch64; armv7 has none, so a reciprocal estimate
+ * and two Newton steps (about 1 ulp) */
+INLINE float32x4_t div4(float32x4_t a, float32x4_t b)
+{
+#ifdef __aarch64__
+    return vdivq_f32(a, b);
+#else
+    float32x4_t r = vrecpeq_f32(b);
+    r = vmulq_f32(vrecpsq_f32(b, r), r);
+    r = vmulq_f32(vrecpsq_f32(b, r), r);
+    return vmulq_f32(a, r);
+#endif
+}
+
+INLINE float32x4_t silu_mul4(float32x4_t x, float32x4_t u)
+{
+    float32x4_t e = exp4(clamp_exp_arg(vnegq_f32(x)));
+    return vmulq_f32(div4(x, vaddq_f32(vdupq_n_f32(1.0f), e)), u);
+}
+
+/* Every element takes the same steps, the tail too (threads split the
+ * elements anywhere: a result must not depend on where). */
+static void neon_silu_mul(float *g, const float *u, uint64_t n)
+{
+    uint64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(g + i, silu_mul4(vld1q_f32(g + i), vld1q_f32(u + i)));
+    if (i < n) {
+        float tg[4] = {0}, tu[4] = {0};
+        memcpy(tg, g + i, (n - i) * sizeof(float));
+        memcpy(tu, u + i, (n - i) * sizeof(float));
+        vst1q_f32(tg, silu_mul4(vld1q_f32(tg), vld1q_f32(tu)));
+        memcpy(g + i, tg, (n - i) * sizeof(float));
+    }
+}
+
+/* s[i] = e^(s[i] - mx) four at a time, the sum in double in order. */
+static double neon_exp_sum(float *s, uint32_t n, float mx)
+{
+    float32x4_t m = vdupq_n_f32(mx);
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(s + i, exp4(clamp_exp_arg(vsubq_f32(vld1q_f32(s + i), m))));
+    if (i < n) {
+        float t[4] = {0};
+        memcpy(t, s + i, (n - i) * sizeof(float));
+        vst1q_f32(t, exp4(clamp_exp_arg(vsubq_f32(vld1q_f32(t), m))));
+        memcpy(s + i, t, (n - i) * sizeof(float));
+    }
+    double sum = 0.0;
+    for (i = 0; i < n; i++) sum += s[i];
+    return sum;
+}
+
+#ifdef __aarch64__
+/* F16 stores: FCVTN rounds to nearest even and, with Linux's FPCR (no
+ * flush to zero, no default NaN), keeps subnormals and a NaN's sign and top
+ * bits: quant_f32_to_f16's results (test_kernels checks it). armv7's NEON
+ * flushes subnormals and uses the default NaN: it keeps the reference. */
+static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
+{
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1_u16(out + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
+    for (; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
+}
+#define NEON_TO_F16 .to_f16 = neon_to_f16,
+#else
+#define NEON_TO_F16
+#endif
+
 /* ---- the sets ---------------------------------------------------------------- */
 
 #define INT_ENTRIES(p)                                                                                           \
@@ -820,7 +918,8 @@ static void neon_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
                 [GGML_TYPE_BF16] = neon_bf16},                                                                  \
         .quantize_q8_0 = neon_quantize_q8_0, .quantize_q8_k = neon_quantize_q8_k, .dot_f16 = neon_dot_f16,      \
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
-        .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0,                                         \
+        .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
+        .exp_sum = neon_exp_sum, NEON_TO_F16                                                                     \
     }
 
 const KernelSet *kern_arm(void)
