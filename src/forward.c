@@ -174,6 +174,7 @@ int forward_argmax(const float *v, int n)
  * tokens are split between the threads (a thread idle there costs both
  * cores' time: measured 17% of a 64-token step spent waiting before).
  * One token runs on the calling thread: a parallel region costs more. */
+/* Thread ith of nth takes items [lo, hi) of n (tokens, rows, heads). */
 static void split(uint64_t n, int ith, int nth, uint64_t *lo, uint64_t *hi)
 {
     *lo = n * (uint64_t)ith / (uint64_t)nth;
@@ -245,8 +246,8 @@ typedef struct {
 static void matmul_worker(void *ctx, int ith, int nth)
 {
     const MatmulJob *j = ctx;
-    uint64_t a = j->total_rows * (uint64_t)ith / (uint64_t)nth;
-    uint64_t b = j->total_rows * (uint64_t)(ith + 1) / (uint64_t)nth;
+    uint64_t a, b;
+    split(j->total_rows, ith, nth, &a, &b);
     uint64_t base = 0;
     for (int i = 0; i < j->nw; i++) {
         const Weight *w = j->w[i];
@@ -335,8 +336,9 @@ static void attention_worker(void *ctx, int ith, int nth)
     uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v);
     uint32_t group = c->n_head / c->n_head_kv;
     float scale = (float)(1.0 / sqrt((double)c->head_dim));
-    uint32_t h0 = (uint32_t)((uint64_t)c->n_head * (uint64_t)ith / (uint64_t)nth);
-    uint32_t h1 = (uint32_t)((uint64_t)c->n_head * (uint64_t)(ith + 1) / (uint64_t)nth);
+    uint64_t head0, head1;
+    split(c->n_head, ith, nth, &head0, &head1);
+    uint32_t h0 = (uint32_t)head0, h1 = (uint32_t)head1;
 
     /* the q heads of one kv head together: its rows are read once for all */
     for (uint32_t h = h0; h < h1;) {

@@ -423,19 +423,13 @@ AVX2_CALL void tile_rows_k(int six, uint64_t n, const uint8_t *const *row, uint6
     uint64_t ns = n / 256;
     for (uint64_t s0 = 0; s0 < ns; s0 += CHUNK_K) {
         uint64_t cs = ns - s0 < CHUNK_K ? ns - s0 : CHUNK_K;
-        int t = 0;
-        if (six) {
-            load_q6_k(&c.k6, 1, 0, 1, row, s0, cs, ahead);
-            for (; t < nt; t += 2) {
-                prefetch_next_chunk(row, ROWS, row_bytes, 210, ns, s0, CHUNK_K, t / 2, passes);
-                chunk_tokens(K_Q6_K, &c.k6, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
-            }
-        } else {
-            load_q4_k(&c.k4, 1, 0, 1, row, s0, cs, ahead);
-            for (; t < nt; t += 2) {
-                prefetch_next_chunk(row, ROWS, row_bytes, 144, ns, s0, CHUNK_K, t / 2, passes);
-                chunk_tokens(K_Q4_K, &c.k4, s0, cs, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
-            }
+        if (six) load_q6_k(&c.k6, 1, 0, 1, row, s0, cs, ahead);
+        else load_q4_k(&c.k4, 1, 0, 1, row, s0, cs, ahead);
+        for (int t = 0; t < nt; t += 2) {
+            int tb = t + 1 < nt ? t + 1 : t;
+            prefetch_next_chunk(row, ROWS, row_bytes, six ? 210 : 144, ns, s0, CHUNK_K, t / 2, passes);
+            if (six) chunk_tokens(K_Q6_K, &c.k6, s0, cs, act, act_stride, t, tb, acc);
+            else chunk_tokens(K_Q4_K, &c.k4, s0, cs, act, act_stride, t, tb, acc);
         }
     }
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
@@ -468,20 +462,23 @@ AVX2_INLINE __m256i nibbles_row(const uint8_t *q)
  * tile into L1 and the fourth after into L2, in address order, 144 bytes a
  * block. Measured, Q4_0, 2 threads: no prefetch 34 tok/s; each row's bytes
  * a tile ahead 58 (54-56 on a busier day); this 58-60 the same day. One
- * copy per instruction set: row_dot sums a row's nibbles x codes in fours. */
-#define TILE_ONE_TOKEN(attr, name, row_dot)                                                                     \
+ * copy per type and instruction set: row_codes gives a row's block as 32
+ * unsigned bytes (stored with an offset of 2^shift), row_dot sums their
+ * products with the codes in fours. */
+#define TILE_ONE_TOKEN(attr, name, row_codes, row_dot, block_bytes, shift)                                      \
     attr void name(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid, const KernQ8_0 *a, \
                    float *out)                                                                                    \
     {                                                                                                             \
         __m256 acc = _mm256_setzero_ps();                                                                         \
-        for (uint64_t b = 0, off = 0; b < n / 32; b++, off += 18) {                                               \
-            UNROLL for (int l = 0; l < 3; l++) {                                                                  \
-                _mm_prefetch((const char *)row[0] + tile_bytes + 144 * b + 64 * l, _MM_HINT_T0);                  \
-                _mm_prefetch((const char *)row[0] + 4 * tile_bytes + 144 * b + 64 * l, _MM_HINT_T1);              \
+        const uint64_t step = ROWS * (block_bytes); /* a block of the eight rows */                            \
+        for (uint64_t b = 0, off = 0; b < n / 32; b++, off += (block_bytes)) {                                    \
+            UNROLL for (uint64_t l = 0; l < (step + 63) / 64; l++) {                                              \
+                _mm_prefetch((const char *)row[0] + tile_bytes + step * b + 64 * l, _MM_HINT_T0);                 \
+                _mm_prefetch((const char *)row[0] + 4 * tile_bytes + step * b + 64 * l, _MM_HINT_T1);             \
             }                                                                                                     \
             __m256i av = _mm256_loadu_si256((const __m256i *)a[b].q), p[ROWS];                                    \
-            UNROLL for (int r = 0; r < ROWS; r++) p[r] = row_dot(nibbles_row(row[r] + off + 2), av);            \
-            __m256i s = _mm256_sub_epi32(reduce8(p), _mm256_set1_epi32((int32_t)((uint32_t)a[b].sum * 8u)));      \
+            UNROLL for (int r = 0; r < ROWS; r++) p[r] = row_dot(row_codes(row[r] + off + 2), av);              \
+            __m256i s = _mm256_sub_epi32(reduce8(p), _mm256_set1_epi32((int32_t)((uint32_t)a[b].sum << (shift)))); \
             acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(scales8(row, off), _mm256_set1_ps(a[b].d)), \
                                   acc);                                                                           \
         }                                                                                                         \
@@ -494,7 +491,7 @@ AVX2_INLINE __m256i nibbles_dot(__m256i w, __m256i a)
 {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1));
 }
-TILE_ONE_TOKEN(AVX2_CALL, tile_one_token, nibbles_dot)
+TILE_ONE_TOKEN(AVX2_CALL, tile_one_token, nibbles_row, nibbles_dot, 18, 3)
 
 AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead, uint64_t valid,
                            const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
@@ -796,41 +793,21 @@ AVX512_CALL void tile_wide_k(int six, uint64_t n, const uint8_t *const *row, uin
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
 }
 
-/* The same with one VNNI instruction a row (the same integers). */
-AVX512_INLINE __m256i nibbles_dot_vnni(__m256i w, __m256i a)
+/* The same with one VNNI instruction a row (the same integers); and for
+ * Q8_0, whose codes + 128 are the unsigned bytes (measured, one thread:
+ * 20.3 tok/s with each row's bytes a tile ahead, 22.4 with the in-order
+ * prefetch, as the one-row AVX2 kernel that served Q8_0 before; the L2
+ * distance 2 -> 4 tiles gave 2 threads +1.5%). */
+AVX512_INLINE __m256i bytes_dot_vnni(__m256i w, __m256i a)
 {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a);
 }
-TILE_ONE_TOKEN(AVX512_CALL, tile_one_token_vnni, nibbles_dot_vnni)
-
-/* Decoding one token of Q8_0: as tile_one_token, each row's products
- * summed in its own vector, the eight block sums reduced into the lanes,
- * the next tile and the fourth after fetched in address order, 272 bytes
- * a block: measured, one thread, 20.3 tok/s with each row's bytes a tile
- * ahead, 22.4 with this (the one-row AVX2 kernel that served Q8_0 before:
- * 22.4); the L2 distance 2 -> 4 tiles gave 2 threads +1.5%. */
-AVX512_INLINE void tile_one_token_q8_0(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
-                                       const KernQ8_0 *a, float *out)
+AVX2_INLINE __m256i q8_0_codes(const uint8_t *p)
 {
-    const __m256i bias = _mm256_set1_epi8((char)0x80);
-    __m256 acc = _mm256_setzero_ps();
-    for (uint64_t b = 0, off = 0; b < n / 32; b++, off += 34) {
-        UNROLL for (int l = 0; l < 5; l++) {
-            _mm_prefetch((const char *)row[0] + tile_bytes + 272 * b + 64 * l, _MM_HINT_T0);
-            _mm_prefetch((const char *)row[0] + 4 * tile_bytes + 272 * b + 64 * l, _MM_HINT_T1);
-        }
-        __m256i av = _mm256_loadu_si256((const __m256i *)a[b].q), p[ROWS];
-        UNROLL for (int r = 0; r < ROWS; r++) {
-            __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(row[r] + off + 2)), bias);
-            p[r] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, av);
-        }
-        __m256i s = _mm256_sub_epi32(reduce8(p), _mm256_set1_epi32((int32_t)((uint32_t)a[b].sum << 7)));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(scales8(row, off), _mm256_set1_ps(a[b].d)), acc);
-    }
-    float lanes[ROWS];
-    _mm256_storeu_ps(lanes, acc);
-    memcpy(out, lanes, valid * sizeof(float));
+    return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)p), _mm256_set1_epi8((char)0x80));
 }
+TILE_ONE_TOKEN(AVX512_CALL, tile_one_token_vnni, nibbles_row, bytes_dot_vnni, 18, 3)
+TILE_ONE_TOKEN(AVX512_INLINE, tile_one_token_q8_0, q8_0_codes, bytes_dot_vnni, 34, 7)
 
 /* Tiles of `tile` rows (the last padded with copies of the last row),
  * tokens in passes of at most TOKENS: 32-row tiles for prompts, eight
