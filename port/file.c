@@ -29,11 +29,24 @@ int port_file_open(PortFile *f, const char *path, int use_mmap, char *err, size_
         return -1;
     }
     f->size = (uint64_t)st.st_size;
-    if (use_mmap && f->size > 0 && f->size <= (uint64_t)SIZE_MAX) {
-        void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
-        if (m != MAP_FAILED) f->map = m; /* else: fall back to reads */
-    }
+    if (use_mmap) port_file_map(f); /* else, or when it fails: reads */
     return 0;
+}
+
+int port_file_map(PortFile *f)
+{
+    if (f->map) return 0;
+    if (f->fd < 0 || f->size == 0 || f->size > (uint64_t)SIZE_MAX) return -1;
+    void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
+    if (m == MAP_FAILED) return -1;
+    f->map = m;
+    return 0;
+}
+
+void port_file_unmap(PortFile *f)
+{
+    if (f->map) munmap((void *)f->map, (size_t)f->size);
+    f->map = NULL;
 }
 
 void port_file_close(PortFile *f)

@@ -75,6 +75,11 @@ typedef struct PortFile {
  * no newline) into err. */
 int port_file_open(PortFile *f, const char *path, int use_mmap, char *err, size_t err_len);
 void port_file_close(PortFile *f);
+/* Maps an open file read backend -> mmap (after planning, on the same
+ * descriptor: the file is never opened twice). 0, or -1 when the system
+ * refuses (it stays on reads); port_file_unmap undoes it. */
+int port_file_map(PortFile *f);
+void port_file_unmap(PortFile *f);
 /* Copies len bytes at offset off into dst. Returns 0, or -1 if the range
  * is outside the file or the read fails or comes up short. */
 int port_file_read(PortFile *f, uint64_t off, void *dst, size_t len);

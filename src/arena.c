@@ -77,14 +77,6 @@ void *arena_take(Arena *a, uint64_t bytes)
     return p;
 }
 
-void arena_map_plan(Arena *a, const Plan *p, const char *owner)
-{
-    if (p->overflow || p->total > (uint64_t)SIZE_MAX) port_die("%s: the memory plan overflows", owner);
-    void *base = port_arena_map((size_t)p->total);
-    if (!base) port_die("%s: cannot allocate the arena of %llu bytes", owner, (unsigned long long)p->total);
-    arena_init(a, base, p->total);
-}
-
 void arena_unmap(Arena *a)
 {
     port_arena_unmap(a->base, (size_t)a->size);

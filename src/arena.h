@@ -45,10 +45,7 @@ void arena_init(Arena *a, void *base, uint64_t size);
  * which is a bug in the planner, never a property of the input. */
 void *arena_take(Arena *a, uint64_t bytes);
 uint64_t arena_round(uint64_t bytes);
-/* Maps the one arena for a finished plan (port_arena_map) and initialises
- * `a`; dies with one line naming `owner` (a file) if the plan overflowed or
- * the system refuses the memory. arena_unmap gives it back. */
-void arena_map_plan(Arena *a, const Plan *p, const char *owner);
+/* Gives back an arena mapped with port_arena_map (cli_map_plan). */
 void arena_unmap(Arena *a);
 
 #endif

@@ -8,6 +8,9 @@
 
 #include <stdint.h>
 
+#include "arena.h"
+#include "session.h"
+
 int pith_main(int argc, char **argv);
 
 int cmd_inspect(int argc, char **argv);   /* cmd_inspect.c */
@@ -30,5 +33,22 @@ uint64_t cli_size(const char *flag, const char *text);
 int cli_ids(const char *flag, const char *text, int32_t *out, int cap, int64_t limit);
 /* Counts comma-separated items (to size buffers before cli_ids). */
 int cli_count_ids(const char *text);
+
+/* Handles argv[*i] if it is an option every generating command shares
+ * (-c -t -b --kv-type --no-mmap --temp --top-k --top-p --min-p
+ * --repeat-penalty --repeat-last-n --presence-penalty --seed --trace
+ * --no-think --plan --keep --no-shift --ignore-eos --mem --load --template).
+ * Returns 1 if it did, 0 if argv[*i] is not one. */
+int cli_session_option(SessionOptions *o, int argc, char **argv, int *i);
+/* session_open, as every command opens a model: the planner's note on
+ * stderr; with --plan the table on stdout and exit (0, or 2 with the
+ * refusal); any failure one line, exit 2. */
+void cli_open_session(Session *s, const SessionOptions *o);
+/* A failed session call: "pith: <s->err>", exit 2. */
+_Noreturn void cli_session_die(const Session *s);
+/* Maps the one arena for a finished plan and initialises `a`; dies with
+ * one line naming `owner` (a file) if the plan overflowed or the system
+ * refuses the memory. */
+void cli_map_plan(Arena *a, const Plan *p, const char *owner);
 
 #endif

@@ -16,7 +16,6 @@
 
 #include "../port/port.h"
 #include "cli.h"
-#include "forward.h"
 #include "session.h"
 
 #define DEFAULT_REPLY 2048
@@ -35,6 +34,26 @@ static void write_ids(const char *path, const char *label, const int32_t *ids, i
     if (port_write_file(path, "\n", 1, 1, err, sizeof err) != 0) port_die("--ids-out: %s", err);
 }
 
+typedef struct {
+    Session *s;
+    int closed;       /* stdout was closed */
+    TokenStream ts;
+} ChatOutput;
+
+static int emit_token(void *ctx, int32_t id)
+{
+    ChatOutput *o = ctx;
+    if (session_emit(o->s, &o->ts, id) < 0) o->closed = 1;
+    return o->closed;
+}
+
+/* Ctrl-C stops the reply (and returns to the prompt). */
+static int interrupted(void *ctx)
+{
+    (void)ctx;
+    return port_interrupted();
+}
+
 int cmd_chat(int argc, char **argv)
 {
     SessionOptions o;
@@ -43,7 +62,7 @@ int cmd_chat(int argc, char **argv)
     int64_t n_reply = DEFAULT_REPLY;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (session_parse_option(&o, argc, argv, &i)) continue;
+        if (cli_session_option(&o, argc, argv, &i)) continue;
         if (!strcmp(a, "--system")) system = cli_value(argc, argv, &i);
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) n_reply = cli_int(a, cli_value(argc, argv, &i), 1, 1 << 24);
         else if (!strcmp(a, "--ids-out")) ids_out = cli_value(argc, argv, &i);
@@ -57,7 +76,7 @@ int cmd_chat(int argc, char **argv)
     o.max_out_ids = ids_out ? (uint64_t)n_reply : 0; /* a reply's ids, for --ids-out */
 
     static Session s;
-    session_open(&s, &o);
+    cli_open_session(&s, &o);
     if (ids_out) {
         char err[512];
         if (port_write_file(ids_out, "", 0, 0, err, sizeof err) != 0) port_die("--ids-out: %s", err);
@@ -91,7 +110,7 @@ int cmd_chat(int argc, char **argv)
             continue;
         }
         if (!strcmp(line, "/reset")) {
-            model_reset_cache(&s.model);
+            seq_reset(&s.seq);
             sampler_reset(&s.sampler);
             turn = 0;
             port_err("conversation reset\n");
@@ -105,7 +124,9 @@ int cmd_chat(int argc, char **argv)
             text_len = len;
         } else {
             size_t prefix = turn ? strlen(reply_end) : 0;
-            size_t n = session_render_user(&s, turn ? NULL : system, line, len, 1, turn > 0);
+            int64_t rendered = session_render_user(&s, turn ? NULL : system, line, len, 1, turn > 0);
+            if (rendered < 0) cli_session_die(&s);
+            size_t n = (size_t)rendered;
             if (prefix + n > s.tok.max_text) /* max_text leaves 16 bytes for it: cannot happen */
                 port_die("internal error: the chat text does not fit its plan");
             memmove(s.text + prefix, s.text, n);
@@ -122,43 +143,37 @@ int cmd_chat(int argc, char **argv)
                      s.mopt.n_ctx, (long long)s.opt.keep);
             continue;
         }
-        if (session_make_room(&s, (uint32_t)n_new + 1) != 0) {
-            port_err("context full (%u of %u tokens used): /reset to start again, or raise -c\n", s.model.n_past,
+        int room = session_make_room(&s, (uint32_t)n_new + 1);
+        if (room < 0) cli_session_die(&s);
+        if (room > 0) {
+            port_err("context full (%u of %u tokens used): /reset to start again, or raise -c\n", s.seq.n_past,
                      s.mopt.n_ctx);
             continue;
         }
         port_clear_interrupt();
         port_interrupt_busy(1);
         double t0 = port_seconds();
-        session_prefill(&s, s.ids, n_new);
+        if (session_prefill(&s, s.ids, n_new) != 0) cli_session_die(&s);
         double t_prefill = port_seconds() - t0;
         if (ids_out) write_ids(ids_out, "prefill", s.ids, n_new);
         turn++;
 
-        TokenStream ts;
-        token_stream_init(&ts);
-        /* The reply's ids are kept apart from the history for --ids-out:
-         * the cache may shift under them. */
-        int n_gen = 0, closed = 0, stopped = 0;
-        int32_t *reply = s.out_ids;
+        /* Every emitted token is fed, so the next turn continues it; the
+         * reply's ids (s.out_ids, for --ids-out) are kept apart from the
+         * history: the cache may shift under them. */
+        ChatOutput out;
+        memset(&out, 0, sizeof out);
+        out.s = &s;
+        token_stream_init(&out.ts);
+        GenOptions g = {n_reply, 1, emit_token, interrupted, &out};
+        GenResult gr;
         double tg0 = port_seconds();
-        while (n_gen < n_reply) {
-            if (port_interrupted()) {
-                stopped = 1;
-                break;
-            }
-            int32_t id = session_sample(&s);
-            if (tokenizer_is_eog(&s.tok, id)) break;
-            if (session_emit(&s, &ts, id) < 0) closed = 1;
-            if (closed) break;
-            /* Every emitted token is fed, so the next turn continues it. */
-            if (session_feed(&s, id) != 0) {
-                port_err("\ncontext full (%u tokens): reply cut short\n", s.mopt.n_ctx);
-                break;
-            }
-            if (reply) reply[n_gen] = id;
-            n_gen++;
-        }
+        if (session_generate(&s, &g, &gr) != 0) cli_session_die(&s);
+        if (gr.stop == GEN_CONTEXT_FULL) port_err("\ncontext full (%u tokens): reply cut short\n", s.mopt.n_ctx);
+        int closed = out.closed, stopped = gr.stop == GEN_CALLER && !closed;
+        int n_gen = gr.n_fed; /* the reply as the cache holds it */
+        int32_t *reply = s.out_ids;
+        TokenStream ts = out.ts;
         port_interrupt_busy(0);
         double t_gen = port_seconds() - tg0;
         if (closed) break;
@@ -171,7 +186,7 @@ int cmd_chat(int argc, char **argv)
         }
         if (ids_out) write_ids(ids_out, "reply", reply, n_gen);
         port_err("[turn %d: prefilled %d new tokens in %.2f s, %d generated at %.1f tokens/s, %u in context]\n", turn,
-                 n_new, t_prefill, n_gen, t_gen > 0 ? n_gen / t_gen : 0.0, s.model.n_past);
+                 n_new, t_prefill, n_gen, t_gen > 0 ? n_gen / t_gen : 0.0, s.seq.n_past);
     }
     session_close(&s);
     return 0;

@@ -214,7 +214,7 @@ int cmd_inspect(int argc, char **argv)
     gguf_plan(&g, &plan);
     plan_add(&plan, "scratch", SCRATCH_BYTES);
     Arena arena;
-    arena_map_plan(&arena, &plan, path);
+    cli_map_plan(&arena, &plan, path);
     if (gguf_index(&g, &arena, &err) != 0) port_die("%s", err.msg);
     Inspect in = {&g, arena_take(&arena, SCRATCH_BYTES)};
     if (!in.scratch) port_die("%s: internal error: arena too small", path);

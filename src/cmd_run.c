@@ -8,7 +8,6 @@
 
 #include "../port/port.h"
 #include "cli.h"
-#include "forward.h"
 #include "session.h"
 
 #define DEFAULT_PREDICT 256
@@ -32,6 +31,22 @@ static void print_stats(const Session *s, int n_prompt, double t_prefill, double
              t_gen > 0 ? n_gen / t_gen : 0.0, peak_text);
 }
 
+typedef struct {
+    Session *s;
+    int print_ids;
+    int closed;       /* stdout was closed: nobody is reading */
+    TokenStream ts;
+} RunOutput;
+
+/* Streams each token's text (not with --print-ids); a closed stdout stops
+ * generation quietly. */
+static int emit_token(void *ctx, int32_t id)
+{
+    RunOutput *o = ctx;
+    if (!o->print_ids && session_emit(o->s, &o->ts, id) < 0) o->closed = 1;
+    return o->closed;
+}
+
 int cmd_run(int argc, char **argv)
 {
     SessionOptions o;
@@ -41,7 +56,7 @@ int cmd_run(int argc, char **argv)
     int raw = 0, print_ids = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (session_parse_option(&o, argc, argv, &i)) continue;
+        if (cli_session_option(&o, argc, argv, &i)) continue;
         if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = cli_value(argc, argv, &i);
         else if (!strcmp(a, "--prompt-ids")) prompt_ids = cli_value(argc, argv, &i);
         else if (!strcmp(a, "--system")) system = cli_value(argc, argv, &i);
@@ -71,7 +86,7 @@ int cmd_run(int argc, char **argv)
     if (prompt_ids) o.min_ctx = (uint32_t)cli_count_ids(prompt_ids) + 1;
 
     static Session s;
-    session_open(&s, &o);
+    cli_open_session(&s, &o);
 
     int n_prompt;
     if (prompt_ids) {
@@ -83,7 +98,9 @@ int cmd_run(int argc, char **argv)
             if (!raw) port_err("warning: chat template '%s' is not recognised: feeding the prompt as is\n", s.tmpl_name);
             len = strlen(prompt);
         } else {
-            len = session_render_user(&s, system, prompt, strlen(prompt), 1, 0);
+            int64_t n = session_render_user(&s, system, prompt, strlen(prompt), 1, 0);
+            if (n < 0) cli_session_die(&s);
+            len = (size_t)n;
             src = s.text;
         }
         /* BOS first when the model asks for it, unless the template wrote it. */
@@ -95,36 +112,30 @@ int cmd_run(int argc, char **argv)
         port_die("prompt: %d tokens do not fit a context of %u with room to generate (raise -c)", n_prompt, s.mopt.n_ctx);
 
     double t0 = port_seconds();
-    session_prefill(&s, s.ids, n_prompt);
-    double t_prefill = port_seconds() - t0, t_first = 0;
+    if (session_prefill(&s, s.ids, n_prompt) != 0) cli_session_die(&s);
+    double t_prefill = port_seconds() - t0;
 
-    int32_t *out_ids = s.out_ids; /* NULL without --print-ids */
-    int n_gen = 0, closed = 0;
-    TokenStream ts;
-    token_stream_init(&ts);
+    /* A full cache shifts (drops the oldest half after --keep) unless
+     * --no-shift; the last token is not fed (nothing follows it). */
+    RunOutput out;
+    memset(&out, 0, sizeof out);
+    out.s = &s;
+    out.print_ids = print_ids;
+    token_stream_init(&out.ts);
+    GenOptions g = {n_predict, 0, emit_token, NULL, &out};
+    GenResult r;
     double tg0 = port_seconds();
-    while (n_gen < n_predict) {
-        int32_t id = session_sample(&s);
-        if (n_gen == 0) t_first = port_seconds() - t0;
-        if (tokenizer_is_eog(&s.tok, id)) break;
-        if (out_ids) out_ids[n_gen] = id;
-        n_gen++;
-        if (!print_ids && !closed && session_emit(&s, &ts, id) < 0) closed = 1;
-        if (closed) break; /* nobody is reading: stop quietly */
-        if (n_gen == n_predict) break;
-        /* A full cache shifts (drops the oldest half after --keep) unless
-         * --no-shift. */
-        if (session_feed(&s, id) != 0) {
-            port_err("\ncontext full (%u tokens): stopping (raise -c)\n", s.mopt.n_ctx);
-            break;
-        }
-    }
+    if (session_generate(&s, &g, &r) != 0) cli_session_die(&s);
+    if (r.stop == GEN_CONTEXT_FULL) port_err("\ncontext full (%u tokens): stopping (raise -c)\n", s.mopt.n_ctx);
+    int n_gen = r.n_gen, closed = out.closed;
+    int32_t *out_ids = s.out_ids; /* NULL without --print-ids */
+    double t_first = t_prefill + r.t_first;
     double t_gen = port_seconds() - tg0;
     if (print_ids) {
         for (int i = 0; i < n_gen; i++) port_out("%s%d", i ? "," : "", out_ids[i]);
         port_out("\n");
     } else if (!closed) {
-        int n = token_stream_flush(&ts, s.piece, s.piece_cap);
+        int n = token_stream_flush(&out.ts, s.piece, s.piece_cap);
         if (n > 0) port_out_bytes(s.piece, (size_t)n);
         port_out_bytes("\n", 1);
     }

@@ -11,7 +11,7 @@
 #include "../port/port.h"
 #include "cli.h"
 #include "json.h"
-#include "server.h"
+#include "server_api.h"
 
 #define USAGE "usage: pith serve MODEL [--host ADDR] [--port N] [--api-key KEY | --api-key-file F] [--max-body SIZE]"
 #define MAX_KEY 4096
@@ -82,7 +82,7 @@ int cmd_serve(int argc, char **argv)
         if (!strcmp(a, "--top-k")) so.sampling_cli[1] = 1;
         if (!strcmp(a, "--top-p")) so.sampling_cli[2] = 1;
         if (!strcmp(a, "--min-p")) so.sampling_cli[3] = 1;
-        if (session_parse_option(&o, argc, argv, &i)) continue;
+        if (cli_session_option(&o, argc, argv, &i)) continue;
         if (!strcmp(a, "--host")) so.host = cli_value(argc, argv, &i);
         else if (!strcmp(a, "--port")) so.port = (int)cli_int(a, cli_value(argc, argv, &i), 0, 65535);
         else if (!strcmp(a, "--api-key")) so.api_key = cli_value(argc, argv, &i);
@@ -124,8 +124,11 @@ int cmd_serve(int argc, char **argv)
     /* The server's buffers join the session's one arena. */
     o.plan_extra = plan_server;
     o.plan_extra_ctx = &so;
-    session_open(&s, &o);
-    server_init(&sv, &so, &s);
+    cli_open_session(&s, &o);
+    char err[512];
+    if (server_init(&sv, &so, &s, err, sizeof err) != 0) port_die("%s", err);
+    sv.dispatch = api_dispatch;
+    sv.generate = api_generate;
     Plan sp;
     plan_init(&sp);
     server_plan(&so, &sp);

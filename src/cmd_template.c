@@ -92,7 +92,7 @@ int cmd_template(int argc, char **argv)
     plan_add(&plan, "messages file", (uint64_t)len + 1);
     plan_add(&plan, "conversation tables and text", chat_arena_bound(len));
     Arena arena;
-    arena_map_plan(&arena, &plan, model);
+    cli_map_plan(&arena, &plan, model);
     if (gguf_index(&g, &arena, &err) != 0) port_die("%s", err.msg);
 
     char *template_text = arena_take(&arena, template_cap);

@@ -79,7 +79,7 @@ int cmd_tokenize(int argc, char **argv)
     if (file) plan_add(&plan, "text", len + 1);
     plan_add(&plan, "token ids", plan_mul(&plan, max_ids, 4));
     Arena arena;
-    arena_map_plan(&arena, &plan, model);
+    cli_map_plan(&arena, &plan, model);
     if (gguf_index(&g, &arena, &err) != 0) port_die("%s", err.msg);
 
     double t0 = port_seconds();

@@ -11,7 +11,8 @@
 #include "quant.h"
 
 typedef struct {
-    Model *m;
+    const Model *m;
+    SeqState *seq;
     uint32_t n_keep, n_drop, n_move;
     const float *cs;   /* cos, sin of (-n_drop) * theta_i, n_rot/2 pairs */
 } ShiftJob;
@@ -19,9 +20,9 @@ typedef struct {
 static void shift_worker(void *ctx, int ith, int nth)
 {
     const ShiftJob *j = ctx;
-    Model *m = j->m;
-    const ModelConfig *c = &m->cfg;
-    KvType kt = m->opt.kv_type;
+    const ModelConfig *c = &j->m->cfg;
+    SeqState *seq = j->seq;
+    KvType kt = seq->kv_type;
     uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v); /* bytes per row */
     uint32_t l0 = (uint32_t)((uint64_t)c->n_layer * (uint64_t)ith / (uint64_t)nth);
     uint32_t l1 = (uint32_t)((uint64_t)c->n_layer * (uint64_t)(ith + 1) / (uint64_t)nth);
@@ -31,8 +32,8 @@ static void shift_worker(void *ctx, int ith, int nth)
     for (uint32_t l = l0; l < l1; l++) {
         for (uint32_t h = 0; h < c->n_head_kv; h++) {
             /* the kv head's rows, one per position (model.h: kv_row_index) */
-            uint8_t *kc = (uint8_t *)m->k_cache + kv_row_index(c, &m->opt, l, h, 0) * krow;
-            uint8_t *vc = (uint8_t *)m->v_cache + kv_row_index(c, &m->opt, l, h, 0) * vrow;
+            uint8_t *kc = (uint8_t *)seq->k_cache + kv_row_index(c, seq->n_ctx, l, h, 0) * krow;
+            uint8_t *vc = (uint8_t *)seq->v_cache + kv_row_index(c, seq->n_ctx, l, h, 0) * vrow;
             memmove(kc + to * krow, kc + from * krow, (uint64_t)j->n_move * krow);
             memmove(vc + to * vrow, vc + from * vrow, (uint64_t)j->n_move * vrow);
             for (uint64_t p = to; p < to + j->n_move; p++) {
@@ -59,25 +60,25 @@ static void shift_worker(void *ctx, int ith, int nth)
     }
 }
 
-int context_shift(Model *m, uint32_t n_keep, uint32_t n_drop)
+int context_shift(const Model *m, SeqState *seq, uint32_t n_keep, uint32_t n_drop, char *err, size_t cap)
 {
     const ModelConfig *c = &m->cfg;
     if (n_drop == 0) return 0;
-    if ((uint64_t)n_keep + n_drop > m->n_past) {
-        snprintf(m->err, sizeof m->err, "context shift: keeping %u and dropping %u positions needs more than the %u filled",
-                 n_keep, n_drop, m->n_past);
+    if ((uint64_t)n_keep + n_drop > seq->n_past) {
+        snprintf(err, cap, "context shift: keeping %u and dropping %u positions needs more than the %u filled",
+                 n_keep, n_drop, seq->n_past);
         return -1;
     }
     if (c->head_dim > FORWARD_MAX_HEAD_DIM || c->head_dim % 2 != 0) {
-        snprintf(m->err, sizeof m->err, "context shift: head dimension %u is not supported", c->head_dim);
+        snprintf(err, cap, "context shift: head dimension %u is not supported", c->head_dim);
         return -1;
     }
     /* One rotation by -n_drop positions serves every moved key. */
     float cs[FORWARD_MAX_HEAD_DIM];
     forward_rope_table(cs, c->n_rot, -(double)n_drop, c->rope_base, m->rope_freqs);
-    ShiftJob j = {m, n_keep, n_drop, m->n_past - n_keep - n_drop, cs};
+    ShiftJob j = {m, seq, n_keep, n_drop, seq->n_past - n_keep - n_drop, cs};
     port_parallel(shift_worker, &j);
-    m->n_past -= n_drop;
+    seq->n_past -= n_drop;
     return 0;
 }
 

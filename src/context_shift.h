@@ -12,13 +12,16 @@
 
 #include <stdint.h>
 
-#include "model.h"
+#include <stddef.h>
 
-/* Drops cache positions [n_keep, n_keep + n_drop) of every layer and moves
- * [n_keep + n_drop, n_past) down to n_keep, re-rotating their keys; then
- * m->n_past -= n_drop. Works for F32, F16 and Q8_0 caches. Returns 0, or -1 with
- * a one-line reason in m->err (range outside the filled positions). */
-int context_shift(Model *m, uint32_t n_keep, uint32_t n_drop);
+#include "forward.h"
+
+/* Drops cache positions [n_keep, n_keep + n_drop) of every layer of
+ * sequence seq and moves [n_keep + n_drop, n_past) down to n_keep,
+ * re-rotating their keys; then seq->n_past -= n_drop. Works for F32, F16
+ * and Q8_0 caches. Returns 0, or -1 with a one-line reason in err (cap
+ * bytes): a range outside the filled positions. */
+int context_shift(const Model *m, SeqState *seq, uint32_t n_keep, uint32_t n_drop, char *err, size_t cap);
 
 /* How many positions a shift drops when the cache holds n_past positions
  * and the first n_keep are kept: half of the rest (at least one), or 0 if

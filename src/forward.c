@@ -1,4 +1,4 @@
-/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama) and the KV cache.
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama) over a sequence's KV cache.
  *
  * Per layer, for the tokens of one step:
  *   h = RMSNorm(x) * attn_norm
@@ -36,14 +36,15 @@ static uint64_t kv_width_v(const ModelConfig *c)
 
 /* ---- memory ---------------------------------------------------------- */
 
-/* The buffers, in one table so the plan and the carving cannot disagree. */
+/* The buffers, in tables so the plan and the carving cannot disagree. */
 typedef struct {
     const char *what;
     uint64_t count;  /* elements (the KV caches: rows) */
     uint64_t elem;   /* bytes per element (per row) */
 } Buffer;
 
-enum { B_KCACHE, B_VCACHE, B_X, B_XB, B_Q, B_K, B_V, B_ATT, B_HB, B_HB2, B_SCORES, B_LOGITS, B_ACT0, B_ACTK, B_COUNT };
+enum { S_KCACHE, S_VCACHE, S_COUNT };
+enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_COUNT };
 
 /* Widest input of any matmul: the quantized activation buffers hold a step
  * of it in each format. */
@@ -55,66 +56,124 @@ static uint64_t widest_input(const ModelConfig *c)
     return w;
 }
 
-static void buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, Buffer *b)
+/* One sequence's buffers; what names them in the plan. */
+static void seq_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, const char *what, Buffer *b)
+{
+    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer, c->n_head_kv), o->n_ctx); /* model.h: kv_row_index */
+    b[S_KCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim)};
+    b[S_VCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim_v)};
+}
+
+static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, Buffer *b)
 {
     uint64_t B = o->batch;
-    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer, c->n_head_kv), o->n_ctx); /* model.h: kv_row_index */
-    b[B_KCACHE] = (Buffer){"kv cache", cache_rows, kv_type_bytes(o->kv_type, c->head_dim)};
-    b[B_VCACHE] = (Buffer){"kv cache", cache_rows, kv_type_bytes(o->kv_type, c->head_dim_v)};
-    b[B_X] = (Buffer){"activations", B * c->n_embd, 4};
-    b[B_XB] = (Buffer){"activations", B * c->n_embd, 4};
-    b[B_Q] = (Buffer){"activations", B * c->n_head * c->head_dim, 4};
-    b[B_K] = (Buffer){"activations", B * kv_width(c), 4};
-    b[B_V] = (Buffer){"activations", B * kv_width_v(c), 4};
-    b[B_ATT] = (Buffer){"activations", B * c->n_head * c->head_dim_v, 4};
-    b[B_HB] = (Buffer){"activations", B * c->n_ff, 4};
-    b[B_HB2] = (Buffer){"activations", B * c->n_ff, 4};
-    b[B_SCORES] = (Buffer){"attention scores", plan_mul(p, c->n_head, o->n_ctx), 4};
-    b[B_LOGITS] = (Buffer){"logits", plan_mul(p, o->all_logits ? B : 1, c->n_vocab), 4};
-    b[B_ACT0] = (Buffer){"quantized activations", B, kern_act_bytes(KERN_ACT_Q8_0, widest_input(c))};
-    b[B_ACTK] = (Buffer){"quantized activations", B, kern_act_bytes(KERN_ACT_Q8_K, widest_input(c))};
+    b[W_X] = (Buffer){"workspace: activations", B * c->n_embd, 4};
+    b[W_XB] = (Buffer){"workspace: activations", B * c->n_embd, 4};
+    b[W_Q] = (Buffer){"workspace: activations", B * c->n_head * c->head_dim, 4};
+    b[W_K] = (Buffer){"workspace: activations", B * kv_width(c), 4};
+    b[W_V] = (Buffer){"workspace: activations", B * kv_width_v(c), 4};
+    b[W_ATT] = (Buffer){"workspace: activations", B * c->n_head * c->head_dim_v, 4};
+    b[W_HB] = (Buffer){"workspace: activations", B * c->n_ff, 4};
+    b[W_HB2] = (Buffer){"workspace: activations", B * c->n_ff, 4};
+    b[W_SCORES] = (Buffer){"workspace: attention scores", plan_mul(p, c->n_head, o->n_ctx), 4};
+    b[W_LOGITS] = (Buffer){"workspace: logits", plan_mul(p, o->all_logits ? B : 1, c->n_vocab), 4};
+    b[W_ACT0] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_0, widest_input(c))};
+    b[W_ACTK] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_K, widest_input(c))};
+}
+
+static uint32_t n_seq(const ModelOptions *o)
+{
+    return o->n_seq ? o->n_seq : 1;
 }
 
 void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
 {
-    Buffer b[B_COUNT];
-    buffers(cfg, opt, plan, b);
-    for (int i = 0; i < B_COUNT; i++) plan_add(plan, b[i].what, plan_mul(plan, b[i].count, b[i].elem));
+    model_plan(cfg, opt, plan);
+    /* plan items keep their names' pointers: static strings */
+    static const char *const names[] = {"kv cache, sequence 0", "kv cache, sequence 1", "kv cache, sequence 2",
+                                        "kv cache, sequence 3", "kv cache, sequence 4", "kv cache, sequence 5",
+                                        "kv cache, sequence 6", "kv cache, sequence 7"};
+    enum { N_NAMES = sizeof names / sizeof names[0] };
+    for (uint32_t i = 0; i < n_seq(opt); i++) {
+        const char *what = n_seq(opt) == 1 ? "kv cache" /* as before sequences were apart */
+                         : i < N_NAMES ? names[i] : "kv cache, sequences 8 and more";
+        Buffer b[S_COUNT];
+        seq_buffers(cfg, opt, plan, what, b);
+        for (int k = 0; k < S_COUNT; k++) plan_add(plan, b[k].what, plan_mul(plan, b[k].count, b[k].elem));
+    }
+    Buffer b[W_COUNT];
+    workspace_buffers(cfg, opt, plan, b);
+    for (int i = 0; i < W_COUNT; i++) plan_add(plan, b[i].what, plan_mul(plan, b[i].count, b[i].elem));
 }
 
-int forward_init(Model *m, Arena *arena)
+/* Carves n buffers into p; -1 if the arena is short. */
+static int carve(Arena *arena, const Buffer *b, int n, void **p)
 {
     Plan scratch; /* only for its overflow checks, already passed when planning */
     plan_init(&scratch);
-    Buffer b[B_COUNT];
-    void *p[B_COUNT];
-    buffers(&m->cfg, &m->opt, &scratch, b);
-    for (int i = 0; i < B_COUNT; i++) {
+    for (int i = 0; i < n; i++) {
         p[i] = arena_take(arena, plan_mul(&scratch, b[i].count, b[i].elem));
         if (!p[i] || scratch.overflow) return -1;
     }
-    m->k_cache = p[B_KCACHE];
-    m->v_cache = p[B_VCACHE];
-    m->x = p[B_X];
-    m->xb = p[B_XB];
-    m->q = p[B_Q];
-    m->k = p[B_K];
-    m->v = p[B_V];
-    m->att = p[B_ATT];
-    m->hb = p[B_HB];
-    m->hb2 = p[B_HB2];
-    m->scores = p[B_SCORES];
-    m->logits = p[B_LOGITS];
-    m->act_q8_0 = p[B_ACT0];
-    m->act_q8_k = p[B_ACTK];
-    m->n_past = 0;
-    kern_active(); /* chooses the kernels now, before any thread runs */
     return 0;
 }
 
-void model_reset_cache(Model *m)
+int seq_init(SeqState *s, const ModelConfig *cfg, const ModelOptions *opt, Arena *arena)
 {
-    m->n_past = 0;
+    Plan scratch;
+    plan_init(&scratch);
+    Buffer b[S_COUNT];
+    void *p[S_COUNT];
+    memset(s, 0, sizeof *s);
+    seq_buffers(cfg, opt, &scratch, "kv cache", b);
+    if (carve(arena, b, S_COUNT, p) != 0) return -1;
+    s->n_ctx = opt->n_ctx;
+    s->kv_type = opt->kv_type;
+    s->k_cache = p[S_KCACHE];
+    s->v_cache = p[S_VCACHE];
+    return 0;
+}
+
+void seq_reset(SeqState *s)
+{
+    s->n_past = 0;
+}
+
+int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena *arena, GgufError *err)
+{
+    Plan scratch;
+    plan_init(&scratch);
+    Buffer b[W_COUNT];
+    void *p[W_COUNT];
+    memset(ws, 0, sizeof *ws);
+    workspace_buffers(&m->cfg, opt, &scratch, b);
+    if (carve(arena, b, W_COUNT, p) != 0) {
+        snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the KV cache and activations");
+        return -1;
+    }
+    ws->batch = opt->batch;
+    ws->n_ctx = opt->n_ctx;
+    ws->all_logits = opt->all_logits;
+    ws->x = p[W_X];
+    ws->xb = p[W_XB];
+    ws->q = p[W_Q];
+    ws->k = p[W_K];
+    ws->v = p[W_V];
+    ws->att = p[W_ATT];
+    ws->hb = p[W_HB];
+    ws->hb2 = p[W_HB2];
+    ws->scores = p[W_SCORES];
+    ws->logits = p[W_LOGITS];
+    ws->act_q8_0 = p[W_ACT0];
+    ws->act_q8_k = p[W_ACTK];
+    kern_active(); /* chooses the kernels now, before any thread runs */
+    if (m->load == LOAD_STREAM && wstream_init(&ws->stream, m, opt, arena, err) != 0) return -1;
+    return 0;
+}
+
+void workspace_close(Workspace *ws)
+{
+    wstream_stop(&ws->stream);
 }
 
 /* ---- small pieces ------------------------------------------------------- */
@@ -260,14 +319,14 @@ static void matmul_worker(void *ctx, int ith, int nth)
 }
 
 /* out_stride: floats between two tokens' outputs; 0 = each matrix's rows. */
-static void matmul_group_stride(Model *m, const Weight *const *ws, float *const *outs, uint64_t out_stride, int nw,
-                                const float *x, int n)
+static void matmul_group_stride(Workspace *wk, const Weight *const *ws, float *const *outs, uint64_t out_stride,
+                                int nw, const float *x, int n)
 {
     MatmulJob j;
     memset(&j, 0, sizeof j);
     uint64_t cols = ws[0]->cols;
     int done[3] = {0, 0, 0};
-    void *buf[3] = {NULL, m->act_q8_0, m->act_q8_k};
+    void *buf[3] = {NULL, wk->act_q8_0, wk->act_q8_k};
     for (int i = 0; i < nw; i++) {
         KernActFormat f = kern_act_format(ws[i]->type);
         uint64_t stride = kern_act_bytes(f, cols);
@@ -292,24 +351,28 @@ static void matmul_group_stride(Model *m, const Weight *const *ws, float *const 
     port_parallel(matmul_worker, &j);
 }
 
-static void matmul_group(Model *m, const Weight *const *ws, float *const *outs, int nw, const float *x, int n)
+static void matmul_group(Workspace *wk, const Weight *const *ws, float *const *outs, int nw, const float *x, int n)
 {
-    matmul_group_stride(m, ws, outs, 0, nw, x, n);
+    matmul_group_stride(wk, ws, outs, 0, nw, x, n);
 }
 
-static void matmul(Model *m, const Weight *w, const float *x, int n, float *out)
+static void matmul(Workspace *wk, const Weight *w, const float *x, int n, float *out)
 {
-    matmul_group(m, &w, &out, 1, x, n);
+    matmul_group(wk, &w, &out, 1, x, n);
 }
 
 /* ---- attention ---------------------------------------------------------- */
 
+/* A step's work on one layer of one sequence (attention, q/k steps). */
 typedef struct {
-    Model *m;
+    const Model *m;
+    Workspace *ws;
+    SeqState *seq;
+    const LayerWeights *lw;
     uint32_t layer;
     int n;
     uint32_t pos0;
-} AttnJob;
+} LayerJob;
 
 /* A Q8_0 key row is multiplied by q kept in float (more accurate than
  * quantizing q as well); see kernels.h. */
@@ -328,11 +391,12 @@ static void cache_axpy(const KernelSet *ks, float *out, float a, const void *row
 
 static void attention_worker(void *ctx, int ith, int nth)
 {
-    const AttnJob *j = ctx;
+    const LayerJob *j = ctx;
     const KernelSet *ks = kern_active();
-    Model *m = j->m;
-    const ModelConfig *c = &m->cfg;
-    KvType kt = m->opt.kv_type;
+    const ModelConfig *c = &j->m->cfg;
+    const Workspace *ws = j->ws;
+    const SeqState *seq = j->seq;
+    KvType kt = seq->kv_type;
     uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v);
     uint32_t group = c->n_head / c->n_head_kv;
     float scale = (float)(1.0 / sqrt((double)c->head_dim));
@@ -344,14 +408,14 @@ static void attention_worker(void *ctx, int ith, int nth)
     for (uint32_t h = h0; h < h1;) {
         uint32_t kvh = h / group, hn = (kvh + 1) * group < h1 ? (kvh + 1) * group : h1, nq = hn - h;
         /* the kv head's rows, one per position (model.h: kv_row_index) */
-        const uint8_t *kh = (const uint8_t *)m->k_cache + kv_row_index(c, &m->opt, j->layer, kvh, 0) * krow;
-        const uint8_t *vh = (const uint8_t *)m->v_cache + kv_row_index(c, &m->opt, j->layer, kvh, 0) * vrow;
-        float *s = m->scores + (uint64_t)h * m->opt.n_ctx; /* head h + i: s + i * n_ctx */
-        uint64_t n_ctx = m->opt.n_ctx;
+        const uint8_t *kh = (const uint8_t *)seq->k_cache + kv_row_index(c, seq->n_ctx, j->layer, kvh, 0) * krow;
+        const uint8_t *vh = (const uint8_t *)seq->v_cache + kv_row_index(c, seq->n_ctx, j->layer, kvh, 0) * vrow;
+        float *s = ws->scores + (uint64_t)h * ws->n_ctx; /* head h + i: s + i * n_ctx */
+        uint64_t n_ctx = ws->n_ctx;
         for (int t = 0; t < j->n; t++) {
             uint32_t pos = j->pos0 + (uint32_t)t, np = pos + 1;
-            const float *q = m->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim;
-            float *out = m->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v;
+            const float *q = ws->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim;
+            float *out = ws->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v;
             if (kt == KV_F16 && ks->dots_f16)
                 ks->dots_f16((const uint16_t *)kh, krow / 2, q, c->head_dim, nq, c->head_dim, np, s, n_ctx);
             else
@@ -380,17 +444,16 @@ static void attention_worker(void *ctx, int ith, int nth)
 }
 
 /* Stores one position's keys or values, n_head_kv heads of dim floats at
- * src, for layer row / n_ctx at position row % n_ctx: one cache row per
- * head (model.h: kv_row_index). Q8_0 rows are quantized in blocks of 32 as
- * ggml does (d = max|x| / 127, codes round(x / d)). */
-static void cache_store(const Model *m, void *cache, uint64_t row, const float *src, uint32_t dim)
+ * src, for `layer` at position pos: one cache row per head (model.h:
+ * kv_row_index). Q8_0 rows are quantized in blocks of 32 as ggml does
+ * (d = max|x| / 127, codes round(x / d)). */
+static void cache_store(const ModelConfig *c, const SeqState *seq, void *cache, uint32_t layer, uint32_t pos,
+                        const float *src, uint32_t dim)
 {
-    const ModelConfig *c = &m->cfg;
-    KvType t = m->opt.kv_type;
-    uint32_t layer = (uint32_t)(row / m->opt.n_ctx), pos = (uint32_t)(row % m->opt.n_ctx);
+    KvType t = seq->kv_type;
     uint64_t row_bytes = kv_type_bytes(t, dim);
     for (uint32_t h = 0; h < c->n_head_kv; h++, src += dim) {
-        uint8_t *dst = (uint8_t *)cache + kv_row_index(c, &m->opt, layer, h, pos) * row_bytes;
+        uint8_t *dst = (uint8_t *)cache + kv_row_index(c, seq->n_ctx, layer, h, pos) * row_bytes;
         if (t == KV_F32) {
             memcpy(dst, src, dim * sizeof *src);
         } else if (t == KV_F16) {
@@ -403,31 +466,25 @@ static void cache_store(const Model *m, void *cache, uint64_t row, const float *
 
 /* Biases, q/k norms and RoPE of each token at its position, then its
  * keys and values into the cache. */
-typedef struct {
-    Model *m;
-    uint32_t layer;
-    int n;
-    uint32_t pos0;
-} QkJob;
-
 static void qk_worker(void *ctx, int ith, int nth)
 {
-    const QkJob *j = ctx;
-    Model *m = j->m;
+    const LayerJob *j = ctx;
+    const Model *m = j->m;
+    Workspace *ws = j->ws;
     const ModelConfig *c = &m->cfg;
-    const LayerWeights *lw = &m->layers[j->layer];
+    const LayerWeights *lw = j->lw;
     uint64_t hd = c->head_dim, qdim = (uint64_t)c->n_head * hd, kw = kv_width(c), vw = kv_width_v(c);
     float cs[FORWARD_MAX_HEAD_DIM];
     uint64_t t0, t1;
     split((uint64_t)j->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++) {
         uint32_t pos = j->pos0 + (uint32_t)t;
-        float *q = m->q + t * qdim, *k = m->k + t * kw;
+        float *q = ws->q + t * qdim, *k = ws->k + t * kw;
         forward_rope_table(cs, c->n_rot, (double)pos, c->rope_base, m->rope_freqs);
         if (lw->bq) {
             add_bias(q, lw->bq, qdim);
             add_bias(k, lw->bk, kw);
-            add_bias(m->v + t * vw, lw->bv, vw);
+            add_bias(ws->v + t * vw, lw->bv, vw);
         }
         for (uint32_t h = 0; h < c->n_head; h++) {
             if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
@@ -437,9 +494,8 @@ static void qk_worker(void *ctx, int ith, int nth)
             if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
             forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
         }
-        uint64_t row = (uint64_t)j->layer * m->opt.n_ctx + pos;
-        cache_store(m, m->k_cache, row, k, c->head_dim);
-        cache_store(m, m->v_cache, row, m->v + t * vw, c->head_dim_v);
+        cache_store(c, j->seq, j->seq->k_cache, j->layer, pos, k, c->head_dim);
+        cache_store(c, j->seq, j->seq->v_cache, j->layer, pos, ws->v + t * vw, c->head_dim_v);
     }
 }
 
@@ -460,95 +516,102 @@ static void silu_worker(void *ctx, int ith, int nth)
 
 /* ---- one step ----------------------------------------------------------- */
 
-int forward_batch(Model *m, const int32_t *tokens, int n, uint32_t pos0, int all_logits)
+int forward_batch(const Model *m, Workspace *ws, SeqState *seq, const int32_t *tokens, int n, uint32_t pos0,
+                  int all_logits)
 {
     const ModelConfig *c = &m->cfg;
-    const ModelOptions *o = &m->opt;
-    if (n < 1 || (uint32_t)n > o->batch) {
-        snprintf(m->err, sizeof m->err, "a step of %d tokens is out of range [1, %u]", n, o->batch);
+    if (n < 1 || (uint32_t)n > ws->batch) {
+        snprintf(ws->err, sizeof ws->err, "a step of %d tokens is out of range [1, %u]", n, ws->batch);
         return -1;
     }
-    if (pos0 > m->n_past) {
-        snprintf(m->err, sizeof m->err, "position %u is past the %u filled positions of the cache", pos0, m->n_past);
+    if (pos0 > seq->n_past) {
+        snprintf(ws->err, sizeof ws->err, "position %u is past the %u filled positions of the cache", pos0, seq->n_past);
         return -1;
     }
-    if ((uint64_t)pos0 + (uint64_t)n > o->n_ctx) {
-        snprintf(m->err, sizeof m->err, "the context is full (%u positions; use -c to allow more)", o->n_ctx);
+    if ((uint64_t)pos0 + (uint64_t)n > seq->n_ctx) {
+        snprintf(ws->err, sizeof ws->err, "the context is full (%u positions; use -c to allow more)", seq->n_ctx);
         return -1;
     }
-    if (all_logits && n > 1 && !o->all_logits) {
-        snprintf(m->err, sizeof m->err, "logits of every token were not planned for");
+    if (seq->n_ctx > ws->n_ctx) {
+        snprintf(ws->err, sizeof ws->err, "a context of %u is longer than the %u the workspace was planned for",
+                 seq->n_ctx, ws->n_ctx);
+        return -1;
+    }
+    if (all_logits && n > 1 && !ws->all_logits) {
+        snprintf(ws->err, sizeof ws->err, "logits of every token were not planned for");
         return -1;
     }
     for (int t = 0; t < n; t++) {
         if (tokens[t] < 0 || (uint32_t)tokens[t] >= c->n_vocab) {
-            snprintf(m->err, sizeof m->err, "token id %d is out of range [0, %u)", tokens[t], c->n_vocab);
+            snprintf(ws->err, sizeof ws->err, "token id %d is out of range [0, %u)", tokens[t], c->n_vocab);
             return -1;
         }
     }
 
     uint64_t dim = c->n_embd;
+    int streamed = m->load == LOAD_STREAM;
 
-    for (int t = 0; t < n; t++)
-        quant_dequant_row(m->tok_embd.type, wstream_embd_row(m, tokens[t], t), m->x + (uint64_t)t * dim, dim);
+    for (int t = 0; t < n; t++) {
+        const uint8_t *row = wstream_embd_row(&ws->stream, m, tokens[t], t, ws->err, sizeof ws->err);
+        if (!row) return -1;
+        quant_dequant_row(m->tok_embd.type, row, ws->x + (uint64_t)t * dim, dim);
+    }
 
     for (uint32_t l = 0; l < c->n_layer; l++) {
-        if (o->load == LOAD_STREAM) wstream_layer(m, l); /* in a slot; the next one is on its way */
-        const LayerWeights *lw = &m->layers[l];
-        rmsnorm_tokens(m->xb, m->x, lw->attn_norm, dim, c->norm_eps, n);
+        /* streamed: in a slot, the next one on its way */
+        const LayerWeights *lw = streamed ? wstream_layer(&ws->stream, m, l) : &m->layers[l];
+        rmsnorm_tokens(ws->xb, ws->x, lw->attn_norm, dim, c->norm_eps, n);
         const Weight *qkv[3] = {&lw->wq, &lw->wk, &lw->wv};
-        float *qkv_out[3] = {m->q, m->k, m->v};
-        matmul_group(m, qkv, qkv_out, 3, m->xb, n);
+        float *qkv_out[3] = {ws->q, ws->k, ws->v};
+        matmul_group(ws, qkv, qkv_out, 3, ws->xb, n);
 
-        QkJob qj = {m, l, n, pos0};
-        run_tokens(qk_worker, &qj, n);
+        LayerJob lj = {m, ws, seq, lw, l, n, pos0};
+        run_tokens(qk_worker, &lj, n);
+        port_parallel(attention_worker, &lj);
 
-        AttnJob aj = {m, l, n, pos0};
-        port_parallel(attention_worker, &aj);
+        matmul(ws, &lw->wo, ws->att, n, ws->xb);
+        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
 
-        matmul(m, &lw->wo, m->att, n, m->xb);
-        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) m->x[i] += m->xb[i];
-
-        rmsnorm_tokens(m->xb, m->x, lw->ffn_norm, dim, c->norm_eps, n);
+        rmsnorm_tokens(ws->xb, ws->x, lw->ffn_norm, dim, c->norm_eps, n);
         const Weight *gate_up[2] = {&lw->w_gate, &lw->w_up};
-        float *gate_up_out[2] = {m->hb, m->hb2};
-        matmul_group(m, gate_up, gate_up_out, 2, m->xb, n);
-        SiluJob sj = {m->hb, m->hb2, (uint64_t)n * c->n_ff};
+        float *gate_up_out[2] = {ws->hb, ws->hb2};
+        matmul_group(ws, gate_up, gate_up_out, 2, ws->xb, n);
+        SiluJob sj = {ws->hb, ws->hb2, (uint64_t)n * c->n_ff};
         run_tokens(silu_worker, &sj, n);
-        matmul(m, &lw->w_down, m->hb, n, m->xb);
-        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) m->x[i] += m->xb[i];
+        matmul(ws, &lw->w_down, ws->hb, n, ws->xb);
+        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
     }
 
     /* Only the rows whose logits are wanted go through the output matrix. */
     int first = all_logits ? 0 : n - 1;
     int rows = n - first;
-    rmsnorm_tokens(m->xb, m->x + (uint64_t)first * dim, m->output_norm, dim, c->norm_eps, rows);
-    if (o->load == LOAD_STREAM) {
+    rmsnorm_tokens(ws->xb, ws->x + (uint64_t)first * dim, m->output_norm, dim, c->norm_eps, rows);
+    if (streamed) {
         /* by chunks of rows through the slots: the same rows, the same sums */
-        for (uint32_t ch = 0; ch < m->stream.n_out_chunks; ch++) {
+        for (uint32_t ch = 0; ch < ws->stream.n_out_chunks; ch++) {
             Weight part;
-            uint64_t r0 = wstream_output_chunk(m, ch, &part);
+            uint64_t r0 = wstream_output_chunk(&ws->stream, m, ch, &part);
             const Weight *wp = &part;
-            float *out = m->logits + r0;
-            matmul_group_stride(m, &wp, &out, c->n_vocab, 1, m->xb, rows);
+            float *out = ws->logits + r0;
+            matmul_group_stride(ws, &wp, &out, c->n_vocab, 1, ws->xb, rows);
         }
     } else {
-        matmul(m, &m->output, m->xb, rows, m->logits);
+        matmul(ws, &m->output, ws->xb, rows, ws->logits);
     }
-    m->n_logits = (uint32_t)rows;
-    m->n_past = pos0 + (uint32_t)n;
+    ws->n_logits = (uint32_t)rows;
+    seq->n_past = pos0 + (uint32_t)n;
     return 0;
 }
 
-int forward_prompt(Model *m, const int32_t *tokens, int n)
+int forward_prompt(const Model *m, Workspace *ws, SeqState *seq, const int32_t *tokens, int n)
 {
     if (n < 1) {
-        snprintf(m->err, sizeof m->err, "no tokens to feed");
+        snprintf(ws->err, sizeof ws->err, "no tokens to feed");
         return -1;
     }
     for (int i = 0; i < n;) {
-        int step = n - i < (int)m->opt.batch ? n - i : (int)m->opt.batch;
-        if (forward_batch(m, tokens + i, step, m->n_past, 0) != 0) return -1;
+        int step = n - i < (int)ws->batch ? n - i : (int)ws->batch;
+        if (forward_batch(m, ws, seq, tokens + i, step, seq->n_past, 0) != 0) return -1;
         i += step;
     }
     return 0;

@@ -588,6 +588,17 @@ failed:
     return -1;
 }
 
+int gguf_map(Gguf *g)
+{
+    for (uint32_t i = 0; i < g->n_files; i++) {
+        if (port_file_map(&g->files[i]) != 0) {
+            for (uint32_t k = 0; k < g->n_files; k++) port_file_unmap(&g->files[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 void gguf_close(Gguf *g)
 {
     for (uint32_t i = 0; i < g->n_files; i++) port_file_close(&g->files[i]);

@@ -160,6 +160,10 @@ void gguf_plan(const Gguf *g, Plan *plan);
 /* Pass 2: fills the tables from the arena. */
 int gguf_index(Gguf *g, Arena *arena, GgufError *err);
 void gguf_close(Gguf *g);
+/* Maps every file of a model opened without mmap (before gguf_index:
+ * lookups then reach keys and tensors in place). 0, or -1 when one cannot
+ * be mapped: then none is, and reads go on. */
+int gguf_map(Gguf *g);
 
 /* Lookups (after gguf_index). NULL when absent. */
 const GgufKV *gguf_find_key(const Gguf *g, const char *key);

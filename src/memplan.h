@@ -87,29 +87,6 @@ void mem_refusal(const MemBudget *b, const MemRequest *r, const MemDecision *d, 
 /* One line (no newline) for stderr when the planner shrank the context
  * or chose to stream the weights; empty when there is nothing to say. */
 void mem_notice(const MemBudget *b, const MemRequest *r, const MemDecision *d, char *out, size_t cap);
-/* mem_decide, or the refusal: with show_plan the table first (stdout),
- * then the one line of mem_refusal, exit status 2. Prints mem_notice's
- * line on stderr when there is one (not with show_plan). */
-void mem_decide_or_die(const MemBudget *b, const MemRequest *r, MemDecision *d, int show_plan);
-
-/* The plan of a command that runs the model alone (logits, bench): the
- * GGUF index, the model for a load mode and context, and one buffer of
- * its own. r->plan = mem_model_plan, r->ctx = a MemModelPlan. */
-typedef struct {
-    Gguf *g;
-    const ModelConfig *cfg;
-    ModelOptions opt;           /* n_ctx and batch are set per call (batch <= n_ctx) */
-    uint32_t batch;             /* asked */
-    const char *extra_what;
-    uint64_t extra_bytes;
-} MemModelPlan;
-void mem_model_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t stream_window, Plan *p);
-/* For such a command: the model is open without mapping (gguf_open with
- * use_mmap 0, model_read_config); decides (mem_decide_or_die) and, in
- * mmap mode, opens it again mapped (deciding again without mmap if the
- * system refuses the mapping). */
-void mem_open_model(Gguf *g, ModelConfig *cfg, MemRequest *r, const MemBudget *b, MemDecision *d, int show_plan);
-
 /* Prints the whole plan as one table (--plan): every arena buffer, the
  * mapped file, the overhead, the total, the budget and its source, the
  * choice, and what each load mode would need. */

@@ -1,32 +1,74 @@
 /* model.c - configuration from metadata, memory plan, weights bound by name.
  *
- * The configuration is read before any memory exists, with three walks of
- * the header: the architecture name, then its "<arch>.*" keys, then the
- * tensor shapes (vocabulary size, tied output, bytes of the weights). */
+ * The configuration is read before any memory exists, in one walk of the
+ * header: the keys come first in a GGUF file (the architecture name and
+ * "<arch>.*" numbers are collected), then the tensor records, whose shapes
+ * give the vocabulary size, a tied output and the bytes of the weights. */
 #include "model.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "forward.h"
 #include "ggml_type.h"
 #include "quant.h"
-#include "weight_stream.h"
 
-/* What llama.cpp accepts for each: Qwen2 always has q/k/v biases; llama
- * files may have them, and Llama 3.x files carry rope_freqs.weight. */
+#define R TENSOR_REQUIRED
+#define O TENSOR_OPTIONAL
+#define X TENSOR_REFUSED
+/* What llama.cpp accepts for each: Qwen3 has per-head q/k norms; Qwen2
+ * always has q/k/v biases; llama files may have them, and Llama 3.x files
+ * carry rope_freqs.weight. Layer rules in LayerTensorId order:
+ *   attn_norm ffn_norm q_norm k_norm q_bias k_bias v_bias | q k v out gate up down */
 static const ArchInfo arch_table[] = {
-    {"qwen3", ROPE_NEOX, 1, TENSOR_REFUSED, TENSOR_REFUSED},
-    {"qwen2", ROPE_NEOX, 0, TENSOR_REQUIRED, TENSOR_REFUSED},
-    {"llama", ROPE_NORM, 0, TENSOR_OPTIONAL, TENSOR_OPTIONAL},
+    {"qwen3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R}, X},
+    {"qwen2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, R, R, R, R, R, R, R, R, R, R}, X},
+    {"llama", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R}, O},
 };
+#undef R
+#undef O
+#undef X
+
+#define LW(field) offsetof(LayerWeights, field)
+const LayerTensor layer_tensors[LT_COUNT] = {
+    [LT_ATTN_NORM] = {"attn_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(attn_norm)},
+    [LT_FFN_NORM] = {"ffn_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_norm)},
+    [LT_Q_NORM] = {"attn_q_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(q_norm)},
+    [LT_K_NORM] = {"attn_k_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(k_norm)},
+    [LT_Q_BIAS] = {"attn_q", "bias", 0, DIM_Q, DIM_ONE, LW(bq)},
+    [LT_K_BIAS] = {"attn_k", "bias", 0, DIM_KV, DIM_ONE, LW(bk)},
+    [LT_V_BIAS] = {"attn_v", "bias", 0, DIM_V, DIM_ONE, LW(bv)},
+    [LT_Q] = {"attn_q", "weight", 1, DIM_EMBD, DIM_Q, LW(wq)},
+    [LT_K] = {"attn_k", "weight", 1, DIM_EMBD, DIM_KV, LW(wk)},
+    [LT_V] = {"attn_v", "weight", 1, DIM_EMBD, DIM_V, LW(wv)},
+    [LT_OUT] = {"attn_output", "weight", 1, DIM_ATT, DIM_EMBD, LW(wo)},
+    [LT_GATE] = {"ffn_gate", "weight", 1, DIM_EMBD, DIM_FF, LW(w_gate)},
+    [LT_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF, LW(w_up)},
+    [LT_DOWN] = {"ffn_down", "weight", 1, DIM_FF, DIM_EMBD, LW(w_down)},
+};
+#undef LW
 
 const ArchInfo *model_arch(const char *name)
 {
     for (size_t i = 0; i < sizeof arch_table / sizeof arch_table[0]; i++)
         if (strcmp(arch_table[i].name, name) == 0) return &arch_table[i];
     return NULL;
+}
+
+uint64_t model_dim(const ModelConfig *c, ModelDim d)
+{
+    switch (d) {
+    case DIM_EMBD: return c->n_embd;
+    case DIM_FF: return c->n_ff;
+    case DIM_Q: return (uint64_t)c->n_head * c->head_dim;
+    case DIM_KV: return (uint64_t)c->n_head_kv * c->head_dim;
+    case DIM_V: return (uint64_t)c->n_head_kv * c->head_dim_v;
+    case DIM_ATT: return (uint64_t)c->n_head * c->head_dim_v;
+    case DIM_HEAD: return c->head_dim;
+    case DIM_ONE: return 1;
+    }
+    return 0;
 }
 
 /* ---- configuration ------------------------------------------------------ */
@@ -47,31 +89,27 @@ static const struct {
     [K_FF] = {"feed_forward_length", 0, 1, 1, 1 << 20},
     [K_HEADS] = {"attention.head_count", 0, 1, 1, 4096},
     [K_HEADS_KV] = {"attention.head_count_kv", 0, 0, 1, 4096},
-    [K_KEY_LEN] = {"attention.key_length", 0, 0, 2, FORWARD_MAX_HEAD_DIM},
-    [K_VAL_LEN] = {"attention.value_length", 0, 0, 1, FORWARD_MAX_HEAD_DIM},
+    [K_KEY_LEN] = {"attention.key_length", 0, 0, 2, MODEL_MAX_HEAD_DIM},
+    [K_VAL_LEN] = {"attention.value_length", 0, 0, 1, MODEL_MAX_HEAD_DIM},
     [K_CTX] = {"context_length", 0, 1, 1, 1 << 24},
     [K_ROPE_BASE] = {"rope.freq_base", 1, 0, 1e-3, 1e12},
     [K_EPS] = {"attention.layer_norm_rms_epsilon", 1, 1, 1e-12, 0.1},
-    [K_ROPE_DIM] = {"rope.dimension_count", 0, 0, 2, FORWARD_MAX_HEAD_DIM},
+    [K_ROPE_DIM] = {"rope.dimension_count", 0, 0, 2, MODEL_MAX_HEAD_DIM},
 };
-
-/* Matrices a layer binds, in LayerWeights order; norms are listed apart. */
-static const char *const layer_matrices[] = {"attn_q", "attn_k", "attn_v", "attn_output",
-                                             "ffn_gate", "ffn_up", "ffn_down"};
-static const char *const layer_norms[] = {"attn_norm", "ffn_norm", "attn_q_norm", "attn_k_norm"};
-static const char *const layer_biases[] = {"attn_q", "attn_k", "attn_v"};
 
 typedef struct {
     ModelConfig *cfg;
     const char *path;
-    int pass;               /* 1: architecture, 2: keys, 3: tensors */
     char arch[64];
     int have_arch;
+    int keys_before_arch;   /* "<x>.*" keys came before general.architecture: walk again */
+    int rescan;             /* this is that second walk */
+    int keys_done;          /* the configuration is complete (at the first tensor) */
     int have[K_COUNT];
     double val[K_COUNT];
     int have_embd_tensor;
-    uint64_t n_biases;      /* blk.N.attn_{q,k,v}.bias tensors seen */
-    uint64_t matrix_max[7]; /* largest of each layer matrix (layer_matrices order), arena-rounded */
+    uint64_t n_present[LT_COUNT]; /* layers that have each tensor */
+    uint64_t matrix_max[LT_COUNT];/* largest of each layer matrix over the layers, arena-rounded */
     uint64_t output_row_bytes;
 } ConfigWalk;
 
@@ -103,18 +141,27 @@ static int kv_number(const GgufKV *kv, int want_float, double *out)
 static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
 {
     ConfigWalk *w = ctx;
-    if (w->pass == 1) {
-        if (strcmp(kv->key, "general.architecture") != 0) return 0;
+    if (strcmp(kv->key, "general.architecture") == 0) {
+        if (w->rescan) return 0;
         int64_t len = gguf_kv_string(g, kv, w->arch, sizeof w->arch);
         if (len < 0 || (uint64_t)len >= sizeof w->arch) {
             snprintf(err->msg, sizeof err->msg, "%s: byte %llu: general.architecture is not a short string",
                      w->path, (unsigned long long)kv->value_offset);
             return -1;
         }
+        w->cfg->arch = model_arch(w->arch);
+        if (!w->cfg->arch) {
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama)",
+                     w->path, w->arch);
+            return -1;
+        }
         w->have_arch = 1;
         return 0;
     }
-    if (w->pass != 2) return 0;
+    if (!w->have_arch) {
+        if (strncmp(kv->key, "general.", 8) != 0) w->keys_before_arch = 1;
+        return 0;
+    }
     size_t alen = strlen(w->arch);
     if (strncmp(kv->key, w->arch, alen) != 0 || kv->key[alen] != '.') return 0;
     const char *suffix = kv->key + alen + 1;
@@ -150,55 +197,92 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
     return 0;
 }
 
-/* What model_load does with a tensor of this name: 1 binds it as a matrix
- * (its bytes are copied when not mapped), 2 copies it as an F32 vector
- * (norms), 3 likewise but it is a q/k/v bias, 4 is rope_freqs.weight, 0 has
- * no use for it (refused: an unused tensor means a variant of the
- * architecture that pith would silently get wrong). */
-enum { ROLE_NONE, ROLE_MATRIX, ROLE_NORM, ROLE_BIAS, ROLE_ROPE_FREQS };
+/* Every key has been seen: the numbers of the configuration, checked. */
+static int finish_keys(ConfigWalk *w, GgufError *err)
+{
+    ModelConfig *cfg = w->cfg;
+    if (!w->have_arch) {
+        snprintf(err->msg, sizeof err->msg, "%s: no general.architecture key: not a model file?", w->path);
+        return -1;
+    }
+    for (int k = 0; k < K_COUNT; k++) {
+        if (config_keys[k].required && !w->have[k]) {
+            snprintf(err->msg, sizeof err->msg, "%s: missing key %s.%s", w->path, w->arch, config_keys[k].suffix);
+            return -1;
+        }
+    }
+    cfg->n_layer = (uint32_t)w->val[K_BLOCKS];
+    cfg->n_embd = (uint32_t)w->val[K_EMBD];
+    cfg->n_ff = (uint32_t)w->val[K_FF];
+    cfg->n_head = (uint32_t)w->val[K_HEADS];
+    cfg->n_head_kv = w->have[K_HEADS_KV] ? (uint32_t)w->val[K_HEADS_KV] : cfg->n_head;
+    cfg->n_ctx_train = (uint32_t)w->val[K_CTX];
+    cfg->rope_base = w->have[K_ROPE_BASE] ? (float)w->val[K_ROPE_BASE] : 10000.0f;
+    cfg->norm_eps = (float)w->val[K_EPS];
+    if (cfg->n_head_kv > cfg->n_head || cfg->n_head % cfg->n_head_kv != 0) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv = %u does not divide head_count = %u",
+                 w->path, w->arch, cfg->n_head_kv, cfg->n_head);
+        return -1;
+    }
+    if (w->have[K_KEY_LEN]) {
+        cfg->head_dim = (uint32_t)w->val[K_KEY_LEN];
+    } else {
+        if (cfg->n_embd % cfg->n_head != 0) {
+            snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count = %u does not divide embedding_length = %u",
+                     w->path, w->arch, cfg->n_head, cfg->n_embd);
+            return -1;
+        }
+        cfg->head_dim = cfg->n_embd / cfg->n_head;
+    }
+    if (cfg->head_dim % 2 != 0 || cfg->head_dim < 2 || cfg->head_dim > MODEL_MAX_HEAD_DIM) {
+        snprintf(err->msg, sizeof err->msg, "%s: head dimension %u must be even and in [2, %d]", w->path,
+                 cfg->head_dim, MODEL_MAX_HEAD_DIM);
+        return -1;
+    }
+    cfg->head_dim_v = w->have[K_VAL_LEN] ? (uint32_t)w->val[K_VAL_LEN] : cfg->head_dim;
+    /* Rotating only part of each head is refused, as llama.cpp refuses it
+     * for these architectures (no reference to test it against). */
+    cfg->n_rot = w->have[K_ROPE_DIM] ? (uint32_t)w->val[K_ROPE_DIM] : cfg->head_dim;
+    if (cfg->n_rot != cfg->head_dim) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.rope.dimension_count = %u: must equal the head dimension %u",
+                 w->path, w->arch, cfg->n_rot, cfg->head_dim);
+        return -1;
+    }
+    /* every derived width stays far below 2^32: heads <= 4096, dims <= 1024 */
+    cfg->tied_output = 1;
+    w->keys_done = 1;
+    return 0;
+}
 
-static int tensor_role(const ModelConfig *cfg, const char *name)
+/* What model_load does with a tensor of this name: a layer tensor
+ * (layer_tensors[], in *lt) the architecture allows, token_embd or output
+ * (a matrix), output_norm, rope_freqs where allowed; anything else has no
+ * use (refused: an unused tensor means a variant of the architecture that
+ * pith would silently get wrong). */
+enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS };
+
+static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
 {
     if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "output.weight") == 0) return ROLE_MATRIX;
     if (strcmp(name, "output_norm.weight") == 0) return ROLE_NORM;
     if (strcmp(name, "rope_freqs.weight") == 0) return cfg->arch->rope_freqs != TENSOR_REFUSED ? ROLE_ROPE_FREQS : ROLE_NONE;
-    if (strncmp(name, "blk.", 4) != 0) return 0;
+    if (strncmp(name, "blk.", 4) != 0) return ROLE_NONE;
     const char *p = name + 4;
     uint64_t layer = 0;
     int digits = 0;
     while (*p >= '0' && *p <= '9' && digits < 10) layer = layer * 10 + (uint64_t)(*p++ - '0'), digits++;
-    if (digits == 0 || *p != '.' || layer >= cfg->n_layer) return 0;
+    if (digits == 0 || *p != '.' || layer >= cfg->n_layer) return ROLE_NONE;
     p++;
-    for (size_t i = 0; i < sizeof layer_matrices / sizeof layer_matrices[0]; i++) {
-        size_t len = strlen(layer_matrices[i]);
-        if (strncmp(p, layer_matrices[i], len) == 0 && strcmp(p + len, ".weight") == 0) return ROLE_MATRIX;
-    }
-    size_t n_norms = cfg->arch->qk_norm ? 4 : 2;
-    for (size_t i = 0; i < n_norms; i++) {
-        size_t len = strlen(layer_norms[i]);
-        if (strncmp(p, layer_norms[i], len) == 0 && strcmp(p + len, ".weight") == 0) return ROLE_NORM;
-    }
-    for (size_t i = 0; i < 3 && cfg->arch->qkv_bias != TENSOR_REFUSED; i++) {
-        size_t len = strlen(layer_biases[i]);
-        if (strncmp(p, layer_biases[i], len) == 0 && strcmp(p + len, ".bias") == 0) return ROLE_BIAS;
+    for (int i = 0; i < LT_COUNT; i++) {
+        const LayerTensor *t = &layer_tensors[i];
+        size_t len = strlen(t->name);
+        if (strncmp(p, t->name, len) == 0 && p[len] == '.' && strcmp(p + len + 1, t->suffix) == 0) {
+            if (cfg->arch->layer[i] == TENSOR_REFUSED) return ROLE_NONE;
+            *lt = i;
+            return ROLE_LAYER;
+        }
     }
     return ROLE_NONE;
-}
-
-/* Sizes --load stream needs: a slot holds any layer's matrices (the
- * largest of each of the 7 over the layers), the output streams by rows. */
-static void note_matrix(ConfigWalk *w, const GgufTensor *t, uint64_t rounded)
-{
-    uint64_t row = t->n_bytes / (t->n_elements / t->ne[0]); /* dims >= 1: n_elements >= ne[0] */
-    if (strcmp(t->name, "token_embd.weight") == 0) w->cfg->embd_row_bytes = row;
-    if (strcmp(t->name, "output.weight") == 0) w->output_row_bytes = row;
-    if (strncmp(t->name, "blk.", 4) != 0) return;
-    const char *p = strchr(t->name + 4, '.'); /* tensor_role checked "blk.N." */
-    for (size_t i = 0; p && i < sizeof layer_matrices / sizeof layer_matrices[0]; i++) {
-        size_t len = strlen(layer_matrices[i]);
-        if (strncmp(p + 1, layer_matrices[i], len) == 0 && strcmp(p + 1 + len, ".weight") == 0 && rounded > w->matrix_max[i])
-            w->matrix_max[i] = rounded;
-    }
 }
 
 static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
@@ -206,7 +290,8 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
     (void)g;
     ConfigWalk *w = ctx;
     ModelConfig *cfg = w->cfg;
-    if (w->pass != 3) return 0;
+    if (w->keys_before_arch && !w->rescan) return 0; /* the second walk reads them */
+    if (!w->keys_done && finish_keys(w, err) != 0) return -1;
     if (strcmp(t->name, "token_embd.weight") == 0) {
         if (t->ne[1] < 1 || t->ne[1] > (1u << 22)) {
             snprintf(err->msg, sizeof err->msg, "%s: byte %llu: token_embd.weight has %llu rows (the vocabulary), expected 1 to %u",
@@ -217,22 +302,28 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
         w->have_embd_tensor = 1;
     }
     if (strcmp(t->name, "output.weight") == 0) cfg->tied_output = 0;
-    int role = tensor_role(cfg, t->name);
-    if (role == ROLE_BIAS) w->n_biases++;
+    int lt = -1;
+    int role = tensor_role(cfg, t->name, &lt);
     if (role == ROLE_ROPE_FREQS) cfg->rope_freqs = 1;
     if (role == ROLE_NONE) {
         snprintf(err->msg, sizeof err->msg, "%s: byte %llu: tensor '%s' has no use in pith's %s model (a variant not supported yet)",
                  w->path, (unsigned long long)t->offset, t->name, cfg->arch->name);
         return -1;
     }
-    if (role == ROLE_MATRIX) {
+    if (role == ROLE_LAYER) w->n_present[lt]++;
+    if (role == ROLE_MATRIX || (role == ROLE_LAYER && layer_tensors[lt].matrix)) {
         uint64_t r = arena_round(t->n_bytes);
         if (r == UINT64_MAX || cfg->weight_bytes > UINT64_MAX - r) {
             snprintf(err->msg, sizeof err->msg, "%s: the weights' sizes overflow", w->path);
             return -1;
         }
         cfg->weight_bytes += r;
-        note_matrix(w, t, r);
+        /* sizes --load stream needs: a slot holds any layer's matrices, the
+         * output streams by rows */
+        uint64_t row = t->n_bytes / (t->n_elements / t->ne[0]); /* dims >= 1: n_elements >= ne[0] */
+        if (strcmp(t->name, "token_embd.weight") == 0) cfg->embd_row_bytes = row;
+        if (strcmp(t->name, "output.weight") == 0) w->output_row_bytes = row;
+        if (role == ROLE_LAYER && r > w->matrix_max[lt]) w->matrix_max[lt] = r;
     }
     return 0;
 }
@@ -246,93 +337,44 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
     w.path = g->files[0].path;
     GgufScanCallbacks cb = {walk_kv, walk_tensor, &w};
 
-    w.pass = 1;
     if (gguf_walk(g, &cb, err) != 0) return -1;
-    if (!w.have_arch) {
-        snprintf(err->msg, sizeof err->msg, "%s: no general.architecture key: not a model file?", w.path);
-        return -1;
+    if (w.keys_before_arch && w.have_arch) { /* a file that names its architecture late: rare */
+        w.rescan = 1;
+        if (gguf_walk(g, &cb, err) != 0) return -1;
     }
-    cfg->arch = model_arch(w.arch);
-    if (!cfg->arch) {
-        snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama)", w.path,
-                 w.arch);
-        return -1;
-    }
-
-    w.pass = 2;
-    if (gguf_walk(g, &cb, err) != 0) return -1;
-    for (int k = 0; k < K_COUNT; k++) {
-        if (config_keys[k].required && !w.have[k]) {
-            snprintf(err->msg, sizeof err->msg, "%s: missing key %s.%s", w.path, w.arch, config_keys[k].suffix);
-            return -1;
-        }
-    }
-    cfg->n_layer = (uint32_t)w.val[K_BLOCKS];
-    cfg->n_embd = (uint32_t)w.val[K_EMBD];
-    cfg->n_ff = (uint32_t)w.val[K_FF];
-    cfg->n_head = (uint32_t)w.val[K_HEADS];
-    cfg->n_head_kv = w.have[K_HEADS_KV] ? (uint32_t)w.val[K_HEADS_KV] : cfg->n_head;
-    cfg->n_ctx_train = (uint32_t)w.val[K_CTX];
-    cfg->rope_base = w.have[K_ROPE_BASE] ? (float)w.val[K_ROPE_BASE] : 10000.0f;
-    cfg->norm_eps = (float)w.val[K_EPS];
-    if (cfg->n_head_kv > cfg->n_head || cfg->n_head % cfg->n_head_kv != 0) {
-        snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv = %u does not divide head_count = %u",
-                 w.path, w.arch, cfg->n_head_kv, cfg->n_head);
-        return -1;
-    }
-    if (w.have[K_KEY_LEN]) {
-        cfg->head_dim = (uint32_t)w.val[K_KEY_LEN];
-    } else {
-        if (cfg->n_embd % cfg->n_head != 0) {
-            snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count = %u does not divide embedding_length = %u",
-                     w.path, w.arch, cfg->n_head, cfg->n_embd);
-            return -1;
-        }
-        cfg->head_dim = cfg->n_embd / cfg->n_head;
-    }
-    if (cfg->head_dim % 2 != 0 || cfg->head_dim < 2 || cfg->head_dim > FORWARD_MAX_HEAD_DIM) {
-        snprintf(err->msg, sizeof err->msg, "%s: head dimension %u must be even and in [2, %d]", w.path,
-                 cfg->head_dim, FORWARD_MAX_HEAD_DIM);
-        return -1;
-    }
-    cfg->head_dim_v = w.have[K_VAL_LEN] ? (uint32_t)w.val[K_VAL_LEN] : cfg->head_dim;
-    /* Rotating only part of each head is refused, as llama.cpp refuses it
-     * for these architectures (no reference to test it against). */
-    cfg->n_rot = w.have[K_ROPE_DIM] ? (uint32_t)w.val[K_ROPE_DIM] : cfg->head_dim;
-    if (cfg->n_rot != cfg->head_dim) {
-        snprintf(err->msg, sizeof err->msg, "%s: %s.rope.dimension_count = %u: must equal the head dimension %u",
-                 w.path, w.arch, cfg->n_rot, cfg->head_dim);
-        return -1;
-    }
-    /* every derived width stays far below 2^32: heads <= 4096, dims <= 1024 */
-
-    cfg->tied_output = 1;
-    w.pass = 3;
-    if (gguf_walk(g, &cb, err) != 0) return -1;
+    if (!w.keys_done && finish_keys(&w, err) != 0) return -1; /* a file without tensors */
     if (!w.have_embd_tensor) {
         snprintf(err->msg, sizeof err->msg, "%s: tensor 'token_embd.weight' is missing", w.path);
         return -1;
     }
     /* biases come in all layers or none: a partial set is a broken file */
-    if (w.n_biases != 0 && w.n_biases != 3u * cfg->n_layer) {
+    uint64_t n_biases = w.n_present[LT_Q_BIAS] + w.n_present[LT_K_BIAS] + w.n_present[LT_V_BIAS];
+    if (n_biases != 0 && n_biases != 3u * cfg->n_layer) {
         snprintf(err->msg, sizeof err->msg, "%s: %llu q/k/v bias tensors, expected 0 or %llu (3 per layer)", w.path,
-                 (unsigned long long)w.n_biases, 3ull * cfg->n_layer);
+                 (unsigned long long)n_biases, 3ull * cfg->n_layer);
         return -1;
     }
-    if (w.n_biases == 0 && cfg->arch->qkv_bias == TENSOR_REQUIRED) {
+    if (n_biases == 0 && cfg->arch->layer[LT_Q_BIAS] == TENSOR_REQUIRED) {
         snprintf(err->msg, sizeof err->msg, "%s: tensor 'blk.0.attn_q.bias' is missing (%s has q/k/v biases)", w.path,
                  w.arch);
         return -1;
     }
-    cfg->qkv_bias = w.n_biases != 0;
-    uint64_t qdim = (uint64_t)cfg->n_head * cfg->head_dim, kvdim = (uint64_t)cfg->n_head_kv * cfg->head_dim;
-    uint64_t vdim = (uint64_t)cfg->n_head_kv * cfg->head_dim_v;
-    cfg->norm_floats = (uint64_t)cfg->n_layer * (2u * (uint64_t)cfg->n_embd +
-                                                 (cfg->arch->qk_norm ? 2u * (uint64_t)cfg->head_dim : 0) +
-                                                 (cfg->qkv_bias ? qdim + kvdim + vdim : 0)) +
-                       cfg->n_embd + (cfg->rope_freqs ? cfg->n_rot / 2 : 0);
+    for (int i = 0; i < LT_COUNT; i++) {
+        TensorRule rule = cfg->arch->layer[i];
+        if (rule == TENSOR_OPTIONAL && w.n_present[i] != 0 && w.n_present[i] != cfg->n_layer) {
+            snprintf(err->msg, sizeof err->msg, "%s: %llu layers of %u have tensor '%s.%s' (all or none)", w.path,
+                     (unsigned long long)w.n_present[i], cfg->n_layer, layer_tensors[i].name, layer_tensors[i].suffix);
+            return -1;
+        }
+        cfg->has[i] = rule == TENSOR_REQUIRED || (rule == TENSOR_OPTIONAL && w.n_present[i] != 0);
+    }
+    /* vectors are copied into the arena as floats */
+    cfg->norm_floats = cfg->n_embd + (cfg->rope_freqs ? cfg->n_rot / 2 : 0);
+    for (int i = 0; i < LT_COUNT; i++)
+        if (cfg->has[i] && !layer_tensors[i].matrix)
+            cfg->norm_floats += (uint64_t)cfg->n_layer * model_dim(cfg, layer_tensors[i].cols);
     cfg->out_row_bytes = cfg->tied_output ? cfg->embd_row_bytes : w.output_row_bytes;
-    for (int i = 0; i < 7; i++) cfg->stream_layer_bytes += w.matrix_max[i]; /* each <= weight_bytes/7-ish: no overflow */
+    for (int i = 0; i < LT_COUNT; i++) cfg->stream_layer_bytes += w.matrix_max[i]; /* each <= weight_bytes: no overflow */
     cfg->mapped = 1;
     for (uint32_t i = 0; i < g->n_files; i++)
         if (!g->files[i].map) cfg->mapped = 0;
@@ -350,9 +392,9 @@ int model_check_options(const ModelConfig *cfg, const ModelOptions *opt, GgufErr
         snprintf(err->msg, sizeof err->msg, "--load: unknown mode");
         return -1;
     }
-    if (opt->batch < 1 || opt->batch > FORWARD_MAX_BATCH) {
+    if (opt->batch < 1 || opt->batch > MODEL_MAX_BATCH) {
         snprintf(err->msg, sizeof err->msg, "batch of %u tokens is out of range [1, %d]", opt->batch,
-                 FORWARD_MAX_BATCH);
+                 MODEL_MAX_BATCH);
         return -1;
     }
     if (opt->kv_type != KV_F32 && opt->kv_type != KV_F16 && opt->kv_type != KV_Q8_0) {
@@ -382,7 +424,6 @@ void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
     } else if (opt->load == LOAD_READ || !cfg->mapped) {
         plan_add(plan, "weights (read, no mmap)", cfg->weight_bytes);
     }
-    forward_plan(cfg, opt, plan);
 }
 
 /* ---- binding weights by name ------------------------------------------ */
@@ -442,7 +483,7 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
     w->file_offset = t->offset;
     if (L->stream) return 0; /* data stays NULL: weight_stream.c reads it per step */
     void *buf = NULL;
-    if (!L->m->cfg.mapped || L->m->opt.load != LOAD_MMAP) {
+    if (!L->m->cfg.mapped || L->m->load != LOAD_MMAP) {
         buf = arena_take(L->arena, t->n_bytes);
         if (!buf) {
             snprintf(L->err->msg, sizeof L->err->msg, "internal error: memory plan too small for '%s'", name);
@@ -497,14 +538,10 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
 {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
-    m->opt = *opt;
+    m->load = opt->load;
     m->gguf = g;
     Loader L = {m, g, arena, err, 0};
     const ModelConfig *c = &m->cfg;
-    uint64_t qdim = (uint64_t)c->n_head * c->head_dim;
-    uint64_t kvdim = (uint64_t)c->n_head_kv * c->head_dim;
-    uint64_t vdim = (uint64_t)c->n_head_kv * c->head_dim_v;
-    uint64_t attdim = (uint64_t)c->n_head * c->head_dim_v;
 
     m->layers = arena_take(arena, (uint64_t)c->n_layer * sizeof(LayerWeights));
     float *norms = arena_take(arena, c->norm_floats * sizeof(float));
@@ -512,11 +549,12 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the layer table");
         return -1;
     }
+    memset(m->layers, 0, (size_t)c->n_layer * sizeof(LayerWeights));
 
-    if (m->opt.load == LOAD_STREAM) {
+    if (m->load == LOAD_STREAM) {
         ModelStreamParts sp;
-        model_stream_bytes(c, &m->opt, &sp);
-        m->stream.resident_layers = sp.resident_layers;
+        model_stream_bytes(c, opt, &sp);
+        m->resident_layers = sp.resident_layers;
         L.stream = 1; /* token_embd by rows, the output matrix by chunks */
     }
     if (bind_matrix(&L, &m->tok_embd, "token_embd.weight", c->n_embd, c->n_vocab) != 0) return -1;
@@ -542,50 +580,24 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
     }
 
     char name[96];
-#define NAME(suffix) (snprintf(name, sizeof name, "blk.%u.%s.weight", l, suffix), name)
-#define BIAS_NAME(prefix) (snprintf(name, sizeof name, "blk.%u.%s.bias", l, prefix), name)
     for (uint32_t l = 0; l < c->n_layer; l++) {
         LayerWeights *lw = &m->layers[l];
-        lw->attn_norm = norms;
-        norms += c->n_embd;
-        lw->ffn_norm = norms;
-        norms += c->n_embd;
-        if (bind_norm(&L, lw->attn_norm, NAME("attn_norm"), c->n_embd) != 0) return -1;
-        if (bind_norm(&L, lw->ffn_norm, NAME("ffn_norm"), c->n_embd) != 0) return -1;
-        if (c->arch->qk_norm) {
-            lw->q_norm = norms;
-            norms += c->head_dim;
-            lw->k_norm = norms;
-            norms += c->head_dim;
-            if (bind_norm(&L, lw->q_norm, NAME("attn_q_norm"), c->head_dim) != 0) return -1;
-            if (bind_norm(&L, lw->k_norm, NAME("attn_k_norm"), c->head_dim) != 0) return -1;
+        L.stream = m->load == LOAD_STREAM && l >= m->resident_layers;
+        for (int i = 0; i < LT_COUNT; i++) {
+            const LayerTensor *t = &layer_tensors[i];
+            if (!c->has[i]) continue;
+            snprintf(name, sizeof name, "blk.%u.%s.%s", l, t->name, t->suffix);
+            void *field = (char *)lw + t->offset;
+            uint64_t cols = model_dim(c, t->cols);
+            if (t->matrix) {
+                if (bind_matrix(&L, field, name, cols, model_dim(c, t->rows)) != 0) return -1;
+            } else {
+                float *v = norms;
+                norms += cols;
+                memcpy(field, &v, sizeof v);
+                if (bind_norm(&L, v, name, cols) != 0) return -1;
+            }
         }
-        if (c->qkv_bias) {
-            lw->bq = norms;
-            norms += qdim;
-            lw->bk = norms;
-            norms += kvdim;
-            lw->bv = norms;
-            norms += vdim;
-            if (bind_norm(&L, lw->bq, BIAS_NAME("attn_q"), qdim) != 0) return -1;
-            if (bind_norm(&L, lw->bk, BIAS_NAME("attn_k"), kvdim) != 0) return -1;
-            if (bind_norm(&L, lw->bv, BIAS_NAME("attn_v"), vdim) != 0) return -1;
-        }
-        L.stream = m->opt.load == LOAD_STREAM && l >= m->stream.resident_layers;
-        if (bind_matrix(&L, &lw->wq, NAME("attn_q"), c->n_embd, qdim) != 0) return -1;
-        if (bind_matrix(&L, &lw->wk, NAME("attn_k"), c->n_embd, kvdim) != 0) return -1;
-        if (bind_matrix(&L, &lw->wv, NAME("attn_v"), c->n_embd, vdim) != 0) return -1;
-        if (bind_matrix(&L, &lw->wo, NAME("attn_output"), attdim, c->n_embd) != 0) return -1;
-        if (bind_matrix(&L, &lw->w_gate, NAME("ffn_gate"), c->n_embd, c->n_ff) != 0) return -1;
-        if (bind_matrix(&L, &lw->w_up, NAME("ffn_up"), c->n_embd, c->n_ff) != 0) return -1;
-        if (bind_matrix(&L, &lw->w_down, NAME("ffn_down"), c->n_ff, c->n_embd) != 0) return -1;
     }
-#undef NAME
-#undef BIAS_NAME
-    if (forward_init(m, arena) != 0) {
-        snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the KV cache and activations");
-        return -1;
-    }
-    if (m->opt.load == LOAD_STREAM && wstream_init(m, arena, err) != 0) return -1;
     return 0;
 }

@@ -1,11 +1,14 @@
-/* model.h - a transformer's configuration and its weights, bound by name.
+/* model.h - a model's configuration and its weights, bound by name: what
+ * is loaded once, read-only, and shared by every sequence that runs on it.
+ * What changes while a sequence runs (its KV cache and position) and the
+ * scratch of a forward step live in forward.h (SeqState, Workspace).
  *
  * Steps, each a separate call so commands can compose them with other
  * users of the one arena (tokenizer, ...):
- *   gguf_open -> model_read_config (walks the header; allocates nothing)
- *   -> plan_init, gguf_plan, model_plan (+ whatever else the command needs)
- *   -> port_arena_map, arena_init -> gguf_index -> model_load.
- * Then forward.h runs the model. */
+ *   gguf_open -> model_read_config (one walk of the header; allocates nothing)
+ *   -> plan_init, gguf_plan, forward_plan (weights, sequences, workspace)
+ *   -> port_arena_map, arena_init -> gguf_index -> model_load
+ *   -> seq_init (per sequence), workspace_init. */
 #ifndef PITH_MODEL_H
 #define PITH_MODEL_H
 
@@ -15,23 +18,50 @@
 #include "gguf.h"
 
 /* The per-architecture choices, as data: a new architecture of the same
- * shape is a row in model.c's table. */
+ * shape is a row in model.c's table; one that differs gets a new named
+ * trait here and only the steps that are truly its own. */
 typedef enum {
     ROPE_NORM = 0, /* rotate adjacent pairs (2i, 2i+1) */
     ROPE_NEOX = 2  /* rotate (i, i + head_dim/2) */
 } RopeStyle;
 
+typedef enum { ACT_SILU = 0 } Activation;      /* of the FFN gate: silu(gate) * up */
+typedef enum { NORM_PRE = 0 } NormPlacement;   /* RMSNorm before attention and before the FFN */
+typedef enum { ATTN_FULL = 0 } AttentionKind;  /* causal attention over every cached position */
+
 typedef enum {
     TENSOR_REFUSED = 0,   /* present means a variant pith would get wrong: refused */
-    TENSOR_OPTIONAL = 1,  /* used when present */
+    TENSOR_OPTIONAL = 1,  /* used when present (in every layer, or in none) */
     TENSOR_REQUIRED = 2
 } TensorRule;
+
+/* The tensors of a layer, blk.N.<name>.<suffix>, in the order they are
+ * bound (model.c: layer_tensors[] gives each one's name, shape and place
+ * in LayerWeights). Vectors first, then the matrices. */
+typedef enum {
+    LT_ATTN_NORM, LT_FFN_NORM, LT_Q_NORM, LT_K_NORM, LT_Q_BIAS, LT_K_BIAS, LT_V_BIAS,
+    LT_Q, LT_K, LT_V, LT_OUT, LT_GATE, LT_UP, LT_DOWN,
+    LT_COUNT
+} LayerTensorId;
+
+/* Widths a tensor's shape is made of, from the configuration (model_dim). */
+typedef enum { DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE } ModelDim;
+
+typedef struct {
+    const char *name;     /* blk.N.<name>.<suffix> */
+    const char *suffix;   /* "weight" or "bias" */
+    int matrix;           /* 1: a Weight (any computable type); 0: an F32 vector, copied */
+    ModelDim cols, rows;  /* ne[0], ne[1] (a vector: ne[0] only) */
+    size_t offset;        /* of its Weight or float * in LayerWeights */
+} LayerTensor;
 
 typedef struct {
     const char *name;     /* general.architecture */
     RopeStyle rope;
-    int qk_norm;          /* per-head RMSNorm of q and k (attn_q_norm, attn_k_norm) */
-    TensorRule qkv_bias;  /* blk.N.attn_{q,k,v}.bias, added after the projections */
+    Activation act;
+    NormPlacement norm;
+    AttentionKind attn;   /* of every layer */
+    TensorRule layer[LT_COUNT]; /* what a layer must, may or must not have */
     TensorRule rope_freqs;/* rope_freqs.weight: per-pair frequency divisors (Llama 3.x) */
 } ArchInfo;
 
@@ -48,7 +78,7 @@ typedef struct {
     uint32_t n_ctx_train; /* context_length */
     float rope_base;      /* rope.freq_base (default 10000) */
     uint32_t n_rot;       /* rope.dimension_count: elements of a head that rotate (= head_dim, as llama.cpp requires) */
-    int qkv_bias;         /* the file has q/k/v biases in every layer */
+    uint8_t has[LT_COUNT];/* the layers have this tensor (required ones, and optional ones present) */
     int rope_freqs;       /* the file has rope_freqs.weight (n_rot/2 floats) */
     float norm_eps;       /* attention.layer_norm_rms_epsilon */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
@@ -56,8 +86,8 @@ typedef struct {
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
     uint64_t norm_floats; /* floats of all norm vectors (always copied into the arena) */
     /* for --load stream (model_stream_bytes): */
-    uint64_t stream_layer_bytes; /* room for any one layer's matrices: the largest of each of the
-                                    7 matrices over the layers, arena-rounded, summed */
+    uint64_t stream_layer_bytes; /* room for any one layer's matrices: the largest of each
+                                    matrix over the layers, arena-rounded, summed */
     uint64_t embd_row_bytes;     /* one row of token_embd.weight */
     uint64_t out_row_bytes;      /* one row of the output matrix (token_embd's when tied) */
 } ModelConfig;
@@ -88,13 +118,14 @@ typedef enum { LOAD_MMAP = 0, LOAD_READ = 1, LOAD_STREAM = 2 } LoadMode;
 typedef struct {
     uint32_t n_ctx;       /* positions the KV cache holds (1..n_ctx_train) */
     KvType kv_type;
-    uint32_t batch;       /* most tokens per forward step (1..FORWARD_MAX_BATCH) */
+    uint32_t batch;       /* most tokens per forward step (1..MODEL_MAX_BATCH) */
     int all_logits;       /* keep logits of every token of a step (else only the last) */
     LoadMode load;
     uint64_t stream_window; /* LOAD_STREAM: arena bytes for the weights; below the smallest
                                window (model_stream_bytes, e.g. 0) it is the smallest; what is
                                above it keeps the first layers resident */
     int stream_keep_cache;  /* LOAD_STREAM: leave what was read in the page cache (no DONTNEED) */
+    uint32_t n_seq;       /* sequences planned, each with a KV cache of n_ctx (0 counts as 1) */
 } ModelOptions;
 
 /* The KV caches hold one row per (layer, kv head, position): head_dim
@@ -104,10 +135,10 @@ typedef struct {
  * lie a whole position apart: attention over 4096 positions was 2.4 (F16)
  * to 3.2 (Q8_0) times slower, and a Q8_0 cache slower than F16). The index
  * of a row: */
-static inline uint64_t kv_row_index(const ModelConfig *c, const ModelOptions *o, uint32_t layer, uint32_t head,
+static inline uint64_t kv_row_index(const ModelConfig *c, uint32_t n_ctx, uint32_t layer, uint32_t head,
                                     uint32_t pos)
 {
-    return ((uint64_t)layer * c->n_head_kv + head) * o->n_ctx + pos;
+    return ((uint64_t)layer * c->n_head_kv + head) * n_ctx + pos;
 }
 
 /* A weight matrix: `rows` rows of `cols` elements of `type`. */
@@ -120,60 +151,59 @@ typedef struct {
     uint64_t file_offset;
 } Weight;
 
+/* A layer's tensors; layer_tensors[] (model.c) maps each LayerTensorId to
+ * its field. Vectors are NULL and matrices have rows == 0 when the layer
+ * has no such tensor. */
 typedef struct {
-    float *attn_norm, *q_norm, *k_norm, *ffn_norm; /* q_norm/k_norm NULL if the arch has none */
-    float *bq, *bk, *bv;  /* q/k/v biases, NULL if the model has none */
+    float *attn_norm, *ffn_norm, *q_norm, *k_norm;
+    float *bq, *bk, *bv;
     Weight wq, wk, wv, wo;
     Weight w_gate, w_up, w_down;
 } LayerWeights;
 
-/* --load stream's state (weight_stream.c). */
-typedef struct {
-    uint8_t *slot[2];         /* two slots of slot_bytes: one computes while the other fills */
-    uint64_t slot_bytes;
-    uint8_t *embd_rows;       /* opt.batch rows of token_embd, read per step */
-    uint32_t resident_layers; /* layers 0..resident_layers-1 stay in the arena */
-    uint32_t out_chunk_rows, n_out_chunks;
-    uint32_t n_units;         /* streamed layers + output chunks: one cycle per step */
-    int64_t holds[2];         /* unit each slot holds or is receiving, -1: none */
-    int pending;              /* slot with a fetch in flight, -1: none */
-    int last;                 /* slot used last */
-    int running;              /* the reader thread runs (model_close stops it) */
-} ModelStream;
+extern const LayerTensor layer_tensors[LT_COUNT];
 
+/* Matrix i of a layer (layer_tensors[i].matrix must be 1). */
+static inline const Weight *layer_matrix(const LayerWeights *lw, int i)
+{
+    return (const Weight *)(const void *)((const char *)lw + layer_tensors[i].offset);
+}
+
+/* The loaded weights. Read-only once model_load returns: any number of
+ * sequences use them at once. */
 typedef struct Model {
     ModelConfig cfg;
-    ModelOptions opt;
+    LoadMode load;
+    uint32_t resident_layers; /* LOAD_STREAM: layers 0..resident_layers-1 are in the arena; the
+                                 others (and token_embd, output) have data NULL: the forward
+                                 step reads them through its Workspace's stream window */
     Gguf *gguf;
     Weight tok_embd, output;  /* output is tok_embd when tied */
     float *output_norm;
     float *rope_freqs;        /* rope_freqs.weight [n_rot/2], or NULL */
     LayerWeights *layers;
-    /* KV cache: rows of opt.kv_type, [layer][n_head_kv][n_ctx][head_dim] (kv_row_index) */
-    void *k_cache, *v_cache;
-    uint32_t n_past;          /* positions of the cache that are filled */
-    /* activations, [batch][...] */
-    float *x, *xb, *q, *k, *v, *att, *hb, *hb2;
-    float *scores;            /* [n_head][n_ctx] */
-    void *act_q8_0, *act_q8_k;/* the step's matmul input quantized for the kernels (kernels.h) */
-    float *logits;            /* [batch or 1][n_vocab] */
-    uint32_t n_logits;        /* rows of logits filled by the last step */
-    char err[256];            /* why the last forward call failed */
-    ModelStream stream;       /* opt.load == LOAD_STREAM */
 } Model;
+
+#define MODEL_MAX_BATCH 512
+#define MODEL_MAX_HEAD_DIM 1024
 
 /* The architectures pith knows; NULL if unsupported. */
 const ArchInfo *model_arch(const char *name);
 
-/* Reads the configuration from the metadata and tensor shapes with
- * gguf_walk (before the arena exists). Checks every number. */
+/* Reads the configuration from the metadata and tensor shapes in one
+ * gguf_walk (before the arena exists): GGUF puts every key before the
+ * tensor records. Checks every number. */
 int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err);
 
 /* Checks options against the configuration ("-c: ..." style message in err). */
 int model_check_options(const ModelConfig *cfg, const ModelOptions *opt, GgufError *err);
 
-/* Adds the weights' table (and the weights when not mapped), norms, KV
- * cache and activations to the plan. */
+/* The width d of a model (a tensor's rows or columns). */
+uint64_t model_dim(const ModelConfig *c, ModelDim d);
+
+/* Adds the weights' part of the arena: the layer table, norms, and the
+ * matrices when they are not used in place (read, or stream's resident
+ * layers). forward_plan adds the sequences and the workspace. */
 void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan);
 
 /* Binds every weight by name (after gguf_index), checking type and shape,
@@ -181,11 +211,8 @@ void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan);
 int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const ModelOptions *opt,
                GgufError *err);
 
-/* Stops what model_load started (the reader thread of --load stream);
- * call it before unmapping the arena. Harmless in the other modes. */
-void model_close(Model *m);
-
-/* --load stream: what the weights take in the arena, in parts. */
+/* --load stream: what the weights take in the arena, in parts (the
+ * window itself belongs to the Workspace, weight_stream.h). */
 typedef struct {
     uint64_t slot_bytes;      /* one of the two slots: any layer's matrices, or one output row */
     uint64_t embd_bytes;      /* opt->batch rows of token_embd (read per step, a row per token) */

@@ -23,7 +23,7 @@ void server_plan(const ServerOptions *o, Plan *plan)
     plan_add(plan, "server response buffer", SERVE_OUT_CAP + 64);
 }
 
-void server_init(Server *sv, const ServerOptions *o, Session *s)
+int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_t cap)
 {
     sv->opt = *o;
     sv->s = s;
@@ -33,22 +33,23 @@ void server_init(Server *sv, const ServerOptions *o, Session *s)
     sv->n_conns = o->queue + 1;
     sv->conn_cap = SERVE_MAX_HEAD + (size_t)o->max_body;
     sv->conns = arena_take(arena, (uint64_t)sv->n_conns * sizeof(Conn));
-    if (!sv->conns) port_die("internal error: the server plan is too small");
+    static const char too_small[] = "internal error: the server plan is too small";
+    if (!sv->conns) return snprintf(err, cap, "%s", too_small), -1;
     for (int i = 0; i < sv->n_conns; i++) {
         sv->conns[i].fd = -1;
         sv->conns[i].buf = arena_take(arena, sv->conn_cap);
-        if (!sv->conns[i].buf) port_die("internal error: the server plan is too small");
+        if (!sv->conns[i].buf) return snprintf(err, cap, "%s", too_small), -1;
     }
     sv->region_size = chat_arena_bound(o->max_body);
     sv->region = arena_take(arena, sv->region_size);
     sv->out = arena_take(arena, SERVE_OUT_CAP + 64);
-    if (!sv->region || !sv->out) port_die("internal error: the server plan is too small");
+    if (!sv->region || !sv->out) return snprintf(err, cap, "%s", too_small), -1;
 
-    char err[320];
-    sv->listen_fd = port_net_listen(o->host, o->port, LISTEN_BACKLOG, &sv->bound_port, err, sizeof err);
-    if (sv->listen_fd < 0) port_die("%s", err);
+    sv->listen_fd = port_net_listen(o->host, o->port, LISTEN_BACKLOG, &sv->bound_port, err, cap);
+    if (sv->listen_fd < 0) return -1;
     const char *h = o->host;
     sv->loopback = !strcmp(h, "localhost") || !strncmp(h, "127.", 4) || !strcmp(h, "::1");
+    return 0;
 }
 
 /* ---- Writing ----------------------------------------------------------- */
@@ -297,7 +298,7 @@ static void body_progress(Server *sv, Conn *c)
     if (c->len >= c->req.head_len + (size_t)c->req.content_length) {
         c->state = CONN_QUEUED;
         c->seq = sv->next_seq++;
-        api_dispatch(sv, c);
+        sv->dispatch(sv, c);
     }
 }
 
@@ -390,7 +391,7 @@ _Noreturn void server_run(Server *sv)
         if (next && !sv->active) {
             next->state = CONN_ACTIVE;
             sv->active = next;
-            api_generate(sv, next);
+            sv->generate(sv, next);
             if (next->state == CONN_ACTIVE) server_close(sv, next, 1);
             sv->active = NULL;
             continue;

@@ -101,9 +101,14 @@ typedef struct {
     HttpRequest req;
 } Conn;
 
-typedef struct {
+typedef struct Server {
     ServerOptions opt;
     Session *s;
+    /* The endpoints (server_api.h), given by the command: a complete
+     * request whose head passed the checks (answered at once, or queued),
+     * and a queued generation request (the connection is closed after). */
+    void (*dispatch)(struct Server *sv, Conn *c);
+    void (*generate)(struct Server *sv, Conn *c);
     char model_name[1024];     /* the model file's name as a JSON string (at most 120 bytes, escaped) */
     int loopback;              /* bound to a loopback address: Host must name it too */
     int listen_fd;
@@ -126,9 +131,9 @@ typedef struct {
 
 /* Adds the server's buffers to plan (before anything is mapped). */
 void server_plan(const ServerOptions *o, Plan *plan);
-/* Maps the server's arena, carves the buffers, listens. Dies with one line
- * on error. */
-void server_init(Server *sv, const ServerOptions *o, Session *s);
+/* Carves the server's buffers from the session's arena, listens. Returns
+ * 0, or -1 with one line in err. */
+int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_t cap);
 /* Serves for ever. */
 _Noreturn void server_run(Server *sv);
 
@@ -152,12 +157,5 @@ void server_out_end(Server *sv);
 /* Ends a connection: lingering close after a response, so the client
  * reads all of it before the socket goes away. */
 void server_close(Server *sv, Conn *c, int linger);
-
-/* server_api.c */
-/* A complete request whose head passed the checks: answers GET endpoints
- * at once, queues generation requests. */
-void api_dispatch(Server *sv, Conn *c);
-/* Serves a queued generation request (the connection is closed after). */
-void api_generate(Server *sv, Conn *c);
 
 #endif

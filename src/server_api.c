@@ -8,9 +8,8 @@
 
 #include "../port/port.h"
 #include "chat.h"
-#include "forward.h"
 #include "json.h"
-#include "server.h"
+#include "server_api.h"
 
 typedef struct {
     int chat;                /* /v1/chat/completions (else /v1/completions) */
@@ -37,7 +36,11 @@ typedef struct {
     int chunk_open;          /* streaming: a data: chunk has been started for this token */
     int any_content;
     ServeText text;
+    TokenStream ts;
 } Reply;
+
+/* What reply_token returns to stop the generation. */
+enum { REPLY_STOPPED = 1, REPLY_GONE = 2 };
 
 #define OUT_LIT(sv, lit) server_out((sv), lit, sizeof lit - 1)
 
@@ -358,6 +361,22 @@ static void write_usage(Server *sv, int n_prompt, int n_cached, int n_gen, doubl
                 t_gen > 0 ? n_gen / t_gen : 0.0);
 }
 
+/* Each generated token: its text through the stop strings into the reply
+ * (a chunk of its own when streaming); other clients are served between
+ * tokens, and ours leaving stops the generation. */
+static int reply_token(void *ctx, int32_t id)
+{
+    Reply *rp = ctx;
+    Server *sv = rp->sv;
+    Session *s = sv->s;
+    int len = token_stream_push(&rp->ts, &s->tok, id, s->piece, s->piece_cap);
+    int stopped = len > 0 && serve_text_push(&rp->text, s->piece, (size_t)len);
+    if (rp->rq->stream) chunk_close(rp);
+    if (stopped) return REPLY_STOPPED;
+    server_service(sv, 0); /* other clients: read, queue, answer; notice ours leaving */
+    return sv->out_failed ? REPLY_GONE : 0;
+}
+
 /* ---- Endpoints ------------------------------------------------------------- */
 
 void api_dispatch(Server *sv, Conn *c)
@@ -518,17 +537,17 @@ void api_generate(Server *sv, Conn *c)
     }
 
     /* Prefix reuse: the cache keeps the ids of the previous request; only
-     * what differs is prefilled. The last prompt token is always fed, for
-     * its logits. */
-    uint32_t k = 0, past = s->model.n_past;
-    while (k < past && k < (uint32_t)n && s->history[k] == s->ids[k]) k++;
-    if (k == (uint32_t)n) k--;
-    s->model.n_past = k;
-    s->sampler.params = sp;
-    sampler_reset(&s->sampler);
-    for (uint32_t i = 0; i < k; i++) sampler_accept(&s->sampler, s->ids[i]);
+     * what differs is prefilled. A failure (a forward error, non-finite
+     * logits from broken weights) is this request's: 500, the sequence is
+     * emptied (nothing poisoned is reused) and the server goes on. */
+    session_set_sampling(s, &sp);
+    uint32_t k = 0;
     double t0 = port_seconds();
-    session_prefill(s, s->ids + k, n - (int)k);
+    if (session_prefill_reuse(s, s->ids, n, &k) != 0 || session_check_logits(s) != 0) {
+        server_error(sv, c, 500, "internal_error", "%s", s->err);
+        port_err("serve: %.*s: %s\n", (int)hr->path_len, hr->path, s->err);
+        return;
+    }
     double t_prompt = port_seconds() - t0;
 
     int64_t n_predict = (int64_t)n_ctx - n;
@@ -556,36 +575,31 @@ void api_generate(Server *sv, Conn *c)
         }
     }
 
-    const char *finish = "length";
-    int n_gen = 0, gone = 0;
-    TokenStream ts;
-    token_stream_init(&ts);
+    /* A full context ends the reply with "length" (serve sets --no-shift). */
+    token_stream_init(&rp.ts);
+    GenOptions g = {n_predict, 0, reply_token, NULL, &rp};
+    GenResult gr;
     double tg0 = port_seconds();
-    while (n_gen < n_predict) {
-        int32_t id = session_sample(s);
-        if (tokenizer_is_eog(&s->tok, id)) {
-            finish = "stop";
-            break;
+    int failed = session_generate(s, &g, &gr) != 0;
+    int gone = gr.stop == GEN_CALLER && gr.caller_code == REPLY_GONE;
+    const char *finish = gr.stop == GEN_EOG || (gr.stop == GEN_CALLER && gr.caller_code == REPLY_STOPPED) ? "stop" : "length";
+    int n_gen = gr.n_gen;
+    if (failed) {
+        /* The head is sent: the reply ends here, unfinished, with the reason
+         * in the log; the connection closes and the server goes on. */
+        port_err("serve: %.*s: %s\n", (int)hr->path_len, hr->path, s->err);
+        if (rq.stream && !sv->out_failed) {
+            chunk_close(&rp);
+            OUT_LIT(sv, "data: {\"error\":{\"message\":\"");
+            server_out_json_text(sv, s->err, strlen(s->err));
+            OUT_LIT(sv, "\",\"type\":\"server_error\",\"code\":\"internal_error\"}}\n\n");
         }
-        n_gen++;
-        int len = token_stream_push(&ts, &s->tok, id, s->piece, s->piece_cap);
-        int stopped = len > 0 && serve_text_push(&rp.text, s->piece, (size_t)len);
-        if (rq.stream) chunk_close(&rp);
-        if (stopped) {
-            finish = "stop";
-            break;
-        }
-        server_service(sv, 0); /* other clients: read, queue, answer; notice ours leaving */
-        if (sv->out_failed) {
-            gone = 1;
-            break;
-        }
-        if (n_gen == n_predict) break;
-        if (session_feed(s, id) != 0) break; /* the context is full: "length" */
+        server_out_end(sv);
+        return;
     }
     double t_gen = port_seconds() - tg0;
     if (!gone) {
-        int len = token_stream_flush(&ts, s->piece, s->piece_cap);
+        int len = token_stream_flush(&rp.ts, s->piece, s->piece_cap);
         if (len > 0) serve_text_push(&rp.text, s->piece, (size_t)len);
         serve_text_finish(&rp.text);
         if (rq.stream) {

@@ -13,7 +13,7 @@ uint64_t model_stream_bytes(const ModelConfig *cfg, const ModelOptions *opt, Mod
     ModelStreamParts p;
     memset(&p, 0, sizeof p);
     /* Every size here is bounded by the weights' bytes, whose sum
-     * model_read_config checked against overflow; batch <= FORWARD_MAX_BATCH. */
+     * model_read_config checked against overflow; batch <= MODEL_MAX_BATCH. */
     uint64_t row = arena_round(cfg->out_row_bytes);
     p.slot_bytes = cfg->stream_layer_bytes > row ? cfg->stream_layer_bytes : row;
     uint64_t rows = cfg->out_row_bytes ? p.slot_bytes / cfg->out_row_bytes : 1;
@@ -43,27 +43,28 @@ int model_default_threads(LoadMode load, int cores)
     return load == LOAD_STREAM && cores > 1 ? cores - 1 : cores;
 }
 
-static PortFile *file_of(Model *m, const Weight *w)
+static PortFile *file_of(const Model *m, const Weight *w)
 {
     return &m->gguf->files[w->file_index];
 }
 
-/* Queues unit u into slot s. A layer's Weights point at their place in the
- * slot from now on; nobody reads them before wstream_layer waits. */
-static void fetch(Model *m, uint32_t u, int s)
+/* Queues unit u into slot s. A streamed layer's copy in the slot points at
+ * the slot from now on; nobody reads it before wstream_layer waits. */
+static void fetch(WeightStream *S, const Model *m, uint32_t u, int s)
 {
-    ModelStream *S = &m->stream;
-    PortStreamPiece pieces[7];
+    PortStreamPiece pieces[LT_COUNT];
     int n = 0;
     uint32_t streamed_layers = m->cfg.n_layer - S->resident_layers;
     if (u < streamed_layers) {
-        LayerWeights *lw = &m->layers[S->resident_layers + u];
-        Weight *ws[7] = {&lw->wq, &lw->wk, &lw->wv, &lw->wo, &lw->w_gate, &lw->w_up, &lw->w_down};
+        LayerWeights *lw = &S->slot_layer[s];
+        *lw = m->layers[S->resident_layers + u];
         uint64_t off = 0;
-        for (int i = 0; i < 7; i++) {
-            uint64_t len = ws[i]->rows * ws[i]->row_bytes;
-            ws[i]->data = S->slot[s] + off;
-            pieces[n++] = (PortStreamPiece){file_of(m, ws[i]), ws[i]->file_offset, len, S->slot[s] + off};
+        for (int i = 0; i < LT_COUNT; i++) {
+            if (!layer_tensors[i].matrix || !m->cfg.has[i]) continue;
+            Weight *w = (Weight *)(void *)((char *)lw + layer_tensors[i].offset);
+            uint64_t len = w->rows * w->row_bytes;
+            w->data = S->slot[s] + off;
+            pieces[n++] = (PortStreamPiece){file_of(m, w), w->file_offset, len, S->slot[s] + off};
             off += arena_round(len);
         }
     } else {
@@ -78,21 +79,21 @@ static void fetch(Model *m, uint32_t u, int s)
     S->pending = s;
 }
 
-static void settle(ModelStream *S)
+static void settle(WeightStream *S)
 {
     if (S->pending >= 0) port_stream_wait(S->pending);
     S->pending = -1;
 }
 
-/* Unit u in memory, and the next one on its way into the other slot. */
-static uint8_t *unit(Model *m, uint32_t u)
+/* Unit u in memory, and the next one on its way into the other slot;
+ * returns u's slot. */
+static int unit(WeightStream *S, const Model *m, uint32_t u)
 {
-    ModelStream *S = &m->stream;
     int s = S->holds[0] == (int64_t)u ? 0 : S->holds[1] == (int64_t)u ? 1 : -1;
     if (s < 0) { /* out of the cycle (first use): fetch it now */
         settle(S);
         s = S->last ^ 1;
-        fetch(m, u, s);
+        fetch(S, m, u, s);
     }
     if (S->pending == s) settle(S);
     S->last = s;
@@ -100,16 +101,16 @@ static uint8_t *unit(Model *m, uint32_t u)
     int o = s ^ 1;
     if (next != u && S->holds[o] != (int64_t)next) {
         settle(S);
-        fetch(m, next, o);
+        fetch(S, m, next, o);
     }
-    return S->slot[s];
+    return s;
 }
 
-int wstream_init(Model *m, Arena *arena, GgufError *err)
+int wstream_init(WeightStream *S, const Model *m, const ModelOptions *opt, Arena *arena, GgufError *err)
 {
-    ModelStream *S = &m->stream;
     ModelStreamParts p;
-    model_stream_bytes(&m->cfg, &m->opt, &p);
+    memset(S, 0, sizeof *S);
+    model_stream_bytes(&m->cfg, opt, &p);
     S->slot_bytes = p.slot_bytes;
     S->slot[0] = arena_take(arena, p.slot_bytes);
     S->slot[1] = arena_take(arena, p.slot_bytes);
@@ -118,6 +119,7 @@ int wstream_init(Model *m, Arena *arena, GgufError *err)
         snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the stream window");
         return -1;
     }
+    S->resident_layers = m->resident_layers;
     S->out_chunk_rows = p.out_chunk_rows;
     S->n_out_chunks = p.n_out_chunks;
     S->n_units = (m->cfg.n_layer - S->resident_layers) + p.n_out_chunks;
@@ -125,7 +127,7 @@ int wstream_init(Model *m, Arena *arena, GgufError *err)
     S->pending = -1;
     S->last = 1;
     char why[256];
-    if (port_stream_start(m->opt.stream_keep_cache, why, sizeof why) != 0) {
+    if (port_stream_start(opt->stream_keep_cache, why, sizeof why) != 0) {
         snprintf(err->msg, sizeof err->msg, "%s", why);
         return -1;
     }
@@ -133,15 +135,15 @@ int wstream_init(Model *m, Arena *arena, GgufError *err)
     return 0;
 }
 
-void wstream_layer(Model *m, uint32_t l)
+const LayerWeights *wstream_layer(WeightStream *S, const Model *m, uint32_t l)
 {
-    if (l >= m->stream.resident_layers) unit(m, l - m->stream.resident_layers);
+    if (l < S->resident_layers) return &m->layers[l];
+    return &S->slot_layer[unit(S, m, l - S->resident_layers)];
 }
 
-uint64_t wstream_output_chunk(Model *m, uint32_t c, Weight *part)
+uint64_t wstream_output_chunk(WeightStream *S, const Model *m, uint32_t c, Weight *part)
 {
-    ModelStream *S = &m->stream;
-    uint8_t *slot = unit(m, (m->cfg.n_layer - S->resident_layers) + c);
+    uint8_t *slot = S->slot[unit(S, m, (m->cfg.n_layer - S->resident_layers) + c)];
     uint64_t r0 = (uint64_t)c * S->out_chunk_rows;
     uint64_t r1 = r0 + S->out_chunk_rows < m->output.rows ? r0 + S->out_chunk_rows : m->output.rows;
     *part = m->output;
@@ -150,24 +152,26 @@ uint64_t wstream_output_chunk(Model *m, uint32_t c, Weight *part)
     return r0;
 }
 
-const uint8_t *wstream_embd_row(Model *m, int32_t id, int t)
+const uint8_t *wstream_embd_row(WeightStream *S, const Model *m, int32_t id, int t, char *err, size_t cap)
 {
     const Weight *e = &m->tok_embd;
     if (e->data) return e->data + (uint64_t)id * e->row_bytes;
-    uint8_t *dst = m->stream.embd_rows + (uint64_t)t * e->row_bytes;
+    uint8_t *dst = S->embd_rows + (uint64_t)t * e->row_bytes;
     PortFile *f = file_of(m, e);
     uint64_t off = e->file_offset + (uint64_t)id * e->row_bytes;
-    if (port_file_read(f, off, dst, (size_t)e->row_bytes) != 0)
-        port_die("%s: byte %llu: cannot read row %d of token_embd.weight: the file changed or was truncated while in use",
+    if (port_file_read(f, off, dst, (size_t)e->row_bytes) != 0) {
+        snprintf(err, cap, "%s: byte %llu: cannot read row %d of token_embd.weight: the file changed or was truncated while in use",
                  f->path, (unsigned long long)off, id);
+        return NULL;
+    }
     return dst;
 }
 
-void model_close(Model *m)
+void wstream_stop(WeightStream *S)
 {
-    if (!m->stream.running) return;
+    if (!S->running) return;
     port_stream_stop();
-    m->stream.running = 0;
-    m->stream.holds[0] = m->stream.holds[1] = -1;
-    m->stream.pending = -1;
+    S->running = 0;
+    S->holds[0] = S->holds[1] = -1;
+    S->pending = -1;
 }

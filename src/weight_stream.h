@@ -14,7 +14,8 @@
  *
  * The token embedding is never held whole: a step reads the rows of its
  * own tokens (one row per token) into a buffer of opt.batch rows.
- * Reads that fail end the program: "pith: FILE: byte N: what", status 2. */
+ * A read that fails fails the step: "FILE: byte N: what" (the reader
+ * thread's own failures end the program in port/stream.c). */
 #ifndef PITH_WEIGHT_STREAM_H
 #define PITH_WEIGHT_STREAM_H
 
@@ -23,22 +24,41 @@
 #include "arena.h"
 #include "model.h"
 
+/* The stream window of one Workspace: the slots, and which unit each holds. */
+typedef struct {
+    uint8_t *slot[2];         /* two slots of slot_bytes: one computes while the other fills */
+    uint64_t slot_bytes;
+    LayerWeights slot_layer[2]; /* the streamed layer each slot holds, its matrices pointing there */
+    uint8_t *embd_rows;       /* batch rows of token_embd, read per step */
+    uint32_t resident_layers; /* layers 0..resident_layers-1 stay in the arena (Model) */
+    uint32_t out_chunk_rows, n_out_chunks;
+    uint32_t n_units;         /* streamed layers + output chunks: one cycle per step */
+    int64_t holds[2];         /* unit each slot holds or is receiving, -1: none */
+    int pending;              /* slot with a fetch in flight, -1: none */
+    int last;                 /* slot used last */
+    int running;              /* the reader thread runs (wstream_stop stops it) */
+} WeightStream;
+
 /* Carves the slots and the embedding rows (model_plan planned them) and
  * starts the reader thread. Returns 0, or -1 with a reason in err. */
-int wstream_init(Model *m, Arena *arena, GgufError *err);
+int wstream_init(WeightStream *S, const Model *m, const ModelOptions *opt, Arena *arena, GgufError *err);
+/* Stops the reader thread (before the arena is unmapped); harmless when
+ * nothing runs. */
+void wstream_stop(WeightStream *S);
 
-/* Makes layer l's matrices available (a no-op for a resident layer): its
- * Weights point into a slot until the next wstream_* call after this
- * layer's compute. */
-void wstream_layer(Model *m, uint32_t l);
+/* Layer l's weights: the model's own when resident, else the slot's copy
+ * whose matrices point into the slot until the next wstream_* call after
+ * this layer's compute. */
+const LayerWeights *wstream_layer(WeightStream *S, const Model *m, uint32_t l);
 
 /* Chunk c (0 .. n_out_chunks-1) of the output matrix: fills `part` (the
  * output Weight restricted to the chunk's rows, data in a slot) and
  * returns its first row. */
-uint64_t wstream_output_chunk(Model *m, uint32_t c, Weight *part);
+uint64_t wstream_output_chunk(WeightStream *S, const Model *m, uint32_t c, Weight *part);
 
 /* Row `id` of token_embd.weight: in place when the matrix is in memory,
- * else read into row t of the step's buffer (t < opt.batch). */
-const uint8_t *wstream_embd_row(Model *m, int32_t id, int t);
+ * else read into row t of the step's buffer (t < batch). NULL, with a
+ * reason in err (cap bytes), when the read fails. */
+const uint8_t *wstream_embd_row(WeightStream *S, const Model *m, int32_t id, int t, char *err, size_t cap);
 
 #endif

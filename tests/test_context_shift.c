@@ -31,6 +31,22 @@
 
 typedef TestModel Loaded;
 
+/* The loaded model's one sequence: feeding it, shifting it. */
+static int prompt(Loaded *L, const int32_t *tokens, int n)
+{
+    return forward_prompt(&L->m, &L->ws, &L->seq, tokens, n);
+}
+
+static int one_token(Loaded *L, int32_t id)
+{
+    return forward_batch(&L->m, &L->ws, &L->seq, &id, 1, L->seq.n_past, 0);
+}
+
+static int shift(Loaded *L, uint32_t keep, uint32_t drop)
+{
+    return context_shift(&L->m, &L->seq, keep, drop, L->ws.err, sizeof L->ws.err);
+}
+
 static Loaded *load(const char *path, KvType kv, uint32_t n_ctx, uint32_t batch)
 {
     ModelOptions opt = {.n_ctx = n_ctx, .kv_type = kv, .batch = batch};
@@ -117,11 +133,11 @@ static double max_diff(const float *a, const float *b, int n)
 }
 
 /* Element i of the key row (layer, kv head, position), as a float. */
-static float key_value(const Model *m, uint32_t layer, uint32_t head, uint32_t pos, uint32_t i)
+static float key_value(const Loaded *m, uint32_t layer, uint32_t head, uint32_t pos, uint32_t i)
 {
-    KvType t = m->opt.kv_type;
-    const uint8_t *row = (const uint8_t *)m->k_cache +
-                         kv_row_index(&m->cfg, &m->opt, layer, head, pos) * kv_type_bytes(t, m->cfg.head_dim);
+    KvType t = m->seq.kv_type;
+    const uint8_t *row = (const uint8_t *)m->seq.k_cache +
+                         kv_row_index(&m->cfg, m->seq.n_ctx, layer, head, pos) * kv_type_bytes(t, m->cfg.head_dim);
     if (t == KV_F32) {
         float v;
         memcpy(&v, row + 4 * i, 4);
@@ -139,7 +155,7 @@ static float key_value(const Model *m, uint32_t layer, uint32_t head, uint32_t p
 
 /* Largest |difference| between the layer-0 keys of positions [0, n) of a
  * and b, and largest |key| of b. */
-static void key_diff(const Model *a, const Model *b, uint32_t n, double *dk, double *mk)
+static void key_diff(const Loaded *a, const Loaded *b, uint32_t n, double *dk, double *mk)
 {
     *dk = *mk = 0;
     for (uint32_t h = 0; h < a->cfg.n_head_kv; h++)
@@ -182,34 +198,32 @@ static double key_limit(KvType kv)
 static float *shifted_logits(Loaded *L, const int32_t *tokens, uint32_t keep, uint32_t drop, int32_t next,
                              int32_t *kept, const char *what)
 {
-    Model *m = &L->m;
-    uint32_t n = m->opt.n_ctx;
-    model_reset_cache(m);
-    if (forward_prompt(m, tokens, (int)n) != 0) {
-        CHECK(0, "%s: prefill of %u tokens (%s)", what, n, m->err);
+    uint32_t n = L->seq.n_ctx;
+    seq_reset(&L->seq);
+    if (prompt(L, tokens, (int)n) != 0) {
+        CHECK(0, "%s: prefill of %u tokens (%s)", what, n, L->ws.err);
         return NULL;
     }
-    int rc = context_shift(m, keep, drop);
-    CHECK(rc == 0 && m->n_past == n - drop, "%s: shift keep %u drop %u leaves %u positions (%u)", what, keep, drop,
-          n - drop, m->n_past);
+    int rc = shift(L, keep, drop);
+    CHECK(rc == 0 && L->seq.n_past == n - drop, "%s: shift keep %u drop %u leaves %u positions (%u)", what, keep, drop,
+          n - drop, L->seq.n_past);
     memcpy(kept, tokens, keep * sizeof *kept);
     memcpy(kept + keep, tokens + keep + drop, (n - keep - drop) * sizeof *kept);
-    if (forward_batch(m, &next, 1, m->n_past, 0) != 0) {
-        CHECK(0, "%s: a token after the shift (%s)", what, m->err);
+    if (one_token(L, next) != 0) {
+        CHECK(0, "%s: a token after the shift (%s)", what, L->ws.err);
         return NULL;
     }
     float *out = malloc(L->cfg.n_vocab * sizeof *out);
-    memcpy(out, m->logits, L->cfg.n_vocab * sizeof *out);
+    memcpy(out, L->ws.logits, L->cfg.n_vocab * sizeof *out);
     return out;
 }
 
 static float *fresh_logits(Loaded *L, const int32_t *tokens, int n, int32_t next)
 {
-    Model *m = &L->m;
-    model_reset_cache(m);
-    if (forward_prompt(m, tokens, n) != 0 || forward_batch(m, &next, 1, m->n_past, 0) != 0) return NULL;
+    seq_reset(&L->seq);
+    if (prompt(L, tokens, n) != 0 || one_token(L, next) != 0) return NULL;
     float *out = malloc(L->cfg.n_vocab * sizeof *out);
-    memcpy(out, m->logits, L->cfg.n_vocab * sizeof *out);
+    memcpy(out, L->ws.logits, L->cfg.n_vocab * sizeof *out);
     return out;
 }
 
@@ -235,7 +249,7 @@ static void exact_case(const char *path, const char *arch, KvType kv, uint32_t k
               limit);
         /* And the cache rows themselves: every moved key. */
         double dk, mk;
-        key_diff(&A->m, &B->m, n_ctx - drop, &dk, &mk);
+        key_diff(A, B, n_ctx - drop, &dk, &mk);
         double klimit = key_limit(kv) * mk;
         CHECK(dk <= klimit, "%s: every kept key equals the fresh run's (max |diff| %.3g, limit %.3g)", what, dk, klimit);
     }
@@ -254,33 +268,33 @@ static void deep_case(const char *path, KvType kv)
     Loaded *A = load(path, kv, n_ctx, 16), *B = load(path, kv, n_ctx, 16);
     CHECK(A && B, "%s: loads", what);
     if (!A || !B) return;
-    Model *m = &A->m;
+    Loaded *m = A;
     const ModelConfig *c = &A->cfg;
     int32_t tokens[64], kept[64];
     GwRng rng = {5};
     for (uint32_t i = 0; i < n_ctx; i++) tokens[i] = (int32_t)(gw_rng_next(&rng) % 2000);
-    if (forward_prompt(m, tokens, (int)n_ctx) != 0) {
+    if (prompt(m, tokens, (int)n_ctx) != 0) {
         CHECK(0, "%s: prefill", what);
         return;
     }
     uint64_t vrow = kv_type_bytes(kv, c->head_dim_v), krow = kv_type_bytes(kv, c->head_dim);
-    uint64_t rows = kv_row_index(c, &m->opt, c->n_layer, 0, 0); /* every row of the cache */
+    uint64_t rows = kv_row_index(c, m->seq.n_ctx, c->n_layer, 0, 0); /* every row of the cache */
     uint8_t *v_before = malloc((size_t)(rows * vrow)), *k_before = malloc((size_t)(rows * krow));
-    memcpy(v_before, m->v_cache, (size_t)(rows * vrow));
-    memcpy(k_before, m->k_cache, (size_t)(rows * krow));
+    memcpy(v_before, m->seq.v_cache, (size_t)(rows * vrow));
+    memcpy(k_before, m->seq.k_cache, (size_t)(rows * krow));
 
-    CHECK(context_shift(m, keep, n_ctx) != 0 && strstr(m->err, "filled"), "%s: a shift past the filled positions is refused (%s)",
-          what, m->err);
-    CHECK(context_shift(m, keep, drop) == 0 && m->n_past == n_ctx - drop, "%s: shift keep %u drop %u", what, keep, drop);
+    CHECK(shift(m, keep, n_ctx) != 0 && strstr(m->ws.err, "filled"), "%s: a shift past the filled positions is refused (%s)",
+          what, m->ws.err);
+    CHECK(shift(m, keep, drop) == 0 && m->seq.n_past == n_ctx - drop, "%s: shift keep %u drop %u", what, keep, drop);
     int values_moved = 1, kept_keys_same = 1;
     for (uint32_t l = 0; l < c->n_layer; l++)
         for (uint32_t h = 0; h < c->n_head_kv; h++) {
-            uint64_t first = kv_row_index(c, &m->opt, l, h, 0); /* the head's rows, one per position */
-            const uint8_t *now = (const uint8_t *)m->v_cache + first * vrow, *old = v_before + first * vrow;
+            uint64_t first = kv_row_index(c, m->seq.n_ctx, l, h, 0); /* the head's rows, one per position */
+            const uint8_t *now = (const uint8_t *)m->seq.v_cache + first * vrow, *old = v_before + first * vrow;
             if (memcmp(now, old, keep * vrow) != 0) values_moved = 0;
             if (memcmp(now + keep * vrow, old + (keep + drop) * vrow, (n_ctx - keep - drop) * vrow) != 0)
                 values_moved = 0;
-            if (memcmp((const uint8_t *)m->k_cache + first * krow, k_before + first * krow, keep * krow) != 0)
+            if (memcmp((const uint8_t *)m->seq.k_cache + first * krow, k_before + first * krow, keep * krow) != 0)
                 kept_keys_same = 0;
         }
     CHECK(values_moved, "%s: values of every layer moved unchanged", what);
@@ -288,10 +302,10 @@ static void deep_case(const char *path, KvType kv)
 
     memcpy(kept, tokens, keep * sizeof *kept);
     memcpy(kept + keep, tokens + keep + drop, (n_ctx - keep - drop) * sizeof *kept);
-    model_reset_cache(&B->m);
-    forward_prompt(&B->m, kept, (int)(n_ctx - drop));
+    seq_reset(&B->seq);
+    prompt(B, kept, (int)(n_ctx - drop));
     double dk, mk;
-    key_diff(m, &B->m, n_ctx - drop, &dk, &mk);
+    key_diff(m, B, n_ctx - drop, &dk, &mk);
     double klimit = key_limit(kv) * mk;
     CHECK(dk <= klimit, "%s: layer-0 keys equal a fresh run's at their new positions (max |diff| %.3g, limit %.3g)",
           what, dk, klimit);
@@ -300,11 +314,11 @@ static void deep_case(const char *path, KvType kv)
     int finite = 1, fed = 0;
     int32_t id = 7;
     for (int step = 0; step < 100; step++) {
-        if (m->n_past == n_ctx && context_shift(m, keep, context_shift_amount(m->n_past, keep)) != 0) break;
-        if (forward_batch(m, &id, 1, m->n_past, 0) != 0) break;
+        if (m->seq.n_past == n_ctx && shift(m, keep, context_shift_amount(m->seq.n_past, keep)) != 0) break;
+        if (one_token(m, id) != 0) break;
         fed++;
-        for (uint32_t i = 0; i < c->n_vocab; i++) finite &= isfinite(m->logits[i]);
-        id = forward_argmax(m->logits, (int)c->n_vocab);
+        for (uint32_t i = 0; i < c->n_vocab; i++) finite &= isfinite(m->ws.logits[i]);
+        id = forward_argmax(m->ws.logits, (int)c->n_vocab);
     }
     CHECK(fed == 100 && finite, "%s: 100 more tokens through repeated shifts, logits finite (%d fed)", what, fed);
     free(v_before);

@@ -27,6 +27,12 @@
 
 typedef TestModel Loaded;
 
+/* Feeds n tokens of the loaded model's one sequence at pos (forward_batch). */
+static int step(Loaded *L, const int32_t *tokens, int n, uint32_t pos)
+{
+    return forward_batch(&L->m, &L->ws, &L->seq, tokens, n, pos, 0);
+}
+
 /* The same steps as `pith logits`, and the plan must be used exactly.
  * Returns NULL (and prints why) on failure. */
 static Loaded *load(const char *path, int use_mmap, KvType kv, uint32_t n_ctx, uint32_t batch)
@@ -68,7 +74,7 @@ static void logits_case(Loaded *L, const FixCase *c, Worst *w)
     float *ref = fix_read_logits(c);
     CHECK(ref != NULL, "%s: reference logits readable", c->id);
     if (!ref) return;
-    float *ours = run_all(L, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+    float *ours = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
     CHECK(ours != NULL, "%s: forward runs", c->id);
     if (ours) {
         FixCompare cmp;
@@ -84,16 +90,15 @@ static void logits_case(Loaded *L, const FixCase *c, Worst *w)
 
 static void greedy_case(Loaded *L, const FixCase *c)
 {
-    Model *m = &L->m;
-    uint32_t V = m->cfg.n_vocab;
+    uint32_t V = L->m.cfg.n_vocab;
     /* (a) free-running: prompt as one batch, then one token per step */
     int32_t ids[64];
     int n_ids = c->n_expected, ok = 1;
-    model_reset_cache(m);
-    if (forward_batch(m, c->prompt, c->n_prompt, 0, 0) != 0) ok = 0;
+    seq_reset(&L->seq);
+    if (step(L, c->prompt, c->n_prompt, 0) != 0) ok = 0;
     for (int k = 0; ok && k < n_ids; k++) {
-        ids[k] = forward_argmax(m->logits, (int)V);
-        if (k + 1 < n_ids && forward_batch(m, &ids[k], 1, m->n_past, 0) != 0) ok = 0;
+        ids[k] = forward_argmax(L->ws.logits, (int)V);
+        if (k + 1 < n_ids && step(L, &ids[k], 1, L->seq.n_past) != 0) ok = 0;
     }
     int same = 0;
     while (ok && same < n_ids && ids[same] == c->expected[same]) same++;
@@ -105,7 +110,7 @@ static void greedy_case(Loaded *L, const FixCase *c)
     int32_t *seq = malloc((size_t)n * sizeof *seq);
     memcpy(seq, c->prompt, (size_t)c->n_prompt * sizeof *seq);
     memcpy(seq + c->n_prompt, c->expected, (size_t)(n_ids - 1) * sizeof *seq);
-    float *all = run_all(L, seq, n, (int)m->opt.batch);
+    float *all = run_all(L, seq, n, (int)L->opt.batch);
     int checked = 0, wrong = 0;
     for (int k = 0; all && k < n_ids; k++) {
         if (c->gaps[k] < c->gap_threshold) continue;
@@ -129,11 +134,11 @@ static void variants(Loaded *L, const FixCase *c, const char *path)
     uint32_t V = L->m.cfg.n_vocab;
     size_t n = (size_t)c->n_pos * V;
     float *ref = fix_read_logits(c);
-    float *batch = run_all(L, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+    float *batch = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
     FixCompare cmp;
 
     port_set_threads(2);
-    float *two = run_all(L, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+    float *two = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
     port_set_threads(1);
     CHECK(bits_equal(batch, two, n), "%s: 2 threads give the same logits as 1", c->id);
 
@@ -150,21 +155,19 @@ static void variants(Loaded *L, const FixCase *c, const char *path)
     /* rewinding: feed everything, go back to the middle and feed the rest
      * again (a retried chat turn); the cache must behave as if fresh */
     if (batch && c->n_prompt >= 4) {
-        Model *m = &L->m;
         int half = c->n_prompt / 2, rest = c->n_prompt - half;
-        float *again = run_all(L, c->prompt, c->n_prompt, (int)m->opt.batch);
+        float *again = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
         int ok = again != NULL;
         free(again);
         int32_t junk[3] = {3, 4, 5};
-        ok = ok && forward_batch(m, junk, 3, (uint32_t)half, 0) == 0; /* overwrite with other tokens */
-        ok = ok && forward_batch(m, c->prompt + half, rest < (int)m->opt.batch ? rest : (int)m->opt.batch,
-                                 (uint32_t)half, 0) == 0;
-        int fed = rest < (int)m->opt.batch ? rest : (int)m->opt.batch;
-        CHECK(ok && m->n_past == (uint32_t)(half + fed) &&
-                  memcmp(m->logits, batch + (size_t)(half + fed - 1) * V, V * sizeof(float)) == 0,
+        ok = ok && step(L, junk, 3, (uint32_t)half) == 0; /* overwrite with other tokens */
+        ok = ok && step(L, c->prompt + half, rest < (int)L->opt.batch ? rest : (int)L->opt.batch, (uint32_t)half) == 0;
+        int fed = rest < (int)L->opt.batch ? rest : (int)L->opt.batch;
+        CHECK(ok && L->seq.n_past == (uint32_t)(half + fed) &&
+                  memcmp(L->ws.logits, batch + (size_t)(half + fed - 1) * V, V * sizeof(float)) == 0,
               "%s: rewinding to position %d and feeding again gives the fresh logits", c->id, half);
-        CHECK(forward_batch(m, junk, 1, m->n_past + 1, 0) != 0 && strstr(m->err, "past the"),
-              "%s: feeding beyond the filled positions is refused (%s)", c->id, m->err);
+        CHECK(step(L, junk, 1, L->seq.n_past + 1) != 0 && strstr(L->ws.err, "past the"),
+              "%s: feeding beyond the filled positions is refused (%s)", c->id, L->ws.err);
     }
 
     Loaded *R = load(path, 0, KV_F32, 64, 7); /* read backend, another batch size */
@@ -177,18 +180,18 @@ static void variants(Loaded *L, const FixCase *c, const char *path)
         free(rd);
         unload(R);
     }
-    Loaded *R1 = load(path, 0, KV_F32, 64, L->m.opt.batch);
+    Loaded *R1 = load(path, 0, KV_F32, 64, L->opt.batch);
     if (R1) {
-        float *rd = run_all(R1, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+        float *rd = run_all(R1, c->prompt, c->n_prompt, (int)L->opt.batch);
         CHECK(bits_equal(batch, rd, n), "%s: read backend gives the same logits as mmap", c->id);
         free(rd);
         unload(R1);
     }
 
     /* F16 cache: README section 6 allows 1e-3 * m_p for F32 models */
-    Loaded *H = load(path, 1, KV_F16, 64, L->m.opt.batch);
+    Loaded *H = load(path, 1, KV_F16, 64, L->opt.batch);
     if (H) {
-        float *h16 = run_all(H, c->prompt, c->n_prompt, (int)L->m.opt.batch);
+        float *h16 = run_all(H, c->prompt, c->n_prompt, (int)L->opt.batch);
         fix_compare(ref, h16 ? h16 : batch, c->n_pos, c->n_vocab, &cmp);
         double lim = fix_rel_limit(c->tol) > 1e-3 ? fix_rel_limit(c->tol) : 1e-3;
         int ok = strcmp(c->tol, "QUANT") == 0 ? fix_within(c->tol, &cmp) : cmp.max_rel <= lim;
@@ -196,18 +199,17 @@ static void variants(Loaded *L, const FixCase *c, const char *path)
         free(h16);
 
         /* a full cache is refused, not overrun */
-        Model *m = &H->m;
-        model_reset_cache(m);
+        seq_reset(&H->seq);
         int32_t tok[1] = {c->prompt[0]};
         int fails_at = -1;
         for (int i = 0; i < 70 && fails_at < 0; i++)
-            if (forward_batch(m, tok, 1, m->n_past, 0) != 0) fails_at = i;
-        CHECK(fails_at == 64 && strstr(m->err, "context is full"), "%s: cache of 64 refuses token 65 (%s)", c->id,
-              m->err);
+            if (step(H, tok, 1, H->seq.n_past) != 0) fails_at = i;
+        CHECK(fails_at == 64 && strstr(H->ws.err, "context is full"), "%s: cache of 64 refuses token 65 (%s)", c->id,
+              H->ws.err);
         int32_t bad[1] = {(int32_t)V};
-        model_reset_cache(m);
-        CHECK(forward_batch(m, bad, 1, 0, 0) != 0 && strstr(m->err, "out of range"), "token id %u is refused (%s)", V,
-              m->err);
+        seq_reset(&H->seq);
+        CHECK(step(H, bad, 1, 0) != 0 && strstr(H->ws.err, "out of range"), "token id %u is refused (%s)", V,
+              H->ws.err);
         unload(H);
     }
     free(single);
@@ -320,17 +322,20 @@ static int try_load(const char *path, int use_mmap, GgufError *err, float *logit
         Plan plan;
         plan_init(&plan);
         gguf_plan(&g, &plan);
-        model_plan(&cfg, &opt, &plan);
+        forward_plan(&cfg, &opt, &plan);
         void *base = port_arena_map((size_t)plan.total);
         Arena arena;
         arena_init(&arena, base, plan.total);
         static Model m;
-        if (gguf_index(&g, &arena, err) == 0 && model_load(&m, &g, &arena, &cfg, &opt, err) == 0) {
+        static SeqState seq;
+        static Workspace ws;
+        if (gguf_index(&g, &arena, err) == 0 && model_load(&m, &g, &arena, &cfg, &opt, err) == 0 &&
+            seq_init(&seq, &cfg, &opt, &arena) == 0 && workspace_init(&ws, &m, &opt, &arena, err) == 0) {
             int32_t toks[6] = {1, 5, 9, 95, 0, 7};
-            rc = forward_prompt(&m, toks, 6);
-            if (rc != 0) snprintf(err->msg, sizeof err->msg, "forward: %s", m.err);
+            rc = forward_prompt(&m, &ws, &seq, toks, 6);
+            if (rc != 0) snprintf(err->msg, sizeof err->msg, "forward: %s", ws.err);
             *logits_sum = 0;
-            for (uint32_t i = 0; i < cfg.n_vocab; i++) *logits_sum += m.logits[i];
+            for (uint32_t i = 0; i < cfg.n_vocab; i++) *logits_sum += ws.logits[i];
         }
         port_arena_unmap(base, (size_t)plan.total);
     }
@@ -391,6 +396,76 @@ static void synthetic_models(void)
     }
 }
 
+/* Two sequences over one set of weights and one workspace, carved from one
+ * arena planned for both: fed in turns, token by token, each gets exactly
+ * the logits it gets alone (and in one batch), and the plan names each
+ * sequence's cache. */
+static void two_sequences(const char *path, const FixCase *a, const FixCase *b)
+{
+    static Gguf g;
+    GgufError err;
+    ModelConfig cfg;
+    ModelOptions opt = {.n_ctx = 64, .kv_type = KV_F16, .batch = 16, .all_logits = 1, .n_seq = 2};
+    if (gguf_open(&g, path, 1, NULL, &err) != 0 || model_read_config(&g, &cfg, &err) != 0) {
+        CHECK(0, "two sequences: %s opens (%s)", path, err.msg);
+        return;
+    }
+    Plan plan;
+    plan_init(&plan);
+    gguf_plan(&g, &plan);
+    forward_plan(&cfg, &opt, &plan);
+    int named = 0;
+    for (int i = 0; i < plan.n_items; i++)
+        named += !strcmp(plan.items[i].what, "kv cache, sequence 0") || !strcmp(plan.items[i].what, "kv cache, sequence 1");
+    CHECK(named == 2, "two sequences: the plan has a kv cache row for each sequence");
+    void *base = port_arena_map((size_t)plan.total);
+    Arena arena;
+    arena_init(&arena, base, plan.total);
+    static Model m;
+    static SeqState seq[2];
+    static Workspace ws;
+    int ok = base && gguf_index(&g, &arena, &err) == 0 && model_load(&m, &g, &arena, &cfg, &opt, &err) == 0 &&
+             seq_init(&seq[0], &cfg, &opt, &arena) == 0 && seq_init(&seq[1], &cfg, &opt, &arena) == 0 &&
+             workspace_init(&ws, &m, &opt, &arena, &err) == 0;
+    CHECK(ok && arena.used == plan.total, "two sequences: weights, two caches and a workspace fill the plan exactly");
+    if (!ok) {
+        gguf_close(&g);
+        return;
+    }
+    const FixCase *cs[2] = {a, b};
+    uint32_t V = cfg.n_vocab;
+    /* each alone, in one batch of up to 16 */
+    float *alone[2];
+    for (int k = 0; k < 2; k++) {
+        int n = cs[k]->n_prompt;
+        alone[k] = malloc((size_t)n * V * sizeof(float));
+        seq_reset(&seq[k]);
+        for (int i = 0; i < n; i += 16) {
+            int step = n - i < 16 ? n - i : 16;
+            ok = ok && forward_batch(&m, &ws, &seq[k], cs[k]->prompt + i, step, (uint32_t)i, 1) == 0;
+            if (ok) memcpy(alone[k] + (size_t)i * V, ws.logits, (size_t)step * V * sizeof(float));
+        }
+    }
+    /* in turns, one token each */
+    int same = ok;
+    seq_reset(&seq[0]);
+    seq_reset(&seq[1]);
+    int longest = a->n_prompt > b->n_prompt ? a->n_prompt : b->n_prompt;
+    for (int i = 0; i < longest && ok; i++)
+        for (int k = 0; k < 2 && ok; k++) {
+            if (i >= cs[k]->n_prompt) continue;
+            ok = forward_batch(&m, &ws, &seq[k], cs[k]->prompt + i, 1, (uint32_t)i, 0) == 0;
+            same = same && ok && memcmp(ws.logits, alone[k] + (size_t)i * V, V * sizeof(float)) == 0;
+        }
+    CHECK(ok && same && seq[0].n_past == (uint32_t)a->n_prompt && seq[1].n_past == (uint32_t)b->n_prompt,
+          "two sequences (%s, %s) fed in turns over one set of weights: each one's logits are bit for bit its own "
+          "alone", a->id, b->id);
+    free(alone[0]);
+    free(alone[1]);
+    port_arena_unmap(base, (size_t)plan.total);
+    gguf_close(&g);
+}
+
 int main(void)
 {
     FixCase *cases;
@@ -430,6 +505,14 @@ int main(void)
         unload(L);
     }
     CHECK(covered == n, "every case of cases.tsv was run (%d of %d)", covered, n);
+    const FixCase *pair[2] = {NULL, NULL};
+    for (int i = 0; i < n; i++)
+        if (!strcmp(cases[i].model, "tiny-qwen3-f32.gguf") && !strcmp(cases[i].kind, "logits") && cases[i].n_prompt <= 64) {
+            if (!pair[0]) pair[0] = &cases[i];
+            else if (!pair[1]) pair[1] = &cases[i];
+        }
+    CHECK(pair[0] && pair[1], "two logits cases of tiny-qwen3-f32 for the two-sequence test");
+    if (pair[0] && pair[1]) two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1]);
     for (int i = 0; i < N_MODELS; i++)
         printf("# %-28s worst: max rel %.3g, mean KL %.3g, max KL %.3g\n", worst[i].model, worst[i].max_rel,
                worst[i].mean_kl, worst[i].max_kl);

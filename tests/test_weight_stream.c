@@ -127,7 +127,7 @@ static void same_logits(const char *name, const char *path)
             size_t bytes = (size_t)N * V * sizeof(float);
             CHECK(want && got1 && got2 && memcmp(want, got1, bytes) == 0 && memcmp(want, got2, bytes) == 0,
                   "%s: streamed with %u resident layers, steps of %d: logits bitwise mmap's, twice", name,
-                  L ? L->m.stream.resident_layers : 0, step);
+                  L ? L->ws.stream.resident_layers : 0, step);
             CHECK(L && L->used <= L->size, "%s: the arena holds what stream mode took", name);
             free(got1);
             free(got2);

@@ -27,12 +27,15 @@ static void run(const char *path, int use_mmap)
 {
     static Gguf g;
     static Model m;
+    static SeqState seq;
+    static Workspace ws;
     static Tokenizer tok;
     GgufError err;
     memset(&err, 0, sizeof err);
     if (gguf_open(&g, path, use_mmap, NULL, &err) != 0) return;
     ModelConfig cfg;
     ModelOptions opt;
+    memset(&opt, 0, sizeof opt);
     int have_tok = 0;
     if (model_read_config(&g, &cfg, &err) != 0) {
         check_error(&err);
@@ -49,14 +52,15 @@ static void run(const char *path, int use_mmap)
     Plan plan;
     plan_init(&plan);
     gguf_plan(&g, &plan);
-    model_plan(&cfg, &opt, &plan);
+    forward_plan(&cfg, &opt, &plan);
     if (tokenizer_plan(&g, MAX_TEXT, &plan, &err) == 0) have_tok = 1;
     else check_error(&err);
     if (plan.overflow || plan.total > MAX_ARENA) goto done;
     void *base = calloc(1, plan.total ? (size_t)plan.total : 1);
     Arena arena;
     arena_init(&arena, base, plan.total);
-    if (gguf_index(&g, &arena, &err) != 0 || model_load(&m, &g, &arena, &cfg, &opt, &err) != 0) {
+    if (gguf_index(&g, &arena, &err) != 0 || model_load(&m, &g, &arena, &cfg, &opt, &err) != 0 ||
+        seq_init(&seq, &cfg, &opt, &arena) != 0 || workspace_init(&ws, &m, &opt, &arena, &err) != 0) {
         check_error(&err);
         free(base);
         goto done;
@@ -69,12 +73,12 @@ static void run(const char *path, int use_mmap)
     /* Forward steps bounded by the file's own size (every weight is in it). */
     int32_t toks[8];
     for (uint32_t i = 0; i < 8; i++) toks[i] = (int32_t)((i * 7919u) % cfg.n_vocab);
-    FUZZ_ASSERT(forward_prompt(&m, toks, (int)opt.n_ctx) == 0, "a valid prompt runs");
-    uint32_t drop = context_shift_amount(m.n_past, 1);
-    if (drop) FUZZ_ASSERT(context_shift(&m, 1, drop) == 0, "a context shift runs");
-    FUZZ_ASSERT(forward_batch(&m, toks, 1, m.n_past, 0) == 0, "a token after the shift runs");
+    FUZZ_ASSERT(forward_prompt(&m, &ws, &seq, toks, (int)opt.n_ctx) == 0, "a valid prompt runs");
+    uint32_t drop = context_shift_amount(seq.n_past, 1);
+    if (drop) FUZZ_ASSERT(context_shift(&m, &seq, 1, drop, ws.err, sizeof ws.err) == 0, "a context shift runs");
+    FUZZ_ASSERT(forward_batch(&m, &ws, &seq, toks, 1, seq.n_past, 0) == 0, "a token after the shift runs");
     int32_t bad = (int32_t)cfg.n_vocab;
-    FUZZ_ASSERT(forward_batch(&m, &bad, 1, m.n_past, 0) != 0, "an out-of-range token is refused");
+    FUZZ_ASSERT(forward_batch(&m, &ws, &seq, &bad, 1, seq.n_past, 0) != 0, "an out-of-range token is refused");
     if (have_tok) {
         int32_t ids[3 * MAX_TEXT + 1];
         const char text[] = "Hello <|im_start|>world \xff\xfe caf\xc3\xa9";

@@ -6,12 +6,16 @@
 #include <stdint.h>
 
 #include "../../src/gguf.h"
+#include "../../src/forward.h"
 #include "../../src/model.h"
 
 typedef struct {
     Gguf g;
     ModelConfig cfg;
-    Model m;
+    Model m;          /* the weights */
+    SeqState seq;     /* one sequence */
+    Workspace ws;
+    ModelOptions opt; /* as loaded */
     void *base;
     uint64_t size;  /* the arena as planned */
     uint64_t used;  /* what loading carved from it */

@@ -1,0 +1,70 @@
+# The code's layout (README "How the code is laid out"): each folder of
+# src/ includes only the folders below it, and no two files of the core
+# depend on each other in a circle - checked on the sources' #include lines
+# and on the compiled objects' symbols, so a call through a forward
+# declaration counts too.
+. tests/lib.sh
+
+# folder: the folders it may include (besides itself and port/)
+allowed() {
+    case "$1" in
+        arena) echo "" ;;
+        gguf) echo "arena" ;;
+        kernels) echo "arena gguf" ;;
+        model) echo "arena gguf kernels" ;;
+        text) echo "arena gguf" ;;
+        session) echo "arena gguf kernels model text" ;;
+        server) echo "arena gguf kernels model text session" ;;
+        cli) echo "arena gguf kernels model text session server" ;;
+        *) echo "?" ;;
+    esac
+}
+
+folders=$(cd src && ls -d */ | tr -d /)
+loose=$(ls src/*.c src/*.h 2>/dev/null)
+[ -z "$loose" ] && ok "every file of src/ is in a folder" || not_ok "files outside the folders of src/: $loose"
+bad=
+for f in $folders; do
+    [ "$(allowed "$f")" = "?" ] && bad="$bad $f"
+    grep -l "This folder:" src/$f/*.h >/dev/null 2>&1 || bad="$bad $f(no main header saying what lives there)"
+done
+[ -z "$bad" ] && ok "every folder of src/ has its place in the order and a main header ($(echo $folders | tr '\n' ' '))" ||
+    not_ok "folders without a place or a main header:$bad"
+
+# includes: "x.h" in the same folder, "../F/x.h" for an allowed F, port.h
+bad=
+for f in $folders; do
+    ok_dirs=" $(allowed "$f") "
+    for file in src/$f/*.c src/$f/*.h; do
+        [ -e "$file" ] || continue
+        for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file"); do
+            case "$inc" in
+                ../../port/port.h) ;;
+                ../*/*) d=${inc#../}; d=${d%%/*}
+                        case "$ok_dirs" in *" $d "*) ;; *) bad="$bad $file->$inc" ;; esac ;;
+                */*) bad="$bad $file->$inc" ;;
+                *) [ -e "src/$f/$inc" ] || bad="$bad $file->$inc(missing)" ;;
+            esac
+        done
+    done
+done
+[ -z "$bad" ] && ok "each folder includes only itself, the folders below it and port/" ||
+    not_ok "includes against the order:$bad"
+
+# symbols: no circle of objects that call each other
+objs=$(ls build/rel/src/*/*.o 2>/dev/null)
+if [ -z "$objs" ]; then not_ok "core objects built (run make first)"; finish; fi
+cycles=$( { for o in $objs; do
+        nm --defined-only "$o" | awk -v f="$o" '$2 ~ /^[TDBR]$/ { print "D", f, $3 }'
+        nm -u "$o" | awk -v f="$o" '{ print "U", f, $NF }'
+    done; } | awk '
+    $1 == "D" { def[$3] = $2; files[$2] = 1; next }
+    { use[++n] = $2 " " $3 }
+    END {
+        for (i = 1; i <= n; i++) { split(use[i], p, " "); d = def[p[2]]; if (d != "" && d != p[1]) reach[p[1], d] = 1 }
+        for (k in files) for (i in files) if (reach[i, k]) for (j in files) if (reach[k, j]) reach[i, j] = 1
+        for (i in files) if (reach[i, i]) print i
+    }' | sort | tr '\n' ' ')
+[ -z "$cycles" ] && ok "no two core objects depend on each other, directly or in a circle ($(echo $objs | wc -w) objects)" ||
+    not_ok "objects in a dependency circle: $cycles"
+finish
