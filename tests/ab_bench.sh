@@ -27,7 +27,7 @@ TMP=${TMPDIR:-/tmp}/pith-ab-bench-$$
 mkdir -p "$TMP"
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 1' INT TERM
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
 cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
 echo "cpu: ${cpu:-unknown} ($(nproc) CPUs online)"
@@ -37,6 +37,9 @@ echo "pith bench MODEL $ARGS; order: old, new, old, new"
 status=0
 # rate FILE TEST: the mean tokens/s of a row (pp..., tg...) of pith bench's table.
 rate() { awk -v t="$2" -F'|' '$2 ~ "^ *" t "[0-9]+ *$" { split($3, a, " "); print a[1]; exit }' "$1"; }
+# mean SIDE TEST: the mean of rate over the two runs of one binary.
+mean() { for r in 1 2; do rate "$TMP/$1.$r" "$2"; done | awk '{ s += $1; n++ } END { if (n) printf "%.2f", s / n }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b != "") printf "%.3f", b / a; else print "-" }'; }
 for m in "$@"; do
     echo
     echo "model: $m"
@@ -56,14 +59,9 @@ for m in "$@"; do
         done
     done
     # Means of the two runs of each binary, and new/old.
-    for test in pp tg; do
-        for side in old new; do
-            eval "${test}_$side=\$(for r in 1 2; do rate \"\$TMP/$side.\$r\" $test; done | awk '{ s += \$1; n++ } END { if (n) printf \"%.2f\", s / n }')"
-        done
-    done
+    pp_old=$(mean old pp) tg_old=$(mean old tg) pp_new=$(mean new pp) tg_new=$(mean new tg)
     printf '| %-4s | %-4s | %14s | %14s |\n' mean old "$pp_old" "$tg_old"
     printf '| %-4s | %-4s | %14s | %14s |\n' mean new "$pp_new" "$tg_new"
-    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b != "") printf "%.3f", b / a; else print "-" }'; }
     printf '| %-11s | %14s | %14s |\n' "new / old" "$(ratio "$pp_old" "$pp_new")" "$(ratio "$tg_old" "$tg_new")"
 done
 exit $status

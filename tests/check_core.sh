@@ -34,7 +34,7 @@ if [ $# -eq 0 ]; then
     exit 1
 fi
 status=0
-os_bad= end_bad= n_core=0 n_cmd=0
+os_bad='' end_bad='' n_core=0 n_cmd=0
 for o in "$@"; do
     if [ ! -f "$o" ]; then
         echo "not ok - check_core.sh: $o: no such object"

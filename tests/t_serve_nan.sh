@@ -79,11 +79,11 @@ start_server() {
     [ -n "$PORT" ]
 }
 # alive: true while the server runs; otherwise says why it ended (status
-# and its last stderr lines) in $WHY, and forgets it.
+# and its last stderr line) in $WHY, and forgets it.
 alive() {
     kill -0 "$SERVER" 2>/dev/null && return 0
     wait "$SERVER" 2>/dev/null
-    WHY="the server exited with status $?: $(tail -n 3 "$TMP/server.err" | tr '\n' ' ' | head -c 400)"
+    WHY="the server exited with status $?: $(tail -n 1 "$TMP/server.err" | head -c 300)"
     SERVER=
     return 1
 }
