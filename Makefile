@@ -104,6 +104,14 @@ build/bench-qwen3-0.6b-%.gguf: | $(REL)/tools/mkmodel
 bench: pith $(REL)/tools/mkmodel $(foreach t,$(BENCH_TYPES),build/bench-qwen3-0.6b-$(t).gguf)
 	@for t in $(BENCH_TYPES); do ./pith bench build/bench-qwen3-0.6b-$$t.gguf -t $(BENCH_THREADS) $(BENCH_ARGS) || exit 1; echo; done
 
+# A/B check for a refactor: ./pith against OLD=path/to/old/pith, logits and
+# greedy ids byte for byte on every fixture case, in every load mode and
+# step size (tests/ab_logits.sh; tests/ab_bench.sh compares their speed).
+.PHONY: ab
+ab: pith
+	@if [ -z "$(OLD)" ]; then echo "usage: make ab OLD=path/to/old/pith" >&2; exit 2; fi
+	@sh tests/ab_logits.sh "$(OLD)" ./pith
+
 # The same, each file measured by pith and then by llama.cpp (npm's
 # node-llama-cpp, installed into build/ by tests/llamacpp/install.sh).
 bench-llamacpp: pith $(REL)/tools/mkmodel $(foreach t,$(BENCH_TYPES),build/bench-qwen3-0.6b-$(t).gguf)

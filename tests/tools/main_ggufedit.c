@@ -8,6 +8,8 @@
  *     --drop-tensor NAME     leave a tensor out
  *     --nan NAME             every element of an F32/F16 tensor becomes NaN
  *     --inf NAME             its first element becomes +Inf
+ *     --nan-row NAME ROW     row ROW (ne[0] elements) of an F32/F16 tensor becomes
+ *                            NaN, e.g. one token's row of token_embd.weight
  *     --shrink-array KEY N   keep only the first N elements of an array key
  *
  * Keys and tensors keep their order; tensor data is copied byte for byte
@@ -104,10 +106,18 @@ static int on_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
     if (nan) e->used = 1;
     int inf = (e = find("--inf", t->name)) != NULL;
     if (inf) e->used = 1;
+    uint64_t first = 0, n = nan ? t->n_elements : 1;
+    if ((e = find("--nan-row", t->name))) {
+        e->used = 1;
+        char *end;
+        uint64_t row = strtoull(e->value, &end, 10), rows = t->ne[0] ? t->n_elements / t->ne[0] : 0;
+        if (*e->value == '\0' || *end != '\0' || row >= rows) die("--nan-row: no such row", e->value);
+        first = row * t->ne[0], n = t->ne[0], nan = 1;
+    }
     if (nan || inf) {
-        if (t->type != GGML_TYPE_F32 && t->type != GGML_TYPE_F16) die("--nan/--inf need an F32 or F16 tensor", t->name);
-        uint64_t n = nan ? t->n_elements : 1;
-        for (uint64_t i = 0; i < n; i++) {
+        if (t->type != GGML_TYPE_F32 && t->type != GGML_TYPE_F16)
+            die("--nan/--nan-row/--inf need an F32 or F16 tensor", t->name);
+        for (uint64_t i = first; i < first + n; i++) {
             if (t->type == GGML_TYPE_F32) {
                 uint32_t bits = nan ? 0x7fc00000u : 0x7f800000u;
                 memcpy(data + 4 * i, &bits, 4);
@@ -125,12 +135,13 @@ static int on_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
 int main(int argc, char **argv)
 {
     if (argc < 3) die("usage: ggufedit IN OUT [--set-u32 K N] [--set-str K S] [--drop-key K] [--drop-tensor T] "
-                      "[--nan T] [--inf T] [--shrink-array K N]", NULL);
+                      "[--nan T] [--nan-row T ROW] [--inf T] [--shrink-array K N]", NULL);
     for (int i = 3; i < argc; i++) {
         if (n_edits == MAX_EDITS) die("too many edits", NULL);
         Edit *e = &edits[n_edits++];
         e->op = argv[i];
-        int two = !strcmp(e->op, "--set-u32") || !strcmp(e->op, "--set-str") || !strcmp(e->op, "--shrink-array");
+        int two = !strcmp(e->op, "--set-u32") || !strcmp(e->op, "--set-str") || !strcmp(e->op, "--shrink-array") ||
+                  !strcmp(e->op, "--nan-row");
         int one = !strcmp(e->op, "--drop-key") || !strcmp(e->op, "--drop-tensor") || !strcmp(e->op, "--nan") ||
                   !strcmp(e->op, "--inf");
         if (!one && !two) die("unknown edit", e->op);
