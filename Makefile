@@ -5,8 +5,9 @@
 #   make test       builds with ASan+UBSan and runs every test
 #   make demo       writes a small random Qwen3 model and runs it
 #
-# Sources are found by wildcard: src/*.c is the core, port/*.c the
-# portability layer, tests/test_*.c unit tests, tests/tools/*.c tools.
+# Sources are found by wildcard: src/*/*.c is the core (one folder per
+# concern, README "How the code is laid out"), port/*.c the portability
+# layer, tests/test_*.c unit tests, tests/tools/*.c tools.
 
 CC      ?= cc
 OPT     ?= -O2
@@ -20,11 +21,11 @@ LDLIBS  = -lm
 
 SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-CORE_SRC = $(sort $(wildcard src/*.c))
+CORE_SRC = $(sort $(wildcard src/*/*.c))
 PORT_SRC = $(sort $(wildcard port/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 TOOL_SRC = $(sort $(wildcard tests/tools/*.c))
-HEADERS  = $(wildcard src/*.h port/*.h tests/*.h tests/tools/*.h)
+HEADERS  = $(wildcard src/*/*.h port/*.h tests/*.h tests/tools/*.h)
 
 # ---- one build directory per configuration --------------------------------
 # $(call objs,DIR,SOURCES)
@@ -177,14 +178,14 @@ TCFLAGS = $(CFLAGS_COMMON) $(SIZE_CFLAGS) $(TARGET_CFLAGS) $(BOARD_CFLAGS) $(TAR
 # unchanged; the context shift) is built with -Os: 44 KB less
 # on x86-64, tokenizing about 5% slower. Everything else, and any new file,
 # keeps $(OPT): the per-token code (forward pass, kernels) is there.
-COLD_SRC = $(filter src/cli.c src/cmd_%.c src/chat.c src/json.c src/gguf.c src/tokenizer.c src/unicode_tables.c \
-	src/session.c src/model.c src/http.c src/server%.c src/arena.c src/ggml_type.c src/memplan.c \
-	src/weight_stream.c src/quant.c src/sampler.c src/context_shift.c,$(CORE_SRC)) \
+COLD_SRC = $(filter src/cli/%.c src/text/%.c src/gguf/%.c src/session/%.c src/server/%.c src/arena/%.c \
+	src/model/model.c src/model/memplan.c src/model/weight_stream.c src/model/context_shift.c \
+	src/kernels/quant.c,$(CORE_SRC)) \
 	$(filter-out port/threads.c,$(PORT_SRC))
 # On x86-64 the reference kernels run only on CPUs without AVX2 (and in
 # tests): there small wins. On ARM they are armv6's hot path: -O2.
 ifeq ($(TGT),x86_64-linux-musl)
-COLD_SRC += src/kernels_ref.c
+COLD_SRC += src/kernels/kernels_ref.c
 endif
 $(call objs,$(TDIR),$(COLD_SRC)): OPT = -Os
 

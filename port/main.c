@@ -1,7 +1,7 @@
 /* Process entry: everything else starts in the core's pith_main. */
 #include <signal.h>
 
-#include "../src/cli.h"
+#include "../src/cli/cli.h"
 
 int main(int argc, char **argv)
 {

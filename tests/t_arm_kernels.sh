@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_arm_kernels.sh - the NEON kernels (src/kernels_arm.c) under qemu-user.
+# t_arm_kernels.sh - the NEON kernels (src/kernels/kernels_arm.c) under qemu-user.
 #
 # tests/test_kernels.c, cross-built statically for aarch64 and armv7, runs on
 # an emulated CPU for each ARM code path, which must be the one chosen:

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "../src/arena.h"
-#include "../src/chat.h"
+#include "../src/arena/arena.h"
+#include "../src/text/chat.h"
 
 static char *read_file(const char *path, size_t *len)
 {

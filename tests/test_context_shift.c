@@ -19,12 +19,12 @@
 #include <unistd.h>
 
 #include "../port/port.h"
-#include "../src/context_shift.h"
-#include "../src/forward.h"
-#include "../src/ggml_type.h"
-#include "../src/gguf.h"
-#include "../src/model.h"
-#include "../src/quant.h"
+#include "../src/model/context_shift.h"
+#include "../src/model/forward.h"
+#include "../src/gguf/ggml_type.h"
+#include "../src/gguf/gguf.h"
+#include "../src/model/model.h"
+#include "../src/kernels/quant.h"
 #include "check.h"
 #include "tools/gguf_writer.h"
 #include "tools/test_model.h"

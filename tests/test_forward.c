@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "../port/port.h"
-#include "../src/forward.h"
-#include "../src/ggml_type.h"
-#include "../src/gguf.h"
-#include "../src/model.h"
+#include "../src/model/forward.h"
+#include "../src/gguf/ggml_type.h"
+#include "../src/gguf/gguf.h"
+#include "../src/model/model.h"
 #include "check.h"
 #include "tools/fixtures.h"
 #include "tools/gguf_writer.h"

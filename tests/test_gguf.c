@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../src/arena.h"
-#include "../src/ggml_type.h"
-#include "../src/gguf.h"
+#include "../src/arena/arena.h"
+#include "../src/gguf/ggml_type.h"
+#include "../src/gguf/gguf.h"
 #include "check.h"
 #include "tools/gguf_writer.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "../src/json.h"
+#include "../src/text/json.h"
 
 /* Validates a whole text: one value, then nothing. */
 static int validate(const char *s, size_t n, char *err, size_t cap)

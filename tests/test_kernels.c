@@ -25,12 +25,12 @@
 #include <string.h>
 
 #include "../port/port.h"
-#include "../src/forward.h"
-#include "../src/ggml_type.h"
-#include "../src/gguf.h"
-#include "../src/kernels.h"
-#include "../src/model.h"
-#include "../src/quant.h"
+#include "../src/model/forward.h"
+#include "../src/gguf/ggml_type.h"
+#include "../src/gguf/gguf.h"
+#include "../src/kernels/kernels.h"
+#include "../src/model/model.h"
+#include "../src/kernels/quant.h"
 #include "check.h"
 #include "tools/test_rng.h"
 #include "tools/fixtures.h"

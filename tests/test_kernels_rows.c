@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/ggml_type.h"
-#include "../src/kernels.h"
-#include "../src/quant.h"
+#include "../src/gguf/ggml_type.h"
+#include "../src/kernels/kernels.h"
+#include "../src/kernels/quant.h"
 #include "check.h"
 #include "tools/test_rng.h"
 

@@ -1,4 +1,4 @@
-/* test_memplan.c - the planner's decisions (src/memplan.c) on a synthetic
+/* test_memplan.c - the planner's decisions (src/model/memplan.c) on a synthetic
  * model whose plan is simple arithmetic, so every threshold is known:
  * mmap when it fits to the byte, stream one byte below, read only without
  * mmap, the largest context that fits, the floor, the refusal, and the
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../port/port.h"
-#include "../src/memplan.h"
+#include "../src/model/memplan.h"
 #include "check.h"
 
 /* The synthetic model: 10 layers of 1 MiB, a context costs 4 KiB per

@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "../port/port.h"
-#include "../src/sampler.h"
+#include "../src/text/sampler.h"
 
 typedef struct {
     Sampler s;

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/http.h"
-#include "../src/server.h"
+#include "../src/server/http.h"
+#include "../src/server/server.h"
 #include "check.h"
 
 static int parse(const char *head, HttpRequest *r)

@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "../port/port.h"
-#include "../src/arena.h"
-#include "../src/gguf.h"
-#include "../src/tokenizer.h"
-#include "../src/unicode.h"
+#include "../src/arena/arena.h"
+#include "../src/gguf/gguf.h"
+#include "../src/text/tokenizer.h"
+#include "../src/text/unicode.h"
 #include "check.h"
 
 #define MAX_TEXT 65536

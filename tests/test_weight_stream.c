@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "../port/port.h"
-#include "../src/forward.h"
-#include "../src/gguf.h"
-#include "../src/model.h"
+#include "../src/model/forward.h"
+#include "../src/gguf/gguf.h"
+#include "../src/model/model.h"
 #include "check.h"
 #include "tools/fixtures.h"
 #include "tools/test_model.h"

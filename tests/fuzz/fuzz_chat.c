@@ -5,7 +5,7 @@
  * measure pass; the rendered length never exceeds chat_render_bound; a
  * render into a buffer of exactly that length + 1 is complete and equals
  * the measured length. */
-#include "../../src/chat.h"
+#include "../../src/text/chat.h"
 
 #include "fuzz_common.h"
 

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "../../port/port.h"
-#include "../../src/cli.h"
+#include "../../src/cli/cli.h"
 
 #include "fuzz_common.h"
 

@@ -3,7 +3,7 @@
  * gguf_plan, gguf_index (pass 2) in an arena of exactly the planned size,
  * then every lookup and tensor byte range. Errors must be one line naming
  * the file; nothing may read outside the file or the arena. */
-#include "../../src/gguf.h"
+#include "../../src/gguf/gguf.h"
 
 #include "fuzz_common.h"
 

@@ -4,7 +4,7 @@
  * itself (skip accepts exactly what dump accepts); a dumped text is valid
  * JSON that dumps to itself; json_escape output is a JSON string that
  * decodes back to the input bytes when they are valid UTF-8. */
-#include "../../src/json.h"
+#include "../../src/text/json.h"
 
 #include "fuzz_common.h"
 

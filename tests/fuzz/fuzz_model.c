@@ -6,11 +6,11 @@
  * mutations reach the shape and metadata checks. */
 #include <math.h>
 
-#include "../../src/context_shift.h"
-#include "../../src/forward.h"
-#include "../../src/gguf.h"
-#include "../../src/model.h"
-#include "../../src/tokenizer.h"
+#include "../../src/model/context_shift.h"
+#include "../../src/model/forward.h"
+#include "../../src/gguf/gguf.h"
+#include "../../src/model/model.h"
+#include "../../src/text/tokenizer.h"
 
 #include "fuzz_common.h"
 

@@ -6,8 +6,8 @@
  * Properties: encoding never fails within the planned length; valid UTF-8
  * encoded without specials decodes back to the same bytes; decoding any
  * ids gives valid UTF-8 and never more than the planned bytes. */
-#include "../../src/json.h"
-#include "../../src/tokenizer.h"
+#include "../../src/text/json.h"
+#include "../../src/text/tokenizer.h"
 
 #include "fuzz_common.h"
 

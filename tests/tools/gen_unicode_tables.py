@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""gen_unicode_tables.py - writes src/unicode_tables.c, the character classes
+"""gen_unicode_tables.py - writes src/text/unicode_tables.c, the character classes
 the tokenizer's pre-tokenizer needs, as sorted inclusive code point ranges.
 
-    python3 tests/tools/gen_unicode_tables.py > src/unicode_tables.c
+    python3 tests/tools/gen_unicode_tables.py > src/text/unicode_tables.c
 
 Input: the Unicode Character Database as installed by Debian's `unicode-data`
 package (/usr/share/unicode, or the directory given as the first argument):
@@ -102,7 +102,7 @@ spaces = ranges(white_space())
 
 print("/* unicode_tables.c - GENERATED, do not edit.")
 print(" *")
-print(" * Made by: python3 tests/tools/gen_unicode_tables.py > src/unicode_tables.c")
+print(" * Made by: python3 tests/tools/gen_unicode_tables.py > src/text/unicode_tables.c")
 print(" * From the Unicode Character Database %s (Debian package unicode-data," % unicode_version())
 print(" * UnicodeData.txt and PropList.txt). Sorted, inclusive, non-overlapping")
 print(" * code point ranges; looked up by binary search (unicode.h). */")

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/ggml_type.h"
-#include "../../src/gguf.h"
-#include "../../src/quant.h"
+#include "../../src/gguf/ggml_type.h"
+#include "../../src/gguf/gguf.h"
+#include "../../src/kernels/quant.h"
 
 static void *xrealloc(void *p, size_t n)
 {

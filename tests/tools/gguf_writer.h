@@ -3,7 +3,7 @@
  * Build a model in memory (keys/values in the order added, tensors in the
  * order added), then write it to a file or serialize it into a buffer for
  * byte surgery. Tensor data may be given as F32 and stored converted
- * (F32, F16, BF16, Q8_0, and Q4_0, Q4_K, Q6_K through src/quant.c's
+ * (F32, F16, BF16, Q8_0, and Q4_0, Q4_K, Q6_K through src/kernels/quant.c's
  * reference quantizers; rows a multiple of the block), given as raw bytes, or generated row by row at
  * write time (large models are streamed, never held in memory).
  *
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../src/gguf.h"
+#include "../../src/gguf/gguf.h"
 
 typedef struct GgufWriter GgufWriter;
 

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/ggml_type.h"
-#include "../../src/gguf.h"
+#include "../../src/gguf/ggml_type.h"
+#include "../../src/gguf/gguf.h"
 #include "gguf_writer.h"
 
 #define MAX_EDITS 32

@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/ggml_type.h"
-#include "../../src/gguf.h"
+#include "../../src/gguf/ggml_type.h"
+#include "../../src/gguf/gguf.h"
 #include "gguf_writer.h"
 
 static const char *const WORDS[] = {
@@ -53,7 +53,7 @@ static const char *const WORDS[] = {
 };
 
 /* The ChatML template llama.cpp writes into converted models: pith
- * recognises it exactly (src/chat.c). */
+ * recognises it exactly (src/text/chat.c). */
 static const char *const DEFAULT_TEMPLATE =
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
     "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../../port/port.h"
-#include "../../src/forward.h"
+#include "../../src/model/forward.h"
 
 TestModel *test_model_load(const char *path, int use_mmap, const ModelOptions *opt)
 {

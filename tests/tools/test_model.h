@@ -5,9 +5,9 @@
 
 #include <stdint.h>
 
-#include "../../src/gguf.h"
-#include "../../src/forward.h"
-#include "../../src/model.h"
+#include "../../src/gguf/gguf.h"
+#include "../../src/model/forward.h"
+#include "../../src/model/model.h"
 
 typedef struct {
     Gguf g;

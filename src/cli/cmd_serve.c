@@ -1,0 +1,149 @@
+/* pith serve MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY | --api-key-file F]
+ *                  [--max-body 1M] [--queue 4] [--timeout 10] [--slots 1] [session options]
+ *
+ * An OpenAI-compatible HTTP server for one model (server.h): loaded once,
+ * one request generated at a time, the others waiting in a bounded queue.
+ * Safe by default: loopback only unless --host, an optional API key on
+ * every request, bounded bodies, deadlines for slow clients, every buffer
+ * planned before the model loads. */
+#include <string.h>
+
+#include "../../port/port.h"
+#include "cli.h"
+#include "../text/json.h"
+#include "../server/server_api.h"
+
+#define USAGE "usage: pith serve MODEL [--host ADDR] [--port N] [--api-key KEY | --api-key-file F] [--max-body SIZE]"
+#define MAX_KEY 4096
+
+/* The key is the first line of the file, without surrounding whitespace. */
+static size_t read_key_file(const char *path, char *key, size_t cap)
+{
+    PortFile f;
+    char err[512];
+    if (port_file_open(&f, path, 0, err, sizeof err) != 0) port_die("--api-key-file: %s", err);
+    if (f.size >= cap) port_die("--api-key-file: %s: longer than %zu bytes", path, cap - 1);
+    size_t n = (size_t)f.size;
+    if (n && port_file_read(&f, 0, key, n) != 0) port_die("--api-key-file: %s: read error", path);
+    port_file_close(&f);
+    size_t a = 0;
+    while (a < n && (key[a] == ' ' || key[a] == '\t' || key[a] == '\r' || key[a] == '\n')) a++;
+    size_t b = a;
+    while (b < n && key[b] != '\n' && key[b] != '\r') b++;
+    while (b > a && (key[b - 1] == ' ' || key[b - 1] == '\t')) b--;
+    memmove(key, key + a, b - a);
+    key[b - a] = '\0';
+    if (b == a) port_die("--api-key-file: %s: the file holds no key", path);
+    return b - a;
+}
+
+static void check_key(const char *key, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)key[i] <= 0x20 || (unsigned char)key[i] >= 0x7f)
+            port_die("--api-key: the key must be printable ASCII without spaces");
+}
+
+/* The model's file name (without directories), as a JSON string. */
+static void set_model_name(Server *sv, const char *path)
+{
+    const char *base = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/') base = p + 1;
+    size_t n = strlen(base);
+    if (n > 120) {
+        n = 120;
+        while (n > 0 && ((unsigned char)base[n] & 0xc0) == 0x80) n--; /* whole characters only */
+    }
+    json_escape(base, n, sv->model_name, sizeof sv->model_name);
+}
+
+static void plan_server(void *ctx, Plan *p)
+{
+    server_plan(ctx, p);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    SessionOptions o;
+    session_defaults(&o);
+    ServerOptions so;
+    memset(&so, 0, sizeof so);
+    so.host = "127.0.0.1";
+    so.port = 8080;
+    so.max_body = 1 << 20;
+    so.queue = 4;
+    so.timeout = 10;
+    static char key[MAX_KEY];
+    const char *key_file = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--temp")) so.sampling_cli[0] = 1;
+        if (!strcmp(a, "--top-k")) so.sampling_cli[1] = 1;
+        if (!strcmp(a, "--top-p")) so.sampling_cli[2] = 1;
+        if (!strcmp(a, "--min-p")) so.sampling_cli[3] = 1;
+        if (cli_session_option(&o, argc, argv, &i)) continue;
+        if (!strcmp(a, "--host")) so.host = cli_value(argc, argv, &i);
+        else if (!strcmp(a, "--port")) so.port = (int)cli_int(a, cli_value(argc, argv, &i), 0, 65535);
+        else if (!strcmp(a, "--api-key")) so.api_key = cli_value(argc, argv, &i);
+        else if (!strcmp(a, "--api-key-file")) key_file = cli_value(argc, argv, &i);
+        else if (!strcmp(a, "--max-body")) {
+            so.max_body = cli_size(a, cli_value(argc, argv, &i));
+            if (so.max_body > CHAT_JSON_MAX_BYTES) port_die("--max-body: at most %zu bytes", CHAT_JSON_MAX_BYTES);
+        } else if (!strcmp(a, "--queue")) so.queue = (int)cli_int(a, cli_value(argc, argv, &i), 0, 256);
+        else if (!strcmp(a, "--timeout")) so.timeout = cli_float(a, cli_value(argc, argv, &i), 0.1, 3600);
+        else if (!strcmp(a, "--slots")) {
+            if (cli_int(a, cli_value(argc, argv, &i), 1, 64) != 1)
+                port_die("--slots: only 1 slot is supported (the model has one KV cache)");
+        } else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for serve (see pith --help)", a);
+        else if (!o.model_path) o.model_path = a;
+        else port_die("%s: unexpected argument (" USAGE ")", a);
+    }
+    if (!o.model_path) port_die("serve: missing MODEL (" USAGE ")");
+    if (so.api_key && key_file) port_die("--api-key-file: give --api-key or --api-key-file, not both");
+    if (key_file) {
+        so.api_key_len = read_key_file(key_file, key, sizeof key);
+        so.api_key = key;
+    } else if (so.api_key) {
+        so.api_key_len = strlen(so.api_key);
+        if (so.api_key_len == 0) port_die("--api-key: the key is empty");
+    }
+    if (so.api_key) check_key(so.api_key, so.api_key_len);
+
+    /* The prompt text read at once: the body, but no more than a context
+     * can plausibly hold (SERVE_BYTES_PER_TOKEN per token), plus the
+     * template's own text. */
+    uint64_t ctx = o.n_ctx ? (uint64_t)o.n_ctx : PITH_DEFAULT_CTX;
+    uint64_t text = ctx * SERVE_BYTES_PER_TOKEN;
+    if (text > so.max_body) text = so.max_body;
+    o.max_text = text + 64 * 1024;
+    o.no_shift = 1; /* a full context ends the reply ("length"), never drops the prompt */
+
+    static Session s;
+    static Server sv;
+    /* The server's buffers join the session's one arena. */
+    o.plan_extra = plan_server;
+    o.plan_extra_ctx = &so;
+    cli_open_session(&s, &o);
+    char err[512];
+    if (server_init(&sv, &so, &s, err, sizeof err) != 0) port_die("%s", err);
+    sv.dispatch = api_dispatch;
+    sv.generate = api_generate;
+    Plan sp;
+    plan_init(&sp);
+    server_plan(&so, &sp);
+    sv.planned = sp.total;
+    sv.cli_sampling = s.opt.sampling;
+    set_model_name(&sv, o.model_path);
+    if (s.tmpl == CHAT_TEMPLATE_RAW)
+        port_err("warning: chat template '%s' is not recognised: chat messages are concatenated\n", s.tmpl_name);
+    if (!sv.loopback && !so.api_key)
+        port_err("warning: listening on %s without --api-key: anyone who can reach this address can use the model\n",
+                 so.host);
+    port_err("pith serve: %s on http://%s%s%s:%d/v1 (context %u, queue %d, max body %llu bytes, arena %.1f MiB, of which "
+             "server %.1f MiB)\n",
+             sv.model_name, strchr(so.host, ':') ? "[" : "", so.host, strchr(so.host, ':') ? "]" : "", sv.bound_port,
+             s.mopt.n_ctx, so.queue, (unsigned long long)so.max_body, (double)s.plan.total / 1048576.0,
+             (double)sv.planned / 1048576.0);
+    server_run(&sv);
+}

@@ -1,0 +1,122 @@
+/* cmd_tokenize.c - `pith tokenize MODEL TEXT | --file F [--pieces]
+ * [--no-special] [--no-mmap] [--time]`: prints the token ids of a text, space
+ * separated on one line, or one "ID 'piece'" line per token with --pieces.
+ * Plans and maps one arena: the GGUF index, the tokenizer, the text, the ids. */
+#include <string.h>
+
+#include "../../port/port.h"
+#include "../arena/arena.h"
+#include "cli.h"
+#include "../gguf/gguf.h"
+#include "../text/tokenizer.h"
+#include "../text/unicode.h"
+
+#define USAGE "usage: pith tokenize MODEL TEXT | --file F [--pieces] [--no-special] [--no-mmap] [--time]"
+
+/* Prints a piece between quotes: valid UTF-8 as is, control bytes, quotes,
+ * backslashes and invalid bytes escaped. */
+static void print_escaped(const char *piece, size_t len)
+{
+    const uint8_t *s = (const uint8_t *)piece;
+    port_out("'");
+    for (size_t i = 0; i < len;) {
+        uint8_t c = s[i];
+        if (c == '\n') port_out("\\n");
+        else if (c == '\t') port_out("\\t");
+        else if (c == '\r') port_out("\\r");
+        else if (c == '\\' || c == '\'') port_out("\\%c", c);
+        else if (c >= 0x20 && c < 0x7F) port_out("%c", c);
+        else if (c >= 0x80 && utf8_strict_len(s + i, len - i) > 0) {
+            int l = utf8_strict_len(s + i, len - i);
+            port_out("%.*s", l, piece + i);
+            i += (size_t)l;
+            continue;
+        } else port_out("\\x%02X", c);
+        i++;
+    }
+    port_out("'");
+}
+
+int cmd_tokenize(int argc, char **argv)
+{
+    const char *model = NULL, *text = NULL, *file = NULL;
+    int pieces = 0, parse_special = 1, use_mmap = 1, timing = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--file") == 0) file = cli_value(argc, argv, &i);
+        else if (strcmp(argv[i], "--pieces") == 0) pieces = 1;
+        else if (strcmp(argv[i], "--no-special") == 0) parse_special = 0;
+        else if (strcmp(argv[i], "--no-mmap") == 0) use_mmap = 0;
+        else if (strcmp(argv[i], "--time") == 0) timing = 1;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0') port_die("%s: unknown option for tokenize", argv[i]);
+        else if (!model) model = argv[i];
+        else if (!text) text = argv[i];
+        else port_die("%s: unexpected argument (" USAGE ")", argv[i]);
+    }
+    if (!model) port_die("tokenize: missing MODEL (" USAGE ")");
+    if (!text && !file) port_die("tokenize: missing TEXT or --file F (" USAGE ")");
+    if (text && file) port_die("tokenize: give either TEXT or --file F, not both");
+
+    /* the text: argv, or a file read through port */
+    PortFile tf;
+    uint64_t len = text ? strlen(text) : 0;
+    if (file) {
+        char why[256];
+        if (port_file_open(&tf, file, 0, why, sizeof why) != 0) port_die("%s", why); /* the reason names the file */
+        len = tf.size;
+        if (len > TOKENIZER_MAX_TEXT)
+            port_die("%s: %llu bytes is more than tokenize accepts (%llu)", file, (unsigned long long)len,
+                     TOKENIZER_MAX_TEXT);
+    }
+
+    Gguf g;
+    GgufError err;
+    if (gguf_open(&g, model, use_mmap, NULL, &err) != 0) port_die("%s", err.msg);
+    Plan plan;
+    plan_init(&plan);
+    gguf_plan(&g, &plan);
+    if (tokenizer_plan(&g, len, &plan, &err) != 0) port_die("%s", err.msg);
+    uint64_t max_ids = 3 * len + 1;
+    if (file) plan_add(&plan, "text", len + 1);
+    plan_add(&plan, "token ids", plan_mul(&plan, max_ids, 4));
+    Arena arena;
+    cli_map_plan(&arena, &plan, model);
+    if (gguf_index(&g, &arena, &err) != 0) port_die("%s", err.msg);
+
+    double t0 = port_seconds();
+    Tokenizer tok;
+    if (tokenizer_load(&tok, &g, len, &arena, &err) != 0) port_die("%s", err.msg);
+    double t1 = port_seconds();
+
+    if (file) {
+        char *buf = arena_take(&arena, len + 1);
+        if (!buf) port_die("%s: internal error: arena too small", model);
+        if (len && port_file_read(&tf, 0, buf, (size_t)len) != 0) port_die("%s: read error", file);
+        port_file_close(&tf);
+        text = buf;
+    }
+    int32_t *ids = arena_take(&arena, max_ids * 4);
+    if (!ids) port_die("%s: internal error: arena too small", model);
+    int n = tokenizer_encode(&tok, text, (size_t)len, parse_special, ids, (int)max_ids);
+    double t2 = port_seconds();
+    if (n < 0) port_die("tokenize: internal error: text does not fit the planned buffers");
+
+    if (pieces) {
+        for (int i = 0; i < n; i++) {
+            size_t pl;
+            const char *p = tokenizer_piece(&tok, ids[i], &pl);
+            port_out("%d ", ids[i]);
+            print_escaped(p, pl);
+            port_out("\n");
+        }
+    } else {
+        for (int i = 0; i < n; i++) port_out(i ? " %d" : "%d", ids[i]);
+        port_out("\n");
+    }
+    port_out_flush();
+    if (timing)
+        port_err("tokenize: %d tokens from %llu bytes; tokenizer load %.3f s, encode %.3f s\n", n,
+             (unsigned long long)len, t1 - t0, t2 - t1);
+    gguf_close(&g);
+    arena_unmap(&arena);
+    return 0;
+}

@@ -1,0 +1,160 @@
+/* This folder: src/kernels/ - the weight types (quant.h: block layouts,
+ * reference decode and dot) and the matmul and attention kernels per CPU
+ * (reference C, AVX2, AVX-512, NEON), chosen at run time. May call
+ * src/arena/, src/gguf/ (the type numbers) and port/ (CPU features). */
+/* kernels.h - the inner loops of a matmul, per weight type, with the code
+ * path chosen at run time from the CPU's features.
+ *
+ * A matmul out[t][r] = W[r] . x[t] runs in three steps (forward.c):
+ *
+ *   1. kern_act_format(type) says what the activations must look like for
+ *      weights of `type` (as llama.cpp does, so integer dot products do the
+ *      work and the results stay within the fixtures' QUANT class):
+ *        KERN_ACT_Q8_0  blocks of 32 (KernQ8_0)  for Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
+ *        KERN_ACT_Q8_K  blocks of 256 (KernQ8_K) for Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS
+ *        KERN_ACT_F32   plain floats             for F32 F16 BF16
+ *      Float weights keep float activations: the F32 class (1e-4 of the
+ *      largest logit) leaves no room for rounding activations to 16 bits, and
+ *      for F16/BF16 weights float activations are exact up to summation order
+ *      (F16 class 5e-3, mean KL 1e-5: well inside). The conversion of the
+ *      16-bit weights is the only rounding-free extra work.
+ *   2. kern_quantize_act(type, x, out, n) converts one token's n floats into
+ *      that format (n a multiple of the block). Do it once per matrix input
+ *      and share it among the matrices reading the same input (q, k, v).
+ *      Every code path gives the same bytes (same rounding: x * (1/d) to the
+ *      nearest, ties to even), so paths differ only in float summation order.
+ *   3. kern_matmul(...) computes rows r0..r1 of W for n_tok tokens. If the
+ *      set has a multi-row kernel for the type (KernelSet.rows: eight rows
+ *      per vector, kernels_x86_rows.c), that does the whole job. Otherwise
+ *      it tiles rows so a tile of weights stays in cache while every token
+ *      of the chunk passes over it, and calls the type's multi-token dot (up
+ *      to KERN_MAX_NT tokens per call, each weight block decoded once for all).
+ *
+ * Determinism contract, which every code path must keep: a token's result
+ * depends only on its own activation and the weight row, never on how many
+ * other tokens share the call or the chunk, nor on the thread split. So a
+ * prompt fed in chunks and the same tokens fed one at a time give bitwise
+ * the same logits (tests/test_forward.c checks this).
+ *
+ * Adding a code path (e.g. NEON in kernels_arm.c): fill a KernelSet with
+ * the functions you have (NULL entries fall back to the reference), return
+ * it from kern_arm() when port_cpu() says the CPU can run it, and add a test
+ * row in tests/test_kernels.c (it compares every non-NULL entry of every
+ * available set with the reference: integer block sums exactly, floats
+ * within the bound stated there). */
+#ifndef PITH_KERNELS_H
+#define PITH_KERNELS_H
+
+#include <stdint.h>
+
+#include "../gguf/ggml_type.h"
+
+typedef enum { KERN_ACT_F32 = 0, KERN_ACT_Q8_0 = 1, KERN_ACT_Q8_K = 2 } KernActFormat;
+
+/* Activation block of 32: x[i] ~ d * q[i]; sum = q[0] + ... + q[31] (for
+ * the types with an offset: Q4_0's -8, Q4_1's min, ...). q in [-127, 127]. */
+typedef struct {
+    float d;
+    int32_t sum;
+    int8_t q[32];
+} KernQ8_0;
+
+/* Activation block of 256: x[i] ~ d * q[i]; bsum[j] = sum of q[16j .. 16j+15]. */
+typedef struct {
+    float d;
+    int16_t bsum[16];
+    int8_t q[256];
+} KernQ8_K;
+
+#define KERN_MAX_NT 8 /* tokens per multi-token dot call */
+
+/* One weight row of n elements against nt (1..KERN_MAX_NT) activations:
+ * token t's activation starts at (const uint8_t *)act + t * act_stride,
+ * its result goes to out[t * out_stride]. */
+typedef void (*KernDotFn)(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                          uint64_t out_stride);
+
+/* Rows [0, nrows) of a matrix (row r at w + r * row_bytes, n elements)
+ * against nt >= 1 activations laid out as for KernDotFn:
+ * out[t * out_stride + r] = W[r] . act_t. A path that computes several rows
+ * together (one per vector lane) offers this for a type; it must keep the
+ * determinism contract above for every row, whatever rows and tokens share
+ * the call, and its one-token results must be those of its prompt chunks. */
+typedef void (*KernRowsFn)(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
+typedef struct {
+    const char *name;
+    KernDotFn dot[GGML_TYPE_COUNT];                      /* NULL: the reference */
+    KernRowsFn rows[GGML_TYPE_COUNT];                    /* NULL: row by row with dot */
+    void (*quantize_q8_0)(const float *x, KernQ8_0 *out, uint64_t n);
+    void (*quantize_q8_k)(const float *x, KernQ8_K *out, uint64_t n);
+    /* attention over the KV cache: q . k and out += a * v, k and v F16 or F32 */
+    float (*dot_f16)(const uint16_t *k, const float *q, uint32_t n);
+    void (*axpy_f16)(float *out, float a, const uint16_t *v, uint32_t n);
+    float (*dot_f32)(const float *k, const float *q, uint32_t n);
+    void (*axpy_f32)(float *out, float a, const float *v, uint32_t n);
+    /* ... and k, v in Q8_0 blocks (34 bytes: f16 d, int8 c[32]; n a multiple
+     * of 32): q . k = sum over blocks of d * (sum c[j] * q[j]), q kept in
+     * float; out[j] += (a * d) * c[j]. */
+    float (*dot_q8_0_f32)(const uint8_t *k, const float *q, uint32_t n);
+    void (*axpy_q8_0)(float *out, float a, const uint8_t *v, uint32_t n);
+    /* n floats to F16 (the KV cache), bit for bit as quant_f32_to_f16:
+     * round to nearest even, NaN quiet with its top mantissa bits */
+    void (*to_f16)(uint16_t *out, const float *x, uint32_t n);
+    /* the feed-forward gate: g[i] = silu(g[i]) * u[i], silu(x) = x / (1 + e^-x)
+     * (the reference with libm's expf, a fast path within 1e-6 relative) */
+    void (*silu_mul)(float *g, const float *u, uint64_t n);
+    /* attention's softmax: s[i] = e^(s[i] - mx), returns the sum in double
+     * (the reference with libm's expf, a fast path within 1e-6 relative) */
+    double (*exp_sum)(float *s, uint32_t n, float mx);
+    /* F16 KV cache, many positions and the nq query heads sharing a KV head
+     * per call (optional: NULL = row by row). For query i < nq and p < rows:
+     *   out[i * out_stride + p] = dot_f16(k + p * stride, q + i * q_stride, n)
+     * bit for bit; and out[i * out_stride + j] += w[i * w_stride + p] * v_p[j]
+     * for p = 0, 1, ... in order, as axpy_f16 row after row (v_p = v + p *
+     * stride), bit for bit: the rows are read once for all the queries. */
+    void (*dots_f16)(const uint16_t *k, uint64_t stride, const float *q, uint64_t q_stride, uint32_t nq, uint32_t n,
+                     uint32_t rows, float *out, uint64_t out_stride);
+    void (*wsum_f16)(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq, const uint16_t *v,
+                     uint64_t stride, uint32_t n, uint32_t rows);
+} KernelSet;
+
+/* The sets. kern_ref() always exists; the others return NULL when this
+ * build or this CPU cannot run them. */
+const KernelSet *kern_ref(void);  /* kernels_ref.c: plain C, every type */
+const KernelSet *kern_x86(void);  /* kernels_x86.c: AVX2 + FMA + F16C */
+const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
+/* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with
+ * wide = 1 and a CPU with AVX-512 VNNI, the 32-row kernels where it
+ * has them (then returns 1). Tests call it with 0 and 1 to compare both. */
+int kern_x86_rows(KernRowsFn *rows, int wide);
+
+/* Chooses the fastest set this CPU runs (the first call does it, with
+ * KERN_BEST), or forces the reference (tests, `pith bench --ref`), or the
+ * best without the AVX-512 kernels (`pith bench --no-avx512`: the AVX2
+ * path measured on a CPU that has both). */
+enum { KERN_BEST = 0, KERN_REFERENCE = 1, KERN_NO_AVX512 = 2 };
+void kern_select(int mode);
+/* The set in use: every entry filled (missing ones from the reference). */
+const KernelSet *kern_active(void);
+
+KernActFormat kern_act_format(uint32_t type);
+/* Block of the activation format (elements) and bytes of n elements in it. */
+uint32_t kern_act_block(KernActFormat f);
+uint64_t kern_act_bytes(KernActFormat f, uint64_t n);
+
+/* Step 2: out receives kern_act_bytes(kern_act_format(type), n) bytes
+ * (for KERN_ACT_F32, a copy of x). */
+void kern_quantize_act(uint32_t type, const float *x, void *out, uint64_t n);
+
+/* One weight row against one activation. */
+float kern_vec_dot(uint32_t type, uint64_t n, const uint8_t *row, const void *act);
+
+/* Step 3: for r in [r0, r1) and t in [0, n_tok):
+ *   out[t * out_stride + r] = W[r] . act_t,
+ * W[r] at w + r * row_bytes with n elements; act_t at act + t * act_stride. */
+void kern_matmul(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t n, uint64_t r0, uint64_t r1,
+                 const void *act, uint64_t act_stride, int n_tok, float *out, uint64_t out_stride);
+
+#endif

@@ -1,0 +1,945 @@
+/* kernels_arm.c - NEON kernels: aarch64 with and without dotprod, armv7.
+ *
+ * Three sets, chosen at run time from port_cpu():
+ *   aarch64 NEON+dotprod  SDOT does 16 int8 products into 4 int32 lanes in
+ *                         one instruction (Cortex-A55/A76: Pi 5);
+ *   aarch64 NEON          the same with SMULL/SMLAL2/SADALP (Cortex-A53/A72:
+ *                         Pi 3, 4, Zero 2 W);
+ *   armv7 NEON            the 32-bit build (-mfpu=neon-vfpv4) on any of them.
+ * armv6 has no NEON and keeps the reference kernels.
+ *
+ * Every kernel body is written once as an always-inline function taking
+ * `dp` (use SDOT) as a constant; the dotprod copies are compiled with
+ * __attribute__((target("arch=armv8.2-a+dotprod"))), so the baseline
+ * binary (-march=armv8-a) contains SDOT only inside them and kern_arm()
+ * hands them out only when the CPU reports dotprod.
+ *
+ * Integer work follows the reference exactly (the same integer sum per
+ * block or sub-block, exact in int16/int32 lanes: the bounds are stated
+ * where products are summed); only the float accumulation order differs:
+ * each token keeps 4 float lanes, summed at the end. A multi-token call
+ * decodes each weight block once and applies it to every token of a group
+ * of 4 (DEFINE_DOT), and each token's own sequence of
+ * operations is the same whatever nt is (the determinism contract of
+ * kernels.h).
+ *
+ * Per 32 weights and token the integer work is 2 SDOT (dotprod), or 4
+ * widening multiply-adds into int16 + 1 pairwise widen for weights of at
+ * most 64 in magnitude (all but Q8_0 and IQ4), else 2 x (SMULL, SMLAL2,
+ * SADALP); then 1 convert and 1 FMA per block for the float step. */
+#include <stddef.h>
+#include <string.h>
+
+#include "../../port/port.h"
+#include "kernels.h"
+#include "quant.h"
+
+/* The armv7 set needs what the armv7 toolchain gives: NEON, VFPv4 (fused
+ * multiply-add) and the IEEE half-precision format (F16 conversions).
+ * Little-endian only (blocks are read as 32-bit words in places). */
+#if defined(__GNUC__) && defined(__ARM_NEON) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                   \
+    (defined(__aarch64__) || (defined(__ARM_FEATURE_FMA) && defined(__ARM_FP16_FORMAT_IEEE)))
+#define ARM_KERNELS 1
+#endif
+
+#ifdef ARM_KERNELS
+#include <arm_neon.h>
+
+#define INLINE static inline __attribute__((always_inline))
+/* the token loops must unroll so the accumulators stay in registers */
+#define UNROLL _Pragma("GCC unroll 8")
+
+/* Any CPU with dotprod implements ARMv8.2 (the feature exists from 8.2 on),
+ * so these functions may use the whole of it. GCC 12's arm_neon.h and
+ * assembler want the arch spelled out; clang takes the feature name. */
+#ifdef __aarch64__
+#ifdef __clang__
+#define DOTPROD __attribute__((target("dotprod")))
+#else
+#define DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+#endif
+
+/* ---- small pieces shared by aarch64 and armv7 ---------------------------- */
+
+static uint16_t le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+/* Half to float with the hardware conversion (FCVT / VCVTB). */
+INLINE float f16u(uint16_t v)
+{
+    __fp16 h;
+    memcpy(&h, &v, 2);
+    return (float)h;
+}
+
+INLINE float f16s(const uint8_t *p)
+{
+    return f16u(le16(p));
+}
+
+INLINE float hsum_f32(float32x4_t v)
+{
+#ifdef __aarch64__
+    return vaddvq_f32(v);
+#else
+    float32x2_t s = vadd_f32(vget_low_f32(v), vget_high_f32(v));
+    return vget_lane_f32(vpadd_f32(s, s), 0);
+#endif
+}
+
+INLINE int32_t hsum_s32(int32x4_t v)
+{
+#ifdef __aarch64__
+    return vaddvq_s32(v);
+#else
+    int32x2_t s = vadd_s32(vget_low_s32(v), vget_high_s32(v));
+    return vget_lane_s32(vpadd_s32(s, s), 0);
+#endif
+}
+
+/* acc += a * b (fused on both targets: ARMv8 and VFPv4 have VFMA) */
+INLINE float32x4_t fma4(float32x4_t acc, float32x4_t a, float32x4_t b)
+{
+    return vfmaq_f32(acc, a, b);
+}
+
+/* p + w[8..15] * a[8..15] as int16 lanes (SMLAL2 on aarch64). */
+INLINE int16x8_t mlal_hi(int16x8_t p, int8x16_t w, int8x16_t a)
+{
+#ifdef __aarch64__
+    return vmlal_high_s8(p, w, a);
+#else
+    return vmlal_s8(p, vget_high_s8(w), vget_high_s8(a));
+#endif
+}
+
+/* The 16 products w[i] * a[i] summed in pairs: 8 int16 lanes. Any int8
+ * weight fits: 2 * 128 * 127 < 2^15. */
+INLINE int16x8_t mul16(int8x16_t w, int8x16_t a)
+{
+    return mlal_hi(vmull_s8(vget_low_s8(w), vget_low_s8(a)), w, a);
+}
+
+/* The 32 products of w0 (elements 0..15) and w1 (16..31) with a, summed in
+ * fours: 8 int16 lanes. Only for weights with |w| <= 64 ("small": every
+ * type but Q8_0 and the IQ4 levels): 4 * 64 * 127 < 2^15. */
+INLINE int16x8_t mul32_small(int8x16_t w0, int8x16_t w1, const int8_t *a)
+{
+    int8x16_t a0 = vld1q_s8(a), a1 = vld1q_s8(a + 16);
+    int16x8_t p = mlal_hi(vmull_s8(vget_low_s8(w0), vget_low_s8(a0)), w0, a0);
+    p = vmlal_s8(p, vget_low_s8(w1), vget_low_s8(a1));
+    return mlal_hi(p, w1, a1);
+}
+
+/* isum + s * (the 8 int16 lanes of p), exactly (int32 lanes). */
+INLINE int32x4_t mlal_scaled(int32x4_t isum, int16x8_t p, int32_t s)
+{
+    isum = vmlal_n_s16(isum, vget_low_s16(p), (int16_t)s);
+#ifdef __aarch64__
+    return vmlal_high_n_s16(isum, p, (int16_t)s);
+#else
+    return vmlal_n_s16(isum, vget_high_s16(p), (int16_t)s);
+#endif
+}
+
+/* acc + the 16 products w[i] * a[i] in 4 int32 lanes. Which lane gets
+ * which product differs between SDOT and the widening multiplies; callers
+ * only ever sum all 4 lanes of a group sharing one scale. */
+INLINE int32x4_t dot16(int32x4_t acc, int8x16_t w, int8x16_t a, int dp)
+{
+#ifdef __aarch64__
+    if (dp) {
+        /* SDOT through asm: the intrinsic cannot appear in a function that
+         * is also inlined into the baseline copies. The .arch line only
+         * matters for unoptimised builds, where the dead branch stays. */
+        __asm__(".arch armv8.2-a+dotprod\n\tsdot %0.4s, %1.16b, %2.16b" : "+w"(acc) : "w"(w), "w"(a));
+        return acc;
+    }
+#else
+    (void)dp;
+#endif
+    return vpadalq_s16(acc, mul16(w, a));
+}
+
+/* w . a over 32 elements in 4 int32 lanes. */
+INLINE int32x4_t dot32(int8x16_t w0, int8x16_t w1, const int8_t *a, int small, int dp)
+{
+    if (small && !dp) return vpaddlq_s16(mul32_small(w0, w1, a));
+    return dot16(dot16(vdupq_n_s32(0), w0, vld1q_s8(a), dp), w1, vld1q_s8(a + 16), dp);
+}
+
+/* isum + s * (32 weights . 32 activations at a), one scale s (|s| < 2^15) */
+INLINE int32x4_t mac32(int32x4_t isum, int8x16_t w0, int8x16_t w1, const int8_t *a, int32_t s, int small, int dp)
+{
+    if (small && !dp) return mlal_scaled(isum, mul32_small(w0, w1, a), s);
+    return vmlaq_n_s32(isum, dot32(w0, w1, a, 0, dp), s);
+}
+
+/* the same with one scale per 16 elements */
+INLINE int32x4_t mac16x2(int32x4_t isum, int8x16_t w0, int8x16_t w1, const int8_t *a, int32_t s0, int32_t s1, int dp)
+{
+    if (!dp) {
+        isum = mlal_scaled(isum, mul16(w0, vld1q_s8(a)), s0);
+        return mlal_scaled(isum, mul16(w1, vld1q_s8(a + 16)), s1);
+    }
+    isum = vmlaq_n_s32(isum, dot16(vdupq_n_s32(0), w0, vld1q_s8(a), dp), s0);
+    return vmlaq_n_s32(isum, dot16(vdupq_n_s32(0), w1, vld1q_s8(a + 16), dp), s1);
+}
+
+/* 16 signed bytes widened into out[0..15] (scales, for vmlaq_n_s32). */
+INLINE void widen16(int8x16_t v, int32_t *out)
+{
+    int16x8_t lo = vmovl_s8(vget_low_s8(v)), hi = vmovl_s8(vget_high_s8(v));
+    vst1q_s32(out, vmovl_s16(vget_low_s16(lo)));
+    vst1q_s32(out + 4, vmovl_s16(vget_high_s16(lo)));
+    vst1q_s32(out + 8, vmovl_s16(vget_low_s16(hi)));
+    vst1q_s32(out + 12, vmovl_s16(vget_high_s16(hi)));
+}
+
+/* Sum of the 8 bsums of 32 (pairs of the bsums of 16) times 8 coefficients
+ * (Q4_K/Q5_K mins). The pair sums fit in int16: |bsum| <= 16 * 127. */
+INLINE int32_t bsum32_dot(const KernQ8_K *a, int16x8_t c)
+{
+    int16x8_t b0 = vld1q_s16(a->bsum), b1 = vld1q_s16(a->bsum + 8);
+#ifdef __aarch64__
+    int16x8_t pairs = vpaddq_s16(b0, b1);
+#else
+    int16x8_t pairs = vcombine_s16(vpadd_s16(vget_low_s16(b0), vget_high_s16(b0)),
+                                   vpadd_s16(vget_low_s16(b1), vget_high_s16(b1)));
+#endif
+    int32x4_t s = vmull_s16(vget_low_s16(pairs), vget_low_s16(c));
+    s = vmlal_s16(s, vget_high_s16(pairs), vget_high_s16(c));
+    return hsum_s32(s);
+}
+
+/* Sum of the 16 bsums times 16 int16 coefficients (Q2_K's mins). */
+INLINE int32_t bsum_dot(const KernQ8_K *a, int16x8_t c0, int16x8_t c1)
+{
+    int16x8_t b0 = vld1q_s16(a->bsum), b1 = vld1q_s16(a->bsum + 8);
+    int32x4_t s = vmull_s16(vget_low_s16(b0), vget_low_s16(c0));
+    s = vmlal_s16(s, vget_high_s16(b0), vget_high_s16(c0));
+    s = vmlal_s16(s, vget_low_s16(b1), vget_low_s16(c1));
+    s = vmlal_s16(s, vget_high_s16(b1), vget_high_s16(c1));
+    return hsum_s32(s);
+}
+
+/* The 16 IQ4_NL levels indexed by 16 nibbles. */
+INLINE int8x16_t iq4_levels(uint8x16_t nib)
+{
+    int8x16_t table = vld1q_s8(quant_iq4nl_values);
+#ifdef __aarch64__
+    return vqtbl1q_s8(table, nib);
+#else
+    int8x8x2_t t = {{vget_low_s8(table), vget_high_s8(table)}};
+    return vcombine_s8(vtbl2_s8(t, vreinterpret_s8_u8(vget_low_u8(nib))),
+                       vtbl2_s8(t, vreinterpret_s8_u8(vget_high_u8(nib))));
+#endif
+}
+
+/* Byte j of the result is 0x10 if bit j of the 16 bits is set (Q5_0/Q5_1). */
+INLINE uint8x16_t bit4_from_bits(uint32_t bits)
+{
+    static const uint8_t mask[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    uint8x16_t v = vcombine_u8(vdup_n_u8((uint8_t)bits), vdup_n_u8((uint8_t)(bits >> 8)));
+    return vandq_u8(vtstq_u8(v, vld1q_u8(mask)), vdupq_n_u8(0x10));
+}
+
+#define ACT(T, t) ((const T *)((const uint8_t *)act + (uint64_t)(t) * act_stride))
+/* Most tokens one body call handles (its accumulator arrays); see DEFINE_DOT. */
+#define MAX_GROUP 4
+
+/* ---- activation quantization: the same bytes as the reference ------------ */
+
+/* Nearest integer, ties to even, like the reference's lrintf. */
+INLINE int32x4_t round4(float32x4_t v)
+{
+#ifdef __aarch64__
+    return vcvtnq_s32_f32(v);
+#else
+    /* armv7 NEON converts by truncation: adding 1.5 * 2^23 leaves v rounded
+     * to an integer (nearest, ties to even) for |v| < 2^22 (ours are <= 127). */
+    const float32x4_t magic = vdupq_n_f32(12582912.0f);
+    return vcvtq_s32_f32(vsubq_f32(vaddq_f32(v, magic), magic));
+#endif
+}
+
+/* Largest |x| of n floats (n a multiple of 4), ignoring NaN like fmaxf on
+ * aarch64 (FMAXNM). armv7 NEON propagates NaN and flushes denormals to
+ * zero; quantize_block() sends those cases to the reference. */
+INLINE float amax_n(const float *x, int n)
+{
+    float32x4_t m = vdupq_n_f32(0.0f);
+#ifdef __aarch64__
+    for (int i = 0; i < n; i += 4) m = vmaxnmq_f32(m, vabsq_f32(vld1q_f32(x + i)));
+    return vmaxnmvq_f32(m);
+#else
+    for (int i = 0; i < n; i += 4) m = vmaxq_f32(m, vabsq_f32(vld1q_f32(x + i)));
+    float32x2_t h = vpmax_f32(vget_low_f32(m), vget_high_f32(m));
+    return vget_lane_f32(vpmax_f32(h, h), 0);
+#endif
+}
+
+/* 16 floats times id, rounded, into q[0..15]; returns their sum. The sum
+ * wraps instead of overflowing on NaN/Inf input (garbage out, caught when
+ * the logits are sampled, never undefined behaviour). */
+INLINE int32_t quant16(const float *x, float id, int8_t *q)
+{
+    int32x4_t i0 = round4(vmulq_n_f32(vld1q_f32(x), id));
+    int32x4_t i1 = round4(vmulq_n_f32(vld1q_f32(x + 4), id));
+    int32x4_t i2 = round4(vmulq_n_f32(vld1q_f32(x + 8), id));
+    int32x4_t i3 = round4(vmulq_n_f32(vld1q_f32(x + 12), id));
+    int16x8_t lo = vcombine_s16(vqmovn_s32(i0), vqmovn_s32(i1));
+    int16x8_t hi = vcombine_s16(vqmovn_s32(i2), vqmovn_s32(i3));
+    vst1q_s8(q, vcombine_s8(vqmovn_s16(lo), vqmovn_s16(hi)));
+    return hsum_s32(vaddq_s32(vaddq_s32(i0, i1), vaddq_s32(i2, i3)));
+}
+
+/* One block of n (32 or 256) floats: d, codes, and the sums per 16. Returns
+ * 0 when the block must go to the reference instead (armv7 only: a largest
+ * magnitude that is NaN, zero or so small that flushing denormals could
+ * change a byte). */
+INLINE int quantize_block(const float *x, int n, float *d, int8_t *q, int32_t *sum16)
+{
+    float amax = amax_n(x, n);
+#ifndef __aarch64__
+    if (!(amax >= 1e-30f)) return 0;
+#endif
+    float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+    *d = amax / 127.0f;
+    for (int g = 0; g < n / 16; g++) sum16[g] = quant16(x + 16 * g, id, q + 16 * g);
+    return 1;
+}
+
+static void neon_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
+{
+    for (uint64_t b = 0; b < n / 32; b++, x += 32) {
+        int32_t s[2];
+        if (!quantize_block(x, 32, &out[b].d, out[b].q, s)) {
+            kern_ref()->quantize_q8_0(x, &out[b], 32);
+            continue;
+        }
+        out[b].sum = (int32_t)((uint32_t)s[0] + (uint32_t)s[1]);
+    }
+}
+
+static void neon_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
+{
+    for (uint64_t b = 0; b < n / 256; b++, x += 256) {
+        int32_t s[16];
+        if (!quantize_block(x, 256, &out[b].d, out[b].q, s)) {
+            kern_ref()->quantize_q8_k(x, &out[b], 256);
+            continue;
+        }
+        for (int g = 0; g < 16; g++) out[b].bsum[g] = (int16_t)s[g];
+    }
+}
+
+/* ---- types with blocks of 32 against KernQ8_0 ------------------------------ */
+
+enum { B32_Q8_0, B32_Q4_0, B32_Q4_1, B32_Q5_0, B32_Q5_1, B32_IQ4_NL };
+
+INLINE uint64_t b32_bytes(int kind)
+{
+    static const uint8_t bytes[] = {34, 18, 20, 22, 24, 18};
+    return bytes[kind];
+}
+
+/* The 32 weight codes of a block as signed bytes (elements 0..15 in w0,
+ * 16..31 in w1), its scale and (Q4_1, Q5_1) its min. */
+INLINE void b32_decode(int kind, const uint8_t *row, int8x16_t *w0, int8x16_t *w1, float *dw, float *mw)
+{
+    *dw = f16s(row);
+    *mw = 0.0f;
+    if (kind == B32_Q8_0) {
+        *w0 = vld1q_s8((const int8_t *)row + 2);
+        *w1 = vld1q_s8((const int8_t *)row + 18);
+        return;
+    }
+    int with_min = kind == B32_Q4_1 || kind == B32_Q5_1;
+    if (with_min) *mw = f16s(row + 2);
+    const uint8_t *p = row + (with_min ? 4 : 2);
+    uint32_t qh = 0;
+    if (kind == B32_Q5_0 || kind == B32_Q5_1) {
+        qh = (uint32_t)le16(p) | ((uint32_t)le16(p + 2) << 16);
+        p += 4;
+    }
+    uint8x16_t b = vld1q_u8(p);
+    uint8x16_t lo = vandq_u8(b, vdupq_n_u8(15)), hi = vshrq_n_u8(b, 4);
+    if (kind == B32_IQ4_NL) {
+        *w0 = iq4_levels(lo);
+        *w1 = iq4_levels(hi);
+        return;
+    }
+    if (kind == B32_Q5_0 || kind == B32_Q5_1) {
+        lo = vorrq_u8(lo, bit4_from_bits(qh));
+        hi = vorrq_u8(hi, bit4_from_bits(qh >> 16));
+    }
+    int8x16_t s0 = vreinterpretq_s8_u8(lo), s1 = vreinterpretq_s8_u8(hi);
+    if (kind == B32_Q4_0 || kind == B32_Q5_0) {
+        int8x16_t off = vdupq_n_s8(kind == B32_Q4_0 ? 8 : 16);
+        s0 = vsubq_s8(s0, off);
+        s1 = vsubq_s8(s1, off);
+    }
+    *w0 = s0;
+    *w1 = s1;
+}
+
+INLINE void b32_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                     uint64_t out_stride, int kind, int dp)
+{
+    float32x4_t acc[MAX_GROUP];
+    float accm[MAX_GROUP];
+    int with_min = kind == B32_Q4_1 || kind == B32_Q5_1;
+    int small = kind != B32_Q8_0 && kind != B32_IQ4_NL;
+    uint64_t bytes = b32_bytes(kind);
+    UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f), accm[t] = 0.0f;
+    for (uint64_t b = 0; b < n / 32; b++, row += bytes) {
+        int8x16_t w0, w1;
+        float dw, mw;
+        b32_decode(kind, row, &w0, &w1, &dw, &mw);
+        UNROLL for (int t = 0; t < nt; t++) {
+            const KernQ8_0 *a = ACT(KernQ8_0, t) + b;
+            int32x4_t s = dot32(w0, w1, a->q, small, dp);
+            acc[t] = fma4(acc[t], vcvtq_f32_s32(s), vdupq_n_f32(dw * a->d));
+            if (with_min) accm[t] += mw * a->d * (float)a->sum;
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) {
+        float r = hsum_f32(acc[t]);
+        if (with_min) r += accm[t];
+        out[(uint64_t)t * out_stride] = r;
+    }
+}
+
+/* ---- K-quants against KernQ8_K ------------------------------------------- */
+
+/* Q4_K / Q5_K (five): 8 sub-blocks of 32 with 6-bit scales and mins. */
+INLINE void q45_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                       uint64_t out_stride, int five, int dp)
+{
+    float32x4_t acc[MAX_GROUP];
+    float accm[MAX_GROUP];
+    uint64_t bytes = five ? 176 : 144;
+    const uint8x16_t m4 = vdupq_n_u8(15), b4 = vdupq_n_u8(0x10);
+    UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f), accm[t] = 0.0f;
+    for (uint64_t b = 0; b < n / 256; b++, row += bytes) {
+        float dw = f16s(row), dmin = f16s(row + 2);
+        /* the 12 packed bytes of 6-bit scales and mins (quant_q4k_scale_min),
+         * four at a time as 32-bit words: (byte >> 6) << 4 = (byte >> 2) & 0x30 */
+        uint32_t u[3], w[4];
+        memcpy(u, row + 4, 12);
+        w[0] = u[0] & 0x3f3f3f3f;                                       /* scales 0..3 */
+        w[1] = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);        /* scales 4..7 */
+        w[2] = u[1] & 0x3f3f3f3f;                                       /* mins 0..3 */
+        w[3] = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030); /* mins 4..7 */
+        uint8x16_t scm = vld1q_u8((const uint8_t *)w);
+        int32_t sc[16];
+        widen16(vreinterpretq_s8_u8(scm), sc); /* sc[0..7]; the mins follow */
+        int16x8_t mins = vreinterpretq_s16_u16(vmovl_u8(vget_high_u8(scm)));
+        const uint8_t *q = row + (five ? 48 : 16);
+        /* Q5_K: bit j of qh[l] is the fifth bit of element l of sub-block j;
+         * shifted down by 2 per pair of sub-blocks */
+        uint8x16_t h0 = vdupq_n_u8(0), h1 = vdupq_n_u8(0);
+        if (five) h0 = vld1q_u8(row + 16), h1 = vld1q_u8(row + 32);
+        int32x4_t isum[MAX_GROUP];
+        UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
+        for (int p = 0; p < 4; p++) { /* 32 bytes: sub-blocks 2p (low nibbles) and 2p+1 (high) */
+            uint8x16_t v0 = vld1q_u8(q + 32 * p), v1 = vld1q_u8(q + 32 * p + 16);
+            uint8x16_t lo0 = vandq_u8(v0, m4), lo1 = vandq_u8(v1, m4);
+            uint8x16_t hi0 = vshrq_n_u8(v0, 4), hi1 = vshrq_n_u8(v1, 4);
+            if (five) {
+                lo0 = vorrq_u8(lo0, vandq_u8(vshlq_n_u8(h0, 4), b4));
+                lo1 = vorrq_u8(lo1, vandq_u8(vshlq_n_u8(h1, 4), b4));
+                hi0 = vorrq_u8(hi0, vandq_u8(vshlq_n_u8(h0, 3), b4));
+                hi1 = vorrq_u8(hi1, vandq_u8(vshlq_n_u8(h1, 3), b4));
+                h0 = vshrq_n_u8(h0, 2);
+                h1 = vshrq_n_u8(h1, 2);
+            }
+            UNROLL for (int t = 0; t < nt; t++) {
+                const int8_t *aq = ACT(KernQ8_K, t)[b].q + 64 * p;
+                isum[t] = mac32(isum[t], vreinterpretq_s8_u8(lo0), vreinterpretq_s8_u8(lo1), aq, sc[2 * p], 1, dp);
+                isum[t] = mac32(isum[t], vreinterpretq_s8_u8(hi0), vreinterpretq_s8_u8(hi1), aq + 32, sc[2 * p + 1], 1, dp);
+            }
+        }
+        UNROLL for (int t = 0; t < nt; t++) {
+            const KernQ8_K *a = ACT(KernQ8_K, t) + b;
+            acc[t] = fma4(acc[t], vcvtq_f32_s32(isum[t]), vdupq_n_f32(dw * a->d));
+            accm[t] += dmin * a->d * (float)bsum32_dot(a, mins);
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum_f32(acc[t]) - accm[t];
+}
+
+/* Q6_K: 6-bit codes minus 32, 16 int8 scales (one per 16 elements). */
+INLINE void q6_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                      uint64_t out_stride, int kind, int dp)
+{
+    (void)kind;
+    float32x4_t acc[MAX_GROUP];
+    const uint8x16_t m4 = vdupq_n_u8(15), m30 = vdupq_n_u8(0x30);
+    const int8x16_t off = vdupq_n_s8(32);
+    UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
+    for (uint64_t b = 0; b < n / 256; b++, row += 210) {
+        float dw = f16s(row + 208);
+        int32_t sc[16];
+        widen16(vld1q_s8((const int8_t *)row + 192), sc);
+        int32x4_t isum[MAX_GROUP];
+        UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) { /* 128 elements: 64 bytes of low bits, 32 of high */
+            const uint8_t *ql = row + 64 * h, *qh = row + 128 + 32 * h;
+            int8x16_t w[8];
+            for (int i = 0; i < 2; i++) { /* elements l = 16i .. 16i+15 of each quarter */
+                uint8x16_t l0 = vld1q_u8(ql + 16 * i), l1 = vld1q_u8(ql + 32 + 16 * i), hb = vld1q_u8(qh + 16 * i);
+                uint8x16_t c0 = vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(hb, 4), m30));
+                uint8x16_t c1 = vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(hb, 2), m30));
+                uint8x16_t c2 = vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, m30));
+                uint8x16_t c3 = vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), m30));
+                w[0 + i] = vsubq_s8(vreinterpretq_s8_u8(c0), off);
+                w[2 + i] = vsubq_s8(vreinterpretq_s8_u8(c1), off);
+                w[4 + i] = vsubq_s8(vreinterpretq_s8_u8(c2), off);
+                w[6 + i] = vsubq_s8(vreinterpretq_s8_u8(c3), off);
+            }
+            for (int k = 0; k < 4; k++) /* quarter k: elements 128h + 32k .., scales 8h + 2k, +1 */
+                UNROLL for (int t = 0; t < nt; t++) {
+                    const int8_t *aq = ACT(KernQ8_K, t)[b].q + 128 * h + 32 * k;
+                    isum[t] = mac16x2(isum[t], w[2 * k], w[2 * k + 1], aq, sc[8 * h + 2 * k], sc[8 * h + 2 * k + 1], dp);
+                }
+        }
+        UNROLL for (int t = 0; t < nt; t++) {
+            const KernQ8_K *a = ACT(KernQ8_K, t) + b;
+            acc[t] = fma4(acc[t], vcvtq_f32_s32(isum[t]), vdupq_n_f32(dw * a->d));
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum_f32(acc[t]);
+}
+
+/* Q2_K: 2-bit codes, 16 sub-blocks of 16 with a 4-bit scale and min each. */
+INLINE void q2_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                      uint64_t out_stride, int kind, int dp)
+{
+    (void)kind;
+    float32x4_t acc[MAX_GROUP];
+    float accm[MAX_GROUP];
+    const uint8x16_t m3 = vdupq_n_u8(3);
+    UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f), accm[t] = 0.0f;
+    for (uint64_t b = 0; b < n / 256; b++, row += 84) {
+        float dw = f16s(row + 80), dmin = f16s(row + 82);
+        uint8x16_t mins = vshrq_n_u8(vld1q_u8(row), 4);
+        int16x8_t mins0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mins)));
+        int16x8_t mins1 = vreinterpretq_s16_u16(vmovl_u8(vget_high_u8(mins)));
+        int32_t sc[16];
+        widen16(vreinterpretq_s8_u8(vandq_u8(vld1q_u8(row), vdupq_n_u8(15))), sc);
+        int32x4_t isum[MAX_GROUP];
+        UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) { /* 128 elements from 32 bytes, 2 bits at a time */
+            uint8x16_t q0 = vld1q_u8(row + 16 + 32 * h), q1 = vld1q_u8(row + 32 + 32 * h);
+            for (int k = 0; k < 4; k++) {
+                int8x16_t w0 = vreinterpretq_s8_u8(vandq_u8(q0, m3)), w1 = vreinterpretq_s8_u8(vandq_u8(q1, m3));
+                q0 = vshrq_n_u8(q0, 2);
+                q1 = vshrq_n_u8(q1, 2);
+                UNROLL for (int t = 0; t < nt; t++) {
+                    const int8_t *aq = ACT(KernQ8_K, t)[b].q + 128 * h + 32 * k;
+                    isum[t] = mac16x2(isum[t], w0, w1, aq, sc[8 * h + 2 * k], sc[8 * h + 2 * k + 1], dp);
+                }
+            }
+        }
+        UNROLL for (int t = 0; t < nt; t++) {
+            const KernQ8_K *a = ACT(KernQ8_K, t) + b;
+            acc[t] = fma4(acc[t], vcvtq_f32_s32(isum[t]), vdupq_n_f32(dw * a->d));
+            accm[t] += dmin * a->d * (float)bsum_dot(a, mins0, mins1);
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum_f32(acc[t]) - accm[t];
+}
+
+/* Q3_K: 2-bit codes minus 4 where the hmask bit is clear, 6-bit scales - 32. */
+INLINE void q3_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                      uint64_t out_stride, int kind, int dp)
+{
+    (void)kind;
+    float32x4_t acc[MAX_GROUP];
+    const uint8x16_t m3 = vdupq_n_u8(3), four = vdupq_n_u8(4);
+    UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
+    for (uint64_t b = 0; b < n / 256; b++, row += 110) {
+        float dw = f16s(row + 108);
+        /* the 16 6-bit scales (quant_q3k_scale), four at a time as 32-bit
+         * words: low 4 bits from bytes 0..7, high 2 bits from bytes 8..11 */
+        uint32_t u[3], w[4];
+        memcpy(u, row + 96, 12);
+        for (int k = 0; k < 4; k++)
+            w[k] = ((u[k % 2] >> (4 * (k / 2))) & 0x0f0f0f0f) | (((u[2] >> (2 * k)) & 0x03030303) << 4);
+        int32_t sc[16];
+        widen16(vsubq_s8(vld1q_s8((const int8_t *)w), vdupq_n_s8(32)), sc);
+        uint8x16_t hm0 = vld1q_u8(row), hm1 = vld1q_u8(row + 16);
+        int32x4_t isum[MAX_GROUP];
+        UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) {
+            uint8x16_t q0 = vld1q_u8(row + 32 + 32 * h), q1 = vld1q_u8(row + 48 + 32 * h);
+            for (int k = 0; k < 4; k++) {
+                /* hmask bit 4h + k of byte l belongs to element l of this quarter */
+                uint8x16_t bit = vdupq_n_u8((uint8_t)(1u << (4 * h + k)));
+                uint8x16_t minus0 = vbicq_u8(four, vtstq_u8(hm0, bit)), minus1 = vbicq_u8(four, vtstq_u8(hm1, bit));
+                int8x16_t w0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q0, m3)), vreinterpretq_s8_u8(minus0));
+                int8x16_t w1 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q1, m3)), vreinterpretq_s8_u8(minus1));
+                q0 = vshrq_n_u8(q0, 2);
+                q1 = vshrq_n_u8(q1, 2);
+                UNROLL for (int t = 0; t < nt; t++) {
+                    const int8_t *aq = ACT(KernQ8_K, t)[b].q + 128 * h + 32 * k;
+                    isum[t] = mac16x2(isum[t], w0, w1, aq, sc[8 * h + 2 * k], sc[8 * h + 2 * k + 1], dp);
+                }
+            }
+        }
+        UNROLL for (int t = 0; t < nt; t++) {
+            const KernQ8_K *a = ACT(KernQ8_K, t) + b;
+            acc[t] = fma4(acc[t], vcvtq_f32_s32(isum[t]), vdupq_n_f32(dw * a->d));
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum_f32(acc[t]);
+}
+
+/* IQ4_XS: IQ4_NL levels in 8 sub-blocks of 32 with 6-bit scales - 32. */
+INLINE void iq4_xs_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                        uint64_t out_stride, int kind, int dp)
+{
+    (void)kind;
+    float32x4_t acc[MAX_GROUP];
+    UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
+    for (uint64_t b = 0; b < n / 256; b++, row += 136) {
+        float dw = f16s(row);
+        uint16_t sh = le16(row + 2);
+        int32x4_t isum[MAX_GROUP];
+        UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
+        for (int j = 0; j < 8; j++) {
+            int32_t s = (((row[4 + j / 2] >> (4 * (j % 2))) & 15) | (((sh >> (2 * j)) & 3) << 4)) - 32;
+            uint8x16_t v = vld1q_u8(row + 8 + 16 * j);
+            int8x16_t w0 = iq4_levels(vandq_u8(v, vdupq_n_u8(15))), w1 = iq4_levels(vshrq_n_u8(v, 4));
+            UNROLL for (int t = 0; t < nt; t++) isum[t] = mac32(isum[t], w0, w1, ACT(KernQ8_K, t)[b].q + 32 * j, s, 0, dp);
+        }
+        UNROLL for (int t = 0; t < nt; t++) {
+            const KernQ8_K *a = ACT(KernQ8_K, t) + b;
+            acc[t] = fma4(acc[t], vcvtq_f32_s32(isum[t]), vdupq_n_f32(dw * a->d));
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum_f32(acc[t]);
+}
+
+/* ---- float weights against float activations ------------------------------- */
+
+enum { FW_F32, FW_F16, FW_BF16 };
+
+/* 4 weights of the row as floats (rows may be unaligned: byte loads). */
+INLINE float32x4_t load4w(int kind, const uint8_t *p)
+{
+    if (kind == FW_F32) return vreinterpretq_f32_u8(vld1q_u8(p));
+    uint16x4_t h = vreinterpret_u16_u8(vld1_u8(p));
+    if (kind == FW_F16) return vcvt_f32_f16(vreinterpret_f16_u16(h));
+    return vreinterpretq_f32_u32(vshll_n_u16(h, 16));
+}
+
+INLINE float scalar_weight(int kind, const uint8_t *p)
+{
+    if (kind == FW_F32) {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+    }
+    return kind == FW_F16 ? f16s(p) : quant_bf16_to_f32(le16(p));
+}
+
+/* 16 elements per step into two accumulators per token, tail in scalar. */
+INLINE void float_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                       uint64_t out_stride, int kind, int dp)
+{
+    (void)dp;
+    float32x4_t a0[MAX_GROUP], a1[MAX_GROUP];
+    uint64_t esz = kind == FW_F32 ? 4 : 2, i = 0;
+    UNROLL for (int t = 0; t < nt; t++) a0[t] = a1[t] = vdupq_n_f32(0.0f);
+    for (; i + 16 <= n; i += 16) {
+        const uint8_t *p = row + i * esz;
+        float32x4_t w0 = load4w(kind, p), w1 = load4w(kind, p + 4 * esz);
+        float32x4_t w2 = load4w(kind, p + 8 * esz), w3 = load4w(kind, p + 12 * esz);
+        UNROLL for (int t = 0; t < nt; t++) {
+            const float *x = ACT(float, t) + i;
+            a0[t] = fma4(a0[t], w0, vld1q_f32(x));
+            a1[t] = fma4(a1[t], w1, vld1q_f32(x + 4));
+            a0[t] = fma4(a0[t], w2, vld1q_f32(x + 8));
+            a1[t] = fma4(a1[t], w3, vld1q_f32(x + 12));
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) {
+        const float *x = ACT(float, t);
+        float s = hsum_f32(vaddq_f32(a0[t], a1[t]));
+        for (uint64_t k = i; k < n; k++) s += scalar_weight(kind, row + k * esz) * x[k];
+        out[(uint64_t)t * out_stride] = s;
+    }
+}
+
+/* ---- the multi-token frame ------------------------------------------------- */
+
+/* A body specialised for 4 tokens (prefill: every weight block decoded
+ * once for 4 tokens, the accumulators in registers) and for 1 (decoding
+ * one token, and the few left over): two copies per kernel keep the
+ * binary small. Each token's arithmetic is the same in both, so results
+ * do not depend on how tokens are grouped. attr is empty or DOTPROD. */
+#define DEFINE_DOT(attr, fname, body, kind, dp)                                                                  \
+    attr static void fname(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,        \
+                           float *out, uint64_t out_stride)                                                     \
+    {                                                                                                           \
+        int t = 0;                                                                                              \
+        for (; t + 4 <= nt; t += 4)                                                                             \
+            body(n, row, (const uint8_t *)act + (uint64_t)t * act_stride, act_stride, 4,                        \
+                 out + (uint64_t)t * out_stride, out_stride, kind, dp);                                         \
+        for (; t < nt; t++)                                                                                     \
+            body(n, row, (const uint8_t *)act + (uint64_t)t * act_stride, act_stride, 1,                        \
+                 out + (uint64_t)t * out_stride, out_stride, kind, dp);                                         \
+    }
+
+/* The integer kernels in a baseline copy (neon_NAME) and, on aarch64, a
+ * dotprod copy (dp_NAME). */
+#ifdef __aarch64__
+#define INT_KERNEL(name, body, kind) \
+    DEFINE_DOT(, neon_##name, body, kind, 0) DEFINE_DOT(DOTPROD, dp_##name, body, kind, 1)
+#else
+#define INT_KERNEL(name, body, kind) DEFINE_DOT(, neon_##name, body, kind, 0)
+#endif
+
+INT_KERNEL(q8_0, b32_body, B32_Q8_0)
+INT_KERNEL(q4_0, b32_body, B32_Q4_0)
+INT_KERNEL(q4_1, b32_body, B32_Q4_1)
+INT_KERNEL(q5_0, b32_body, B32_Q5_0)
+INT_KERNEL(q5_1, b32_body, B32_Q5_1)
+INT_KERNEL(iq4_nl, b32_body, B32_IQ4_NL)
+INT_KERNEL(q2_k, q2_k_body, 0)
+INT_KERNEL(q3_k, q3_k_body, 0)
+INT_KERNEL(q4_k, q45_k_body, 0)
+INT_KERNEL(q5_k, q45_k_body, 1)
+INT_KERNEL(q6_k, q6_k_body, 0)
+INT_KERNEL(iq4_xs, iq4_xs_body, 0)
+DEFINE_DOT(, neon_f32, float_body, FW_F32, 0)
+DEFINE_DOT(, neon_f16, float_body, FW_F16, 0)
+DEFINE_DOT(, neon_bf16, float_body, FW_BF16, 0)
+
+/* ---- the KV cache ---------------------------------------------------------- */
+
+static float neon_dot_f16(const uint16_t *k, const float *q, uint32_t n)
+{
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = vdupq_n_f32(0.0f);
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        a0 = fma4(a0, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k + i))), vld1q_f32(q + i));
+        a1 = fma4(a1, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k + i + 4))), vld1q_f32(q + i + 4));
+    }
+    float s = hsum_f32(vaddq_f32(a0, a1));
+    for (; i < n; i++) s += q[i] * f16u(k[i]);
+    return s;
+}
+
+static void neon_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
+{
+    float32x4_t va = vdupq_n_f32(a);
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        vst1q_f32(out + i, fma4(vld1q_f32(out + i), va, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(v + i)))));
+    for (; i < n; i++) out[i] += a * f16u(v[i]);
+}
+
+static float neon_dot_f32(const float *k, const float *q, uint32_t n)
+{
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = vdupq_n_f32(0.0f);
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        a0 = fma4(a0, vld1q_f32(k + i), vld1q_f32(q + i));
+        a1 = fma4(a1, vld1q_f32(k + i + 4), vld1q_f32(q + i + 4));
+    }
+    float s = hsum_f32(vaddq_f32(a0, a1));
+    for (; i < n; i++) s += q[i] * k[i];
+    return s;
+}
+
+static void neon_axpy_f32(float *out, float a, const float *v, uint32_t n)
+{
+    float32x4_t va = vdupq_n_f32(a);
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(out + i, fma4(vld1q_f32(out + i), va, vld1q_f32(v + i)));
+    for (; i < n; i++) out[i] += a * v[i];
+}
+
+/* Q8_0 rows: the 16 int8 codes at p as 4 x 4 floats (exact: |c| <= 128). */
+INLINE void codes16(const uint8_t *p, float32x4_t *f)
+{
+    int8x16_t c = vld1q_s8((const int8_t *)p);
+    int16x8_t lo = vmovl_s8(vget_low_s8(c)), hi = vmovl_s8(vget_high_s8(c));
+    f[0] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)));
+    f[1] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo)));
+    f[2] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)));
+    f[3] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi)));
+}
+
+static float neon_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
+{
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (uint32_t b = 0; b < n / 32; b++, k += 34, q += 32) {
+        float32x4_t c[8];
+        codes16(k + 2, c);
+        codes16(k + 18, c + 4);
+        float32x4_t s0 = vmulq_f32(c[0], vld1q_f32(q)), s1 = vmulq_f32(c[1], vld1q_f32(q + 4));
+        for (int i = 2; i < 8; i += 2) {
+            s0 = fma4(s0, c[i], vld1q_f32(q + 4 * i));
+            s1 = fma4(s1, c[i + 1], vld1q_f32(q + 4 * i + 4));
+        }
+        acc = fma4(acc, vaddq_f32(s0, s1), vdupq_n_f32(f16s(k)));
+    }
+    return hsum_f32(acc);
+}
+
+static void neon_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
+{
+    for (uint32_t b = 0; b < n / 32; b++, v += 34, out += 32) {
+        float32x4_t ad = vdupq_n_f32(a * f16s(v)), c[8];
+        codes16(v + 2, c);
+        codes16(v + 18, c + 4);
+        for (int i = 0; i < 8; i++) vst1q_f32(out + 4 * i, fma4(vld1q_f32(out + 4 * i), ad, c[i]));
+    }
+}
+
+/* ---- softmax exponentials, the SiLU gate, F16 stores ------------------------- */
+
+/* e^x for x in [-87, 88] (the callers clamp), as kernels_x86.c's exp8:
+ * x = k ln2 + r with k rounded to nearest (by adding and taking away
+ * 1.5 * 2^23: vrndnq is ARMv8 only), e^r by its Taylor series to r^7, 2^k
+ * into the exponent bits. Within 2 ulp of expf (armv7's NEON flushes
+ * results under 2^-126 to zero). A NaN stays NaN: FMAX/FMIN return it. */
+INLINE float32x4_t exp4(float32x4_t x)
+{
+    const float32x4_t magic = vdupq_n_f32(12582912.0f);
+    float32x4_t k = vsubq_f32(vaddq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504f)), magic), magic);
+    float32x4_t r = vfmsq_f32(x, k, vdupq_n_f32(0.693145752f));
+    r = vfmsq_f32(r, k, vdupq_n_f32(1.42860677e-6f));
+    float32x4_t p = vdupq_n_f32(1.0f / 5040.0f);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 720.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 120.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 24.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 6.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(0.5f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+    int32x4_t two_k = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(k), vdupq_n_s32(127)), 23);
+    return vmulq_f32(p, vreinterpretq_f32_s32(two_k));
+}
+
+INLINE float32x4_t clamp_exp_arg(float32x4_t x)
+{
+    return vminq_f32(vmaxq_f32(x, vdupq_n_f32(-87.0f)), vdupq_n_f32(88.0f));
+}
+
+/* a / b: one divide on aarch64; armv7 has none, so a reciprocal estimate
+ * and two Newton steps (about 1 ulp) */
+INLINE float32x4_t div4(float32x4_t a, float32x4_t b)
+{
+#ifdef __aarch64__
+    return vdivq_f32(a, b);
+#else
+    float32x4_t r = vrecpeq_f32(b);
+    r = vmulq_f32(vrecpsq_f32(b, r), r);
+    r = vmulq_f32(vrecpsq_f32(b, r), r);
+    return vmulq_f32(a, r);
+#endif
+}
+
+INLINE float32x4_t silu_mul4(float32x4_t x, float32x4_t u)
+{
+    float32x4_t e = exp4(clamp_exp_arg(vnegq_f32(x)));
+    return vmulq_f32(div4(x, vaddq_f32(vdupq_n_f32(1.0f), e)), u);
+}
+
+/* Every element takes the same steps, the tail too (threads split the
+ * elements anywhere: a result must not depend on where). */
+static void neon_silu_mul(float *g, const float *u, uint64_t n)
+{
+    uint64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(g + i, silu_mul4(vld1q_f32(g + i), vld1q_f32(u + i)));
+    if (i < n) {
+        float tg[4] = {0}, tu[4] = {0};
+        memcpy(tg, g + i, (n - i) * sizeof(float));
+        memcpy(tu, u + i, (n - i) * sizeof(float));
+        vst1q_f32(tg, silu_mul4(vld1q_f32(tg), vld1q_f32(tu)));
+        memcpy(g + i, tg, (n - i) * sizeof(float));
+    }
+}
+
+/* s[i] = e^(s[i] - mx) four at a time, the sum in double in order. */
+static double neon_exp_sum(float *s, uint32_t n, float mx)
+{
+    float32x4_t m = vdupq_n_f32(mx);
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(s + i, exp4(clamp_exp_arg(vsubq_f32(vld1q_f32(s + i), m))));
+    if (i < n) {
+        float t[4] = {0};
+        memcpy(t, s + i, (n - i) * sizeof(float));
+        vst1q_f32(t, exp4(clamp_exp_arg(vsubq_f32(vld1q_f32(t), m))));
+        memcpy(s + i, t, (n - i) * sizeof(float));
+    }
+    double sum = 0.0;
+    for (i = 0; i < n; i++) sum += s[i];
+    return sum;
+}
+
+#ifdef __aarch64__
+/* F16 stores: FCVTN rounds to nearest even and, with Linux's FPCR (no
+ * flush to zero, no default NaN), keeps subnormals and a NaN's sign and top
+ * bits: quant_f32_to_f16's results (test_kernels checks it). armv7's NEON
+ * flushes subnormals and uses the default NaN: it keeps the reference. */
+static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
+{
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1_u16(out + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
+    for (; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
+}
+#define NEON_TO_F16 .to_f16 = neon_to_f16,
+#else
+#define NEON_TO_F16
+#endif
+
+/* ---- the sets ---------------------------------------------------------------- */
+
+#define INT_ENTRIES(p)                                                                                           \
+    [GGML_TYPE_Q8_0] = p##_q8_0, [GGML_TYPE_Q4_0] = p##_q4_0, [GGML_TYPE_Q4_1] = p##_q4_1,                      \
+    [GGML_TYPE_Q5_0] = p##_q5_0, [GGML_TYPE_Q5_1] = p##_q5_1, [GGML_TYPE_IQ4_NL] = p##_iq4_nl,                  \
+    [GGML_TYPE_Q2_K] = p##_q2_k, [GGML_TYPE_Q3_K] = p##_q3_k, [GGML_TYPE_Q4_K] = p##_q4_k,                      \
+    [GGML_TYPE_Q5_K] = p##_q5_k, [GGML_TYPE_Q6_K] = p##_q6_k, [GGML_TYPE_IQ4_XS] = p##_iq4_xs
+
+#define SET(label, p)                                                                                            \
+    {                                                                                                            \
+        .name = label,                                                                                           \
+        .dot = {INT_ENTRIES(p), [GGML_TYPE_F32] = neon_f32, [GGML_TYPE_F16] = neon_f16,                         \
+                [GGML_TYPE_BF16] = neon_bf16},                                                                  \
+        .quantize_q8_0 = neon_quantize_q8_0, .quantize_q8_k = neon_quantize_q8_k, .dot_f16 = neon_dot_f16,      \
+        .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
+        .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
+        .exp_sum = neon_exp_sum, NEON_TO_F16                                                                     \
+    }
+
+const KernelSet *kern_arm(void)
+{
+    const PortCpu *c = port_cpu();
+#ifdef __aarch64__
+    static const KernelSet neon = SET("aarch64 NEON", neon), dotprod = SET("aarch64 NEON+dotprod", dp);
+    if (!c->neon) return NULL;
+    return c->dotprod ? &dotprod : &neon;
+#else
+    static const KernelSet neon = SET("armv7 NEON", neon);
+    return c->neon && c->vfpv4 ? &neon : NULL;
+#endif
+}
+
+#else
+
+const KernelSet *kern_arm(void)
+{
+    return NULL;
+}
+
+#endif

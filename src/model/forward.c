@@ -1,0 +1,618 @@
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama) over a sequence's KV cache.
+ *
+ * Per layer, for the tokens of one step:
+ *   h = RMSNorm(x) * attn_norm
+ *   q, k, v = Wq h + bq, Wk h + bk, Wv h + bv   (biases if the model has them)
+ *   per-head RMSNorm of q and k if the arch has it
+ *   RoPE on q and k at each token's position; k, v go into the cache
+ *   attention of each q head over its kv head's cache rows 0..pos (causal)
+ *   x += Wo attn
+ *   h = RMSNorm(x) * ffn_norm
+ *   x += Wdown (silu(Wgate h) * (Wup h))
+ * then logits = Wout (RMSNorm(x) * output_norm).
+ * Everything is float32 (sums of squares and softmax denominators in double),
+ * except the input of each matmul with quantized weights, which is quantized
+ * to 8 bits per element first, as llama.cpp does (kernels.h). */
+#include "forward.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../port/port.h"
+#include "../kernels/kernels.h"
+#include "../kernels/quant.h"
+#include "weight_stream.h"
+
+static uint64_t kv_width(const ModelConfig *c)
+{
+    return (uint64_t)c->n_head_kv * c->head_dim;
+}
+
+static uint64_t kv_width_v(const ModelConfig *c)
+{
+    return (uint64_t)c->n_head_kv * c->head_dim_v;
+}
+
+/* ---- memory ---------------------------------------------------------- */
+
+/* The buffers, in tables so the plan and the carving cannot disagree. */
+typedef struct {
+    const char *what;
+    uint64_t count;  /* elements (the KV caches: rows) */
+    uint64_t elem;   /* bytes per element (per row) */
+} Buffer;
+
+enum { S_KCACHE, S_VCACHE, S_COUNT };
+enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_COUNT };
+
+/* Widest input of any matmul: the quantized activation buffers hold a step
+ * of it in each format. */
+static uint64_t widest_input(const ModelConfig *c)
+{
+    uint64_t w = c->n_embd;
+    if (c->n_ff > w) w = c->n_ff;
+    if ((uint64_t)c->n_head * c->head_dim_v > w) w = (uint64_t)c->n_head * c->head_dim_v;
+    return w;
+}
+
+/* One sequence's buffers; what names them in the plan. */
+static void seq_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, const char *what, Buffer *b)
+{
+    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer, c->n_head_kv), o->n_ctx); /* model.h: kv_row_index */
+    b[S_KCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim)};
+    b[S_VCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim_v)};
+}
+
+static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, Buffer *b)
+{
+    uint64_t B = o->batch;
+    b[W_X] = (Buffer){"workspace: activations", B * c->n_embd, 4};
+    b[W_XB] = (Buffer){"workspace: activations", B * c->n_embd, 4};
+    b[W_Q] = (Buffer){"workspace: activations", B * c->n_head * c->head_dim, 4};
+    b[W_K] = (Buffer){"workspace: activations", B * kv_width(c), 4};
+    b[W_V] = (Buffer){"workspace: activations", B * kv_width_v(c), 4};
+    b[W_ATT] = (Buffer){"workspace: activations", B * c->n_head * c->head_dim_v, 4};
+    b[W_HB] = (Buffer){"workspace: activations", B * c->n_ff, 4};
+    b[W_HB2] = (Buffer){"workspace: activations", B * c->n_ff, 4};
+    b[W_SCORES] = (Buffer){"workspace: attention scores", plan_mul(p, c->n_head, o->n_ctx), 4};
+    b[W_LOGITS] = (Buffer){"workspace: logits", plan_mul(p, o->all_logits ? B : 1, c->n_vocab), 4};
+    b[W_ACT0] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_0, widest_input(c))};
+    b[W_ACTK] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_K, widest_input(c))};
+}
+
+static uint32_t n_seq(const ModelOptions *o)
+{
+    return o->n_seq ? o->n_seq : 1;
+}
+
+void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
+{
+    model_plan(cfg, opt, plan);
+    /* plan items keep their names' pointers: static strings */
+    static const char *const names[] = {"kv cache, sequence 0", "kv cache, sequence 1", "kv cache, sequence 2",
+                                        "kv cache, sequence 3", "kv cache, sequence 4", "kv cache, sequence 5",
+                                        "kv cache, sequence 6", "kv cache, sequence 7"};
+    enum { N_NAMES = sizeof names / sizeof names[0] };
+    for (uint32_t i = 0; i < n_seq(opt); i++) {
+        const char *what = n_seq(opt) == 1 ? "kv cache" /* as before sequences were apart */
+                         : i < N_NAMES ? names[i] : "kv cache, sequences 8 and more";
+        Buffer b[S_COUNT];
+        seq_buffers(cfg, opt, plan, what, b);
+        for (int k = 0; k < S_COUNT; k++) plan_add(plan, b[k].what, plan_mul(plan, b[k].count, b[k].elem));
+    }
+    Buffer b[W_COUNT];
+    workspace_buffers(cfg, opt, plan, b);
+    for (int i = 0; i < W_COUNT; i++) plan_add(plan, b[i].what, plan_mul(plan, b[i].count, b[i].elem));
+}
+
+/* Carves n buffers into p; -1 if the arena is short. */
+static int carve(Arena *arena, const Buffer *b, int n, void **p)
+{
+    Plan scratch; /* only for its overflow checks, already passed when planning */
+    plan_init(&scratch);
+    for (int i = 0; i < n; i++) {
+        p[i] = arena_take(arena, plan_mul(&scratch, b[i].count, b[i].elem));
+        if (!p[i] || scratch.overflow) return -1;
+    }
+    return 0;
+}
+
+int seq_init(SeqState *s, const ModelConfig *cfg, const ModelOptions *opt, Arena *arena)
+{
+    Plan scratch;
+    plan_init(&scratch);
+    Buffer b[S_COUNT];
+    void *p[S_COUNT];
+    memset(s, 0, sizeof *s);
+    seq_buffers(cfg, opt, &scratch, "kv cache", b);
+    if (carve(arena, b, S_COUNT, p) != 0) return -1;
+    s->n_ctx = opt->n_ctx;
+    s->kv_type = opt->kv_type;
+    s->k_cache = p[S_KCACHE];
+    s->v_cache = p[S_VCACHE];
+    return 0;
+}
+
+void seq_reset(SeqState *s)
+{
+    s->n_past = 0;
+}
+
+int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena *arena, GgufError *err)
+{
+    Plan scratch;
+    plan_init(&scratch);
+    Buffer b[W_COUNT];
+    void *p[W_COUNT];
+    memset(ws, 0, sizeof *ws);
+    workspace_buffers(&m->cfg, opt, &scratch, b);
+    if (carve(arena, b, W_COUNT, p) != 0) {
+        snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the KV cache and activations");
+        return -1;
+    }
+    ws->batch = opt->batch;
+    ws->n_ctx = opt->n_ctx;
+    ws->all_logits = opt->all_logits;
+    ws->x = p[W_X];
+    ws->xb = p[W_XB];
+    ws->q = p[W_Q];
+    ws->k = p[W_K];
+    ws->v = p[W_V];
+    ws->att = p[W_ATT];
+    ws->hb = p[W_HB];
+    ws->hb2 = p[W_HB2];
+    ws->scores = p[W_SCORES];
+    ws->logits = p[W_LOGITS];
+    ws->act_q8_0 = p[W_ACT0];
+    ws->act_q8_k = p[W_ACTK];
+    kern_active(); /* chooses the kernels now, before any thread runs */
+    if (m->load == LOAD_STREAM && wstream_init(&ws->stream, m, opt, arena, err) != 0) return -1;
+    return 0;
+}
+
+void workspace_close(Workspace *ws)
+{
+    wstream_stop(&ws->stream);
+}
+
+/* ---- small pieces ------------------------------------------------------- */
+
+static void rmsnorm(float *out, const float *x, const float *w, uint64_t n, float eps)
+{
+    /* four running sums: one would wait on each addition (4 cycles) */
+    double ss[4] = {0.0, 0.0, 0.0, 0.0};
+    uint64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++) ss[k] += (double)x[i + k] * x[i + k];
+    for (; i < n; i++) ss[0] += (double)x[i] * x[i];
+    double sum = (ss[0] + ss[1]) + (ss[2] + ss[3]);
+    float scale = (float)(1.0 / sqrt(sum / (double)n + eps));
+    for (i = 0; i < n; i++) out[i] = (x[i] * scale) * w[i];
+}
+
+static void add_bias(float *v, const float *bias, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) v[i] += bias[i];
+}
+
+void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style)
+{
+    uint32_t half = n_rot / 2;
+    for (uint32_t i = 0; i < half; i++) {
+        uint32_t a = style == ROPE_NEOX ? i : 2 * i;
+        uint32_t b = style == ROPE_NEOX ? i + half : 2 * i + 1;
+        float c = cs[2 * i], s = cs[2 * i + 1];
+        float x0 = v[a], x1 = v[b];
+        v[a] = x0 * c - x1 * s;
+        v[b] = x0 * s + x1 * c;
+    }
+}
+
+void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors)
+{
+    for (uint32_t i = 0; i < n_rot / 2; i++) {
+        double theta = (double)pos * pow((double)base, -2.0 * (double)i / (double)n_rot);
+        if (freq_factors) theta /= (double)freq_factors[i];
+        cs[2 * i] = (float)cos(theta);
+        cs[2 * i + 1] = (float)sin(theta);
+    }
+}
+
+int forward_argmax(const float *v, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > v[best]) best = i;
+    return best;
+}
+
+/* ---- per-token work split across threads --------------------------------
+ * The steps between the matmuls (norms, activation quantization, RoPE and
+ * the cache stores, SiLU) work on each token alone, so a prompt chunk's
+ * tokens are split between the threads (a thread idle there costs both
+ * cores' time: measured 17% of a 64-token step spent waiting before).
+ * One token runs on the calling thread: a parallel region costs more. */
+/* Thread ith of nth takes items [lo, hi) of n (tokens, rows, heads). */
+static void split(uint64_t n, int ith, int nth, uint64_t *lo, uint64_t *hi)
+{
+    *lo = n * (uint64_t)ith / (uint64_t)nth;
+    *hi = n * (uint64_t)(ith + 1) / (uint64_t)nth;
+}
+
+static void run_tokens(void (*fn)(void *ctx, int ith, int nth), void *ctx, int n)
+{
+    if (n > 1) port_parallel(fn, ctx);
+    else fn(ctx, 0, 1);
+}
+
+typedef struct {
+    float *out;
+    const float *in, *w;
+    uint64_t dim;
+    float eps;
+    int n;
+} NormJob;
+
+static void norm_worker(void *ctx, int ith, int nth)
+{
+    const NormJob *j = ctx;
+    uint64_t t0, t1;
+    split((uint64_t)j->n, ith, nth, &t0, &t1);
+    for (uint64_t t = t0; t < t1; t++) rmsnorm(j->out + t * j->dim, j->in + t * j->dim, j->w, j->dim, j->eps);
+}
+
+static void rmsnorm_tokens(float *out, const float *in, const float *w, uint64_t dim, float eps, int n)
+{
+    NormJob j = {out, in, w, dim, eps, n};
+    run_tokens(norm_worker, &j, n);
+}
+
+typedef struct {
+    uint32_t type;
+    const float *x;
+    uint8_t *out;
+    uint64_t cols, stride;
+    int n;
+} QuantJob;
+
+static void quant_worker(void *ctx, int ith, int nth)
+{
+    const QuantJob *j = ctx;
+    uint64_t t0, t1;
+    split((uint64_t)j->n, ith, nth, &t0, &t1);
+    for (uint64_t t = t0; t < t1; t++) kern_quantize_act(j->type, j->x + t * j->cols, j->out + t * j->stride, j->cols);
+}
+
+/* ---- matmul: out[t][r] = W[r] . x[t], output rows split across threads --
+ *
+ * Matrices reading the same input (q, k, v; gate, up) run as one group:
+ * the input is quantized once per activation format, then one parallel
+ * region splits the rows of all of them between the threads. */
+
+#define GROUP_MAX 3
+
+typedef struct {
+    const Weight *w[GROUP_MAX];
+    float *out[GROUP_MAX];
+    uint64_t out_stride[GROUP_MAX];
+    const void *act[GROUP_MAX];
+    uint64_t act_stride[GROUP_MAX];
+    int nw, n;
+    uint64_t total_rows;
+} MatmulJob;
+
+static void matmul_worker(void *ctx, int ith, int nth)
+{
+    const MatmulJob *j = ctx;
+    uint64_t a, b;
+    split(j->total_rows, ith, nth, &a, &b);
+    uint64_t base = 0;
+    for (int i = 0; i < j->nw; i++) {
+        const Weight *w = j->w[i];
+        uint64_t lo = a > base ? a - base : 0, hi = b - base < w->rows ? b - base : w->rows;
+        if (b > base && lo < hi)
+            kern_matmul(w->type, w->data, w->row_bytes, w->cols, lo, hi, j->act[i], j->act_stride[i], j->n, j->out[i],
+                        j->out_stride[i]);
+        base += w->rows;
+    }
+}
+
+/* out_stride: floats between two tokens' outputs; 0 = each matrix's rows. */
+static void matmul_group_stride(Workspace *wk, const Weight *const *ws, float *const *outs, uint64_t out_stride,
+                                int nw, const float *x, int n)
+{
+    MatmulJob j;
+    memset(&j, 0, sizeof j);
+    uint64_t cols = ws[0]->cols;
+    int done[3] = {0, 0, 0};
+    void *buf[3] = {NULL, wk->act_q8_0, wk->act_q8_k};
+    for (int i = 0; i < nw; i++) {
+        KernActFormat f = kern_act_format(ws[i]->type);
+        uint64_t stride = kern_act_bytes(f, cols);
+        if (f == KERN_ACT_F32) {
+            j.act[i] = x;
+        } else {
+            if (!done[f]) {
+                QuantJob q = {ws[i]->type, x, buf[f], cols, stride, n};
+                run_tokens(quant_worker, &q, n);
+            }
+            done[f] = 1;
+            j.act[i] = buf[f];
+        }
+        j.act_stride[i] = stride;
+        j.w[i] = ws[i];
+        j.out[i] = outs[i];
+        j.out_stride[i] = out_stride ? out_stride : ws[i]->rows;
+        j.total_rows += ws[i]->rows;
+    }
+    j.nw = nw;
+    j.n = n;
+    port_parallel(matmul_worker, &j);
+}
+
+static void matmul_group(Workspace *wk, const Weight *const *ws, float *const *outs, int nw, const float *x, int n)
+{
+    matmul_group_stride(wk, ws, outs, 0, nw, x, n);
+}
+
+static void matmul(Workspace *wk, const Weight *w, const float *x, int n, float *out)
+{
+    matmul_group(wk, &w, &out, 1, x, n);
+}
+
+/* ---- attention ---------------------------------------------------------- */
+
+/* A step's work on one layer of one sequence (attention, q/k steps). */
+typedef struct {
+    const Model *m;
+    Workspace *ws;
+    SeqState *seq;
+    const LayerWeights *lw;
+    uint32_t layer;
+    int n;
+    uint32_t pos0;
+} LayerJob;
+
+/* A Q8_0 key row is multiplied by q kept in float (more accurate than
+ * quantizing q as well); see kernels.h. */
+static float cache_dot(const KernelSet *ks, const void *row, KvType t, const float *q, uint32_t n)
+{
+    if (t == KV_Q8_0) return ks->dot_q8_0_f32(row, q, n);
+    return t == KV_F32 ? ks->dot_f32(row, q, n) : ks->dot_f16(row, q, n);
+}
+
+static void cache_axpy(const KernelSet *ks, float *out, float a, const void *row, KvType t, uint32_t n)
+{
+    if (t == KV_Q8_0) ks->axpy_q8_0(out, a, row, n);
+    else if (t == KV_F32) ks->axpy_f32(out, a, row, n);
+    else ks->axpy_f16(out, a, row, n);
+}
+
+static void attention_worker(void *ctx, int ith, int nth)
+{
+    const LayerJob *j = ctx;
+    const KernelSet *ks = kern_active();
+    const ModelConfig *c = &j->m->cfg;
+    const Workspace *ws = j->ws;
+    const SeqState *seq = j->seq;
+    KvType kt = seq->kv_type;
+    uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v);
+    uint32_t group = c->n_head / c->n_head_kv;
+    float scale = (float)(1.0 / sqrt((double)c->head_dim));
+    uint64_t head0, head1;
+    split(c->n_head, ith, nth, &head0, &head1);
+    uint32_t h0 = (uint32_t)head0, h1 = (uint32_t)head1;
+
+    /* the q heads of one kv head together: its rows are read once for all */
+    for (uint32_t h = h0; h < h1;) {
+        uint32_t kvh = h / group, hn = (kvh + 1) * group < h1 ? (kvh + 1) * group : h1, nq = hn - h;
+        /* the kv head's rows, one per position (model.h: kv_row_index) */
+        const uint8_t *kh = (const uint8_t *)seq->k_cache + kv_row_index(c, seq->n_ctx, j->layer, kvh, 0) * krow;
+        const uint8_t *vh = (const uint8_t *)seq->v_cache + kv_row_index(c, seq->n_ctx, j->layer, kvh, 0) * vrow;
+        float *s = ws->scores + (uint64_t)h * ws->n_ctx; /* head h + i: s + i * n_ctx */
+        uint64_t n_ctx = ws->n_ctx;
+        for (int t = 0; t < j->n; t++) {
+            uint32_t pos = j->pos0 + (uint32_t)t, np = pos + 1;
+            const float *q = ws->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim;
+            float *out = ws->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v;
+            if (kt == KV_F16 && ks->dots_f16)
+                ks->dots_f16((const uint16_t *)kh, krow / 2, q, c->head_dim, nq, c->head_dim, np, s, n_ctx);
+            else
+                for (uint32_t i = 0; i < nq; i++)
+                    for (uint32_t p = 0; p < np; p++)
+                        s[i * n_ctx + p] = cache_dot(ks, kh + (uint64_t)p * krow, kt, q + i * c->head_dim, c->head_dim);
+            for (uint32_t i = 0; i < nq; i++) {
+                float *si = s + i * n_ctx, mx = -INFINITY;
+                for (uint32_t p = 0; p < np; p++) {
+                    si[p] *= scale;
+                    if (si[p] > mx) mx = si[p];
+                }
+                float inv = (float)(1.0 / ks->exp_sum(si, np, mx));
+                for (uint32_t p = 0; p < np; p++) si[p] *= inv;
+                memset(out + i * c->head_dim_v, 0, c->head_dim_v * sizeof *out);
+            }
+            if (kt == KV_F16 && ks->wsum_f16)
+                ks->wsum_f16(out, c->head_dim_v, s, n_ctx, nq, (const uint16_t *)vh, vrow / 2, c->head_dim_v, np);
+            else
+                for (uint32_t i = 0; i < nq; i++)
+                    for (uint32_t p = 0; p < np; p++)
+                        cache_axpy(ks, out + i * c->head_dim_v, s[i * n_ctx + p], vh + (uint64_t)p * vrow, kt, c->head_dim_v);
+        }
+        h = hn;
+    }
+}
+
+/* Stores one position's keys or values, n_head_kv heads of dim floats at
+ * src, for `layer` at position pos: one cache row per head (model.h:
+ * kv_row_index). Q8_0 rows are quantized in blocks of 32 as ggml does
+ * (d = max|x| / 127, codes round(x / d)). */
+static void cache_store(const ModelConfig *c, const SeqState *seq, void *cache, uint32_t layer, uint32_t pos,
+                        const float *src, uint32_t dim)
+{
+    KvType t = seq->kv_type;
+    uint64_t row_bytes = kv_type_bytes(t, dim);
+    for (uint32_t h = 0; h < c->n_head_kv; h++, src += dim) {
+        uint8_t *dst = (uint8_t *)cache + kv_row_index(c, seq->n_ctx, layer, h, pos) * row_bytes;
+        if (t == KV_F32) {
+            memcpy(dst, src, dim * sizeof *src);
+        } else if (t == KV_F16) {
+            kern_active()->to_f16((uint16_t *)dst, src, dim);
+        } else {
+            quant_quantize_row(GGML_TYPE_Q8_0, src, dst, dim);
+        }
+    }
+}
+
+/* Biases, q/k norms and RoPE of each token at its position, then its
+ * keys and values into the cache. */
+static void qk_worker(void *ctx, int ith, int nth)
+{
+    const LayerJob *j = ctx;
+    const Model *m = j->m;
+    Workspace *ws = j->ws;
+    const ModelConfig *c = &m->cfg;
+    const LayerWeights *lw = j->lw;
+    uint64_t hd = c->head_dim, qdim = (uint64_t)c->n_head * hd, kw = kv_width(c), vw = kv_width_v(c);
+    float cs[FORWARD_MAX_HEAD_DIM];
+    uint64_t t0, t1;
+    split((uint64_t)j->n, ith, nth, &t0, &t1);
+    for (uint64_t t = t0; t < t1; t++) {
+        uint32_t pos = j->pos0 + (uint32_t)t;
+        float *q = ws->q + t * qdim, *k = ws->k + t * kw;
+        forward_rope_table(cs, c->n_rot, (double)pos, c->rope_base, m->rope_freqs);
+        if (lw->bq) {
+            add_bias(q, lw->bq, qdim);
+            add_bias(k, lw->bk, kw);
+            add_bias(ws->v + t * vw, lw->bv, vw);
+        }
+        for (uint32_t h = 0; h < c->n_head; h++) {
+            if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
+            forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
+        }
+        for (uint32_t h = 0; h < c->n_head_kv; h++) {
+            if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
+            forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
+        }
+        cache_store(c, j->seq, j->seq->k_cache, j->layer, pos, k, c->head_dim);
+        cache_store(c, j->seq, j->seq->v_cache, j->layer, pos, ws->v + t * vw, c->head_dim_v);
+    }
+}
+
+/* hb = silu(hb) * hb2, element by element. */
+typedef struct {
+    float *hb;
+    const float *hb2;
+    uint64_t count;
+} SiluJob;
+
+static void silu_worker(void *ctx, int ith, int nth)
+{
+    const SiluJob *j = ctx;
+    uint64_t i0, i1;
+    split(j->count, ith, nth, &i0, &i1);
+    kern_active()->silu_mul(j->hb + i0, j->hb2 + i0, i1 - i0);
+}
+
+/* ---- one step ----------------------------------------------------------- */
+
+int forward_batch(const Model *m, Workspace *ws, SeqState *seq, const int32_t *tokens, int n, uint32_t pos0,
+                  int all_logits)
+{
+    const ModelConfig *c = &m->cfg;
+    if (n < 1 || (uint32_t)n > ws->batch) {
+        snprintf(ws->err, sizeof ws->err, "a step of %d tokens is out of range [1, %u]", n, ws->batch);
+        return -1;
+    }
+    if (pos0 > seq->n_past) {
+        snprintf(ws->err, sizeof ws->err, "position %u is past the %u filled positions of the cache", pos0, seq->n_past);
+        return -1;
+    }
+    if ((uint64_t)pos0 + (uint64_t)n > seq->n_ctx) {
+        snprintf(ws->err, sizeof ws->err, "the context is full (%u positions; use -c to allow more)", seq->n_ctx);
+        return -1;
+    }
+    if (seq->n_ctx > ws->n_ctx) {
+        snprintf(ws->err, sizeof ws->err, "a context of %u is longer than the %u the workspace was planned for",
+                 seq->n_ctx, ws->n_ctx);
+        return -1;
+    }
+    if (all_logits && n > 1 && !ws->all_logits) {
+        snprintf(ws->err, sizeof ws->err, "logits of every token were not planned for");
+        return -1;
+    }
+    for (int t = 0; t < n; t++) {
+        if (tokens[t] < 0 || (uint32_t)tokens[t] >= c->n_vocab) {
+            snprintf(ws->err, sizeof ws->err, "token id %d is out of range [0, %u)", tokens[t], c->n_vocab);
+            return -1;
+        }
+    }
+
+    uint64_t dim = c->n_embd;
+    int streamed = m->load == LOAD_STREAM;
+
+    for (int t = 0; t < n; t++) {
+        const uint8_t *row = wstream_embd_row(&ws->stream, m, tokens[t], t, ws->err, sizeof ws->err);
+        if (!row) return -1;
+        quant_dequant_row(m->tok_embd.type, row, ws->x + (uint64_t)t * dim, dim);
+    }
+
+    for (uint32_t l = 0; l < c->n_layer; l++) {
+        /* streamed: in a slot, the next one on its way */
+        const LayerWeights *lw = streamed ? wstream_layer(&ws->stream, m, l) : &m->layers[l];
+        rmsnorm_tokens(ws->xb, ws->x, lw->attn_norm, dim, c->norm_eps, n);
+        const Weight *qkv[3] = {&lw->wq, &lw->wk, &lw->wv};
+        float *qkv_out[3] = {ws->q, ws->k, ws->v};
+        matmul_group(ws, qkv, qkv_out, 3, ws->xb, n);
+
+        LayerJob lj = {m, ws, seq, lw, l, n, pos0};
+        run_tokens(qk_worker, &lj, n);
+        port_parallel(attention_worker, &lj);
+
+        matmul(ws, &lw->wo, ws->att, n, ws->xb);
+        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
+
+        rmsnorm_tokens(ws->xb, ws->x, lw->ffn_norm, dim, c->norm_eps, n);
+        const Weight *gate_up[2] = {&lw->w_gate, &lw->w_up};
+        float *gate_up_out[2] = {ws->hb, ws->hb2};
+        matmul_group(ws, gate_up, gate_up_out, 2, ws->xb, n);
+        SiluJob sj = {ws->hb, ws->hb2, (uint64_t)n * c->n_ff};
+        run_tokens(silu_worker, &sj, n);
+        matmul(ws, &lw->w_down, ws->hb, n, ws->xb);
+        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
+    }
+
+    /* Only the rows whose logits are wanted go through the output matrix. */
+    int first = all_logits ? 0 : n - 1;
+    int rows = n - first;
+    rmsnorm_tokens(ws->xb, ws->x + (uint64_t)first * dim, m->output_norm, dim, c->norm_eps, rows);
+    if (streamed) {
+        /* by chunks of rows through the slots: the same rows, the same sums */
+        for (uint32_t ch = 0; ch < ws->stream.n_out_chunks; ch++) {
+            Weight part;
+            uint64_t r0 = wstream_output_chunk(&ws->stream, m, ch, &part);
+            const Weight *wp = &part;
+            float *out = ws->logits + r0;
+            matmul_group_stride(ws, &wp, &out, c->n_vocab, 1, ws->xb, rows);
+        }
+    } else {
+        matmul(ws, &m->output, ws->xb, rows, ws->logits);
+    }
+    ws->n_logits = (uint32_t)rows;
+    seq->n_past = pos0 + (uint32_t)n;
+    return 0;
+}
+
+int forward_prompt(const Model *m, Workspace *ws, SeqState *seq, const int32_t *tokens, int n)
+{
+    if (n < 1) {
+        snprintf(ws->err, sizeof ws->err, "no tokens to feed");
+        return -1;
+    }
+    for (int i = 0; i < n;) {
+        int step = n - i < (int)ws->batch ? n - i : (int)ws->batch;
+        if (forward_batch(m, ws, seq, tokens + i, step, seq->n_past, 0) != 0) return -1;
+        i += step;
+    }
+    return 0;
+}

@@ -1,0 +1,97 @@
+/* forward.h - the forward pass: weights (model.h, read-only and shared),
+ * the state of one sequence, and the workspace a step computes in.
+ *
+ * One code path: a step feeds up to the workspace's batch of tokens of one
+ * sequence at consecutive positions (a prompt in batches, or one token
+ * when decoding). Every matmul loops over the weight rows and dots each row
+ * with every token of the step, so a batch and the same tokens fed one by
+ * one give the same logits; and a sequence's results never depend on what
+ * other sequences did with the same weights and workspace in between.
+ *
+ * Memory: forward_plan adds the weights (model_plan), opt->n_seq sequences
+ * and one workspace to a plan; model_load, seq_init (once per sequence) and
+ * workspace_init carve them from the arena in that order. */
+#ifndef PITH_FORWARD_H
+#define PITH_FORWARD_H
+
+#include <stdint.h>
+
+#include "../arena/arena.h"
+#include "model.h"
+#include "weight_stream.h"
+
+#define FORWARD_MAX_BATCH MODEL_MAX_BATCH
+#define FORWARD_MAX_HEAD_DIM MODEL_MAX_HEAD_DIM
+
+/* What changes while one sequence runs: its KV cache and its position.
+ * Architectures whose layers keep a recurrent state instead of (or beside)
+ * a cache get it here too, recurrent_layer_bytes per layer (none yet). */
+typedef struct {
+    uint32_t n_ctx;           /* positions the cache holds */
+    KvType kv_type;
+    void *k_cache, *v_cache;  /* rows of kv_type, [layer][n_head_kv][n_ctx] (kv_row_index) */
+    uint32_t n_past;          /* positions of the cache that are filled */
+    uint8_t *recurrent;       /* [n_layer][recurrent_layer_bytes], or NULL */
+    uint64_t recurrent_layer_bytes;
+} SeqState;
+
+/* The scratch of a forward step, shared by the sequences that take turns
+ * in it: activations, the quantized matmul inputs, logits, and (--load
+ * stream) the window the weights pass through. */
+typedef struct {
+    uint32_t batch;           /* most tokens per step */
+    uint32_t n_ctx;           /* longest sequence it serves (the scores' rows) */
+    int all_logits;           /* logits rows for every token of a step (else only the last) */
+    /* activations, [batch][...] */
+    float *x, *xb, *q, *k, *v, *att, *hb, *hb2;
+    float *scores;            /* [n_head][n_ctx] */
+    void *act_q8_0, *act_q8_k;/* the step's matmul input quantized for the kernels (kernels.h) */
+    float *logits;            /* [batch or 1][n_vocab] */
+    uint32_t n_logits;        /* rows of logits filled by the last step */
+    WeightStream stream;      /* the model is streamed (LOAD_STREAM) */
+    char err[256];            /* why the last step failed */
+} Workspace;
+
+/* Adds the weights, opt->n_seq sequences' KV caches (n_ctx each) and the
+ * workspace to the plan. */
+void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan);
+/* Carves one sequence with opt's context and cache type (after
+ * model_load). Returns 0, or -1 if the arena is short. */
+int seq_init(SeqState *s, const ModelConfig *cfg, const ModelOptions *opt, Arena *arena);
+/* Empties the sequence (the next token goes to position 0). */
+void seq_reset(SeqState *s);
+/* Carves the workspace (after the sequences) and starts the stream reader
+ * of a streamed model. Returns 0, or -1 with a reason in err. */
+int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena *arena, GgufError *err);
+/* Stops what workspace_init started (the stream reader); call it before
+ * unmapping the arena. Harmless otherwise. */
+void workspace_close(Workspace *ws);
+
+/* Feeds tokens[0..n-1] of sequence s at positions pos0..pos0+n-1
+ * (1 <= n <= ws->batch). pos0 may be at most s->n_past: feeding at an
+ * earlier position overwrites the cache from there (e.g. to retry a chat
+ * turn). Afterwards s->n_past = pos0 + n. Logits: with all_logits (needs
+ * ws->all_logits) row i of ws->logits belongs to tokens[i]; otherwise row 0
+ * holds the last token's. Returns 0, or -1 with a one-line reason in
+ * ws->err (cache full, bad token, too many tokens, a failed read). */
+int forward_batch(const Model *m, Workspace *ws, SeqState *s, const int32_t *tokens, int n, uint32_t pos0,
+                  int all_logits);
+
+/* Feeds any number of tokens from s->n_past on, in steps of ws->batch;
+ * leaves the last token's logits in row 0 of ws->logits. */
+int forward_prompt(const Model *m, Workspace *ws, SeqState *s, const int32_t *tokens, int n);
+
+/* RoPE, shared with the context shift, over n_rot elements of a head
+ * (rope.dimension_count: the whole head, for every architecture pith runs).
+ * forward_rope_table writes cos, sin of pos * base^(-2i/n_rot) / factor[i]
+ * for the n_rot/2 pairs (angles in double; pos may be negative, to rotate
+ * back; freq_factors is rope_freqs.weight, or NULL for all 1);
+ * forward_rope rotates one head's vector with them, pairing (2i, 2i+1) for
+ * ROPE_NORM or (i, i + n_rot/2) for ROPE_NEOX. */
+void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors);
+void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style);
+
+/* Index of the largest of n values (lowest index on a tie). */
+int forward_argmax(const float *v, int n);
+
+#endif

@@ -1,0 +1,640 @@
+/* model.c - configuration from metadata, memory plan, weights bound by name.
+ *
+ * The configuration is read before any memory exists, in one walk of the
+ * header: the keys come first in a GGUF file (the architecture name and
+ * "<arch>.*" numbers are collected), then the tensor records, whose shapes
+ * give the vocabulary size, a tied output and the bytes of the weights. */
+#include "model.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../gguf/ggml_type.h"
+#include "../kernels/quant.h"
+
+#define R TENSOR_REQUIRED
+#define O TENSOR_OPTIONAL
+#define X TENSOR_REFUSED
+/* What llama.cpp accepts for each: Qwen3 has per-head q/k norms; Qwen2
+ * always has q/k/v biases; llama files may have them, and Llama 3.x files
+ * carry rope_freqs.weight. Layer rules in LayerTensorId order:
+ *   attn_norm ffn_norm q_norm k_norm q_bias k_bias v_bias | q k v out gate up down */
+static const ArchInfo arch_table[] = {
+    {"qwen3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R}, X},
+    {"qwen2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, R, R, R, R, R, R, R, R, R, R}, X},
+    {"llama", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R}, O},
+};
+#undef R
+#undef O
+#undef X
+
+#define LW(field) offsetof(LayerWeights, field)
+const LayerTensor layer_tensors[LT_COUNT] = {
+    [LT_ATTN_NORM] = {"attn_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(attn_norm)},
+    [LT_FFN_NORM] = {"ffn_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_norm)},
+    [LT_Q_NORM] = {"attn_q_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(q_norm)},
+    [LT_K_NORM] = {"attn_k_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(k_norm)},
+    [LT_Q_BIAS] = {"attn_q", "bias", 0, DIM_Q, DIM_ONE, LW(bq)},
+    [LT_K_BIAS] = {"attn_k", "bias", 0, DIM_KV, DIM_ONE, LW(bk)},
+    [LT_V_BIAS] = {"attn_v", "bias", 0, DIM_V, DIM_ONE, LW(bv)},
+    [LT_Q] = {"attn_q", "weight", 1, DIM_EMBD, DIM_Q, LW(wq)},
+    [LT_K] = {"attn_k", "weight", 1, DIM_EMBD, DIM_KV, LW(wk)},
+    [LT_V] = {"attn_v", "weight", 1, DIM_EMBD, DIM_V, LW(wv)},
+    [LT_OUT] = {"attn_output", "weight", 1, DIM_ATT, DIM_EMBD, LW(wo)},
+    [LT_GATE] = {"ffn_gate", "weight", 1, DIM_EMBD, DIM_FF, LW(w_gate)},
+    [LT_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF, LW(w_up)},
+    [LT_DOWN] = {"ffn_down", "weight", 1, DIM_FF, DIM_EMBD, LW(w_down)},
+};
+#undef LW
+
+const ArchInfo *model_arch(const char *name)
+{
+    for (size_t i = 0; i < sizeof arch_table / sizeof arch_table[0]; i++)
+        if (strcmp(arch_table[i].name, name) == 0) return &arch_table[i];
+    return NULL;
+}
+
+uint64_t model_dim(const ModelConfig *c, ModelDim d)
+{
+    switch (d) {
+    case DIM_EMBD: return c->n_embd;
+    case DIM_FF: return c->n_ff;
+    case DIM_Q: return (uint64_t)c->n_head * c->head_dim;
+    case DIM_KV: return (uint64_t)c->n_head_kv * c->head_dim;
+    case DIM_V: return (uint64_t)c->n_head_kv * c->head_dim_v;
+    case DIM_ATT: return (uint64_t)c->n_head * c->head_dim_v;
+    case DIM_HEAD: return c->head_dim;
+    case DIM_ONE: return 1;
+    }
+    return 0;
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+enum {
+    K_BLOCKS, K_EMBD, K_FF, K_HEADS, K_HEADS_KV, K_KEY_LEN, K_VAL_LEN, K_CTX, K_ROPE_BASE, K_EPS, K_ROPE_DIM,
+    K_COUNT
+};
+
+static const struct {
+    const char *suffix;   /* after "<arch>." */
+    int is_float;
+    int required;
+    double min, max;      /* sanity bounds */
+} config_keys[K_COUNT] = {
+    [K_BLOCKS] = {"block_count", 0, 1, 1, 4096},
+    [K_EMBD] = {"embedding_length", 0, 1, 1, 1 << 17},
+    [K_FF] = {"feed_forward_length", 0, 1, 1, 1 << 20},
+    [K_HEADS] = {"attention.head_count", 0, 1, 1, 4096},
+    [K_HEADS_KV] = {"attention.head_count_kv", 0, 0, 1, 4096},
+    [K_KEY_LEN] = {"attention.key_length", 0, 0, 2, MODEL_MAX_HEAD_DIM},
+    [K_VAL_LEN] = {"attention.value_length", 0, 0, 1, MODEL_MAX_HEAD_DIM},
+    [K_CTX] = {"context_length", 0, 1, 1, 1 << 24},
+    [K_ROPE_BASE] = {"rope.freq_base", 1, 0, 1e-3, 1e12},
+    [K_EPS] = {"attention.layer_norm_rms_epsilon", 1, 1, 1e-12, 0.1},
+    [K_ROPE_DIM] = {"rope.dimension_count", 0, 0, 2, MODEL_MAX_HEAD_DIM},
+};
+
+typedef struct {
+    ModelConfig *cfg;
+    const char *path;
+    char arch[64];
+    int have_arch;
+    int keys_before_arch;   /* "<x>.*" keys came before general.architecture: walk again */
+    int rescan;             /* this is that second walk */
+    int keys_done;          /* the configuration is complete (at the first tensor) */
+    int have[K_COUNT];
+    double val[K_COUNT];
+    int have_embd_tensor;
+    uint64_t n_present[LT_COUNT]; /* layers that have each tensor */
+    uint64_t matrix_max[LT_COUNT];/* largest of each layer matrix over the layers, arena-rounded */
+    uint64_t output_row_bytes;
+} ConfigWalk;
+
+static int kv_number(const GgufKV *kv, int want_float, double *out)
+{
+    switch (kv->type) {
+    case GGUF_TYPE_UINT8:
+    case GGUF_TYPE_UINT16:
+    case GGUF_TYPE_UINT32:
+    case GGUF_TYPE_UINT64:
+        *out = (double)kv->v.u;
+        return 0;
+    case GGUF_TYPE_INT8:
+    case GGUF_TYPE_INT16:
+    case GGUF_TYPE_INT32:
+    case GGUF_TYPE_INT64:
+        *out = (double)kv->v.i;
+        return 0;
+    case GGUF_TYPE_FLOAT32:
+    case GGUF_TYPE_FLOAT64:
+        if (!want_float) return -1;
+        *out = kv->v.f;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
+{
+    ConfigWalk *w = ctx;
+    if (strcmp(kv->key, "general.architecture") == 0) {
+        if (w->rescan) return 0;
+        int64_t len = gguf_kv_string(g, kv, w->arch, sizeof w->arch);
+        if (len < 0 || (uint64_t)len >= sizeof w->arch) {
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: general.architecture is not a short string",
+                     w->path, (unsigned long long)kv->value_offset);
+            return -1;
+        }
+        w->cfg->arch = model_arch(w->arch);
+        if (!w->cfg->arch) {
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama)",
+                     w->path, w->arch);
+            return -1;
+        }
+        w->have_arch = 1;
+        return 0;
+    }
+    if (!w->have_arch) {
+        if (strncmp(kv->key, "general.", 8) != 0) w->keys_before_arch = 1;
+        return 0;
+    }
+    size_t alen = strlen(w->arch);
+    if (strncmp(kv->key, w->arch, alen) != 0 || kv->key[alen] != '.') return 0;
+    const char *suffix = kv->key + alen + 1;
+    if (strcmp(suffix, "rope.scaling.type") == 0) {
+        /* scaled RoPE (linear, yarn, ...) would silently change every position */
+        char type[32];
+        int64_t len = gguf_kv_string(g, kv, type, sizeof type);
+        if (len < 0 || (strcmp(type, "none") != 0)) {
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s '%s' is not supported yet", w->path,
+                     (unsigned long long)kv->value_offset, kv->key, len < 0 ? "?" : type);
+            return -1;
+        }
+        return 0;
+    }
+    for (int k = 0; k < K_COUNT; k++) {
+        if (strcmp(suffix, config_keys[k].suffix) != 0) continue;
+        double v;
+        if (kv_number(kv, config_keys[k].is_float, &v) != 0) {
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s has type %s, expected %s", w->path,
+                     (unsigned long long)kv->value_offset, kv->key, gguf_value_type_name(kv->type),
+                     config_keys[k].is_float ? "a number" : "an integer");
+            return -1;
+        }
+        if (!(v >= config_keys[k].min && v <= config_keys[k].max)) { /* also catches NaN */
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s = %g is out of range [%g, %g]", w->path,
+                     (unsigned long long)kv->value_offset, kv->key, v, config_keys[k].min,
+                     config_keys[k].max);
+            return -1;
+        }
+        w->have[k] = 1;
+        w->val[k] = v;
+    }
+    return 0;
+}
+
+/* Every key has been seen: the numbers of the configuration, checked. */
+static int finish_keys(ConfigWalk *w, GgufError *err)
+{
+    ModelConfig *cfg = w->cfg;
+    if (!w->have_arch) {
+        snprintf(err->msg, sizeof err->msg, "%s: no general.architecture key: not a model file?", w->path);
+        return -1;
+    }
+    for (int k = 0; k < K_COUNT; k++) {
+        if (config_keys[k].required && !w->have[k]) {
+            snprintf(err->msg, sizeof err->msg, "%s: missing key %s.%s", w->path, w->arch, config_keys[k].suffix);
+            return -1;
+        }
+    }
+    cfg->n_layer = (uint32_t)w->val[K_BLOCKS];
+    cfg->n_embd = (uint32_t)w->val[K_EMBD];
+    cfg->n_ff = (uint32_t)w->val[K_FF];
+    cfg->n_head = (uint32_t)w->val[K_HEADS];
+    cfg->n_head_kv = w->have[K_HEADS_KV] ? (uint32_t)w->val[K_HEADS_KV] : cfg->n_head;
+    cfg->n_ctx_train = (uint32_t)w->val[K_CTX];
+    cfg->rope_base = w->have[K_ROPE_BASE] ? (float)w->val[K_ROPE_BASE] : 10000.0f;
+    cfg->norm_eps = (float)w->val[K_EPS];
+    if (cfg->n_head_kv > cfg->n_head || cfg->n_head % cfg->n_head_kv != 0) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv = %u does not divide head_count = %u",
+                 w->path, w->arch, cfg->n_head_kv, cfg->n_head);
+        return -1;
+    }
+    if (w->have[K_KEY_LEN]) {
+        cfg->head_dim = (uint32_t)w->val[K_KEY_LEN];
+    } else {
+        if (cfg->n_embd % cfg->n_head != 0) {
+            snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count = %u does not divide embedding_length = %u",
+                     w->path, w->arch, cfg->n_head, cfg->n_embd);
+            return -1;
+        }
+        cfg->head_dim = cfg->n_embd / cfg->n_head;
+    }
+    if (cfg->head_dim % 2 != 0 || cfg->head_dim < 2 || cfg->head_dim > MODEL_MAX_HEAD_DIM) {
+        snprintf(err->msg, sizeof err->msg, "%s: head dimension %u must be even and in [2, %d]", w->path,
+                 cfg->head_dim, MODEL_MAX_HEAD_DIM);
+        return -1;
+    }
+    cfg->head_dim_v = w->have[K_VAL_LEN] ? (uint32_t)w->val[K_VAL_LEN] : cfg->head_dim;
+    /* Rotating only part of each head is refused, as llama.cpp refuses it
+     * for these architectures (no reference to test it against). */
+    cfg->n_rot = w->have[K_ROPE_DIM] ? (uint32_t)w->val[K_ROPE_DIM] : cfg->head_dim;
+    if (cfg->n_rot != cfg->head_dim) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.rope.dimension_count = %u: must equal the head dimension %u",
+                 w->path, w->arch, cfg->n_rot, cfg->head_dim);
+        return -1;
+    }
+    /* every derived width stays far below 2^32: heads <= 4096, dims <= 1024 */
+    cfg->tied_output = 1;
+    w->keys_done = 1;
+    return 0;
+}
+
+/* What model_load does with a tensor of this name: a layer tensor
+ * (layer_tensors[], in *lt) the architecture allows, token_embd or output
+ * (a matrix), output_norm, rope_freqs where allowed; anything else has no
+ * use (refused: an unused tensor means a variant of the architecture that
+ * pith would silently get wrong). */
+enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS };
+
+static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
+{
+    if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "output.weight") == 0) return ROLE_MATRIX;
+    if (strcmp(name, "output_norm.weight") == 0) return ROLE_NORM;
+    if (strcmp(name, "rope_freqs.weight") == 0) return cfg->arch->rope_freqs != TENSOR_REFUSED ? ROLE_ROPE_FREQS : ROLE_NONE;
+    if (strncmp(name, "blk.", 4) != 0) return ROLE_NONE;
+    const char *p = name + 4;
+    uint64_t layer = 0;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9' && digits < 10) layer = layer * 10 + (uint64_t)(*p++ - '0'), digits++;
+    if (digits == 0 || *p != '.' || layer >= cfg->n_layer) return ROLE_NONE;
+    p++;
+    for (int i = 0; i < LT_COUNT; i++) {
+        const LayerTensor *t = &layer_tensors[i];
+        size_t len = strlen(t->name);
+        if (strncmp(p, t->name, len) == 0 && p[len] == '.' && strcmp(p + len + 1, t->suffix) == 0) {
+            if (cfg->arch->layer[i] == TENSOR_REFUSED) return ROLE_NONE;
+            *lt = i;
+            return ROLE_LAYER;
+        }
+    }
+    return ROLE_NONE;
+}
+
+static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
+{
+    (void)g;
+    ConfigWalk *w = ctx;
+    ModelConfig *cfg = w->cfg;
+    if (w->keys_before_arch && !w->rescan) return 0; /* the second walk reads them */
+    if (!w->keys_done && finish_keys(w, err) != 0) return -1;
+    if (strcmp(t->name, "token_embd.weight") == 0) {
+        if (t->ne[1] < 1 || t->ne[1] > (1u << 22)) {
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: token_embd.weight has %llu rows (the vocabulary), expected 1 to %u",
+                     w->path, (unsigned long long)t->offset, (unsigned long long)t->ne[1], 1u << 22);
+            return -1;
+        }
+        cfg->n_vocab = (uint32_t)t->ne[1];
+        w->have_embd_tensor = 1;
+    }
+    if (strcmp(t->name, "output.weight") == 0) cfg->tied_output = 0;
+    int lt = -1;
+    int role = tensor_role(cfg, t->name, &lt);
+    if (role == ROLE_ROPE_FREQS) cfg->rope_freqs = 1;
+    if (role == ROLE_NONE) {
+        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: tensor '%s' has no use in pith's %s model (a variant not supported yet)",
+                 w->path, (unsigned long long)t->offset, t->name, cfg->arch->name);
+        return -1;
+    }
+    if (role == ROLE_LAYER) w->n_present[lt]++;
+    if (role == ROLE_MATRIX || (role == ROLE_LAYER && layer_tensors[lt].matrix)) {
+        uint64_t r = arena_round(t->n_bytes);
+        if (r == UINT64_MAX || cfg->weight_bytes > UINT64_MAX - r) {
+            snprintf(err->msg, sizeof err->msg, "%s: the weights' sizes overflow", w->path);
+            return -1;
+        }
+        cfg->weight_bytes += r;
+        /* sizes --load stream needs: a slot holds any layer's matrices, the
+         * output streams by rows */
+        uint64_t row = t->n_bytes / (t->n_elements / t->ne[0]); /* dims >= 1: n_elements >= ne[0] */
+        if (strcmp(t->name, "token_embd.weight") == 0) cfg->embd_row_bytes = row;
+        if (strcmp(t->name, "output.weight") == 0) w->output_row_bytes = row;
+        if (role == ROLE_LAYER && r > w->matrix_max[lt]) w->matrix_max[lt] = r;
+    }
+    return 0;
+}
+
+int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
+{
+    ConfigWalk w;
+    memset(&w, 0, sizeof w);
+    memset(cfg, 0, sizeof *cfg);
+    w.cfg = cfg;
+    w.path = g->files[0].path;
+    GgufScanCallbacks cb = {walk_kv, walk_tensor, &w};
+
+    if (gguf_walk(g, &cb, err) != 0) return -1;
+    if (w.keys_before_arch && w.have_arch) { /* a file that names its architecture late: rare */
+        w.rescan = 1;
+        if (gguf_walk(g, &cb, err) != 0) return -1;
+    }
+    if (!w.keys_done && finish_keys(&w, err) != 0) return -1; /* a file without tensors */
+    if (!w.have_embd_tensor) {
+        snprintf(err->msg, sizeof err->msg, "%s: tensor 'token_embd.weight' is missing", w.path);
+        return -1;
+    }
+    /* biases come in all layers or none: a partial set is a broken file */
+    uint64_t n_biases = w.n_present[LT_Q_BIAS] + w.n_present[LT_K_BIAS] + w.n_present[LT_V_BIAS];
+    if (n_biases != 0 && n_biases != 3u * cfg->n_layer) {
+        snprintf(err->msg, sizeof err->msg, "%s: %llu q/k/v bias tensors, expected 0 or %llu (3 per layer)", w.path,
+                 (unsigned long long)n_biases, 3ull * cfg->n_layer);
+        return -1;
+    }
+    if (n_biases == 0 && cfg->arch->layer[LT_Q_BIAS] == TENSOR_REQUIRED) {
+        snprintf(err->msg, sizeof err->msg, "%s: tensor 'blk.0.attn_q.bias' is missing (%s has q/k/v biases)", w.path,
+                 w.arch);
+        return -1;
+    }
+    for (int i = 0; i < LT_COUNT; i++) {
+        TensorRule rule = cfg->arch->layer[i];
+        if (rule == TENSOR_OPTIONAL && w.n_present[i] != 0 && w.n_present[i] != cfg->n_layer) {
+            snprintf(err->msg, sizeof err->msg, "%s: %llu layers of %u have tensor '%s.%s' (all or none)", w.path,
+                     (unsigned long long)w.n_present[i], cfg->n_layer, layer_tensors[i].name, layer_tensors[i].suffix);
+            return -1;
+        }
+        cfg->has[i] = rule == TENSOR_REQUIRED || (rule == TENSOR_OPTIONAL && w.n_present[i] != 0);
+    }
+    /* vectors are copied into the arena as floats */
+    cfg->norm_floats = cfg->n_embd + (cfg->rope_freqs ? cfg->n_rot / 2 : 0);
+    for (int i = 0; i < LT_COUNT; i++)
+        if (cfg->has[i] && !layer_tensors[i].matrix)
+            cfg->norm_floats += (uint64_t)cfg->n_layer * model_dim(cfg, layer_tensors[i].cols);
+    cfg->out_row_bytes = cfg->tied_output ? cfg->embd_row_bytes : w.output_row_bytes;
+    for (int i = 0; i < LT_COUNT; i++) cfg->stream_layer_bytes += w.matrix_max[i]; /* each <= weight_bytes: no overflow */
+    cfg->mapped = 1;
+    for (uint32_t i = 0; i < g->n_files; i++)
+        if (!g->files[i].map) cfg->mapped = 0;
+    return 0;
+}
+
+int model_check_options(const ModelConfig *cfg, const ModelOptions *opt, GgufError *err)
+{
+    if (opt->n_ctx < 1 || opt->n_ctx > cfg->n_ctx_train) {
+        snprintf(err->msg, sizeof err->msg, "-c: context of %u positions is out of range [1, %u] (the model's context_length)",
+                 opt->n_ctx, cfg->n_ctx_train);
+        return -1;
+    }
+    if (opt->load != LOAD_MMAP && opt->load != LOAD_READ && opt->load != LOAD_STREAM) {
+        snprintf(err->msg, sizeof err->msg, "--load: unknown mode");
+        return -1;
+    }
+    if (opt->batch < 1 || opt->batch > MODEL_MAX_BATCH) {
+        snprintf(err->msg, sizeof err->msg, "batch of %u tokens is out of range [1, %d]", opt->batch,
+                 MODEL_MAX_BATCH);
+        return -1;
+    }
+    if (opt->kv_type != KV_F32 && opt->kv_type != KV_F16 && opt->kv_type != KV_Q8_0) {
+        snprintf(err->msg, sizeof err->msg, "--kv-type: unknown type");
+        return -1;
+    }
+    if (opt->kv_type == KV_Q8_0 && (cfg->head_dim % 32 != 0 || cfg->head_dim_v % 32 != 0)) {
+        snprintf(err->msg, sizeof err->msg,
+                 "--kv-type q8_0: head dimension %u is not a multiple of 32 (Q8_0 blocks of 32 would straddle "
+                 "two heads); use --kv-type f16",
+                 cfg->head_dim % 32 != 0 ? cfg->head_dim : cfg->head_dim_v);
+        return -1;
+    }
+    return 0;
+}
+
+void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
+{
+    plan_add(plan, "layer table", plan_mul(plan, cfg->n_layer, sizeof(LayerWeights)));
+    plan_add(plan, "norm weights", plan_mul(plan, cfg->norm_floats, sizeof(float)));
+    if (opt->load == LOAD_STREAM) {
+        ModelStreamParts sp;
+        model_stream_bytes(cfg, opt, &sp);
+        plan_add(plan, "weights: stream slots", plan_mul(plan, 2, sp.slot_bytes));
+        plan_add(plan, "weights: token_embd rows", sp.embd_bytes);
+        if (sp.resident_bytes) plan_add(plan, "weights: resident layers", sp.resident_bytes);
+    } else if (opt->load == LOAD_READ || !cfg->mapped) {
+        plan_add(plan, "weights (read, no mmap)", cfg->weight_bytes);
+    }
+}
+
+/* ---- binding weights by name ------------------------------------------ */
+
+typedef struct {
+    Model *m;
+    Gguf *g;
+    Arena *arena;
+    GgufError *err;
+    int stream;             /* the matrices being bound are streamed: nothing read now */
+} Loader;
+
+static const char *tensor_path(const Gguf *g, const GgufTensor *t)
+{
+    return g->files[t->file_index < g->n_files ? t->file_index : 0].path;
+}
+
+static const GgufTensor *find_checked(Loader *L, const char *name, uint64_t ne0, uint64_t ne1)
+{
+    const GgufTensor *t = gguf_find_tensor(L->g, name);
+    if (!t) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: tensor '%s' is missing", L->g->files[0].path, name);
+        return NULL;
+    }
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
+        snprintf(L->err->msg, sizeof L->err->msg,
+                 "%s: byte %llu: tensor '%s' has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
+                 tensor_path(L->g, t), (unsigned long long)t->offset, name, (unsigned long long)t->ne[0],
+                 (unsigned long long)t->ne[1], (unsigned long long)t->ne[2], (unsigned long long)t->ne[3],
+                 (unsigned long long)ne0, (unsigned long long)ne1);
+        return NULL;
+    }
+    return t;
+}
+
+static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, uint64_t rows)
+{
+    const GgufTensor *t = find_checked(L, name, cols, rows);
+    if (!t) return -1;
+    const GgmlTypeInfo *ti = ggml_type_info(t->type);
+    if (!quant_supported(t->type)) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s' has type %s, which pith cannot compute with yet",
+                 tensor_path(L->g, t), (unsigned long long)t->offset, name, ti ? ti->name : "(invalid)");
+        return -1;
+    }
+    uint64_t row_bytes = ggml_row_bytes(t->type, cols);
+    if (row_bytes == 0 || row_bytes > UINT64_MAX / rows || row_bytes * rows != t->n_bytes) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s': rows of %llu elements do not fit type %s",
+                 tensor_path(L->g, t), (unsigned long long)t->offset, name, (unsigned long long)cols, ti->name);
+        return -1;
+    }
+    w->type = t->type;
+    w->rows = rows;
+    w->cols = cols;
+    w->row_bytes = row_bytes;
+    w->file_index = t->file_index < L->g->n_files ? t->file_index : 0;
+    w->file_offset = t->offset;
+    if (L->stream) return 0; /* data stays NULL: weight_stream.c reads it per step */
+    void *buf = NULL;
+    if (!L->m->cfg.mapped || L->m->load != LOAD_MMAP) {
+        buf = arena_take(L->arena, t->n_bytes);
+        if (!buf) {
+            snprintf(L->err->msg, sizeof L->err->msg, "internal error: memory plan too small for '%s'", name);
+            return -1;
+        }
+    }
+    const uint8_t *data = gguf_tensor_bytes(L->g, t, buf);
+    if (!data) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: cannot read tensor '%s'", tensor_path(L->g, t),
+                 (unsigned long long)t->offset, name);
+        return -1;
+    }
+    if (buf && data != buf) { /* mapped files, but the weights are wanted in the arena */
+        memcpy(buf, data, t->n_bytes);
+        data = buf;
+    }
+    w->data = data;
+    return 0;
+}
+
+/* Vectors (norms, biases, rope factors) are F32 and always copied, so the
+ * forward pass gets aligned floats. */
+static int bind_norm(Loader *L, float *dst, const char *name, uint64_t n)
+{
+    const GgufTensor *t = find_checked(L, name, n, 1);
+    if (!t) return -1;
+    if (t->type != GGML_TYPE_F32) {
+        const GgmlTypeInfo *ti = ggml_type_info(t->type);
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s' has type %s, expected F32",
+                 tensor_path(L->g, t), (unsigned long long)t->offset, name, ti ? ti->name : "(invalid)");
+        return -1;
+    }
+    const uint8_t *p = gguf_tensor_bytes(L->g, t, dst);
+    if (!p) {
+        snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: cannot read tensor '%s'", tensor_path(L->g, t),
+                 (unsigned long long)t->offset, name);
+        return -1;
+    }
+    quant_dequant_row(GGML_TYPE_F32, p, dst, n); /* in place when read into dst: element-wise, safe */
+    for (uint64_t i = 0; i < n; i++) {
+        if (!isfinite(dst[i])) {
+            snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s' holds a non-finite value",
+                     tensor_path(L->g, t), (unsigned long long)(t->offset + 4 * i), name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const ModelOptions *opt,
+               GgufError *err)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->load = opt->load;
+    m->gguf = g;
+    Loader L = {m, g, arena, err, 0};
+    const ModelConfig *c = &m->cfg;
+
+    m->layers = arena_take(arena, (uint64_t)c->n_layer * sizeof(LayerWeights));
+    float *norms = arena_take(arena, c->norm_floats * sizeof(float));
+    if (!m->layers || !norms) {
+        snprintf(err->msg, sizeof err->msg, "internal error: memory plan too small for the layer table");
+        return -1;
+    }
+    memset(m->layers, 0, (size_t)c->n_layer * sizeof(LayerWeights));
+
+    if (m->load == LOAD_STREAM) {
+        ModelStreamParts sp;
+        model_stream_bytes(c, opt, &sp);
+        m->resident_layers = sp.resident_layers;
+        L.stream = 1; /* token_embd by rows, the output matrix by chunks */
+    }
+    if (bind_matrix(&L, &m->tok_embd, "token_embd.weight", c->n_embd, c->n_vocab) != 0) return -1;
+    if (c->tied_output) {
+        m->output = m->tok_embd;
+    } else if (bind_matrix(&L, &m->output, "output.weight", c->n_embd, c->n_vocab) != 0) {
+        return -1;
+    }
+    m->output_norm = norms;
+    norms += c->n_embd;
+    if (bind_norm(&L, m->output_norm, "output_norm.weight", c->n_embd) != 0) return -1;
+    if (c->rope_freqs) {
+        m->rope_freqs = norms;
+        norms += c->n_rot / 2;
+        if (bind_norm(&L, m->rope_freqs, "rope_freqs.weight", c->n_rot / 2) != 0) return -1;
+        for (uint32_t i = 0; i < c->n_rot / 2; i++) {
+            if (!(m->rope_freqs[i] > 0.0f)) { /* a divisor of every angle */
+                snprintf(err->msg, sizeof err->msg, "%s: rope_freqs.weight[%u] = %g is not positive",
+                         g->files[0].path, i, (double)m->rope_freqs[i]);
+                return -1;
+            }
+        }
+    }
+
+    char name[96];
+    for (uint32_t l = 0; l < c->n_layer; l++) {
+        LayerWeights *lw = &m->layers[l];
+        L.stream = m->load == LOAD_STREAM && l >= m->resident_layers;
+        for (int i = 0; i < LT_COUNT; i++) {
+            const LayerTensor *t = &layer_tensors[i];
+            if (!c->has[i]) continue;
+            snprintf(name, sizeof name, "blk.%u.%s.%s", l, t->name, t->suffix);
+            void *field = (char *)lw + t->offset;
+            uint64_t cols = model_dim(c, t->cols);
+            if (t->matrix) {
+                if (bind_matrix(&L, field, name, cols, model_dim(c, t->rows)) != 0) return -1;
+            } else {
+                float *v = norms;
+                norms += cols;
+                memcpy(field, &v, sizeof v);
+                if (bind_norm(&L, v, name, cols) != 0) return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- --load stream's sizes ---------------------------------------------- */
+
+uint64_t model_stream_bytes(const ModelConfig *cfg, const ModelOptions *opt, ModelStreamParts *parts)
+{
+    ModelStreamParts p;
+    memset(&p, 0, sizeof p);
+    /* Every size here is bounded by the weights' bytes, whose sum
+     * model_read_config checked against overflow; batch <= MODEL_MAX_BATCH. */
+    uint64_t row = arena_round(cfg->out_row_bytes);
+    p.slot_bytes = cfg->stream_layer_bytes > row ? cfg->stream_layer_bytes : row;
+    uint64_t rows = cfg->out_row_bytes ? p.slot_bytes / cfg->out_row_bytes : 1;
+    if (rows > cfg->n_vocab) rows = cfg->n_vocab;
+    if (rows < 1) rows = 1;
+    p.out_chunk_rows = (uint32_t)rows;
+    p.n_out_chunks = (uint32_t)((cfg->n_vocab + rows - 1) / rows);
+    p.embd_bytes = arena_round((uint64_t)opt->batch * cfg->embd_row_bytes);
+    p.min_bytes = 2 * p.slot_bytes + p.embd_bytes;
+    if (opt->stream_window > p.min_bytes && cfg->stream_layer_bytes > 0) {
+        uint64_t fit = (opt->stream_window - p.min_bytes) / cfg->stream_layer_bytes;
+        p.resident_layers = (uint32_t)(fit < cfg->n_layer ? fit : cfg->n_layer);
+    }
+    p.resident_bytes = (uint64_t)p.resident_layers * cfg->stream_layer_bytes;
+    p.total = p.min_bytes + p.resident_bytes;
+    p.read_per_step = (uint64_t)opt->batch * cfg->embd_row_bytes;
+    if ((cfg->n_layer - p.resident_layers) + p.n_out_chunks > 2) /* else the two slots keep them (unit()) */
+        p.read_per_step += (uint64_t)(cfg->n_layer - p.resident_layers) * cfg->stream_layer_bytes +
+                           (uint64_t)cfg->n_vocab * cfg->out_row_bytes;
+    if (parts) *parts = p;
+    return p.total;
+}
+
+int model_default_threads(LoadMode load, int cores)
+{
+    if (cores < 1) cores = 1;
+    return load == LOAD_STREAM && cores > 1 ? cores - 1 : cores;
+}

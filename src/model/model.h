@@ -1,0 +1,263 @@
+/* This folder: src/model/ - a model's configuration, architectures and
+ * weights (model.h), the forward pass over one sequence's state and a
+ * workspace (forward.h), --load stream's window, the context shift and
+ * the memory planner. May call src/arena/, src/gguf/, src/kernels/ and
+ * port/ (threads, the stream reader). */
+/* model.h - a model's configuration and its weights, bound by name: what
+ * is loaded once, read-only, and shared by every sequence that runs on it.
+ * What changes while a sequence runs (its KV cache and position) and the
+ * scratch of a forward step live in forward.h (SeqState, Workspace).
+ *
+ * Steps, each a separate call so commands can compose them with other
+ * users of the one arena (tokenizer, ...):
+ *   gguf_open -> model_read_config (one walk of the header; allocates nothing)
+ *   -> plan_init, gguf_plan, forward_plan (weights, sequences, workspace)
+ *   -> port_arena_map, arena_init -> gguf_index -> model_load
+ *   -> seq_init (per sequence), workspace_init.
+ *
+ * Adding an architecture:
+ *   1. a row of arch_table[] (model.c): its general.architecture name, RoPE
+ *      pairing, traits (activation, norm placement, attention kind) and a
+ *      rule for every layer tensor (required, optional, refused);
+ *   2. a tensor it has that no architecture had: an LT_* id, a field in
+ *      LayerWeights and a row of layer_tensors[] (name, shape from the
+ *      configuration's widths); loading, streaming and `pith bench` take it
+ *      from the table;
+ *   3. a trait value no architecture had (a new activation, a sliding
+ *      window, a recurrent layer): the new enum value and the step in
+ *      forward.c that is truly its own; per-sequence state it keeps goes
+ *      in SeqState, sized by forward_plan;
+ *   4. test it against llama.cpp on a random-weight file of that
+ *      architecture (tests/t_llamacpp.sh, tests/tools/main_mkmodel.c). */
+#ifndef PITH_MODEL_H
+#define PITH_MODEL_H
+
+#include <stdint.h>
+
+#include "../arena/arena.h"
+#include "../gguf/gguf.h"
+
+/* The per-architecture choices, as data: a new architecture of the same
+ * shape is a row in model.c's table; one that differs gets a new named
+ * trait here and only the steps that are truly its own. */
+typedef enum {
+    ROPE_NORM = 0, /* rotate adjacent pairs (2i, 2i+1) */
+    ROPE_NEOX = 2  /* rotate (i, i + head_dim/2) */
+} RopeStyle;
+
+typedef enum { ACT_SILU = 0 } Activation;      /* of the FFN gate: silu(gate) * up */
+typedef enum { NORM_PRE = 0 } NormPlacement;   /* RMSNorm before attention and before the FFN */
+typedef enum { ATTN_FULL = 0 } AttentionKind;  /* causal attention over every cached position */
+
+typedef enum {
+    TENSOR_REFUSED = 0,   /* present means a variant pith would get wrong: refused */
+    TENSOR_OPTIONAL = 1,  /* used when present (in every layer, or in none) */
+    TENSOR_REQUIRED = 2
+} TensorRule;
+
+/* The tensors of a layer, blk.N.<name>.<suffix>, in the order they are
+ * bound (model.c: layer_tensors[] gives each one's name, shape and place
+ * in LayerWeights). Vectors first, then the matrices. */
+typedef enum {
+    LT_ATTN_NORM, LT_FFN_NORM, LT_Q_NORM, LT_K_NORM, LT_Q_BIAS, LT_K_BIAS, LT_V_BIAS,
+    LT_Q, LT_K, LT_V, LT_OUT, LT_GATE, LT_UP, LT_DOWN,
+    LT_COUNT
+} LayerTensorId;
+
+/* Widths a tensor's shape is made of, from the configuration (model_dim). */
+typedef enum { DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE } ModelDim;
+
+typedef struct {
+    const char *name;     /* blk.N.<name>.<suffix> */
+    const char *suffix;   /* "weight" or "bias" */
+    int matrix;           /* 1: a Weight (any computable type); 0: an F32 vector, copied */
+    ModelDim cols, rows;  /* ne[0], ne[1] (a vector: ne[0] only) */
+    size_t offset;        /* of its Weight or float * in LayerWeights */
+} LayerTensor;
+
+typedef struct {
+    const char *name;     /* general.architecture */
+    RopeStyle rope;
+    Activation act;
+    NormPlacement norm;
+    AttentionKind attn;   /* of every layer */
+    TensorRule layer[LT_COUNT]; /* what a layer must, may or must not have */
+    TensorRule rope_freqs;/* rope_freqs.weight: per-pair frequency divisors (Llama 3.x) */
+} ArchInfo;
+
+typedef struct {
+    const ArchInfo *arch;
+    uint32_t n_layer;     /* block_count */
+    uint32_t n_embd;      /* embedding_length */
+    uint32_t n_ff;        /* feed_forward_length */
+    uint32_t n_head;      /* attention.head_count */
+    uint32_t n_head_kv;   /* attention.head_count_kv (default n_head) */
+    uint32_t head_dim;    /* attention.key_length (default n_embd / n_head) */
+    uint32_t head_dim_v;  /* attention.value_length (default head_dim) */
+    uint32_t n_vocab;     /* rows of token_embd.weight */
+    uint32_t n_ctx_train; /* context_length */
+    float rope_base;      /* rope.freq_base (default 10000) */
+    uint32_t n_rot;       /* rope.dimension_count: elements of a head that rotate (= head_dim, as llama.cpp requires) */
+    uint8_t has[LT_COUNT];/* the layers have this tensor (required ones, and optional ones present) */
+    int rope_freqs;       /* the file has rope_freqs.weight (n_rot/2 floats) */
+    float norm_eps;       /* attention.layer_norm_rms_epsilon */
+    int tied_output;      /* no output.weight: logits use token_embd.weight */
+    int mapped;           /* every file is memory-mapped: weights are used in place */
+    uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
+    uint64_t norm_floats; /* floats of all norm vectors (always copied into the arena) */
+    /* for --load stream (model_stream_bytes): */
+    uint64_t stream_layer_bytes; /* room for any one layer's matrices: the largest of each
+                                    matrix over the layers, arena-rounded, summed */
+    uint64_t embd_row_bytes;     /* one row of token_embd.weight */
+    uint64_t out_row_bytes;      /* one row of the output matrix (token_embd's when tied) */
+} ModelConfig;
+
+/* KV cache element types. KV_Q8_0 stores each cached row as ggml's Q8_0
+ * blocks: 32 elements in 34 bytes (f16 scale d, then 32 int8 codes c,
+ * element = d * c); rows are one head long, so it needs head dimensions
+ * that are multiples of 32 (model_check_options). */
+typedef enum { KV_F32 = 0, KV_F16 = 1, KV_Q8_0 = 2 } KvType;
+
+/* Bytes of n consecutive cached elements of type t (n a multiple of 32 for
+ * KV_Q8_0). */
+static inline uint64_t kv_type_bytes(KvType t, uint64_t n)
+{
+    return t == KV_Q8_0 ? n / 32 * 34 : t == KV_F16 ? n * 2 : n * 4;
+}
+
+/* How the forward pass reaches the weight matrices (--load):
+ *   LOAD_MMAP    in place, in the memory-mapped files (zero-copy); files that
+ *                could not be mapped make it LOAD_READ;
+ *   LOAD_READ    copied into the arena once, with chunked reads;
+ *   LOAD_STREAM  read again for every forward step, layer by layer, through
+ *                a bounded window of the arena (weight_stream.h).
+ * READ and STREAM want the files opened without mmap (gguf_open use_mmap 0):
+ * then nothing of them is mapped and the arena is all that is resident. */
+typedef enum { LOAD_MMAP = 0, LOAD_READ = 1, LOAD_STREAM = 2 } LoadMode;
+
+typedef struct {
+    uint32_t n_ctx;       /* positions the KV cache holds (1..n_ctx_train) */
+    KvType kv_type;
+    uint32_t batch;       /* most tokens per forward step (1..MODEL_MAX_BATCH) */
+    int all_logits;       /* keep logits of every token of a step (else only the last) */
+    LoadMode load;
+    uint64_t stream_window; /* LOAD_STREAM: arena bytes for the weights; below the smallest
+                               window (model_stream_bytes, e.g. 0) it is the smallest; what is
+                               above it keeps the first layers resident */
+    int stream_keep_cache;  /* LOAD_STREAM: leave what was read in the page cache (no DONTNEED) */
+    uint32_t n_seq;       /* sequences planned, each with a KV cache of n_ctx (0 counts as 1) */
+} ModelOptions;
+
+/* The KV caches hold one row per (layer, kv head, position): head_dim
+ * elements for K, head_dim_v for V, of kv_type_bytes(kv_type, dim) bytes,
+ * in the order [layer][kv head][position], so that attention reads a head's
+ * rows one after another (with [layer][position][head] the rows of one head
+ * lie a whole position apart: attention over 4096 positions was 2.4 (F16)
+ * to 3.2 (Q8_0) times slower, and a Q8_0 cache slower than F16). The index
+ * of a row: */
+static inline uint64_t kv_row_index(const ModelConfig *c, uint32_t n_ctx, uint32_t layer, uint32_t head,
+                                    uint32_t pos)
+{
+    return ((uint64_t)layer * c->n_head_kv + head) * n_ctx + pos;
+}
+
+/* A weight matrix: `rows` rows of `cols` elements of `type`. */
+typedef struct {
+    const uint8_t *data;
+    uint32_t type;
+    uint64_t rows, cols;
+    uint64_t row_bytes;
+    uint32_t file_index;  /* where its bytes are: gguf files[file_index], from file_offset */
+    uint64_t file_offset;
+} Weight;
+
+/* A layer's tensors; layer_tensors[] (model.c) maps each LayerTensorId to
+ * its field. Vectors are NULL and matrices have rows == 0 when the layer
+ * has no such tensor. */
+typedef struct {
+    float *attn_norm, *ffn_norm, *q_norm, *k_norm;
+    float *bq, *bk, *bv;
+    Weight wq, wk, wv, wo;
+    Weight w_gate, w_up, w_down;
+} LayerWeights;
+
+extern const LayerTensor layer_tensors[LT_COUNT];
+
+/* Matrix i of a layer (layer_tensors[i].matrix must be 1). */
+static inline const Weight *layer_matrix(const LayerWeights *lw, int i)
+{
+    return (const Weight *)(const void *)((const char *)lw + layer_tensors[i].offset);
+}
+
+/* The loaded weights. Read-only once model_load returns: any number of
+ * sequences use them at once. */
+typedef struct Model {
+    ModelConfig cfg;
+    LoadMode load;
+    uint32_t resident_layers; /* LOAD_STREAM: layers 0..resident_layers-1 are in the arena; the
+                                 others (and token_embd, output) have data NULL: the forward
+                                 step reads them through its Workspace's stream window */
+    Gguf *gguf;
+    Weight tok_embd, output;  /* output is tok_embd when tied */
+    float *output_norm;
+    float *rope_freqs;        /* rope_freqs.weight [n_rot/2], or NULL */
+    LayerWeights *layers;
+} Model;
+
+#define MODEL_MAX_BATCH 512
+#define MODEL_MAX_HEAD_DIM 1024
+
+/* The architectures pith knows; NULL if unsupported. */
+const ArchInfo *model_arch(const char *name);
+
+/* Reads the configuration from the metadata and tensor shapes in one
+ * gguf_walk (before the arena exists): GGUF puts every key before the
+ * tensor records. Checks every number. */
+int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err);
+
+/* Checks options against the configuration ("-c: ..." style message in err). */
+int model_check_options(const ModelConfig *cfg, const ModelOptions *opt, GgufError *err);
+
+/* The width d of a model (a tensor's rows or columns). */
+uint64_t model_dim(const ModelConfig *c, ModelDim d);
+
+/* Adds the weights' part of the arena: the layer table, norms, and the
+ * matrices when they are not used in place (read, or stream's resident
+ * layers). forward_plan adds the sequences and the workspace. */
+void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan);
+
+/* Binds every weight by name (after gguf_index), checking type and shape,
+ * and carves what model_plan planned. */
+int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const ModelOptions *opt,
+               GgufError *err);
+
+/* --load stream: what the weights take in the arena, in parts (the
+ * window itself belongs to the Workspace, weight_stream.h). */
+typedef struct {
+    uint64_t slot_bytes;      /* one of the two slots: any layer's matrices, or one output row */
+    uint64_t embd_bytes;      /* opt->batch rows of token_embd (read per step, a row per token) */
+    uint64_t min_bytes;       /* the smallest window: 2 slots + embd rows */
+    uint32_t resident_layers; /* layers opt->stream_window holds beyond the smallest window */
+    uint64_t resident_bytes;
+    uint64_t total;           /* min_bytes + resident_bytes: what model_plan adds for the weights */
+    uint32_t out_chunk_rows;  /* the output matrix streams through the slots in chunks of these rows */
+    uint32_t n_out_chunks;
+    uint64_t read_per_step;   /* at most this many bytes read per forward step (per generated token):
+                                 the streamed layers, the output matrix, the step's embedding rows
+                                 (only the rows when the streamed units fit the two slots for good) */
+} ModelStreamParts;
+
+/* The arena bytes of the weights with opt->load == LOAD_STREAM and
+ * opt->stream_window (0: the smallest window); fills parts if not NULL.
+ * Uses cfg (model_read_config) and opt->batch, opt->stream_window only.
+ * The memory planner calls it with stream_window 0 to learn the least a
+ * streamed model needs, and may pass any larger window: the bytes above
+ * the smallest keep whole layers resident (fewer bytes read per token). */
+uint64_t model_stream_bytes(const ModelConfig *cfg, const ModelOptions *opt, ModelStreamParts *parts);
+
+/* Compute threads when -t is not given, for `cores` online cores: all of
+ * them, but one fewer with --load stream, whose reader thread needs a core
+ * to itself (with OpenMP's default spinning, sharing it stalls both). */
+int model_default_threads(LoadMode load, int cores);
+
+#endif

@@ -1,0 +1,481 @@
+/* A model ready to run, shared by every command that runs one (session.h). */
+#include "session.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../port/port.h"
+#include "../model/context_shift.h"
+
+#define DEFAULT_CTX 4096
+#define PIECE_CAP (64 * 1024)        /* longest token text streamed at once */
+#define TRACE_LINE_CAP (512 * 1024)  /* one --trace JSON line */
+#define TEMPLATE_CAP (64 * 1024)     /* enough of tokenizer.chat_template to recognise it */
+
+/* Fails with a one-line reason in s->err. */
+static int fail(Session *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void session_defaults(SessionOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->use_mmap = 1;
+    o->kv_type = KV_F16;
+    o->batch = SESSION_DEFAULT_BATCH;
+    o->thinking = 1;
+    o->seed = -1;
+    o->load_asked = -1;
+    sampler_defaults(1, &o->sampling);
+}
+
+/* Qwen3's recommended settings depend on the thinking mode; what the user
+ * set stays. */
+static void apply_sampling_defaults(SessionOptions *o)
+{
+    SamplerParams d;
+    sampler_defaults(o->thinking, &d);
+    SamplerParams *sp = &o->sampling;
+    if (!o->sampling_set[SESSION_SET_TEMP]) sp->temperature = d.temperature;
+    if (!o->sampling_set[SESSION_SET_TOP_K]) sp->top_k = d.top_k;
+    if (!o->sampling_set[SESSION_SET_TOP_P]) sp->top_p = d.top_p;
+    if (!o->sampling_set[SESSION_SET_MIN_P]) sp->min_p = d.min_p;
+    if (o->seed >= 0) {
+        sp->seed = (uint64_t)o->seed;
+    } else {
+        double t = port_seconds();
+        uint64_t bits;
+        memcpy(&bits, &t, sizeof bits);
+        sp->seed = bits ^ (bits >> 29);
+    }
+}
+
+/* What does not depend on the load mode or the context. */
+static int plan_base(Session *s, uint64_t max_text, Plan *base)
+{
+    const SessionOptions *o = &s->opt;
+    GgufError err;
+    plan_init(base);
+    gguf_plan(&s->gguf, base);
+    if (!o->model_only) {
+        if (tokenizer_plan(&s->gguf, max_text, base, &err) != 0) return fail(s, "%s", err.msg);
+        sampler_plan((int)s->cfg.n_vocab, base);
+        plan_add(base, "text and token scratch", max_text + 1);
+        plan_add(base, "text and token scratch", (uint64_t)s->max_ids * sizeof(int32_t));
+        plan_add(base, "text and token scratch", PIECE_CAP);
+        if (o->trace_path) plan_add(base, "trace line", TRACE_LINE_CAP);
+        if (o->max_out_ids) plan_add(base, "generated ids", plan_mul(base, o->max_out_ids, sizeof(int32_t)));
+        plan_add(base, "chat template text", TEMPLATE_CAP);
+    }
+    if (o->plan_extra) o->plan_extra(o->plan_extra_ctx, base);
+    return 0;
+}
+
+/* The same with the file mapped, before mapping it: without the buffer the
+ * tokenizer reads its tables into (tokenizer_plan), as it then reads them
+ * in place. */
+static void plan_base_mapped_estimate(const Plan *base, Plan *out)
+{
+    plan_init(out);
+    out->overflow = base->overflow;
+    for (int i = 0; i < base->n_items; i++)
+        if (strcmp(base->items[i].what, "tokenizer file read") != 0) plan_add(out, base->items[i].what, base->items[i].bytes);
+}
+
+/* The planner's view of a session: everything but the model's share is
+ * the same for every context, and for every load mode but for what the
+ * tokenizer copies when the file is not mapped. */
+typedef struct {
+    Session *s;
+    const Plan *base;        /* planned with the file not mapped */
+    const Plan *base_mapped; /* with the file mapped */
+} PlanCtx;
+
+static void session_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t stream_window, Plan *p)
+{
+    const PlanCtx *pc = ctx;
+    const Session *s = pc->s;
+    *p = load == LOAD_MMAP ? *pc->base_mapped : *pc->base;
+    ModelOptions mo = s->mopt;
+    mo.n_ctx = n_ctx;
+    mo.stream_window = stream_window;
+    mo.batch = (uint32_t)(s->opt.batch < n_ctx ? s->opt.batch : n_ctx);
+    mo.load = load;
+    ModelConfig cfg = s->cfg;
+    cfg.mapped = load == LOAD_MMAP; /* planned before the file is mapped */
+    forward_plan(&cfg, &mo, p);
+    if (!s->opt.model_only) plan_add(p, "token history", plan_mul(p, n_ctx, sizeof(int32_t)));
+}
+
+/* The planner's answer (mem_decide) made final: a refusal is one line in
+ * s->err; otherwise the note for stderr, if any. */
+static int decided(Session *s, int rc)
+{
+    if (rc != 0) {
+        s->refused = 1;
+        mem_refusal(&s->budget, &s->req, &s->mem, s->err, sizeof s->err);
+        return -1;
+    }
+    if (!s->opt.show_plan) mem_notice(&s->budget, &s->req, &s->mem, s->notice, sizeof s->notice);
+    return 0;
+}
+
+/* Carves what the plan holds besides the model: the tokenizer, sampler,
+ * scratch and the chat template. */
+static int load_text_side(Session *s, uint64_t max_text)
+{
+    const SessionOptions *o = &s->opt;
+    GgufError err;
+    if (tokenizer_load(&s->tok, &s->gguf, max_text, &s->arena, &err) != 0) return fail(s, "%s", err.msg);
+    if (tokenizer_n_vocab(&s->tok) != (int32_t)s->cfg.n_vocab)
+        return fail(s, "%s: the vocabulary has %d tokens but token_embd.weight has %u rows", o->model_path,
+                    tokenizer_n_vocab(&s->tok), s->cfg.n_vocab);
+    if (sampler_init(&s->sampler, &s->arena, (int)s->cfg.n_vocab, &s->opt.sampling) != 0)
+        return fail(s, "internal error: the sampler does not fit its plan");
+    s->text = arena_take(&s->arena, max_text + 1);
+    s->ids = arena_take(&s->arena, (uint64_t)s->max_ids * sizeof(int32_t));
+    s->piece = arena_take(&s->arena, PIECE_CAP);
+    if (o->trace_path) s->trace_line = arena_take(&s->arena, TRACE_LINE_CAP);
+    s->history = arena_take(&s->arena, (uint64_t)s->mopt.n_ctx * sizeof(int32_t));
+    if (o->max_out_ids) s->out_ids = arena_take(&s->arena, o->max_out_ids * sizeof(int32_t));
+    char *tmpl_text = arena_take(&s->arena, TEMPLATE_CAP);
+    if (!s->text || !s->ids || !s->piece || !s->history || !tmpl_text || (o->trace_path && !s->trace_line) ||
+        (o->max_out_ids && !s->out_ids))
+        return fail(s, "internal error: the memory plan is too small");
+    if (token_stream_out_max(&s->tok) > PIECE_CAP)
+        return fail(s, "%s: a token of the vocabulary is longer than %d bytes", o->model_path, PIECE_CAP);
+    s->tmpl = CHAT_TEMPLATE_RAW;
+    snprintf(s->tmpl_name, sizeof s->tmpl_name, "none");
+    if (gguf_get_string(&s->gguf, "tokenizer.chat_template", tmpl_text, TEMPLATE_CAP) >= 0) {
+        s->tmpl = chat_template_detect(tmpl_text);
+        snprintf(s->tmpl_name, sizeof s->tmpl_name, "%.40s%s", tmpl_text, strlen(tmpl_text) > 40 ? "..." : "");
+        for (char *c = s->tmpl_name; *c; c++)
+            if ((unsigned char)*c < 32) *c = ' ';
+    }
+    if (o->template_name) {
+        int t = chat_template_by_name(o->template_name);
+        if (t < 0) return fail(s, "--template: '%s' is not a template pith knows (%s)", o->template_name, chat_template_names());
+        s->tmpl = (ChatTemplate)t;
+        snprintf(s->tmpl_name, sizeof s->tmpl_name, "%s", o->template_name);
+    }
+    if (o->trace_path) {
+        char werr[512];
+        if (port_write_file(o->trace_path, "", 0, 0, werr, sizeof werr) != 0) return fail(s, "--trace: %s", werr);
+    }
+    return 0;
+}
+
+int session_open(Session *s, const SessionOptions *o)
+{
+    GgufError err;
+    double t0 = port_seconds();
+    memset(s, 0, sizeof *s);
+    s->opt = *o;
+    apply_sampling_defaults(&s->opt);
+    char why[256];
+    if (!o->model_only && sampler_params_check(&s->opt.sampling, why, sizeof why) != 0) return fail(s, "%s", why);
+    if (o->load_asked == LOAD_MMAP && !o->use_mmap) return fail(s, "--load mmap: contradicts --no-mmap");
+    if (s->opt.threads == 0) s->opt.threads = port_cpu_count();
+    port_set_threads((int)s->opt.threads);
+
+    /* The file is opened once, without mapping: the header is read with
+     * pread, its configuration in one walk, and the file is mapped
+     * afterwards only if the planner chooses mmap. */
+    if (gguf_open(&s->gguf, o->model_path, 0, NULL, &err) != 0) return fail(s, "%s", err.msg);
+    if (model_read_config(&s->gguf, &s->cfg, &err) != 0) return fail(s, "%s", err.msg);
+    if (o->min_ctx_what && o->min_ctx > s->cfg.n_ctx_train)
+        return fail(s, "%s are more than the model's context of %u", o->min_ctx_what, s->cfg.n_ctx_train);
+    if (o->min_ctx_what && o->n_ctx && o->min_ctx > o->n_ctx)
+        return fail(s, "%s do not fit a context of %u (-c)", o->min_ctx_what, (uint32_t)o->n_ctx);
+
+    ModelOptions *mo = &s->mopt;
+    uint32_t default_ctx = o->default_ctx ? o->default_ctx : DEFAULT_CTX;
+    mo->n_ctx = (uint32_t)(o->n_ctx ? o->n_ctx : (s->cfg.n_ctx_train < default_ctx ? s->cfg.n_ctx_train : default_ctx));
+    mo->kv_type = o->kv_type;
+    mo->batch = (uint32_t)(o->batch < mo->n_ctx ? o->batch : mo->n_ctx);
+    mo->all_logits = o->all_logits;
+    mo->stream_window = o->stream_window;
+    mo->stream_keep_cache = o->stream_keep_cache;
+    mo->n_seq = 1;
+    if (model_check_options(&s->cfg, mo, &err) != 0) return fail(s, "%s", err.msg);
+
+    uint64_t max_text = o->max_text ? o->max_text : 4096;
+    s->max_ids = (int)(3 * max_text + 16);
+    s->piece_cap = PIECE_CAP;
+
+    /* The plan, made once: the mapped variant is estimated before mapping. */
+    Plan base, base_mapped;
+    if (plan_base(s, max_text, &base) != 0) return -1;
+    plan_base_mapped_estimate(&base, &base_mapped);
+    mem_budget_init(&s->budget, o->mem);
+    PlanCtx pc = {s, &base, &base_mapped};
+    MemRequest *req = &s->req;
+    req->plan = session_plan;
+    req->ctx = &pc;
+    req->model_path = o->model_path;
+    for (uint32_t f = 0; f < s->gguf.n_files; f++) req->file_bytes += s->gguf.files[f].size;
+    req->load = o->load_asked;
+    req->mmap_ok = o->use_mmap;
+    req->n_ctx = mo->n_ctx;
+    req->min_ctx = o->min_ctx;
+    req->stream_window = o->stream_window;
+    int rc = mem_decide(&s->budget, req, &s->mem); /* a refusal waits for the checks below */
+    if (rc == 0 && s->mem.load == LOAD_MMAP && !o->show_plan) {
+        /* Map the open file; if the system refuses (a 32-bit address
+         * space), the planner decides again without mmap. */
+        if (gguf_map(&s->gguf) == 0) {
+            s->cfg.mapped = 1;
+        } else {
+            if (o->load_asked == LOAD_MMAP) return fail(s, "%s: --load mmap: the file cannot be memory-mapped", o->model_path);
+            req->mmap_ok = 0;
+            rc = mem_decide(&s->budget, req, &s->mem);
+        }
+    }
+    /* A context asked with -c is shrunk to fit the budget, but one the
+     * machine could never hold is refused (a mistake, not a wish): with
+     * overcommit, the mapping could succeed and fail much later. */
+    uint64_t ram = port_physical_memory();
+    if (s->mem.arena_asked == UINT64_MAX) return fail(s, "%s: the memory plan overflows", o->model_path);
+    if (!o->show_plan && o->n_ctx && ram > 0 && s->mem.arena_asked > ram)
+        return fail(s, "%s: the memory plan needs %.1f MiB with a context of %u but the machine has %.1f MiB (lower -c, or see --plan)",
+                    o->model_path, (double)s->mem.arena_asked / 1048576.0, mo->n_ctx, (double)ram / 1048576.0);
+    if (decided(s, rc) != 0) return -1;
+    mo->n_ctx = s->mem.n_ctx;
+    mo->load = s->mem.load;
+    mo->stream_window = s->mem.stream_window;
+    if (o->threads == 0 && mo->load == LOAD_STREAM) { /* a core for the reader thread */
+        s->opt.threads = model_default_threads(mo->load, port_cpu_count());
+        port_set_threads((int)s->opt.threads);
+    }
+    mo->batch = (uint32_t)(o->batch < mo->n_ctx ? o->batch : mo->n_ctx);
+    if (o->keep >= (int64_t)mo->n_ctx)
+        return fail(s, "--keep: %lld positions leave nothing to drop from a context of %u", (long long)o->keep, mo->n_ctx);
+
+    Plan *p = &s->plan;
+    *p = s->mem.plan;
+    if (p->overflow || p->total > (uint64_t)SIZE_MAX) return fail(s, "%s: the memory plan overflows", o->model_path);
+    if (!o->show_plan && ram > 0 && p->total > ram)
+        return fail(s, "%s: the memory plan needs %.1f MiB but the machine has %.1f MiB (lower -c, or see --plan)",
+                    o->model_path, (double)p->total / 1048576.0, (double)ram / 1048576.0);
+    if (o->show_plan) return 1;
+    s->arena_base = port_arena_map((size_t)p->total);
+    if (!s->arena_base)
+        return fail(s, "%s: cannot allocate the %llu-byte arena (lower -c, or see --plan)", o->model_path,
+                    (unsigned long long)p->total);
+    if (s->gguf.files[0].map) port_guard_mapped_file(o->model_path);
+    arena_init(&s->arena, s->arena_base, p->total);
+    if (gguf_index(&s->gguf, &s->arena, &err) != 0) return fail(s, "%s", err.msg);
+    if (model_load(&s->model, &s->gguf, &s->arena, &s->cfg, mo, &err) != 0) return fail(s, "%s", err.msg);
+    if (seq_init(&s->seq, &s->cfg, mo, &s->arena) != 0 || workspace_init(&s->ws, &s->model, mo, &s->arena, &err) != 0)
+        return fail(s, "%s", s->seq.k_cache ? err.msg : "internal error: memory plan too small for the KV cache");
+    if (!o->model_only && load_text_side(s, max_text) != 0) return -1;
+    s->load_seconds = port_seconds() - t0;
+    return 0;
+}
+
+void session_close(Session *s)
+{
+    workspace_close(&s->ws);
+    gguf_close(&s->gguf);
+    if (s->arena_base) port_arena_unmap(s->arena_base, (size_t)s->plan.total);
+    s->arena_base = NULL;
+}
+
+int64_t session_render_user(Session *s, const char *system, const char *user, size_t user_len,
+                            int add_generation_prompt, int continuation)
+{
+    uint64_t cap = s->tok.max_text + 1;
+    ChatMessage msgs[2];
+    int n = 0;
+    memset(msgs, 0, sizeof msgs);
+    if (system) {
+        msgs[n].role = CHAT_ROLE_SYSTEM;
+        msgs[n].content = system;
+        msgs[n++].content_len = strlen(system);
+    }
+    msgs[n].role = CHAT_ROLE_USER;
+    msgs[n].content = user;
+    msgs[n++].content_len = user_len;
+    ChatOptions co;
+    memset(&co, 0, sizeof co);
+    co.add_generation_prompt = add_generation_prompt;
+    co.enable_thinking = s->opt.thinking;
+    co.continuation = continuation;
+    int64_t len = chat_render(s->tmpl, msgs, n, &co, s->text, (size_t)cap);
+    if (len < 0 || (uint64_t)len >= cap)
+        return fail(s, "prompt: the rendered chat text is longer than the %llu bytes planned", (unsigned long long)cap - 1);
+    return len;
+}
+
+void session_set_sampling(Session *s, const SamplerParams *sp)
+{
+    s->sampler.params = *sp;
+    sampler_reset(&s->sampler);
+}
+
+/* After a failed step the cache may hold a half-written position: the
+ * sequence starts again from nothing, so no later request reuses it. */
+static int forward_failed(Session *s)
+{
+    seq_reset(&s->seq);
+    return fail(s, "%s: %s", s->opt.model_path, s->ws.err);
+}
+
+int session_prefill(Session *s, const int32_t *ids, int n)
+{
+    if (n <= 0) return 0;
+    if ((uint64_t)s->seq.n_past + (uint64_t)n > s->mopt.n_ctx)
+        return fail(s, "prompt: %d tokens do not fit in the context (%u of %u used; raise -c)", n, s->seq.n_past,
+                    s->mopt.n_ctx);
+    memcpy(s->history + s->seq.n_past, ids, (size_t)n * sizeof(int32_t));
+    if (forward_prompt(&s->model, &s->ws, &s->seq, ids, n) != 0) return forward_failed(s);
+    for (int i = 0; i < n; i++) sampler_accept(&s->sampler, ids[i]);
+    return 0;
+}
+
+int session_prefill_reuse(Session *s, const int32_t *ids, int n, uint32_t *n_cached)
+{
+    uint32_t k = 0, past = s->seq.n_past;
+    while (k < past && k < (uint32_t)n && s->history[k] == ids[k]) k++;
+    if (k == (uint32_t)n) k--;
+    s->seq.n_past = k;
+    sampler_reset(&s->sampler);
+    for (uint32_t i = 0; i < k; i++) sampler_accept(&s->sampler, ids[i]);
+    *n_cached = k;
+    return session_prefill(s, ids + k, n - (int)k);
+}
+
+int session_make_room(Session *s, uint32_t n)
+{
+    SeqState *q = &s->seq;
+    uint32_t keep = (uint32_t)s->opt.keep;
+    while ((uint64_t)q->n_past + n > s->mopt.n_ctx) {
+        uint32_t drop = s->opt.no_shift ? 0 : context_shift_amount(q->n_past, keep);
+        if (drop == 0) return 1;
+        char why[256];
+        if (context_shift(&s->model, q, keep, drop, why, sizeof why) != 0) return fail(s, "%s: %s", s->opt.model_path, why);
+        memmove(s->history + keep, s->history + keep + drop, (size_t)(q->n_past - keep) * sizeof(int32_t));
+        s->n_shifts++;
+        port_err("[context full: dropped %u tokens after the first %u, %u left]\n", drop, keep, q->n_past);
+    }
+    return 0;
+}
+
+/* Feeds one generated token at the end of the cache, shifting the context
+ * first when it is full: 0, 1 when the cache is full and cannot shift, -1
+ * on an error. */
+static int feed(Session *s, int32_t id)
+{
+    int r = session_make_room(s, 1);
+    if (r != 0) return r;
+    s->history[s->seq.n_past] = id;
+    if (forward_batch(&s->model, &s->ws, &s->seq, &id, 1, s->seq.n_past, 0) != 0) return forward_failed(s);
+    return 0;
+}
+
+/* NaN or +Inf logits come from non-finite weights (only the norms are
+ * checked when loading): say so instead of sampling noise. With every
+ * logit at -Inf nothing can be sampled either. */
+int session_check_logits(Session *s)
+{
+    const float *l = s->ws.logits;
+    int any = 0;
+    for (uint32_t i = 0; i < s->cfg.n_vocab; i++) {
+        if (isnan(l[i]) || l[i] == INFINITY) {
+            uint32_t pos = s->seq.n_past;
+            seq_reset(&s->seq);
+            return fail(s, "%s: the model computed a non-finite logit at position %u (NaN or Inf weights?)",
+                        s->opt.model_path, pos);
+        }
+        any |= l[i] > -INFINITY;
+    }
+    if (!any) {
+        uint32_t pos = s->seq.n_past;
+        seq_reset(&s->seq);
+        return fail(s, "%s: every logit is -Inf at position %u (broken weights?)", s->opt.model_path, pos);
+    }
+    return 0;
+}
+
+int session_sample(Session *s, int32_t *out)
+{
+    if (session_check_logits(s) != 0) return -1;
+    float *logits = s->ws.logits;
+    if (s->opt.ignore_eos)
+        for (uint32_t i = 0; i < s->cfg.n_vocab; i++)
+            if (tokenizer_is_eog(&s->tok, (int32_t)i)) logits[i] = -INFINITY;
+    SamplerTrace trace, *tp = s->opt.trace_path ? &trace : NULL;
+    int32_t id = sampler_sample(&s->sampler, logits, tp);
+    sampler_accept(&s->sampler, id);
+    if (tp) {
+        size_t len = 0;
+        const char *piece = tokenizer_piece(&s->tok, id, &len);
+        trace.pos = s->seq.n_past;
+        size_t n = sampler_trace_json(&trace, piece, len, s->trace_line, TRACE_LINE_CAP);
+        if (n >= TRACE_LINE_CAP) return fail(s, "--trace: a trace line is longer than %d bytes", TRACE_LINE_CAP);
+        char werr[512];
+        if (port_write_file(s->opt.trace_path, s->trace_line, n, 1, werr, sizeof werr) != 0)
+            return fail(s, "--trace: %s", werr);
+    }
+    *out = id;
+    return 0;
+}
+
+int session_generate(Session *s, const GenOptions *g, GenResult *r)
+{
+    memset(r, 0, sizeof *r);
+    r->stop = GEN_LENGTH;
+    double t0 = port_seconds();
+    while (r->n_gen < g->max_tokens) {
+        int code;
+        if (g->stop_requested && (code = g->stop_requested(g->ctx)) != 0) {
+            r->stop = GEN_CALLER;
+            r->caller_code = code;
+            break;
+        }
+        int32_t id;
+        int rc = session_sample(s, &id);
+        if (r->n_gen == 0) r->t_first = port_seconds() - t0;
+        if (rc != 0) {
+            r->stop = GEN_ERROR;
+            return -1;
+        }
+        if (tokenizer_is_eog(&s->tok, id)) {
+            r->stop = GEN_EOG;
+            break;
+        }
+        if (s->out_ids && (uint64_t)r->n_gen < s->opt.max_out_ids) s->out_ids[r->n_gen] = id;
+        r->n_gen++;
+        if (g->on_token && (code = g->on_token(g->ctx, id)) != 0) {
+            r->stop = GEN_CALLER;
+            r->caller_code = code;
+            break;
+        }
+        if (r->n_gen == g->max_tokens && !g->feed_last) break;
+        rc = feed(s, id);
+        if (rc < 0) {
+            r->stop = GEN_ERROR;
+            return -1;
+        }
+        if (rc > 0) {
+            r->stop = GEN_CONTEXT_FULL;
+            break;
+        }
+        r->n_fed++;
+    }
+    return 0;
+}
+
+int session_emit(Session *s, TokenStream *ts, int32_t id)
+{
+    int n = token_stream_push(ts, &s->tok, id, s->piece, s->piece_cap);
+    if (n < 0) return 0;
+    return port_out_bytes(s->piece, (size_t)n);
+}

@@ -1,0 +1,913 @@
+/* chat.c - chat templates as C functions, and the JSON conversation reader. */
+#include "chat.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../arena/arena.h"
+#include "json.h"
+
+/* ---- Small string tools (Python's str methods the templates use) ------ */
+
+typedef struct {
+    const char *p;
+    size_t n;
+} Str;
+
+static Str str_make(const char *p, size_t n)
+{
+    Str s = {p ? p : "", p ? n : 0};
+    return s;
+}
+
+/* Index of the first (last = 0) or last (last = 1) occurrence of needle, or -1. */
+static int64_t str_find(Str s, const char *needle, int last)
+{
+    size_t k = strlen(needle);
+    if (k > s.n) return -1;
+    int64_t found = -1;
+    for (size_t i = 0; i + k <= s.n; i++) {
+        if (memcmp(s.p + i, needle, k) == 0) {
+            found = (int64_t)i;
+            if (!last) break;
+        }
+    }
+    return found;
+}
+
+static int str_starts(Str s, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return s.n >= k && memcmp(s.p, prefix, k) == 0;
+}
+
+static int str_ends(Str s, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return s.n >= k && memcmp(s.p + s.n - k, suffix, k) == 0;
+}
+
+static Str lstrip_nl(Str s)
+{
+    while (s.n > 0 && s.p[0] == '\n') s.p++, s.n--;
+    return s;
+}
+
+static Str rstrip_nl(Str s)
+{
+    while (s.n > 0 && s.p[s.n - 1] == '\n') s.n--;
+    return s;
+}
+
+/* ---- Output into the caller's buffer, counting what does not fit ------ */
+
+typedef struct {
+    char *buf;
+    size_t cap;
+    uint64_t len;
+} Out;
+
+static void put(Out *o, const char *s, size_t n)
+{
+    if (o->len < o->cap) {
+        size_t room = o->cap - (size_t)o->len;
+        memcpy(o->buf + o->len, s, n < room ? n : room);
+    }
+    o->len += n;
+}
+
+static void puts_(Out *o, const char *s)
+{
+    put(o, s, strlen(s));
+}
+
+static void put_str(Out *o, Str s)
+{
+    put(o, s.p, s.n);
+}
+
+/* ---- Qwen3 ---------------------------------------------------------------
+ * Follows Qwen3's tokenizer_config.json chat_template line by line. */
+
+static Str content_of(const ChatMessage *m)
+{
+    return str_make(m->content, m->content_len);
+}
+
+/* One tool call as Qwen's templates write it (after the separator). */
+static void put_tool_call(Out *o, const ChatToolCall *tc)
+{
+    puts_(o, "<tool_call>\n{\"name\": \"");
+    put(o, tc->name, tc->name_len);
+    puts_(o, "\", \"arguments\": ");
+    put(o, tc->arguments, tc->arguments_len);
+    puts_(o, "}\n</tool_call>");
+}
+
+/* A tool message: consecutive tool results share one user turn. */
+static void put_tool_response(Out *o, const ChatMessage *msgs, int n, int i)
+{
+    if (i == 0 || msgs[i - 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_start|>user");
+    puts_(o, "\n<tool_response>\n");
+    put_str(o, content_of(&msgs[i]));
+    puts_(o, "\n</tool_response>");
+    if (i == n - 1 || msgs[i + 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_end|>\n");
+}
+
+/* The template's "multi-step tool" rule: the last user message that is not
+ * just a wrapped tool response (index n-1 if there is none). Assistant
+ * turns after it keep their reasoning; earlier ones lose it. */
+static int qwen3_last_query_index(const ChatMessage *msgs, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        Str c = content_of(&msgs[i]);
+        if (msgs[i].role == CHAT_ROLE_USER && !(str_starts(c, "<tool_response>") && str_ends(c, "</tool_response>")))
+            return i;
+    }
+    return n - 1;
+}
+
+/* The tools block of Qwen2.5's and Qwen3's system turn (the same text),
+ * ending the turn. */
+static void qwen_tools_block(const ChatOptions *opt, Out *o)
+{
+    puts_(o, "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+             "You are provided with function signatures within <tools></tools> XML tags:\n<tools>");
+    for (int t = 0; t < opt->n_tools; t++) {
+        puts_(o, "\n");
+        put(o, opt->tools[t], opt->tools_len[t]);
+    }
+    puts_(o, "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+             "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
+             "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n");
+}
+
+static void render_qwen3(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    int first_is_system = n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM;
+    if (opt->n_tools > 0) {
+        puts_(o, "<|im_start|>system\n");
+        if (first_is_system) {
+            put_str(o, content_of(&msgs[0]));
+            puts_(o, "\n\n");
+        }
+        qwen_tools_block(opt, o);
+    } else if (first_is_system) {
+        puts_(o, "<|im_start|>system\n");
+        put_str(o, content_of(&msgs[0]));
+        puts_(o, "<|im_end|>\n");
+    }
+
+    int last_query = qwen3_last_query_index(msgs, n);
+    for (int i = 0; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        if (m->role == CHAT_ROLE_USER || (m->role == CHAT_ROLE_SYSTEM && i > 0)) {
+            puts_(o, "<|im_start|>");
+            puts_(o, chat_role_name(m->role));
+            puts_(o, "\n");
+            put_str(o, content_of(m));
+            puts_(o, "<|im_end|>\n");
+        } else if (m->role == CHAT_ROLE_ASSISTANT) {
+            Str content = content_of(m), reasoning = str_make("", 0);
+            if (m->has_reasoning) {
+                reasoning = str_make(m->reasoning, m->reasoning_len);
+            } else {
+                int64_t first_end = str_find(content, "</think>", 0);
+                if (first_end >= 0) {
+                    /* content.split('</think>')[-1].lstrip('\n') */
+                    int64_t last_end = str_find(content, "</think>", 1);
+                    Str after = str_make(content.p + last_end + 8, content.n - (size_t)last_end - 8);
+                    /* content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n') */
+                    Str before = rstrip_nl(str_make(content.p, (size_t)first_end));
+                    int64_t open = str_find(before, "<think>", 1);
+                    if (open >= 0) before = str_make(before.p + open + 7, before.n - (size_t)open - 7);
+                    reasoning = lstrip_nl(before);
+                    content = lstrip_nl(after);
+                }
+            }
+            puts_(o, "<|im_start|>assistant\n");
+            if (i > last_query && (i == n - 1 || reasoning.n > 0)) {
+                puts_(o, "<think>\n");
+                put_str(o, rstrip_nl(lstrip_nl(reasoning)));
+                puts_(o, "\n</think>\n\n");
+                put_str(o, lstrip_nl(content));
+            } else {
+                put_str(o, content);
+            }
+            for (int k = 0; k < m->n_tool_calls; k++) {
+                const ChatToolCall *tc = &m->tool_calls[k];
+                if (k > 0 || content.n > 0) puts_(o, "\n");
+                put_tool_call(o, tc);
+            }
+            puts_(o, "<|im_end|>\n");
+        } else if (m->role == CHAT_ROLE_TOOL) {
+            put_tool_response(o, msgs, n, i);
+        }
+        /* a system message at index 0 was printed above */
+    }
+    if (opt->add_generation_prompt) {
+        puts_(o, "<|im_start|>assistant\n");
+        if (!opt->enable_thinking) puts_(o, "<think>\n\n</think>\n\n");
+    }
+}
+
+/* ---- ChatML: role and content of every message, nothing else ----------
+ * Qwen2's and SmolLM2's short templates add a default system turn when the
+ * conversation does not start with one. Reasoning and tool calls are not
+ * printed (the templates only print message['content']). */
+
+#define QWEN2_SYSTEM "You are a helpful assistant"
+#define SMOLLM2_SYSTEM "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+
+static void render_chatml_common(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o,
+                                 const char *default_system)
+{
+    for (int i = 0; i < n; i++) {
+        if (i == 0 && default_system && !opt->continuation && msgs[0].role != CHAT_ROLE_SYSTEM) {
+            puts_(o, "<|im_start|>system\n");
+            puts_(o, default_system);
+            puts_(o, "<|im_end|>\n");
+        }
+        puts_(o, "<|im_start|>");
+        puts_(o, chat_role_name(msgs[i].role));
+        puts_(o, "\n");
+        put_str(o, content_of(&msgs[i]));
+        puts_(o, "<|im_end|>\n");
+    }
+    if (opt->add_generation_prompt) puts_(o, "<|im_start|>assistant\n");
+}
+
+static void render_chatml(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    render_chatml_common(msgs, n, opt, o, NULL);
+}
+
+static void render_qwen2(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    render_chatml_common(msgs, n, opt, o, QWEN2_SYSTEM);
+}
+
+static void render_smollm2(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    render_chatml_common(msgs, n, opt, o, SMOLLM2_SYSTEM);
+}
+
+/* ---- Qwen2.5 -------------------------------------------------------------
+ * Follows Qwen2.5-Instruct's chat_template: a system turn always (the
+ * default one when the conversation has none), the tools block when tools
+ * are given, tool calls after the content, consecutive tool results in one
+ * user turn. Tool-call arguments are printed as the reader holds them
+ * (tojson of an object; a string argument would be quoted by the template). */
+
+#define QWEN25_SYSTEM "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+
+static void render_qwen25(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    int first_is_system = n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM;
+    if (opt->n_tools > 0) {
+        puts_(o, "<|im_start|>system\n");
+        if (first_is_system) put_str(o, content_of(&msgs[0]));
+        else puts_(o, QWEN25_SYSTEM);
+        puts_(o, "\n\n");
+        qwen_tools_block(opt, o);
+    } else if (first_is_system) {
+        puts_(o, "<|im_start|>system\n");
+        put_str(o, content_of(&msgs[0]));
+        puts_(o, "<|im_end|>\n");
+    } else if (!opt->continuation) {
+        puts_(o, "<|im_start|>system\n" QWEN25_SYSTEM "<|im_end|>\n");
+    }
+    for (int i = 0; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        if (m->role == CHAT_ROLE_USER || (m->role == CHAT_ROLE_SYSTEM && i > 0) ||
+            (m->role == CHAT_ROLE_ASSISTANT && m->n_tool_calls == 0)) {
+            puts_(o, "<|im_start|>");
+            puts_(o, chat_role_name(m->role));
+            puts_(o, "\n");
+            put_str(o, content_of(m));
+            puts_(o, "<|im_end|>\n");
+        } else if (m->role == CHAT_ROLE_ASSISTANT) {
+            puts_(o, "<|im_start|>assistant");
+            if (m->content_len > 0) {
+                puts_(o, "\n");
+                put_str(o, content_of(m));
+            }
+            for (int k = 0; k < m->n_tool_calls; k++) {
+                puts_(o, "\n");
+                put_tool_call(o, &m->tool_calls[k]);
+            }
+            puts_(o, "<|im_end|>\n");
+        } else if (m->role == CHAT_ROLE_TOOL) {
+            put_tool_response(o, msgs, n, i);
+        }
+        /* a system message at index 0 was printed above */
+    }
+    if (opt->add_generation_prompt) puts_(o, "<|im_start|>assistant\n");
+}
+
+/* ---- Llama 3 ---------------------------------------------------------------
+ * Llama 3: every message as a header turn with its content trimmed (Jinja's
+ * trim is Python's str.strip()), BOS text before the first one.
+ * Llama 3.1/3.2/3.3: the BOS text, then always a system turn with the
+ * knowledge date and the (trimmed) system message, then the other
+ * messages as in Llama 3; a tool result is an "ipython" turn and an
+ * assistant tool call is {"name": ..., "parameters": ...} (the first call:
+ * the template accepts one). A tool result's content is printed as given,
+ * where the template would quote a string with tojson; tools themselves
+ * (opt->tools) are not printed: tool use is outside what pith renders for
+ * these templates. */
+
+#define LLAMA3_BOS "<|begin_of_text|>"
+
+/* Python's str.isspace() for one code point. */
+static int py_space(uint32_t c)
+{
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/* Length and code point of the UTF-8 character at s[0..n), 0 if malformed. */
+static int utf8_at(const char *s, size_t n, uint32_t *cp)
+{
+    unsigned c;
+    int l = json_utf8_decode((const unsigned char *)s, n, &c);
+    *cp = c;
+    return l;
+}
+
+/* Python's str.strip(): whitespace off both ends. */
+static Str py_strip(Str s)
+{
+    uint32_t cp;
+    for (;;) {
+        int l = s.n ? utf8_at(s.p, s.n, &cp) : 0;
+        if (l <= 0 || !py_space(cp)) break;
+        s.p += l, s.n -= (size_t)l;
+    }
+    while (s.n > 0) {
+        size_t k = s.n - 1; /* the start of the last character */
+        while (k > 0 && ((unsigned char)s.p[k] & 0xC0) == 0x80 && s.n - k < 4) k--;
+        int l = utf8_at(s.p + k, s.n - k, &cp);
+        if (l <= 0 || (size_t)l != s.n - k || !py_space(cp)) break;
+        s.n = k;
+    }
+    return s;
+}
+
+static void llama3_header(Out *o, const char *role)
+{
+    puts_(o, "<|start_header_id|>");
+    puts_(o, role);
+    puts_(o, "<|end_header_id|>\n\n");
+}
+
+static void render_llama3(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    for (int i = 0; i < n; i++) {
+        if (i == 0 && !opt->continuation) puts_(o, LLAMA3_BOS);
+        llama3_header(o, chat_role_name(msgs[i].role));
+        put_str(o, py_strip(content_of(&msgs[i])));
+        puts_(o, "<|eot_id|>");
+    }
+    if (opt->add_generation_prompt) llama3_header(o, "assistant");
+}
+
+static void render_llama31(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    int start = 0;
+    if (!opt->continuation) {
+        puts_(o, LLAMA3_BOS);
+        llama3_header(o, "system");
+        puts_(o, "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n");
+        if (n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM) {
+            put_str(o, py_strip(content_of(&msgs[0])));
+            start = 1;
+        }
+        puts_(o, "<|eot_id|>");
+    }
+    for (int i = start; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        if (m->role == CHAT_ROLE_TOOL) {
+            llama3_header(o, "ipython");
+            put_str(o, content_of(m));
+        } else if (m->n_tool_calls > 0) {
+            llama3_header(o, "assistant");
+            puts_(o, "{\"name\": \"");
+            put(o, m->tool_calls[0].name, m->tool_calls[0].name_len);
+            puts_(o, "\", \"parameters\": ");
+            put(o, m->tool_calls[0].arguments, m->tool_calls[0].arguments_len);
+            puts_(o, "}");
+        } else {
+            llama3_header(o, chat_role_name(m->role));
+            put_str(o, py_strip(content_of(m)));
+        }
+        puts_(o, "<|eot_id|>");
+    }
+    if (opt->add_generation_prompt) llama3_header(o, "assistant");
+}
+
+/* ---- Zephyr (TinyLlama chat) ----------------------------------------------
+ * "<|role|>\n" + content + eos_token + "\n" for system, user and assistant
+ * (tool messages print nothing); "<|assistant|>\n" after the last message
+ * when asked - inside the template's loop, so never without messages. */
+
+static void render_zephyr(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    for (int i = 0; i < n; i++) {
+        ChatRole r = msgs[i].role;
+        if (r != CHAT_ROLE_TOOL) {
+            puts_(o, r == CHAT_ROLE_USER ? "<|user|>\n" : r == CHAT_ROLE_SYSTEM ? "<|system|>\n" : "<|assistant|>\n");
+            put_str(o, content_of(&msgs[i]));
+            puts_(o, "</s>\n");
+        }
+        if (i == n - 1 && opt->add_generation_prompt) puts_(o, "<|assistant|>\n");
+    }
+}
+
+/* ---- Raw: no template known, the contents one after the other --------- */
+
+static void render_raw(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    (void)opt;
+    for (int i = 0; i < n; i++) put_str(o, content_of(&msgs[i]));
+}
+
+/* ---- The table of templates -------------------------------------------- */
+
+typedef struct {
+    ChatTemplate id;
+    const char *name;
+    /* Detected when the template text equals `exact` (trailing whitespace
+     * ignored, a newline written as \n inside a string the same as a real
+     * one), or else when every marker occurs in it and no `absent` one does. */
+    const char *exact;
+    const char *markers[6];
+    const char *absent[2];
+    const char *turn_end;   /* what closes an assistant turn */
+    void (*render)(const ChatMessage *, int, const ChatOptions *, Out *);
+} TemplateInfo;
+
+/* Most specific first: detection takes the first entry that matches.
+ * Short templates are matched exactly: markers could not tell them from
+ * longer templates that do more. */
+static const TemplateInfo templates[] = {
+    {CHAT_TEMPLATE_QWEN3, "qwen3", NULL,
+     {"<|im_start|>", "reasoning_content", "last_query_index", "<tool_response>", "<think>", NULL}, {NULL},
+     "<|im_end|>\n", render_qwen3},
+    {CHAT_TEMPLATE_CHATML, "chatml",
+     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
+     "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
+     {NULL}, {NULL}, "<|im_end|>\n", render_chatml},
+    {CHAT_TEMPLATE_QWEN2, "qwen2",
+     "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\n"
+     "You are a helpful assistant<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + "
+     "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n"
+     "' }}{% endif %}",
+     {NULL}, {NULL}, "<|im_end|>\n", render_qwen2},
+    {CHAT_TEMPLATE_QWEN25, "qwen2.5", NULL, {"<|im_start|>", "<tool_call>", QWEN25_SYSTEM, NULL}, {NULL},
+     "<|im_end|>\n", render_qwen25},
+    /* SmolLM2's default system turn; SmolLM3 says more after the name */
+    {CHAT_TEMPLATE_SMOLLM2, "smollm2", NULL, {"<|im_start|>", SMOLLM2_SYSTEM "<|im_end|>", NULL}, {NULL},
+     "<|im_end|>\n", render_smollm2},
+    {CHAT_TEMPLATE_LLAMA31, "llama3.1", NULL,
+     {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "Cutting Knowledge Date: December 2023",
+      "26 Jul 2024", NULL},
+     {NULL}, "<|eot_id|>", render_llama31},
+    {CHAT_TEMPLATE_LLAMA3, "llama3", NULL, {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", NULL},
+     {"Cutting Knowledge Date"}, "<|eot_id|>", render_llama3},
+    /* Phi-3 uses <|user|> and <|assistant|> too, closed by <|end|> */
+    {CHAT_TEMPLATE_ZEPHYR, "zephyr", NULL, {"<|user|>", "<|assistant|>", "<|system|>", "eos_token", NULL},
+     {"<|end|>"}, "</s>\n", render_zephyr},
+    {CHAT_TEMPLATE_RAW, "raw", NULL, {NULL}, {NULL}, "", render_raw},
+};
+#define N_TEMPLATES (sizeof templates / sizeof templates[0])
+
+/* One character of a template text: a backslash-n is a newline (inside a
+ * Jinja string both mean one). Advances *i. */
+static char template_char(const char *s, size_t *i)
+{
+    if (s[*i] == '\\' && s[*i + 1] == 'n') {
+        *i += 2;
+        return '\n';
+    }
+    return s[(*i)++];
+}
+
+/* text == exact, ignoring whitespace at the end of text */
+static int same_text(const char *text, const char *exact)
+{
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == '\t')) n--;
+    size_t i = 0, k = 0;
+    while (i < n && exact[k])
+        if (template_char(text, &i) != template_char(exact, &k) || i > n) return 0;
+    return i == n && exact[k] == '\0';
+}
+
+static const TemplateInfo *template_info(ChatTemplate t)
+{
+    for (size_t i = 0; i < N_TEMPLATES; i++)
+        if (templates[i].id == t) return &templates[i];
+    return NULL;
+}
+
+const char *chat_template_name(ChatTemplate t)
+{
+    const TemplateInfo *info = template_info(t);
+    return info ? info->name : "?";
+}
+
+const char *chat_role_name(ChatRole r)
+{
+    static const char *names[] = {"system", "user", "assistant", "tool"};
+    return (unsigned)r < CHAT_ROLE_COUNT ? names[r] : "?";
+}
+
+ChatTemplate chat_template_detect(const char *text)
+{
+    if (!text) return CHAT_TEMPLATE_RAW;
+    for (size_t i = 0; i < N_TEMPLATES; i++) {
+        const TemplateInfo *t = &templates[i];
+        if (t->exact && same_text(text, t->exact)) return t->id;
+        if (!t->markers[0]) continue;
+        int all = 1;
+        for (int k = 0; t->markers[k] && all; k++) all = strstr(text, t->markers[k]) != NULL;
+        for (int k = 0; k < 2 && t->absent[k] && all; k++) all = strstr(text, t->absent[k]) == NULL;
+        if (all) return t->id;
+    }
+    return CHAT_TEMPLATE_RAW;
+}
+
+int chat_template_by_name(const char *name)
+{
+    if (!name) return -1;
+    if (!strcmp(name, "llama3.2") || !strcmp(name, "llama3.3")) return CHAT_TEMPLATE_LLAMA31;
+    for (size_t i = 0; i < N_TEMPLATES; i++)
+        if (!strcmp(name, templates[i].name)) return (int)templates[i].id;
+    return -1;
+}
+
+const char *chat_template_names(void)
+{
+    return "raw, qwen3, chatml, qwen2, qwen2.5, smollm2, llama3, llama3.1 (= llama3.2, llama3.3), zephyr";
+}
+
+const char *chat_template_turn_end(ChatTemplate t)
+{
+    const TemplateInfo *info = template_info(t);
+    return info ? info->turn_end : "";
+}
+
+int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOptions *opt, char *buf, size_t cap)
+{
+    const TemplateInfo *info = template_info(t);
+    if (!info || n < 0 || (n > 0 && !msgs) || (!buf && cap > 0)) return -1;
+    for (int i = 0; i < n; i++) {
+        if ((unsigned)msgs[i].role >= CHAT_ROLE_COUNT || msgs[i].n_tool_calls < 0) return -1;
+        if (msgs[i].n_tool_calls > 0 && !msgs[i].tool_calls) return -1;
+    }
+    ChatOptions none = {1, 1, NULL, NULL, 0, 0};
+    if (!opt) opt = &none;
+    if (opt->n_tools < 0 || (opt->n_tools > 0 && (!opt->tools || !opt->tools_len))) return -1;
+    Out o = {buf, cap, 0};
+    info->render(msgs, n, opt, &o);
+    if (o.len < cap) buf[o.len] = '\0';
+    return (int64_t)o.len;
+}
+
+/* Longest fixed text a template adds per message (Qwen3's and Qwen2.5's
+ * tool turn: 61; a Llama 3 turn: 57), per tool call (Qwen2.5: 53; Llama
+ * 3.1's call with its header: 85, less than a message and a call), per tool
+ * (1) and once (Qwen2.5's tools header with its default system text 471 +
+ * generation prompt 22; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
+#define CHAT_PER_MESSAGE 64
+#define CHAT_PER_TOOL_CALL 64
+#define CHAT_PER_TOOL 8
+#define CHAT_FIXED 512
+
+uint64_t chat_render_bound(uint64_t n_messages, uint64_t n_tool_calls, uint64_t n_tools, uint64_t text_bytes)
+{
+    /* every string is printed at most once (reasoning and content split
+     * one string into disjoint parts); inputs are bounded by the caller */
+    return text_bytes + n_messages * CHAT_PER_MESSAGE + n_tool_calls * CHAT_PER_TOOL_CALL + n_tools * CHAT_PER_TOOL +
+           CHAT_FIXED;
+}
+
+/* ---- The JSON conversation reader --------------------------------------- */
+
+typedef struct {
+    Json j;
+    ChatJsonOut *out;    /* NULL when measuring */
+    ChatJsonSizes n;     /* counted so far */
+} Reader;
+
+/* Where the next decoded string goes in the text pool (NULL when measuring). */
+static char *pool_at(Reader *r)
+{
+    return r->out ? r->out->text + r->n.text_bytes : NULL;
+}
+
+static uint64_t pool_room(Reader *r)
+{
+    return r->out ? r->out->cap.text_bytes - r->n.text_bytes : (uint64_t)-1;
+}
+
+/* A decoded string into the pool. */
+static int read_string(Reader *r, const char **s, size_t *len)
+{
+    char *at = pool_at(r);
+    size_t n;
+    if (json_string(&r->j, at, (size_t)pool_room(r), &n) < 0) return -1;
+    *s = at;
+    *len = n;
+    r->n.text_bytes += n;
+    return 0;
+}
+
+/* Any value as tojson prints it, into the pool. */
+static int read_dump(Reader *r, const char **s, size_t *len)
+{
+    char *at = pool_at(r);
+    size_t n;
+    if (json_dump(&r->j, at, (size_t)pool_room(r), &n) < 0) return -1;
+    *s = at;
+    *len = n;
+    r->n.text_bytes += n;
+    return 0;
+}
+
+/* Reads one key of an object and refuses repeats among the known keys
+ * (bit k of *seen for names[k]). Returns the index in names, or -2 for an
+ * unknown key (its value still unread), or -1 on error. */
+static int read_key(Reader *r, const char *const *names, unsigned *seen)
+{
+    char key[64];
+    size_t klen;
+    size_t at = r->j.pos;
+    /* Keys longer than the buffer cannot be known ones: measure, then skip. */
+    Json probe = r->j;
+    if (json_key(&probe, NULL, (size_t)-1, &klen) < 0) {
+        r->j = probe;
+        return -1;
+    }
+    if (klen >= sizeof key) {
+        r->j = probe;
+        return -2;
+    }
+    if (json_key(&r->j, key, sizeof key, &klen) < 0) return -1;
+    for (int k = 0; names[k]; k++) {
+        if (strlen(names[k]) == klen && memcmp(names[k], key, klen) == 0) {
+            while (at < r->j.len && r->j.src[at] != '"') at++;
+            if (*seen & (1u << k)) return json_fail(&r->j, at, "repeated key \"%s\"", names[k]);
+            *seen |= 1u << k;
+            return k;
+        }
+    }
+    return -2;
+}
+
+static int read_tool_call(Reader *r)
+{
+    static const char *const keys[] = {"function", "name", "arguments", NULL};
+    ChatToolCall tc = {"", 0, "{}", 2};
+    unsigned seen = 0;
+    int nested = 0, res;
+    size_t start = r->j.pos;
+    if (json_enter(&r->j, '{') < 0) return -1;
+    while ((res = json_next(&r->j, '}')) > 0) {
+        int k = read_key(r, keys, &seen);
+        if (k == -1) return -1;
+        if (k == 0) {
+            /* {"function": {"name": ..., "arguments": ...}} */
+            unsigned seen2 = 0;
+            int res2;
+            nested = 1;
+            if (json_enter(&r->j, '{') < 0) return -1;
+            while ((res2 = json_next(&r->j, '}')) > 0) {
+                int k2 = read_key(r, keys, &seen2);
+                if (k2 == -1) return -1;
+                if (k2 == 1) {
+                    if (read_string(r, &tc.name, &tc.name_len) < 0) return -1;
+                } else if (k2 == 2) {
+                    if (json_peek(&r->j) == JSON_STRING) {
+                        if (read_string(r, &tc.arguments, &tc.arguments_len) < 0) return -1;
+                    } else if (read_dump(r, &tc.arguments, &tc.arguments_len) < 0) {
+                        return -1;
+                    }
+                } else if (json_skip(&r->j) < 0) {
+                    return -1;
+                }
+            }
+            if (res2 < 0) return -1;
+            if (!(seen2 & 2)) return json_fail(&r->j, start, "tool call function without \"name\"");
+        } else if (k == 1 || k == 2) {
+            if (k == 1) {
+                if (read_string(r, &tc.name, &tc.name_len) < 0) return -1;
+            } else if (json_peek(&r->j) == JSON_STRING) {
+                if (read_string(r, &tc.arguments, &tc.arguments_len) < 0) return -1;
+            } else if (read_dump(r, &tc.arguments, &tc.arguments_len) < 0) {
+                return -1;
+            }
+        } else if (json_skip(&r->j) < 0) {
+            return -1;
+        }
+    }
+    if (res < 0) return -1;
+    if (nested && (seen & 6)) return json_fail(&r->j, start, "tool call with both \"function\" and name/arguments");
+    if (!nested && !(seen & 2)) return json_fail(&r->j, start, "tool call without \"function\" or \"name\"");
+    if (r->out) {
+        if (r->n.n_tool_calls >= r->out->cap.n_tool_calls) return json_fail(&r->j, start, "more tool calls than measured");
+        r->out->calls[r->n.n_tool_calls] = tc;
+    }
+    r->n.n_tool_calls++;
+    return 0;
+}
+
+static int read_message(Reader *r)
+{
+    static const char *const keys[] = {"role", "content", "reasoning_content", "tool_calls", NULL};
+    ChatMessage m;
+    memset(&m, 0, sizeof m);
+    m.role = CHAT_ROLE_COUNT;
+    unsigned seen = 0;
+    int res, content_null = 0;
+    uint64_t first_call = r->n.n_tool_calls;
+    size_t start = r->j.pos;
+    if (json_peek(&r->j) != JSON_OBJECT && !r->j.failed)
+        return json_fail(&r->j, r->j.pos, "a message must be an object");
+    if (json_enter(&r->j, '{') < 0) return -1;
+    while ((res = json_next(&r->j, '}')) > 0) {
+        int k = read_key(r, keys, &seen);
+        if (k == -1) return -1;
+        if (k == 0) {
+            /* roles are short: measure (validating) first, decode only if it can be one */
+            char role[16];
+            size_t rl, at = r->j.pos;
+            Json probe = r->j;
+            if (json_string(&probe, NULL, (size_t)-1, &rl) < 0) {
+                r->j = probe;
+                return -1;
+            }
+            m.role = CHAT_ROLE_COUNT;
+            if (rl < sizeof role && json_string(&r->j, role, sizeof role, &rl) == 0) {
+                for (int i = 0; i < CHAT_ROLE_COUNT; i++) {
+                    const char *name = chat_role_name((ChatRole)i);
+                    if (strlen(name) == rl && memcmp(role, name, rl) == 0) m.role = (ChatRole)i;
+                }
+            }
+            r->j = probe; /* both stopped after the string */
+            while (at < r->j.len && r->j.src[at] != '"') at++;
+            if (m.role == CHAT_ROLE_COUNT)
+                return json_fail(&r->j, at, "unknown role (expected system, user, assistant or tool)");
+        } else if (k == 1) {
+            if (json_peek(&r->j) == JSON_NULL) {
+                content_null = 1;
+                if (json_literal(&r->j, NULL) < 0) return -1;
+            } else if (read_string(r, &m.content, &m.content_len) < 0) {
+                return -1;
+            }
+        } else if (k == 2) {
+            if (json_peek(&r->j) == JSON_NULL) {
+                if (json_literal(&r->j, NULL) < 0) return -1;
+            } else {
+                if (read_string(r, &m.reasoning, &m.reasoning_len) < 0) return -1;
+                m.has_reasoning = 1;
+            }
+        } else if (k == 3) {
+            if (json_peek(&r->j) == JSON_NULL) {
+                if (json_literal(&r->j, NULL) < 0) return -1;
+                continue;
+            }
+            int res2;
+            if (json_peek(&r->j) != JSON_ARRAY && !r->j.failed)
+                return json_fail(&r->j, r->j.pos, "\"tool_calls\" must be an array");
+            if (json_enter(&r->j, '[') < 0) return -1;
+            while ((res2 = json_next(&r->j, ']')) > 0) {
+                if (json_peek(&r->j) != JSON_OBJECT && !r->j.failed)
+                    return json_fail(&r->j, r->j.pos, "a tool call must be an object");
+                if (read_tool_call(r) < 0) return -1;
+            }
+            if (res2 < 0) return -1;
+        } else if (json_skip(&r->j) < 0) {
+            return -1;
+        }
+    }
+    if (res < 0) return -1;
+    if (!(seen & 1)) return json_fail(&r->j, start, "message without \"role\"");
+    if (m.role != CHAT_ROLE_ASSISTANT && (!(seen & 2) || content_null))
+        return json_fail(&r->j, start, "%s message without \"content\" string", chat_role_name(m.role));
+    if (m.role != CHAT_ROLE_ASSISTANT && (m.has_reasoning || r->n.n_tool_calls > first_call))
+        return json_fail(&r->j, start, "only assistant messages may have reasoning_content or tool_calls");
+    uint64_t n_calls = r->n.n_tool_calls - first_call;
+    if (r->out) {
+        if (r->n.n_messages >= r->out->cap.n_messages) return json_fail(&r->j, start, "more messages than measured");
+        m.tool_calls = n_calls ? r->out->calls + first_call : NULL;
+        m.n_tool_calls = (int)n_calls;
+        r->out->msgs[r->n.n_messages] = m;
+    }
+    r->n.n_messages++;
+    return 0;
+}
+
+static int read_messages(Reader *r)
+{
+    int res;
+    if (json_peek(&r->j) != JSON_ARRAY && !r->j.failed)
+        return json_fail(&r->j, r->j.pos, "\"messages\" must be an array");
+    if (json_enter(&r->j, '[') < 0) return -1;
+    while ((res = json_next(&r->j, ']')) > 0)
+        if (read_message(r) < 0) return -1;
+    return res;
+}
+
+static int read_tools(Reader *r)
+{
+    int res;
+    if (json_peek(&r->j) != JSON_ARRAY && !r->j.failed) return json_fail(&r->j, r->j.pos, "\"tools\" must be an array");
+    if (json_enter(&r->j, '[') < 0) return -1;
+    while ((res = json_next(&r->j, ']')) > 0) {
+        size_t at = r->j.pos;
+        if (json_peek(&r->j) != JSON_OBJECT && !r->j.failed) return json_fail(&r->j, at, "a tool must be an object");
+        const char *s;
+        size_t n;
+        if (read_dump(r, &s, &n) < 0) return -1;
+        if (r->out) {
+            if (r->n.n_tools >= r->out->cap.n_tools) return json_fail(&r->j, at, "more tools than measured");
+            r->out->tools[r->n.n_tools] = s;
+            r->out->tools_len[r->n.n_tools] = n;
+        }
+        r->n.n_tools++;
+    }
+    return res;
+}
+
+int chat_json_read(const char *src, size_t len, const char *name, ChatJsonOut *out, ChatJsonSizes *sizes, char *err,
+                   size_t err_cap)
+{
+    Reader r;
+    memset(&r, 0, sizeof r);
+    json_init(&r.j, src, len, name);
+    r.out = out;
+    int res = 0;
+    if (len > CHAT_JSON_MAX_BYTES) {
+        res = json_fail(&r.j, 0, "larger than %zu bytes", CHAT_JSON_MAX_BYTES);
+    } else if (json_peek(&r.j) == JSON_OBJECT) {
+        static const char *const keys[] = {"messages", "tools", NULL};
+        unsigned seen = 0;
+        json_enter(&r.j, '{');
+        while (res >= 0 && (res = json_next(&r.j, '}')) > 0) {
+            int k = read_key(&r, keys, &seen);
+            if (k == -1) res = -1;
+            else if (k == 0) res = read_messages(&r);
+            else if (k == 1) res = read_tools(&r);
+            else res = json_skip(&r.j);
+        }
+        if (res >= 0 && !(seen & 1)) res = json_fail(&r.j, 0, "object without \"messages\"");
+    } else if (json_peek(&r.j) == JSON_ARRAY) {
+        res = read_messages(&r);
+    } else {
+        res = json_fail(&r.j, r.j.pos, "expected an array of messages (or an object with \"messages\")");
+    }
+    if (res >= 0) res = json_end(&r.j);
+    if (res < 0 || r.j.failed) {
+        if (err && err_cap) snprintf(err, err_cap, "%s", r.j.err);
+        return -1;
+    }
+    if (r.n.n_messages > 0x7fffffff || r.n.n_tools > 0x7fffffff) {
+        if (err && err_cap) snprintf(err, err_cap, "%s: too many messages", name);
+        return -1;
+    }
+    if (sizes) *sizes = r.n;
+    return 0;
+}
+
+int chat_json_out_take(ChatJsonOut *out, Arena *arena, const ChatJsonSizes *sizes)
+{
+    /* at least one element each, so an empty table still gets a valid pointer */
+    out->msgs = arena_take(arena, (sizes->n_messages ? sizes->n_messages : 1) * sizeof(ChatMessage));
+    out->calls = arena_take(arena, (sizes->n_tool_calls ? sizes->n_tool_calls : 1) * sizeof(ChatToolCall));
+    out->tools = arena_take(arena, (sizes->n_tools ? sizes->n_tools : 1) * sizeof(const char *));
+    out->tools_len = arena_take(arena, (sizes->n_tools ? sizes->n_tools : 1) * sizeof(size_t));
+    out->text = arena_take(arena, sizes->text_bytes ? sizes->text_bytes : 1);
+    out->cap = *sizes;
+    return out->msgs && out->calls && out->tools && out->tools_len && out->text ? 0 : -1;
+}
+
+uint64_t chat_arena_bound(uint64_t len)
+{
+    /* Each message takes >= 20 bytes of JSON ({"role":"assistant"}), each
+     * tool call >= 11 ({"name":""}, outside its message's own bytes), each
+     * tool >= 3 ({} and a comma); a byte of string or value text decodes to
+     * at most 2 bytes (tojson adds a space after ',' and ':'), printed at
+     * most once. The costliest of these per byte of JSON bounds the sum. */
+    uint64_t per_msg = (sizeof(ChatMessage) + CHAT_PER_MESSAGE + 19) / 20;
+    uint64_t per_call = (sizeof(ChatToolCall) + CHAT_PER_TOOL_CALL + 10) / 11;
+    uint64_t per_tool = (sizeof(const char *) + sizeof(size_t) + CHAT_PER_TOOL + 2) / 3;
+    uint64_t per_byte = 4;
+    if (per_msg > per_byte) per_byte = per_msg;
+    if (per_call > per_byte) per_byte = per_call;
+    if (per_tool > per_byte) per_byte = per_tool;
+    /* plus: the first tool has no comma, the fixed text of the templates,
+     * and the rounding of six buffers */
+    return len * per_byte + per_tool * 3 + CHAT_FIXED + 7 * ARENA_ALIGN;
+}
