@@ -443,6 +443,27 @@ static void test_set(const KernelSet *ks)
     }
 }
 
+/* The type table: every type pith computes with has a complete row and is
+ * tested here (in TYPES); the others name no functions. */
+static void test_type_rows(void)
+{
+    int complete = 1;
+    for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
+        const GgmlTypeInfo *ti = ggml_type_info(t);
+        if (!ti) continue;
+        int listed = 0;
+        for (int k = 0; k < N_TYPES; k++) listed |= TYPES[k] == t;
+        KernActFormat f = kern_act_format(t);
+        if (ti->computes)
+            complete &= listed && ti->decode && ti->ref_dot && kern_ref()->dot[t] == ti->ref_dot &&
+                        QUANT_MAX_BLOCK % ti->block_elems == 0 && ti->block_elems % kern_act_block(f) == 0;
+        else
+            complete &= !listed && !ti->decode && !ti->ref_dot && !ti->quantize && f == KERN_ACT_F32 &&
+                        !kern_ref()->dot[t];
+    }
+    CHECK(complete, "every type pith computes with has a complete row and is in TYPES; the others name no functions");
+}
+
 /* kern_matmul: every row/token combination, tiles and token groups. */
 static void test_matmul(void)
 {
@@ -512,6 +533,7 @@ int main(void)
 {
     kern_select(KERN_REFERENCE);
     CHECK(strcmp(kern_active()->name, kern_ref()->name) == 0, "kern_select(KERN_REFERENCE) forces the reference");
+    test_type_rows();
     test_set(kern_ref());
     test_matmul();
     const KernelSet *sets[] = {kern_x86(), kern_arm()};

@@ -1,8 +1,31 @@
-/* ggml_type.h - the tensor element types of GGUF, numbered as in the file.
+/* ggml_type.h - the tensor element types of GGUF, numbered as in the file,
+ * and everything pith knows about each: one row of a table per type.
  *
  * Every type has a block size (elements per block) and bytes per block, so
  * any valid file can be inspected and sized even where pith cannot yet
- * compute with a type. */
+ * compute with a type. The types pith computes with also name, in their
+ * row, the activation format their kernels take, their reference decoder
+ * and reference dot product, and (for some) a writer. Code asks the row
+ * (ggml_type_info) instead of switching on the type.
+ *
+ * Adding a weight type pith computes with (its size row is already there):
+ *   1. quant.c: the block layout in the file's header comment and the
+ *      reference decoder quant_dequant_TYPE (one block, GgmlDecodeFn);
+ *      declare it in quant.h.
+ *   2. kernels_ref.c: the reference dot against the activation format
+ *      (kernels.h: KERN_ACT_Q8_0 for blocks of 32, KERN_ACT_Q8_K for 256,
+ *      KERN_ACT_F32 for plain floats), wrapped by MULTI() into
+ *      kern_ref_dot_TYPE; declare it in kernels.h.
+ *   3. The row in ggml_type.c: computes = 1, the activation format, the
+ *      decoder, the reference dot (and quant_quantize_TYPE if pith should
+ *      write it: mkmodel, benchmark models).
+ *   4. Tests: a hand-built block in tests/test_quant.c (test_small_blocks
+ *      or test_k_blocks), the type in tests/test_kernels.c's TYPES and its
+ *      f16 scale offsets in scale_fields(); test_kernels checks that every
+ *      type pith computes with is listed there and its row is complete.
+ *   5. Optional: fast kernels in a KernelSet (kernels.h, "Adding a code
+ *      path"): dot[TYPE], and rows[TYPE] for several rows at once. NULL
+ *      entries use the reference, so step 5 can come later. */
 #ifndef PITH_GGML_TYPE_H
 #define PITH_GGML_TYPE_H
 
@@ -47,10 +70,26 @@ typedef enum {
     GGML_TYPE_COUNT = 40
 } GgmlType;
 
+/* Decodes n elements from a block boundary into floats: one block of a
+ * quantized type (n = block_elems), or n <= QUANT_MAX_BLOCK of a plain
+ * float type (blocks of one element). */
+typedef void GgmlDecodeFn(const uint8_t *src, float *out, uint64_t n);
+/* Writes n floats (whole blocks) as the type: a whole row in one call. */
+typedef void GgmlQuantizeFn(const float *x, uint8_t *out, uint64_t n);
+/* One weight row against nt activations: a KernDotFn (kernels.h). */
+typedef void GgmlDotFn(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                       uint64_t out_stride);
+
 typedef struct {
-    const char *name;        /* NULL for numbers that are not a valid type */
-    uint32_t block_elems;    /* elements per block */
-    uint32_t block_bytes;    /* bytes per block */
+    const char *name;         /* NULL for numbers that are not a valid type */
+    uint16_t block_elems;     /* elements per block (a divisor of QUANT_MAX_BLOCK where pith computes) */
+    uint16_t block_bytes;     /* bytes per block */
+    /* The rest is zero for the types pith does not compute with. */
+    uint8_t computes;         /* 1: model_load accepts its tensors */
+    uint8_t act_format;       /* KernActFormat (kernels.h) its kernels take */
+    GgmlDecodeFn *decode;     /* quant.c: the reference decoder */
+    GgmlDotFn *ref_dot;       /* kernels_ref.c: the reference kernel; faster ones sit in a KernelSet */
+    GgmlQuantizeFn *quantize; /* quant.c: NULL where pith does not write the type */
 } GgmlTypeInfo;
 
 /* NULL if t is not a valid type. */

@@ -47,24 +47,8 @@ const KernelSet *kern_active(void)
 
 KernActFormat kern_act_format(uint32_t type)
 {
-    switch (type) {
-    case GGML_TYPE_Q4_0:
-    case GGML_TYPE_Q4_1:
-    case GGML_TYPE_Q5_0:
-    case GGML_TYPE_Q5_1:
-    case GGML_TYPE_Q8_0:
-    case GGML_TYPE_IQ4_NL:
-        return KERN_ACT_Q8_0;
-    case GGML_TYPE_Q2_K:
-    case GGML_TYPE_Q3_K:
-    case GGML_TYPE_Q4_K:
-    case GGML_TYPE_Q5_K:
-    case GGML_TYPE_Q6_K:
-    case GGML_TYPE_IQ4_XS:
-        return KERN_ACT_Q8_K;
-    default:
-        return KERN_ACT_F32;
-    }
+    const GgmlTypeInfo *ti = ggml_type_info(type);
+    return ti ? (KernActFormat)ti->act_format : KERN_ACT_F32;
 }
 
 uint32_t kern_act_block(KernActFormat f)

@@ -7,9 +7,10 @@
  *
  * A matmul out[t][r] = W[r] . x[t] runs in three steps (forward.c):
  *
- *   1. kern_act_format(type) says what the activations must look like for
- *      weights of `type` (as llama.cpp does, so integer dot products do the
- *      work and the results stay within the fixtures' QUANT class):
+ *   1. kern_act_format(type) says (from the type's row, ggml_type.c) what
+ *      the activations must look like for weights of `type` (as llama.cpp
+ *      does, so integer dot products do the work and the results stay
+ *      within the fixtures' QUANT class):
  *        KERN_ACT_Q8_0  blocks of 32 (KernQ8_0)  for Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
  *        KERN_ACT_Q8_K  blocks of 256 (KernQ8_K) for Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS
  *        KERN_ACT_F32   plain floats             for F32 F16 BF16
@@ -71,8 +72,7 @@ typedef struct {
 /* One weight row of n elements against nt (1..KERN_MAX_NT) activations:
  * token t's activation starts at (const uint8_t *)act + t * act_stride,
  * its result goes to out[t * out_stride]. */
-typedef void (*KernDotFn)(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
-                          uint64_t out_stride);
+typedef GgmlDotFn *KernDotFn; /* the signature is in ggml_type.h: the type table names each type's reference */
 
 /* Rows [0, nrows) of a matrix (row r at w + r * row_bytes, n elements)
  * against nt >= 1 activations laid out as for KernDotFn:
@@ -122,7 +122,7 @@ typedef struct {
 
 /* The sets. kern_ref() always exists; the others return NULL when this
  * build or this CPU cannot run them. */
-const KernelSet *kern_ref(void);  /* kernels_ref.c: plain C, every type */
+const KernelSet *kern_ref(void);  /* kernels_ref.c: plain C, every type (dot[]: each row's ref_dot) */
 const KernelSet *kern_x86(void);  /* kernels_x86.c: AVX2 + FMA + F16C */
 const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
 /* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with
@@ -139,6 +139,7 @@ void kern_select(int mode);
 /* The set in use: every entry filled (missing ones from the reference). */
 const KernelSet *kern_active(void);
 
+/* The type's row's act_format (KERN_ACT_F32 for a type pith does not compute with). */
 KernActFormat kern_act_format(uint32_t type);
 /* Block of the activation format (elements) and bytes of n elements in it. */
 uint32_t kern_act_block(KernActFormat f);
@@ -156,5 +157,11 @@ float kern_vec_dot(uint32_t type, uint64_t n, const uint8_t *row, const void *ac
  * W[r] at w + r * row_bytes with n elements; act_t at act + t * act_stride. */
 void kern_matmul(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t n, uint64_t r0, uint64_t r1,
                  const void *act, uint64_t act_stride, int n_tok, float *out, uint64_t out_stride);
+
+/* The reference dots the type table (ggml_type.c) names, from kernels_ref.c
+ * (f32w and so on: float weights, unlike the KV cache's dot_f32). */
+GgmlDotFn kern_ref_dot_f32w, kern_ref_dot_f16w, kern_ref_dot_bf16w, kern_ref_dot_q8_0, kern_ref_dot_q4_0,
+    kern_ref_dot_q4_1, kern_ref_dot_q5_0, kern_ref_dot_q5_1, kern_ref_dot_iq4_nl, kern_ref_dot_q2_k, kern_ref_dot_q3_k,
+    kern_ref_dot_q4_k, kern_ref_dot_q5_k, kern_ref_dot_q6_k, kern_ref_dot_iq4_xs;
 
 #endif

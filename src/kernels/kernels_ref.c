@@ -309,7 +309,7 @@ static float dot_bf16w(uint64_t n, const uint8_t *row, const void *act)
 /* ---- multi-token wrappers: token by token, so trivially independent -------- */
 
 #define MULTI(name)                                                                                              \
-    static void multi_##name(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,      \
+    void kern_ref_dot_##name(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,      \
                              float *out, uint64_t out_stride)                                                   \
     {                                                                                                            \
         for (int t = 0; t < nt; t++)                                                                             \
@@ -399,39 +399,28 @@ static void ref_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
     }
 }
 
+/* Filled on the first call (kern_select's, before any thread runs): dot[]
+ * from the type table, where each type's row names its reference; kept in
+ * zeroed memory, so the set costs the binary no initialized data. */
 const KernelSet *kern_ref(void)
 {
-    static const KernelSet set = {
-        .name = "reference C",
-        .dot =
-            {
-                [GGML_TYPE_F32] = multi_f32w,
-                [GGML_TYPE_F16] = multi_f16w,
-                [GGML_TYPE_BF16] = multi_bf16w,
-                [GGML_TYPE_Q8_0] = multi_q8_0,
-                [GGML_TYPE_Q4_0] = multi_q4_0,
-                [GGML_TYPE_Q4_1] = multi_q4_1,
-                [GGML_TYPE_Q5_0] = multi_q5_0,
-                [GGML_TYPE_Q5_1] = multi_q5_1,
-                [GGML_TYPE_IQ4_NL] = multi_iq4_nl,
-                [GGML_TYPE_Q2_K] = multi_q2_k,
-                [GGML_TYPE_Q3_K] = multi_q3_k,
-                [GGML_TYPE_Q4_K] = multi_q4_k,
-                [GGML_TYPE_Q5_K] = multi_q5_k,
-                [GGML_TYPE_Q6_K] = multi_q6_k,
-                [GGML_TYPE_IQ4_XS] = multi_iq4_xs,
-            },
-        .quantize_q8_0 = ref_quantize_q8_0,
-        .quantize_q8_k = ref_quantize_q8_k,
-        .dot_f16 = ref_dot_f16,
-        .axpy_f16 = ref_axpy_f16,
-        .dot_f32 = ref_dot_f32,
-        .axpy_f32 = ref_axpy_f32,
-        .dot_q8_0_f32 = ref_dot_q8_0_f32,
-        .axpy_q8_0 = ref_axpy_q8_0,
-        .to_f16 = ref_to_f16,
-        .silu_mul = ref_silu_mul,
-        .exp_sum = ref_exp_sum,
-    };
+    static KernelSet set;
+    if (set.name) return &set;
+    for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
+        const GgmlTypeInfo *ti = ggml_type_info(t);
+        if (ti) set.dot[t] = ti->ref_dot;
+    }
+    set.quantize_q8_0 = ref_quantize_q8_0;
+    set.quantize_q8_k = ref_quantize_q8_k;
+    set.dot_f16 = ref_dot_f16;
+    set.axpy_f16 = ref_axpy_f16;
+    set.dot_f32 = ref_dot_f32;
+    set.axpy_f32 = ref_axpy_f32;
+    set.dot_q8_0_f32 = ref_dot_q8_0_f32;
+    set.axpy_q8_0 = ref_axpy_q8_0;
+    set.to_f16 = ref_to_f16;
+    set.silu_mul = ref_silu_mul;
+    set.exp_sum = ref_exp_sum;
+    set.name = "reference C";
     return &set;
 }

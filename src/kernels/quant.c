@@ -110,16 +110,36 @@ static uint32_t le32(const uint8_t *p)
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
-/* ---- block decoders: one block (or QUANT_MAX_BLOCK plain floats) ------ */
+/* ---- reference decoders (the type table's `decode`) ---------------------
+ * A quantized type's decoder decodes one block (n is its block size); the
+ * plain float types' decode n elements (blocks of one), so a row of them
+ * costs one call per QUANT_MAX_BLOCK elements, not one per element. */
 
-static void dequant_q8_0(const uint8_t *b, float *y)
+void quant_dequant_f32(const uint8_t *src, float *y, uint64_t n)
 {
+    for (uint64_t j = 0; j < n; j++) y[j] = bits_to_f32(le32(src + 4 * j));
+}
+
+void quant_dequant_f16(const uint8_t *src, float *y, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; j++) y[j] = quant_f16_to_f32(le16(src + 2 * j));
+}
+
+void quant_dequant_bf16(const uint8_t *src, float *y, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; j++) y[j] = quant_bf16_to_f32(le16(src + 2 * j));
+}
+
+void quant_dequant_q8_0(const uint8_t *b, float *y, uint64_t n)
+{
+    (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
     for (int j = 0; j < 32; j++) y[j] = d * (float)(int8_t)b[2 + j];
 }
 
-static void dequant_q4_0(const uint8_t *b, float *y)
+void quant_dequant_q4_0(const uint8_t *b, float *y, uint64_t n)
 {
+    (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
     const uint8_t *q = b + 2;
     for (int j = 0; j < 16; j++) {
@@ -143,8 +163,9 @@ void quant_q4k_scale_min(int j, const uint8_t *s, int *sc, int *m)
     }
 }
 
-static void dequant_q4_k(const uint8_t *b, float *y)
+void quant_dequant_q4_k(const uint8_t *b, float *y, uint64_t n)
 {
+    (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
     float dmin = quant_f16_to_f32(le16(b + 2));
     const uint8_t *scales = b + 4;
@@ -162,8 +183,9 @@ static void dequant_q4_k(const uint8_t *b, float *y)
     }
 }
 
-static void dequant_q6_k(const uint8_t *b, float *y)
+void quant_dequant_q6_k(const uint8_t *b, float *y, uint64_t n)
 {
+    (void)n; /* one block */
     const uint8_t *ql = b;
     const uint8_t *qh = b + 128;
     const int8_t *sc = (const int8_t *)(b + 192);
@@ -190,8 +212,9 @@ static void dequant_q6_k(const uint8_t *b, float *y)
 /* The 16 levels of IQ4_NL and IQ4_XS. */
 const int8_t quant_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-static void dequant_q4_1(const uint8_t *b, float *y)
+void quant_dequant_q4_1(const uint8_t *b, float *y, uint64_t n)
 {
+    (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b)), m = quant_f16_to_f32(le16(b + 2));
     const uint8_t *q = b + 4;
     for (int j = 0; j < 16; j++) {
@@ -200,6 +223,7 @@ static void dequant_q4_1(const uint8_t *b, float *y)
     }
 }
 
+/* Q5_0 (with_min 0: codes minus 16) and Q5_1 (with_min 1: plus m). */
 static void dequant_q5(const uint8_t *b, float *y, int with_min)
 {
     float d = quant_f16_to_f32(le16(b));
@@ -220,8 +244,21 @@ static void dequant_q5(const uint8_t *b, float *y, int with_min)
     }
 }
 
-static void dequant_iq4_nl(const uint8_t *b, float *y)
+void quant_dequant_q5_0(const uint8_t *b, float *y, uint64_t n)
 {
+    (void)n; /* one block */
+    dequant_q5(b, y, 0);
+}
+
+void quant_dequant_q5_1(const uint8_t *b, float *y, uint64_t n)
+{
+    (void)n; /* one block */
+    dequant_q5(b, y, 1);
+}
+
+void quant_dequant_iq4_nl(const uint8_t *b, float *y, uint64_t n)
+{
+    (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
     const uint8_t *q = b + 2;
     for (int j = 0; j < 16; j++) {
@@ -230,8 +267,9 @@ static void dequant_iq4_nl(const uint8_t *b, float *y)
     }
 }
 
-static void dequant_q2_k(const uint8_t *b, float *y)
+void quant_dequant_q2_k(const uint8_t *b, float *y, uint64_t n)
 {
+    (void)n; /* one block */
     const uint8_t *sc = b, *q = b + 16;
     float d = quant_f16_to_f32(le16(b + 80)), dmin = quant_f16_to_f32(le16(b + 82));
     for (int e = 0; e < 256; e++) {
@@ -249,8 +287,9 @@ int quant_q3k_scale(const uint8_t *s, int i)
     return (lo | (hi << 4)) - 32;
 }
 
-static void dequant_q3_k(const uint8_t *b, float *y)
+void quant_dequant_q3_k(const uint8_t *b, float *y, uint64_t n)
 {
+    (void)n; /* one block */
     const uint8_t *hm = b, *q = b + 32, *scales = b + 96;
     float d = quant_f16_to_f32(le16(b + 108));
     for (int e = 0; e < 256; e++) {
@@ -260,8 +299,9 @@ static void dequant_q3_k(const uint8_t *b, float *y)
     }
 }
 
-static void dequant_q5_k(const uint8_t *b, float *y)
+void quant_dequant_q5_k(const uint8_t *b, float *y, uint64_t n)
 {
+    (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
     float dmin = quant_f16_to_f32(le16(b + 2));
     const uint8_t *scales = b + 4, *qh = b + 16, *q = b + 48;
@@ -275,8 +315,9 @@ static void dequant_q5_k(const uint8_t *b, float *y)
     }
 }
 
-static void dequant_iq4_xs(const uint8_t *b, float *y)
+void quant_dequant_iq4_xs(const uint8_t *b, float *y, uint64_t n)
 {
+    (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
     uint16_t sh = le16(b + 2);
     const uint8_t *sl = b + 4, *q = b + 8;
@@ -290,114 +331,36 @@ static void dequant_iq4_xs(const uint8_t *b, float *y)
     }
 }
 
+/* ---- through the type's row --------------------------------------------- */
+
 int quant_supported(uint32_t type)
 {
-    switch (type) {
-    case GGML_TYPE_F32:
-    case GGML_TYPE_F16:
-    case GGML_TYPE_BF16:
-    case GGML_TYPE_Q8_0:
-    case GGML_TYPE_Q4_0:
-    case GGML_TYPE_Q4_K:
-    case GGML_TYPE_Q6_K:
-    case GGML_TYPE_Q4_1:
-    case GGML_TYPE_Q5_0:
-    case GGML_TYPE_Q5_1:
-    case GGML_TYPE_IQ4_NL:
-    case GGML_TYPE_Q2_K:
-    case GGML_TYPE_Q3_K:
-    case GGML_TYPE_Q5_K:
-    case GGML_TYPE_IQ4_XS:
-        return 1;
-    default:
-        return 0;
-    }
+    const GgmlTypeInfo *ti = ggml_type_info(type);
+    return ti && ti->computes;
 }
 
-uint32_t quant_chunk_elems(uint32_t type)
+/* Decodes `count` elements (whole blocks) starting at element `first` of
+ * the row; a type pith does not compute with decodes to zeros
+ * (unreachable: model_load refuses them). */
+static void decode_at(const GgmlTypeInfo *ti, const uint8_t *row, uint64_t first, uint64_t count, float *y)
 {
-    switch (type) {
-    case GGML_TYPE_Q8_0:
-    case GGML_TYPE_Q4_0:
-    case GGML_TYPE_Q4_1:
-    case GGML_TYPE_Q5_0:
-    case GGML_TYPE_Q5_1:
-    case GGML_TYPE_IQ4_NL:
-        return 32;
-    default:
-        return QUANT_MAX_BLOCK; /* K-quants, and runs of plain floats */
-    }
-}
-
-/* Decodes `count` (<= QUANT_MAX_BLOCK; one block for quantized types)
- * elements starting at element `first` of the row. */
-static void dequant_chunk(uint32_t type, const uint8_t *row, uint64_t first, uint32_t count, float *y)
-{
-    switch (type) {
-    case GGML_TYPE_F32:
-        for (uint32_t j = 0; j < count; j++) y[j] = bits_to_f32(le32(row + 4 * (first + j)));
-        return;
-    case GGML_TYPE_F16:
-        for (uint32_t j = 0; j < count; j++) y[j] = quant_f16_to_f32(le16(row + 2 * (first + j)));
-        return;
-    case GGML_TYPE_BF16:
-        for (uint32_t j = 0; j < count; j++) y[j] = quant_bf16_to_f32(le16(row + 2 * (first + j)));
-        return;
-    case GGML_TYPE_Q8_0:
-        dequant_q8_0(row + (first / 32) * 34, y);
-        return;
-    case GGML_TYPE_Q4_0:
-        dequant_q4_0(row + (first / 32) * 18, y);
-        return;
-    case GGML_TYPE_Q4_K:
-        dequant_q4_k(row + (first / 256) * 144, y);
-        return;
-    case GGML_TYPE_Q6_K:
-        dequant_q6_k(row + (first / 256) * 210, y);
-        return;
-    case GGML_TYPE_Q4_1:
-        dequant_q4_1(row + (first / 32) * 20, y);
-        return;
-    case GGML_TYPE_Q5_0:
-        dequant_q5(row + (first / 32) * 22, y, 0);
-        return;
-    case GGML_TYPE_Q5_1:
-        dequant_q5(row + (first / 32) * 24, y, 1);
-        return;
-    case GGML_TYPE_IQ4_NL:
-        dequant_iq4_nl(row + (first / 32) * 18, y);
-        return;
-    case GGML_TYPE_Q2_K:
-        dequant_q2_k(row + (first / 256) * 84, y);
-        return;
-    case GGML_TYPE_Q3_K:
-        dequant_q3_k(row + (first / 256) * 110, y);
-        return;
-    case GGML_TYPE_Q5_K:
-        dequant_q5_k(row + (first / 256) * 176, y);
-        return;
-    case GGML_TYPE_IQ4_XS:
-        dequant_iq4_xs(row + (first / 256) * 136, y);
-        return;
-    default:
-        memset(y, 0, count * sizeof *y); /* unreachable: model_load refuses other types */
+    if (!ti || !ti->decode) {
+        memset(y, 0, count * sizeof *y);
         return;
     }
+    uint64_t step = ti->block_elems > 1 ? ti->block_elems : QUANT_MAX_BLOCK;
+    for (uint64_t i = 0; i < count; i += step)
+        ti->decode(row + (first + i) / ti->block_elems * ti->block_bytes, y + i, count - i < step ? count - i : step);
 }
 
-static uint32_t chunk_len(uint32_t type, uint64_t done, uint64_t n)
+static uint32_t chunk_len(uint64_t done, uint64_t n)
 {
-    uint64_t c = quant_chunk_elems(type);
-    return (uint32_t)(n - done < c ? n - done : c);
+    return (uint32_t)(n - done < QUANT_MAX_BLOCK ? n - done : QUANT_MAX_BLOCK);
 }
 
 void quant_dequant_row(uint32_t type, const uint8_t *row, float *out, uint64_t n)
 {
-    for (uint64_t i = 0; i < n;) {
-        uint32_t c = chunk_len(type, i, n);
-        dequant_chunk(type, row, i, c, out + i);
-        i += c;
-    }
+    decode_at(ggml_type_info(type), row, 0, n, out);
 }
 
 float quant_dot_f32(const float *a, const float *b, uint64_t n)
@@ -409,11 +372,12 @@ float quant_dot_f32(const float *a, const float *b, uint64_t n)
 
 float quant_dot(uint32_t type, const uint8_t *row, const float *x, uint64_t n)
 {
+    const GgmlTypeInfo *ti = ggml_type_info(type);
     float blk[QUANT_MAX_BLOCK];
     float s = 0.0f;
     for (uint64_t i = 0; i < n;) {
-        uint32_t c = chunk_len(type, i, n);
-        dequant_chunk(type, row, i, c, blk);
+        uint32_t c = chunk_len(i, n);
+        decode_at(ti, row, i, c, blk);
         for (uint32_t j = 0; j < c; j++) s += blk[j] * x[i + j];
         i += c;
     }
@@ -425,14 +389,15 @@ float quant_dot(uint32_t type, const uint8_t *row, const float *x, uint64_t n)
 void quant_dot_batch(uint32_t type, const uint8_t *row, uint64_t n, const float *x, uint64_t x_stride,
                      int nb, float *out, uint64_t out_stride)
 {
+    const GgmlTypeInfo *ti = ggml_type_info(type);
     float blk[QUANT_MAX_BLOCK];
     float acc[DOT_GROUP];
     for (int b0 = 0; b0 < nb; b0 += DOT_GROUP) {
         int g = nb - b0 < DOT_GROUP ? nb - b0 : DOT_GROUP;
         for (int b = 0; b < g; b++) acc[b] = 0.0f;
         for (uint64_t i = 0; i < n;) {
-            uint32_t c = chunk_len(type, i, n);
-            dequant_chunk(type, row, i, c, blk);
+            uint32_t c = chunk_len(i, n);
+            decode_at(ti, row, i, c, blk);
             for (int b = 0; b < g; b++) {
                 const float *xb = x + (uint64_t)(b0 + b) * x_stride + i;
                 float s = acc[b];
@@ -446,6 +411,7 @@ void quant_dot_batch(uint32_t type, const uint8_t *row, uint64_t n, const float 
 }
 
 /* ---- reference quantizers (to write models; simple, not optimal) ---- */
+/* One block each; the writers below run them over a row. */
 
 static int clampi(int v, int lo, int hi)
 {
@@ -558,39 +524,51 @@ static void quantize_q6_k(const float *x, uint8_t *b)
     put_le16(b + 208, dh);
 }
 
+/* The writers, whole rows (the type table's `quantize`). */
+
+void quant_quantize_f32(const float *x, uint8_t *out, uint64_t n)
+{
+    memcpy(out, x, n * sizeof *x);
+}
+
+void quant_quantize_f16(const float *x, uint8_t *out, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) put_le16(out + 2 * i, quant_f32_to_f16(x[i]));
+}
+
+void quant_quantize_bf16(const float *x, uint8_t *out, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t u = f32_to_bits(x[i]);
+        u += 0x7fffu + ((u >> 16) & 1); /* round to nearest even (finite inputs) */
+        put_le16(out + 2 * i, (uint16_t)(u >> 16));
+    }
+}
+
+void quant_quantize_q8_0(const float *x, uint8_t *out, uint64_t n)
+{
+    for (uint64_t i = 0; i < n / 32; i++) quantize_q8_0(x + 32 * i, out + 34 * i);
+}
+
+void quant_quantize_q4_0(const float *x, uint8_t *out, uint64_t n)
+{
+    for (uint64_t i = 0; i < n / 32; i++) quantize_q4_0(x + 32 * i, out + 18 * i);
+}
+
+void quant_quantize_q4_k(const float *x, uint8_t *out, uint64_t n)
+{
+    for (uint64_t i = 0; i < n / 256; i++) quantize_q4_k(x + 256 * i, out + 144 * i);
+}
+
+void quant_quantize_q6_k(const float *x, uint8_t *out, uint64_t n)
+{
+    for (uint64_t i = 0; i < n / 256; i++) quantize_q6_k(x + 256 * i, out + 210 * i);
+}
+
 int quant_quantize_row(uint32_t type, const float *x, uint8_t *out, uint64_t n)
 {
-    switch (type) {
-    case GGML_TYPE_F32:
-        memcpy(out, x, n * sizeof *x);
-        return 0;
-    case GGML_TYPE_F16:
-        for (uint64_t i = 0; i < n; i++) put_le16(out + 2 * i, quant_f32_to_f16(x[i]));
-        return 0;
-    case GGML_TYPE_BF16:
-        for (uint64_t i = 0; i < n; i++) {
-            uint32_t u = f32_to_bits(x[i]);
-            u += 0x7fffu + ((u >> 16) & 1); /* round to nearest even (finite inputs) */
-            put_le16(out + 2 * i, (uint16_t)(u >> 16));
-        }
-        return 0;
-    case GGML_TYPE_Q8_0:
-        if (n % 32) return -1;
-        for (uint64_t i = 0; i < n / 32; i++) quantize_q8_0(x + 32 * i, out + 34 * i);
-        return 0;
-    case GGML_TYPE_Q4_0:
-        if (n % 32) return -1;
-        for (uint64_t i = 0; i < n / 32; i++) quantize_q4_0(x + 32 * i, out + 18 * i);
-        return 0;
-    case GGML_TYPE_Q4_K:
-        if (n % 256) return -1;
-        for (uint64_t i = 0; i < n / 256; i++) quantize_q4_k(x + 256 * i, out + 144 * i);
-        return 0;
-    case GGML_TYPE_Q6_K:
-        if (n % 256) return -1;
-        for (uint64_t i = 0; i < n / 256; i++) quantize_q6_k(x + 256 * i, out + 210 * i);
-        return 0;
-    default:
-        return -1;
-    }
+    const GgmlTypeInfo *ti = ggml_type_info(type);
+    if (!ti || !ti->quantize || n % ti->block_elems) return -1;
+    ti->quantize(x, out, n);
+    return 0;
 }

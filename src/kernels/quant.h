@@ -18,15 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ggml_type.h"
+
 /* Largest block of any supported type (elements): the scratch size of the
- * block decoder. */
+ * decoders (a multiple of every supported type's block). */
 #define QUANT_MAX_BLOCK 256
 
-/* 1 if pith can compute with tensors of this GgmlType. */
+/* 1 if pith can compute with tensors of this GgmlType (its row says so). */
 int quant_supported(uint32_t type);
-/* Elements decoded per step: the type's block size, or QUANT_MAX_BLOCK for
- * the plain float types (which have blocks of one element). */
-uint32_t quant_chunk_elems(uint32_t type);
 
 /* Software half and bfloat16 conversions (no compiler support needed). */
 float quant_f16_to_f32(uint16_t h);
@@ -60,5 +59,13 @@ int quant_q3k_scale(const uint8_t *scales, int i);
  * Q6_K; n a multiple of the block size). Simple round-to-nearest schemes,
  * to write test and benchmark models. Returns 0, or -1 for other types. */
 int quant_quantize_row(uint32_t type, const float *x, uint8_t *out, uint64_t n);
+
+/* The per-type functions the type table (ggml_type.c) names; callers use
+ * quant_dequant_row and quant_quantize_row. */
+GgmlDecodeFn quant_dequant_f32, quant_dequant_f16, quant_dequant_bf16, quant_dequant_q8_0, quant_dequant_q4_0,
+    quant_dequant_q4_1, quant_dequant_q5_0, quant_dequant_q5_1, quant_dequant_iq4_nl, quant_dequant_q2_k,
+    quant_dequant_q3_k, quant_dequant_q4_k, quant_dequant_q5_k, quant_dequant_q6_k, quant_dequant_iq4_xs;
+GgmlQuantizeFn quant_quantize_f32, quant_quantize_f16, quant_quantize_bf16, quant_quantize_q8_0, quant_quantize_q4_0,
+    quant_quantize_q4_k, quant_quantize_q6_k;
 
 #endif
