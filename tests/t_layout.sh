@@ -9,13 +9,13 @@
 allowed() {
     case "$1" in
         arena) echo "" ;;
-        gguf) echo "arena" ;;
-        kernels) echo "arena gguf" ;;
-        model) echo "arena gguf kernels" ;;
+        kernels) echo "arena" ;;
+        gguf) echo "arena kernels" ;;
+        model) echo "arena kernels gguf" ;;
         text) echo "arena gguf" ;;
-        session) echo "arena gguf kernels model text" ;;
-        server) echo "arena gguf kernels model text session" ;;
-        cli) echo "arena gguf kernels model text session server" ;;
+        session) echo "arena kernels gguf model text" ;;
+        server) echo "arena kernels gguf model text session" ;;
+        cli) echo "arena kernels gguf model text session server" ;;
         *) echo "?" ;;
     esac
 }

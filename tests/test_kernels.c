@@ -26,7 +26,7 @@
 
 #include "../port/port.h"
 #include "../src/model/forward.h"
-#include "../src/gguf/ggml_type.h"
+#include "../src/kernels/ggml_type.h"
 #include "../src/gguf/gguf.h"
 #include "../src/kernels/kernels.h"
 #include "../src/model/model.h"

@@ -12,7 +12,7 @@
 #include "../../port/port.h"
 #include "../arena/arena.h"
 #include "cli.h"
-#include "../gguf/ggml_type.h"
+#include "../kernels/ggml_type.h"
 #include "../gguf/gguf.h"
 
 #define SCRATCH_BYTES 65536   /* read buffer for strings and array items */

@@ -1,5 +1,5 @@
-/* This folder: src/gguf/ - the file format: the GGUF reader and the ggml
- * tensor types. May call src/arena/ and port/. */
+/* This folder: src/gguf/ - the file format: a hardened GGUF reader. May
+ * call src/arena/, src/kernels/ (the type table's block sizes) and port/. */
 /* gguf.h - a hardened reader for GGUF model files (versions 2 and 3).
  *
  * Versions 2 and 3 have the same layout (u64 counts and lengths, little

@@ -1,6 +1,22 @@
 /* kernels.c - choosing the kernel set, activation formats, the tiled matmul. */
 #include "kernels.h"
 
+/* Filled on the first call (kern_select's, before any thread runs): the
+ * reference kernels (kernels_ref.c) and dot[] from the type table, where
+ * each type's row names its reference; kept in zeroed memory, so the set
+ * costs the binary no initialized data. */
+const KernelSet *kern_ref(void)
+{
+    static KernelSet set;
+    if (set.name) return &set;
+    for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
+        const GgmlTypeInfo *ti = ggml_type_info(t);
+        if (ti) set.dot[t] = ti->ref_dot;
+    }
+    kern_ref_fill(&set);
+    return &set;
+}
+
 #include <string.h>
 
 static KernelSet active;

@@ -1,7 +1,8 @@
-/* This folder: src/kernels/ - the weight types (quant.h: block layouts,
- * reference decode and dot) and the matmul and attention kernels per CPU
+/* This folder: src/kernels/ - the weight types, one row each (ggml_type.h:
+ * block size, activation format, reference decode, dot and writer; the
+ * block codecs in quant.c) and the matmul and attention kernels per CPU
  * (reference C, AVX2, AVX-512, NEON), chosen at run time. May call
- * src/arena/, src/gguf/ (the type numbers) and port/ (CPU features). */
+ * src/arena/ and port/ (CPU features). */
 /* kernels.h - the inner loops of a matmul, per weight type, with the code
  * path chosen at run time from the CPU's features.
  *
@@ -48,7 +49,7 @@
 
 #include <stdint.h>
 
-#include "../gguf/ggml_type.h"
+#include "ggml_type.h"
 
 typedef enum { KERN_ACT_F32 = 0, KERN_ACT_Q8_0 = 1, KERN_ACT_Q8_K = 2 } KernActFormat;
 
@@ -122,7 +123,13 @@ typedef struct {
 
 /* The sets. kern_ref() always exists; the others return NULL when this
  * build or this CPU cannot run them. */
-const KernelSet *kern_ref(void);  /* kernels_ref.c: plain C, every type (dot[]: each row's ref_dot) */
+const KernelSet *kern_ref(void);  /* plain C, every type: kernels_ref.c's functions, dot[] each type row's
+                                     ref_dot (assembled in kernels.c) */
+/* kernels_ref.c: every entry of the reference set but dot[] (kern_ref), and
+ * its activation quantizers on their own (for the other sets' tails). */
+void kern_ref_fill(KernelSet *set);
+void kern_ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n);
+void kern_ref_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n);
 const KernelSet *kern_x86(void);  /* kernels_x86.c: AVX2 + FMA + F16C */
 const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
 /* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with

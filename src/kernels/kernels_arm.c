@@ -318,7 +318,7 @@ static void neon_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
     for (uint64_t b = 0; b < n / 32; b++, x += 32) {
         int32_t s[2];
         if (!quantize_block(x, 32, &out[b].d, out[b].q, s)) {
-            kern_ref()->quantize_q8_0(x, &out[b], 32);
+            kern_ref_quantize_q8_0(x, &out[b], 32);
             continue;
         }
         out[b].sum = (int32_t)((uint32_t)s[0] + (uint32_t)s[1]);
@@ -330,7 +330,7 @@ static void neon_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
     for (uint64_t b = 0; b < n / 256; b++, x += 256) {
         int32_t s[16];
         if (!quantize_block(x, 256, &out[b].d, out[b].q, s)) {
-            kern_ref()->quantize_q8_k(x, &out[b], 256);
+            kern_ref_quantize_q8_k(x, &out[b], 256);
             continue;
         }
         for (int g = 0; g < 16; g++) out[b].bsum[g] = (int16_t)s[g];

@@ -34,7 +34,7 @@ static int nearest(float v)
     return (int)lrintf(v);
 }
 
-static void ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
+void kern_ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
 {
     for (uint64_t b = 0; b < n / 32; b++, x += 32) {
         float amax = 0.0f;
@@ -51,7 +51,7 @@ static void ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
     }
 }
 
-static void ref_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
+void kern_ref_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
 {
     for (uint64_t b = 0; b < n / 256; b++, x += 256) {
         float amax = 0.0f;
@@ -399,28 +399,21 @@ static void ref_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
     }
 }
 
-/* Filled on the first call (kern_select's, before any thread runs): dot[]
- * from the type table, where each type's row names its reference; kept in
- * zeroed memory, so the set costs the binary no initialized data. */
-const KernelSet *kern_ref(void)
+/* The reference set but its dot[] (kernels.c: kern_ref fills that from the
+ * type table, which names this file's dots: this file never reads the
+ * table, so no circle). */
+void kern_ref_fill(KernelSet *set)
 {
-    static KernelSet set;
-    if (set.name) return &set;
-    for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
-        const GgmlTypeInfo *ti = ggml_type_info(t);
-        if (ti) set.dot[t] = ti->ref_dot;
-    }
-    set.quantize_q8_0 = ref_quantize_q8_0;
-    set.quantize_q8_k = ref_quantize_q8_k;
-    set.dot_f16 = ref_dot_f16;
-    set.axpy_f16 = ref_axpy_f16;
-    set.dot_f32 = ref_dot_f32;
-    set.axpy_f32 = ref_axpy_f32;
-    set.dot_q8_0_f32 = ref_dot_q8_0_f32;
-    set.axpy_q8_0 = ref_axpy_q8_0;
-    set.to_f16 = ref_to_f16;
-    set.silu_mul = ref_silu_mul;
-    set.exp_sum = ref_exp_sum;
-    set.name = "reference C";
-    return &set;
+    set->quantize_q8_0 = kern_ref_quantize_q8_0;
+    set->quantize_q8_k = kern_ref_quantize_q8_k;
+    set->dot_f16 = ref_dot_f16;
+    set->axpy_f16 = ref_axpy_f16;
+    set->dot_f32 = ref_dot_f32;
+    set->axpy_f32 = ref_axpy_f32;
+    set->dot_q8_0_f32 = ref_dot_q8_0_f32;
+    set->axpy_q8_0 = ref_axpy_q8_0;
+    set->to_f16 = ref_to_f16;
+    set->silu_mul = ref_silu_mul;
+    set->exp_sum = ref_exp_sum;
+    set->name = "reference C";
 }

@@ -37,7 +37,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../gguf/ggml_type.h"
+#include "ggml_type.h"
 
 /* ---- scalar conversions ----------------------------------------------- */
 
@@ -331,83 +331,11 @@ void quant_dequant_iq4_xs(const uint8_t *b, float *y, uint64_t n)
     }
 }
 
-/* ---- through the type's row --------------------------------------------- */
-
-int quant_supported(uint32_t type)
-{
-    const GgmlTypeInfo *ti = ggml_type_info(type);
-    return ti && ti->computes;
-}
-
-/* Decodes `count` elements (whole blocks) starting at element `first` of
- * the row; a type pith does not compute with decodes to zeros
- * (unreachable: model_load refuses them). */
-static void decode_at(const GgmlTypeInfo *ti, const uint8_t *row, uint64_t first, uint64_t count, float *y)
-{
-    if (!ti || !ti->decode) {
-        memset(y, 0, count * sizeof *y);
-        return;
-    }
-    uint64_t step = ti->block_elems > 1 ? ti->block_elems : QUANT_MAX_BLOCK;
-    for (uint64_t i = 0; i < count; i += step)
-        ti->decode(row + (first + i) / ti->block_elems * ti->block_bytes, y + i, count - i < step ? count - i : step);
-}
-
-static uint32_t chunk_len(uint64_t done, uint64_t n)
-{
-    return (uint32_t)(n - done < QUANT_MAX_BLOCK ? n - done : QUANT_MAX_BLOCK);
-}
-
-void quant_dequant_row(uint32_t type, const uint8_t *row, float *out, uint64_t n)
-{
-    decode_at(ggml_type_info(type), row, 0, n, out);
-}
-
 float quant_dot_f32(const float *a, const float *b, uint64_t n)
 {
     float s = 0.0f;
     for (uint64_t i = 0; i < n; i++) s += a[i] * b[i];
     return s;
-}
-
-float quant_dot(uint32_t type, const uint8_t *row, const float *x, uint64_t n)
-{
-    const GgmlTypeInfo *ti = ggml_type_info(type);
-    float blk[QUANT_MAX_BLOCK];
-    float s = 0.0f;
-    for (uint64_t i = 0; i < n;) {
-        uint32_t c = chunk_len(i, n);
-        decode_at(ti, row, i, c, blk);
-        for (uint32_t j = 0; j < c; j++) s += blk[j] * x[i + j];
-        i += c;
-    }
-    return s;
-}
-
-#define DOT_GROUP 64 /* accumulators kept at once */
-
-void quant_dot_batch(uint32_t type, const uint8_t *row, uint64_t n, const float *x, uint64_t x_stride,
-                     int nb, float *out, uint64_t out_stride)
-{
-    const GgmlTypeInfo *ti = ggml_type_info(type);
-    float blk[QUANT_MAX_BLOCK];
-    float acc[DOT_GROUP];
-    for (int b0 = 0; b0 < nb; b0 += DOT_GROUP) {
-        int g = nb - b0 < DOT_GROUP ? nb - b0 : DOT_GROUP;
-        for (int b = 0; b < g; b++) acc[b] = 0.0f;
-        for (uint64_t i = 0; i < n;) {
-            uint32_t c = chunk_len(i, n);
-            decode_at(ti, row, i, c, blk);
-            for (int b = 0; b < g; b++) {
-                const float *xb = x + (uint64_t)(b0 + b) * x_stride + i;
-                float s = acc[b];
-                for (uint32_t j = 0; j < c; j++) s += blk[j] * xb[j];
-                acc[b] = s;
-            }
-            i += c;
-        }
-        for (int b = 0; b < g; b++) out[(uint64_t)(b0 + b) * out_stride] = acc[b];
-    }
 }
 
 /* ---- reference quantizers (to write models; simple, not optimal) ---- */
@@ -563,12 +491,4 @@ void quant_quantize_q4_k(const float *x, uint8_t *out, uint64_t n)
 void quant_quantize_q6_k(const float *x, uint8_t *out, uint64_t n)
 {
     for (uint64_t i = 0; i < n / 256; i++) quantize_q6_k(x + 256 * i, out + 210 * i);
-}
-
-int quant_quantize_row(uint32_t type, const float *x, uint8_t *out, uint64_t n)
-{
-    const GgmlTypeInfo *ti = ggml_type_info(type);
-    if (!ti || !ti->quantize || n % ti->block_elems) return -1;
-    ti->quantize(x, out, n);
-    return 0;
 }

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../gguf/ggml_type.h"
+#include "../kernels/ggml_type.h"
 #include "../kernels/quant.h"
 
 #define R TENSOR_REQUIRED

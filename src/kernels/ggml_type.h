@@ -98,4 +98,22 @@ const GgmlTypeInfo *ggml_type_info(uint32_t t);
  * or the type is invalid. */
 uint64_t ggml_row_bytes(uint32_t t, uint64_t n);
 
+/* Row operations through the type's row (defined in ggml_type.c beside the
+ * table; named quant_* as the plain-C reference they are, see quant.h): */
+/* 1 if pith can compute with tensors of this GgmlType (its row says so). */
+int quant_supported(uint32_t type);
+/* Decodes n elements of a row of `type` starting at `row` (n a multiple of
+ * the block size) into out. */
+void quant_dequant_row(uint32_t type, const uint8_t *row, float *out, uint64_t n);
+/* Dot product of the first n elements of a row with x. */
+float quant_dot(uint32_t type, const uint8_t *row, const float *x, uint64_t n);
+/* For one weight row and nb activation vectors x[b*x_stride ..]: writes
+ * out[b*out_stride] = dot(row, x_b). Decodes the row once for all of them. */
+void quant_dot_batch(uint32_t type, const uint8_t *row, uint64_t n, const float *x, uint64_t x_stride,
+                     int nb, float *out, uint64_t out_stride);
+/* Quantizes n floats into a row of `type` (F32, F16, BF16, Q8_0, Q4_0, Q4_K,
+ * Q6_K; n a multiple of the block size). Simple round-to-nearest schemes,
+ * to write test and benchmark models. Returns 0, or -1 for other types. */
+int quant_quantize_row(uint32_t type, const float *x, uint8_t *out, uint64_t n);
+
 #endif
