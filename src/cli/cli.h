@@ -49,6 +49,13 @@ int cli_session_option(SessionOptions *o, int argc, char **argv, int *i);
 void cli_open_session(Session *s, const SessionOptions *o);
 /* A failed session call: "pith: <s->err>", exit 2. */
 _Noreturn void cli_session_die(const Session *s);
+/* A command's own buffer in the session's arena (SessionOptions.plan_extra
+ * = cli_plan_item, plan_extra_ctx = a CliPlanItem). */
+typedef struct {
+    const char *what;
+    uint64_t bytes;
+} CliPlanItem;
+void cli_plan_item(void *ctx, Plan *p);
 /* Maps the one arena for a finished plan and initialises `a`; dies with
  * one line naming `owner` (a file) if the plan overflowed or the system
  * refuses the memory. */

@@ -150,6 +150,12 @@ void cli_open_session(Session *s, const SessionOptions *o)
     }
 }
 
+void cli_plan_item(void *ctx, Plan *p)
+{
+    const CliPlanItem *item = ctx;
+    plan_add(p, item->what, item->bytes);
+}
+
 void cli_map_plan(Arena *a, const Plan *p, const char *owner)
 {
     if (p->overflow || p->total > (uint64_t)SIZE_MAX) port_die("%s: the memory plan overflows", owner);

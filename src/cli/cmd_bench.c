@@ -83,16 +83,6 @@ static double run_generation(Session *s, const int32_t *ids, int n)
     return port_seconds() - t0;
 }
 
-typedef struct {
-    uint64_t n_ids;
-} PlanIds;
-
-static void plan_ids(void *ctx, Plan *p)
-{
-    const PlanIds *pi = ctx;
-    plan_add(p, "token ids", plan_mul(p, pi->n_ids, sizeof(int32_t)));
-}
-
 int cmd_bench(int argc, char **argv)
 {
     int64_t n_prompt = 128, n_gen = 32, reps = 3;
@@ -135,8 +125,8 @@ int cmd_bench(int argc, char **argv)
     o.min_ctx = (uint32_t)longest;
     o.min_ctx_what = what;
     if (o.batch > longest) o.batch = longest;
-    PlanIds pi = {(uint64_t)longest};
-    o.plan_extra = plan_ids;
+    CliPlanItem pi = {"token ids", (uint64_t)longest * sizeof(int32_t)};
+    o.plan_extra = cli_plan_item;
     o.plan_extra_ctx = &pi;
     static Session s;
     double t_load = port_seconds();

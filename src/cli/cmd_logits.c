@@ -30,16 +30,6 @@ static void to_little_endian(float *v, uint64_t n)
     }
 }
 
-typedef struct {
-    uint64_t n_ids;
-} PlanIds;
-
-static void plan_ids(void *ctx, Plan *p)
-{
-    const PlanIds *pi = ctx;
-    plan_add(p, "prompt ids", plan_mul(p, pi->n_ids, sizeof(int32_t)));
-}
-
 int cmd_logits(int argc, char **argv)
 {
     const char *ids_text = NULL, *out_path = NULL;
@@ -87,8 +77,8 @@ int cmd_logits(int argc, char **argv)
     o.min_ctx = (uint32_t)n_ids;
     o.min_ctx_what = what;
     if (o.batch > n_ids) o.batch = n_ids;
-    PlanIds pi = {(uint64_t)n_ids};
-    o.plan_extra = plan_ids;
+    CliPlanItem pi = {"prompt ids", (uint64_t)n_ids * sizeof(int32_t)};
+    o.plan_extra = cli_plan_item;
     o.plan_extra_ctx = &pi;
     static Session s;
     int rc = session_open(&s, &o);
