@@ -905,17 +905,26 @@ static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
 
 /* ---- the sets ---------------------------------------------------------------- */
 
+#ifdef __aarch64__
+/* kernels_arm_rows.c: eight rows per pass, for the dotprod set */
+void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+#endif
+
 #define INT_ENTRIES(p)                                                                                           \
     [GGML_TYPE_Q8_0] = p##_q8_0, [GGML_TYPE_Q4_0] = p##_q4_0, [GGML_TYPE_Q4_1] = p##_q4_1,                      \
     [GGML_TYPE_Q5_0] = p##_q5_0, [GGML_TYPE_Q5_1] = p##_q5_1, [GGML_TYPE_IQ4_NL] = p##_iq4_nl,                  \
     [GGML_TYPE_Q2_K] = p##_q2_k, [GGML_TYPE_Q3_K] = p##_q3_k, [GGML_TYPE_Q4_K] = p##_q4_k,                      \
     [GGML_TYPE_Q5_K] = p##_q5_k, [GGML_TYPE_Q6_K] = p##_q6_k, [GGML_TYPE_IQ4_XS] = p##_iq4_xs
 
-#define SET(label, p)                                                                                            \
+#define SET(label, p, ...)                                                                                       \
     {                                                                                                            \
         .name = label,                                                                                           \
         .dot = {INT_ENTRIES(p), [GGML_TYPE_F32] = neon_f32, [GGML_TYPE_F16] = neon_f16,                         \
                 [GGML_TYPE_BF16] = neon_bf16},                                                                  \
+        .rows = {__VA_ARGS__},                                                                                   \
         .quantize_q8_0 = neon_quantize_q8_0, .quantize_q8_k = neon_quantize_q8_k, .dot_f16 = neon_dot_f16,      \
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
@@ -926,11 +935,13 @@ const KernelSet *kern_arm(void)
 {
     const PortCpu *c = port_cpu();
 #ifdef __aarch64__
-    static const KernelSet neon = SET("aarch64 NEON", neon), dotprod = SET("aarch64 NEON+dotprod", dp);
+    static const KernelSet neon = SET("aarch64 NEON", neon, 0),
+                           dotprod = SET("aarch64 NEON+dotprod", dp, [GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
+                                         [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0);
     if (!c->neon) return NULL;
     return c->dotprod ? &dotprod : &neon;
 #else
-    static const KernelSet neon = SET("armv7 NEON", neon);
+    static const KernelSet neon = SET("armv7 NEON", neon, 0);
     return c->neon && c->vfpv4 ? &neon : NULL;
 #endif
 }

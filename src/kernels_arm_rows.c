@@ -1,0 +1,388 @@
+/* kernels_arm_rows.c - Q8_0 and Q4_0 matmuls on aarch64 with dotprod (Pi 5)
+ * that compute eight weight rows per pass (KernelSet.rows of the
+ * "aarch64 NEON+dotprod" set in kernels_arm.c).
+ *
+ * Why: the one-row kernels of kernels_arm.c load the activation again for
+ * every row, convert one scale and sum four lanes for every block. Here the
+ * rows go in eights and every load and float step serves several of them:
+ *
+ * Decoding (one token; tokens of calls with fewer than four go one by
+ * one): the token's block is laid out once per call as four vectors
+ * [a0..7 a0..7] [a8..15 a8..15] ...; one LD4 lane load takes 32 bytes of a
+ * Q8_0 row into lane 0 of four vectors and another row's into lane 1, so
+ * each SDOT works on two rows; ADDP then gives the block sums of four rows
+ * in one vector (no further horizontal work). The eight scales of a block
+ * are loaded into one vector and converted two vectors at a time. Q4_0
+ * the same with LD2 (16 bytes of nibbles) and the offset of 8 folded into
+ * the initial value of the sums (-8 x the activation's code sum).
+ *
+ * Prompts (four tokens or more): the weights of a tile of eight rows are
+ * transposed once per K-chunk (LD4 lane loads: one vector = four rows x
+ * four consecutive elements; Q4_0 decoded to signed bytes there) into a
+ * scratch on the stack, then every four tokens of the call pass over it:
+ * SDOT by element multiplies four rows by a token's four bytes, so each
+ * weight vector serves four tokens and each activation load eight rows.
+ *
+ * Determinism (kernels.h): row r and token t always get
+ *   acc = 0; for each block b in order: acc = fma(float(S_b), dw_b * da_b, acc)
+ * with S_b the exact integer block sum (as the reference's), in one float
+ * lane: the same bits on both paths, whatever the tile, the lane, the
+ * number of tokens in the call or the thread split. Rows past the end of
+ * a tile repeat the last row, tokens past the end of the last four repeat
+ * the last token; their lanes are computed and dropped. */
+#include "kernels.h"
+
+#include <string.h>
+
+#if defined(__aarch64__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#include <arm_neon.h>
+
+#ifdef __clang__
+#define DP __attribute__((target("dotprod")))
+#else
+#define DP __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+#define DP_INLINE static inline __attribute__((always_inline)) DP
+#define UNROLL _Pragma("GCC unroll 8")
+
+enum { RK_Q8_0, RK_Q4_0 };
+enum {
+    TILE = 8,       /* rows per pass */
+    DKC = 128,      /* decoding: blocks of the activation laid out at once (8 KiB) */
+    PKC = 32,       /* prompts: blocks per transposed K-chunk (8 KiB of codes) */
+    PTOK = 64,      /* prompts: tokens per pass over a chunk (accumulators on the stack) */
+    MIN_TILE_TOKENS = 4
+};
+
+void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
+static inline uint64_t block_bytes(int kind)
+{
+    return kind == RK_Q8_0 ? 34 : 18;
+}
+
+/* ---- decoding one token ------------------------------------------------------ */
+
+/* The pair loads, sums and float step of one block of eight rows, as
+ * assembly so every instruction is the one intended (GCC moves LD4 lane
+ * tuples through extra registers). Rows r0..r7 point at the block (its
+ * scale), dup at its four activation vectors, da at its scale, c at -4 x
+ * its code sum (Q4_0). The pointers move on by one block. */
+#define DEC_SCALES                                                                                               \
+    "ld1 {v21.h}[0], [%[r0]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[1], [%[r1]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[2], [%[r2]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[3], [%[r3]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[4], [%[r4]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[5], [%[r5]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[6], [%[r6]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[7], [%[r7]], #2\n\t"
+
+/* S (v22: rows 0-3, v23: rows 4-7) from the pair sums v24..v27, then
+ * acc = fma(float(S), dw * da, acc) */
+#define DEC_FLOAT                                                                                                \
+    "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
+    "addp v23.4s, v26.4s, v27.4s\n\t"                                                                           \
+    "fcvtl v24.4s, v21.4h\n\t"                                                                                  \
+    "fcvtl2 v25.4s, v21.8h\n\t"                                                                                 \
+    "scvtf v22.4s, v22.4s\n\t"                                                                                  \
+    "scvtf v23.4s, v23.4s\n\t"                                                                                  \
+    "fmul v24.4s, v24.4s, v20.4s\n\t"                                                                           \
+    "fmul v25.4s, v25.4s, v20.4s\n\t"                                                                           \
+    "fmla %[f0].4s, v22.4s, v24.4s\n\t"                                                                         \
+    "fmla %[f1].4s, v23.4s, v25.4s\n\t"
+
+#define Q8_PAIR(ra, rb, acc, v0, v1, v2, v3)                                                                    \
+    "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[0], [%[" ra "]], #32\n\t"                                     \
+    "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[1], [%[" rb "]], #32\n\t"                                     \
+    "movi " acc ".4s, #0\n\t"                                                                                   \
+    "sdot " acc ".4s, " v0 ".16b, v16.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v1 ".16b, v17.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v2 ".16b, v18.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v3 ".16b, v19.16b\n\t"
+
+/* Q4_0: 16 bytes of nibbles per row; low nibbles are elements 0-15, high
+ * ones 16-31: [A 0-7 | B 0-7] & 15 goes with dup[0], ... >> 4 with dup[2]. */
+#define Q4_PAIR(ra, rb, acc, v0, v1, v2, v3)                                                                    \
+    "ld2 {" v0 ".d, " v1 ".d}[0], [%[" ra "]], #16\n\t"                                                          \
+    "ld2 {" v0 ".d, " v1 ".d}[1], [%[" rb "]], #16\n\t"                                                          \
+    "mov " acc ".16b, v31.16b\n\t"                                                                              \
+    "and " v2 ".16b, " v0 ".16b, v30.16b\n\t"                                                                   \
+    "and " v3 ".16b, " v1 ".16b, v30.16b\n\t"                                                                   \
+    "ushr " v0 ".16b, " v0 ".16b, #4\n\t"                                                                       \
+    "ushr " v1 ".16b, " v1 ".16b, #4\n\t"                                                                       \
+    "sdot " acc ".4s, " v2 ".16b, v16.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v3 ".16b, v17.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v0 ".16b, v18.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v1 ".16b, v19.16b\n\t"
+
+DP static void dec_tile_q8_0(const uint8_t *const *row, uint64_t nb, const int8x16_t *dup, const float *da,
+                             float32x4_t *f)
+{
+    const uint8_t *r0 = row[0], *r1 = row[1], *r2 = row[2], *r3 = row[3];
+    const uint8_t *r4 = row[4], *r5 = row[5], *r6 = row[6], *r7 = row[7];
+    float32x4_t f0 = f[0], f1 = f[1];
+    __asm__ volatile("1:\n\t"
+                     "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"
+                     "ld1r {v20.4s}, [%[da]], #4\n\t" DEC_SCALES Q8_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")
+                         Q8_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7")
+                             Q8_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")
+                                 Q8_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7") DEC_FLOAT
+                     "subs %[nb], %[nb], #1\n\t"
+                     "b.ne 1b\n\t"
+                     : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5),
+                       [r6] "+r"(r6), [r7] "+r"(r7), [dup] "+r"(dup), [da] "+r"(da), [nb] "+r"(nb), [f0] "+w"(f0),
+                       [f1] "+w"(f1)
+                     :
+                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+                       "v22", "v23", "v24", "v25", "v26", "v27", "cc", "memory");
+    f[0] = f0;
+    f[1] = f1;
+}
+
+DP static void dec_tile_q4_0(const uint8_t *const *row, uint64_t nb, const int8x16_t *dup, const float *da,
+                             const int32_t *c, float32x4_t *f)
+{
+    const uint8_t *r0 = row[0], *r1 = row[1], *r2 = row[2], *r3 = row[3];
+    const uint8_t *r4 = row[4], *r5 = row[5], *r6 = row[6], *r7 = row[7];
+    float32x4_t f0 = f[0], f1 = f[1];
+    __asm__ volatile("movi v30.16b, #15\n\t"
+                     "1:\n\t"
+                     "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"
+                     "ld1r {v20.4s}, [%[da]], #4\n\t"
+                     "ld1r {v31.4s}, [%[c]], #4\n\t" DEC_SCALES Q4_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")
+                         Q4_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7")
+                             Q4_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")
+                                 Q4_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7") DEC_FLOAT
+                     "subs %[nb], %[nb], #1\n\t"
+                     "b.ne 1b\n\t"
+                     : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5),
+                       [r6] "+r"(r6), [r7] "+r"(r7), [dup] "+r"(dup), [da] "+r"(da), [c] "+r"(c), [nb] "+r"(nb),
+                       [f0] "+w"(f0), [f1] "+w"(f1)
+                     :
+                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+                       "v22", "v23", "v24", "v25", "v26", "v27", "v30", "v31", "cc", "memory");
+    f[0] = f0;
+    f[1] = f1;
+}
+
+/* One token (a) against rows [0, nrows): out[r]. */
+DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+                            const KernQ8_0 *a, float *out)
+{
+    int8x16_t dup[DKC * 4];
+    float da[DKC];
+    int32_t c[DKC];
+    uint64_t nb = n / 32, bytes = block_bytes(kind);
+    for (uint64_t b0 = 0; b0 < nb; b0 += DKC) {
+        uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
+        for (uint64_t b = 0; b < cb; b++) {
+            int64x2_t lo = vreinterpretq_s64_s8(vld1q_s8(a[b0 + b].q));
+            int64x2_t hi = vreinterpretq_s64_s8(vld1q_s8(a[b0 + b].q + 16));
+            dup[4 * b + 0] = vreinterpretq_s8_s64(vdupq_laneq_s64(lo, 0));
+            dup[4 * b + 1] = vreinterpretq_s8_s64(vdupq_laneq_s64(lo, 1));
+            dup[4 * b + 2] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 0));
+            dup[4 * b + 3] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 1));
+            da[b] = a[b0 + b].d;
+            c[b] = (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffffcu); /* -4 x sum, wrapping */
+        }
+        for (uint64_t r0 = 0; r0 < nrows; r0 += TILE) {
+            const uint8_t *row[TILE];
+            UNROLL for (int i = 0; i < TILE; i++)
+                row[i] = w + (r0 + i < nrows ? r0 + i : nrows - 1) * row_bytes + b0 * bytes;
+            uint64_t valid = nrows - r0 < TILE ? nrows - r0 : TILE;
+            float tmp[TILE] = {0};
+            if (b0) memcpy(tmp, out + r0, valid * sizeof(float));
+            float32x4_t f[2] = {vld1q_f32(tmp), vld1q_f32(tmp + 4)};
+            if (kind == RK_Q8_0) dec_tile_q8_0(row, cb, dup, da, f);
+            else dec_tile_q4_0(row, cb, dup, da, c, f);
+            vst1q_f32(tmp, f[0]);
+            vst1q_f32(tmp + 4, f[1]);
+            memcpy(out + r0, tmp, valid * sizeof(float));
+        }
+    }
+}
+
+/* ---- prompts: transposed tiles ------------------------------------------------ */
+
+/* w[b][h][g]: elements 4g..4g+3 of block b of rows 4h..4h+3 (lane i = row
+ * 4h + i) as signed bytes; d[b][h] those rows' scales. */
+typedef struct {
+    int8x16_t w[PKC][2][8];
+    float32x4_t d[PKC][2];
+} Chunk;
+
+/* 16 bytes of each of four rows -> four vectors, vector k = bytes 4k..4k+3
+ * of the four rows, stored at dst[0..3]. */
+DP static inline void transpose4(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3,
+                                 int8x16_t *dst)
+{
+    __asm__ volatile("ld4 {v0.s, v1.s, v2.s, v3.s}[0], [%[p0]]\n\t"
+            "ld4 {v0.s, v1.s, v2.s, v3.s}[1], [%[p1]]\n\t"
+            "ld4 {v0.s, v1.s, v2.s, v3.s}[2], [%[p2]]\n\t"
+            "ld4 {v0.s, v1.s, v2.s, v3.s}[3], [%[p3]]\n\t"
+            "st1 {v0.16b-v3.16b}, [%[dst]]\n\t"
+            :
+            : [p0] "r"(p0), [p1] "r"(p1), [p2] "r"(p2), [p3] "r"(p3), [dst] "r"(dst)
+            : "v0", "v1", "v2", "v3", "memory");
+}
+
+/* The same for Q4_0 nibbles, decoded: low nibbles - 8 (elements 0-15) to
+ * dst[0..3], high nibbles - 8 (16-31) to dst[4..7]. */
+DP static inline void transpose4_q4(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3,
+                                    int8x16_t *dst)
+{
+    __asm__ volatile("ld4 {v0.s, v1.s, v2.s, v3.s}[0], [%[p0]]\n\t"
+            "ld4 {v0.s, v1.s, v2.s, v3.s}[1], [%[p1]]\n\t"
+            "ld4 {v0.s, v1.s, v2.s, v3.s}[2], [%[p2]]\n\t"
+            "ld4 {v0.s, v1.s, v2.s, v3.s}[3], [%[p3]]\n\t"
+            "movi v16.16b, #15\n\t"
+            "movi v17.16b, #8\n\t"
+            "and v4.16b, v0.16b, v16.16b\n\t"
+            "and v5.16b, v1.16b, v16.16b\n\t"
+            "and v6.16b, v2.16b, v16.16b\n\t"
+            "and v7.16b, v3.16b, v16.16b\n\t"
+            "ushr v0.16b, v0.16b, #4\n\t"
+            "ushr v1.16b, v1.16b, #4\n\t"
+            "ushr v2.16b, v2.16b, #4\n\t"
+            "ushr v3.16b, v3.16b, #4\n\t"
+            "sub v4.16b, v4.16b, v17.16b\n\t"
+            "sub v5.16b, v5.16b, v17.16b\n\t"
+            "sub v6.16b, v6.16b, v17.16b\n\t"
+            "sub v7.16b, v7.16b, v17.16b\n\t"
+            "sub v0.16b, v0.16b, v17.16b\n\t"
+            "sub v1.16b, v1.16b, v17.16b\n\t"
+            "sub v2.16b, v2.16b, v17.16b\n\t"
+            "sub v3.16b, v3.16b, v17.16b\n\t"
+            "st1 {v4.16b-v7.16b}, [%[dst]], #64\n\t"
+            "st1 {v0.16b-v3.16b}, [%[dst]]\n\t"
+            : [dst] "+r"(dst)
+            : [p0] "r"(p0), [p1] "r"(p1), [p2] "r"(p2), [p3] "r"(p3)
+            : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "memory");
+}
+
+DP static void load_chunk(int kind, Chunk *c, const uint8_t *const *row, uint64_t b0, uint64_t cb)
+{
+    uint64_t bytes = block_bytes(kind);
+    for (uint64_t b = 0; b < cb; b++) {
+        uint64_t off = (b0 + b) * bytes;
+        float16x8_t h = vdupq_n_f16(0);
+        UNROLL for (int i = 0; i < TILE; i++) h = vld1q_lane_f16((const __fp16 *)(row[i] + off), h, i);
+        c->d[b][0] = vcvt_f32_f16(vget_low_f16(h));
+        c->d[b][1] = vcvt_high_f32_f16(h);
+        UNROLL for (int g = 0; g < 2; g++) {
+            const uint8_t *const *r = row + 4 * g;
+            if (kind == RK_Q8_0) {
+                transpose4(r[0] + off + 2, r[1] + off + 2, r[2] + off + 2, r[3] + off + 2, c->w[b][g]);
+                transpose4(r[0] + off + 18, r[1] + off + 18, r[2] + off + 18, r[3] + off + 18, c->w[b][g] + 4);
+            } else {
+                transpose4_q4(r[0] + off + 2, r[1] + off + 2, r[2] + off + 2, r[3] + off + 2, c->w[b][g]);
+            }
+        }
+    }
+}
+
+/* Four tokens (q[t]: their first block of the chunk) over the cb blocks of
+ * a chunk; acc[4h + t] holds rows 4h..4h+3 of token t. */
+DP static void chunk_quad(const Chunk *c, uint64_t cb, const KernQ8_0 *const *a, float32x4_t *acc)
+{
+    float32x4_t f[8];
+    UNROLL for (int i = 0; i < 8; i++) f[i] = acc[i];
+    for (uint64_t b = 0; b < cb; b++) {
+        int32x4_t s[8];
+        UNROLL for (int i = 0; i < 8; i++) s[i] = vdupq_n_s32(0);
+        UNROLL for (int half = 0; half < 2; half++) {
+            int8x16_t x[4];
+            UNROLL for (int t = 0; t < 4; t++) x[t] = vld1q_s8(a[t][b].q + 16 * half);
+            UNROLL for (int h = 0; h < 2; h++) {
+                const int8x16_t *wv = c->w[b][h] + 4 * half;
+                int8x16_t w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3];
+                UNROLL for (int t = 0; t < 4; t++) {
+                    int32x4_t v = s[4 * h + t];
+                    v = vdotq_laneq_s32(v, w0, x[t], 0);
+                    v = vdotq_laneq_s32(v, w1, x[t], 1);
+                    v = vdotq_laneq_s32(v, w2, x[t], 2);
+                    v = vdotq_laneq_s32(v, w3, x[t], 3);
+                    s[4 * h + t] = v;
+                }
+            }
+        }
+        UNROLL for (int t = 0; t < 4; t++) {
+            float da = a[t][b].d;
+            UNROLL for (int h = 0; h < 2; h++)
+                f[4 * h + t] = vfmaq_f32(f[4 * h + t], vcvtq_f32_s32(s[4 * h + t]), vmulq_n_f32(c->d[b][h], da));
+        }
+    }
+    UNROLL for (int i = 0; i < 8; i++) acc[i] = f[i];
+}
+
+/* One tile of eight rows against nt (<= PTOK) tokens. */
+DP static void prompt_tile(int kind, uint64_t n, const uint8_t *const *row, uint64_t valid, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    Chunk c;
+    float32x4_t acc[PTOK / 4][8];
+    uint64_t nb = n / 32;
+    int quads = (nt + 3) / 4;
+    for (int q = 0; q < quads; q++)
+        UNROLL for (int i = 0; i < 8; i++) acc[q][i] = vdupq_n_f32(0.0f);
+    for (uint64_t b0 = 0; b0 < nb; b0 += PKC) {
+        uint64_t cb = nb - b0 < PKC ? nb - b0 : PKC;
+        load_chunk(kind, &c, row, b0, cb);
+        for (int q = 0; q < quads; q++) {
+            const KernQ8_0 *a[4];
+            UNROLL for (int t = 0; t < 4; t++) {
+                int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
+                a[t] = (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)tt * act_stride) + b0;
+            }
+            chunk_quad(&c, cb, a, acc[q]);
+        }
+    }
+    for (int t = 0; t < nt; t++) {
+        float lanes[TILE];
+        vst1q_f32(lanes, acc[t / 4][t % 4]);
+        vst1q_f32(lanes + 4, acc[t / 4][4 + t % 4]);
+        memcpy(out + (uint64_t)t * out_stride, lanes, valid * sizeof(float));
+    }
+}
+
+DP static void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+                          const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    if (nt < MIN_TILE_TOKENS) {
+        for (int t = 0; t < nt; t++)
+            decode_token(kind, n, w, row_bytes, nrows, (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride),
+                         out + (uint64_t)t * out_stride);
+        return;
+    }
+    for (uint64_t r0 = 0; r0 < nrows; r0 += TILE) {
+        const uint8_t *row[TILE];
+        for (int i = 0; i < TILE; i++) row[i] = w + (r0 + i < nrows ? r0 + i : nrows - 1) * row_bytes;
+        uint64_t valid = nrows - r0 < TILE ? nrows - r0 : TILE;
+        for (int t0 = 0; t0 < nt; t0 += PTOK) {
+            int k = nt - t0 < PTOK ? nt - t0 : PTOK;
+            prompt_tile(kind, n, row, valid, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
+                        out + (uint64_t)t0 * out_stride + r0, out_stride);
+        }
+    }
+}
+
+DP void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                              uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    rows_frame(RK_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
+DP void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                              uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    rows_frame(RK_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
+#else
+/* nothing here on other targets (ISO C wants a declaration) */
+typedef int kernels_arm_rows_empty;
+#endif
