@@ -49,7 +49,7 @@ enum { RK_Q8_0, RK_Q4_0 };
 enum {
     TILE = 8,       /* rows per pass */
     DKC = 128,      /* decoding: blocks of the activation laid out at once (8 KiB) */
-    PKC = 32,       /* prompts: blocks per transposed K-chunk (8 KiB of codes) */
+    PKC = 16,       /* prompts: blocks per K-chunk (36 KiB of activations for PTOK tokens) */
     PTOK = 64,      /* prompts: tokens per pass over a chunk (accumulators on the stack) */
     MIN_TILE_TOKENS = 4
 };
@@ -208,144 +208,242 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
 
 /* ---- prompts: transposed tiles ------------------------------------------------ */
 
-/* w[b][h][g]: elements 4g..4g+3 of block b of rows 4h..4h+3 (lane i = row
- * 4h + i) as signed bytes; d[b][h] those rows' scales. */
+/* Block b of a tile, transposed: w[h][g] = elements 4g..4g+3 of rows
+ * 4h..4h+3 (lane i = row 4h + i) as signed bytes; d[h] those rows' scales. */
 typedef struct {
-    int8x16_t w[PKC][2][8];
-    float32x4_t d[PKC][2];
-} Chunk;
+    int8x16_t w[2][8];
+    float32x4_t d[2];
+} TBlock;
 
-/* 16 bytes of each of four rows -> four vectors, vector k = bytes 4k..4k+3
- * of the four rows, stored at dst[0..3]. */
-DP static inline void transpose4(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3,
-                                 int8x16_t *dst)
+/* Block b of four tokens: x[t] = codes 0-15 of token t, x[4 + t] codes
+ * 16-31; d = the four scales. */
+typedef struct {
+    int8x16_t x[8];
+    float32x4_t d;
+} QBlock;
+
+/* Scales of the eight rows into v18 (r0..r7 at the block, moved past the
+ * scale). */
+#define T_SCALES                                                                                                 \
+    "ld1 {v18.h}[0], [%[r0]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[1], [%[r1]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[2], [%[r2]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[3], [%[r3]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[4], [%[r4]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[5], [%[r5]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[6], [%[r6]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[7], [%[r7]], #2\n\t"
+/* 16 bytes of four rows -> v0..v3, vector k = bytes 4k..4k+3 of each */
+#define T_LD4(ra, rb, rc, rd)                                                                                    \
+    "ld4 {v0.s, v1.s, v2.s, v3.s}[0], [%[" ra "]], #16\n\t"                                                     \
+    "ld4 {v0.s, v1.s, v2.s, v3.s}[1], [%[" rb "]], #16\n\t"                                                     \
+    "ld4 {v0.s, v1.s, v2.s, v3.s}[2], [%[" rc "]], #16\n\t"                                                     \
+    "ld4 {v0.s, v1.s, v2.s, v3.s}[3], [%[" rd "]], #16\n\t"
+#define T_STORE_SCALES                                                                                           \
+    "fcvtl v5.4s, v18.4h\n\t"                                                                                    \
+    "fcvtl2 v6.4s, v18.8h\n\t"                                                                                   \
+    "stp q5, q6, [%[dst]], #32\n\t"
+/* Q4_0: nibbles - 8, low ones (elements 0-15) then high ones (16-31) */
+#define T_Q4_STORE                                                                                               \
+    "and v4.16b, v0.16b, v16.16b\n\t"                                                                           \
+    "and v5.16b, v1.16b, v16.16b\n\t"                                                                           \
+    "and v6.16b, v2.16b, v16.16b\n\t"                                                                           \
+    "and v7.16b, v3.16b, v16.16b\n\t"                                                                           \
+    "ushr v0.16b, v0.16b, #4\n\t"                                                                               \
+    "ushr v1.16b, v1.16b, #4\n\t"                                                                               \
+    "ushr v2.16b, v2.16b, #4\n\t"                                                                               \
+    "ushr v3.16b, v3.16b, #4\n\t"                                                                               \
+    "sub v4.16b, v4.16b, v17.16b\n\t"                                                                           \
+    "sub v5.16b, v5.16b, v17.16b\n\t"                                                                           \
+    "sub v6.16b, v6.16b, v17.16b\n\t"                                                                           \
+    "sub v7.16b, v7.16b, v17.16b\n\t"                                                                           \
+    "sub v0.16b, v0.16b, v17.16b\n\t"                                                                           \
+    "sub v1.16b, v1.16b, v17.16b\n\t"                                                                           \
+    "sub v2.16b, v2.16b, v17.16b\n\t"                                                                           \
+    "sub v3.16b, v3.16b, v17.16b\n\t"                                                                           \
+    "st1 {v4.16b-v7.16b}, [%[dst]], #64\n\t"                                                                    \
+    "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+
+#define T_OPERANDS                                                                                               \
+    [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5), [r6] "+r"(r6),       \
+        [r7] "+r"(r7), [dst] "+r"(dst), [nb] "+r"(cb)
+
+/* The cb blocks from block b0 of the tile's rows, transposed into c. */
+DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64_t b0, uint64_t cb)
 {
-    __asm__ volatile("ld4 {v0.s, v1.s, v2.s, v3.s}[0], [%[p0]]\n\t"
-            "ld4 {v0.s, v1.s, v2.s, v3.s}[1], [%[p1]]\n\t"
-            "ld4 {v0.s, v1.s, v2.s, v3.s}[2], [%[p2]]\n\t"
-            "ld4 {v0.s, v1.s, v2.s, v3.s}[3], [%[p3]]\n\t"
-            "st1 {v0.16b-v3.16b}, [%[dst]]\n\t"
-            :
-            : [p0] "r"(p0), [p1] "r"(p1), [p2] "r"(p2), [p3] "r"(p3), [dst] "r"(dst)
-            : "v0", "v1", "v2", "v3", "memory");
+    uint64_t off = b0 * block_bytes(kind);
+    const uint8_t *r0 = row[0] + off, *r1 = row[1] + off, *r2 = row[2] + off, *r3 = row[3] + off;
+    const uint8_t *r4 = row[4] + off, *r5 = row[5] + off, *r6 = row[6] + off, *r7 = row[7] + off;
+    TBlock *dst = c;
+    if (kind == RK_Q8_0)
+        __asm__ volatile("1:\n\t" T_SCALES T_LD4("r0", "r1", "r2", "r3") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+                         T_LD4("r0", "r1", "r2", "r3") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+                         T_LD4("r4", "r5", "r6", "r7") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+                         T_LD4("r4", "r5", "r6", "r7") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+                         T_STORE_SCALES "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : T_OPERANDS
+                         :
+                         : "v0", "v1", "v2", "v3", "v5", "v6", "v18", "cc", "memory");
+    else
+        __asm__ volatile("movi v16.16b, #15\n\t"
+                         "movi v17.16b, #8\n\t"
+                         "1:\n\t" T_SCALES T_LD4("r0", "r1", "r2", "r3") T_Q4_STORE T_LD4("r4", "r5", "r6", "r7")
+                             T_Q4_STORE T_STORE_SCALES "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : T_OPERANDS
+                         :
+                         : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "cc", "memory");
 }
 
-/* The same for Q4_0 nibbles, decoded: low nibbles - 8 (elements 0-15) to
- * dst[0..3], high nibbles - 8 (16-31) to dst[4..7]. */
-DP static inline void transpose4_q4(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3,
-                                    int8x16_t *dst)
+/* Four weight vectors (one load) by the four groups of one activation
+ * vector, for the four tokens: s[t] += w[g] . act_t[g]. */
+#define QUAD_SDOT(s0, s1, s2, s3, x0, x1, x2, x3)                                                                \
+    "ld1 {v16.16b-v19.16b}, [%[wp]], #64\n\t"                                                                   \
+    "sdot " s0 ".4s, v16.16b, " x0 ".4b[0]\n\t"                                                                 \
+    "sdot " s1 ".4s, v16.16b, " x1 ".4b[0]\n\t"                                                                 \
+    "sdot " s2 ".4s, v16.16b, " x2 ".4b[0]\n\t"                                                                 \
+    "sdot " s3 ".4s, v16.16b, " x3 ".4b[0]\n\t"                                                                 \
+    "sdot " s0 ".4s, v17.16b, " x0 ".4b[1]\n\t"                                                                 \
+    "sdot " s1 ".4s, v17.16b, " x1 ".4b[1]\n\t"                                                                 \
+    "sdot " s2 ".4s, v17.16b, " x2 ".4b[1]\n\t"                                                                 \
+    "sdot " s3 ".4s, v17.16b, " x3 ".4b[1]\n\t"                                                                 \
+    "sdot " s0 ".4s, v18.16b, " x0 ".4b[2]\n\t"                                                                 \
+    "sdot " s1 ".4s, v18.16b, " x1 ".4b[2]\n\t"                                                                 \
+    "sdot " s2 ".4s, v18.16b, " x2 ".4b[2]\n\t"                                                                 \
+    "sdot " s3 ".4s, v18.16b, " x3 ".4b[2]\n\t"                                                                 \
+    "sdot " s0 ".4s, v19.16b, " x0 ".4b[3]\n\t"                                                                 \
+    "sdot " s1 ".4s, v19.16b, " x1 ".4b[3]\n\t"                                                                 \
+    "sdot " s2 ".4s, v19.16b, " x2 ".4b[3]\n\t"                                                                 \
+    "sdot " s3 ".4s, v19.16b, " x3 ".4b[3]\n\t"
+
+/* token t's float step: its scale (lane t of v30) times the rows' scales
+ * (v28, v29), fma with the converted sums */
+#define QUAD_FLOAT(t, sa, sb, fa, fb)                                                                            \
+    "scvtf " sa ".4s, " sa ".4s\n\t"                                                                            \
+    "scvtf " sb ".4s, " sb ".4s\n\t"                                                                            \
+    "fmul v31.4s, v28.4s, v30.s[" t "]\n\t"                                                                     \
+    "fmla %[" fa "].4s, " sa ".4s, v31.4s\n\t"                                                                  \
+    "fmul v31.4s, v29.4s, v30.s[" t "]\n\t"                                                                     \
+    "fmla %[" fb "].4s, " sb ".4s, v31.4s\n\t"
+
+#define QUAD_BLOCK                                                                                               \
+    "ld1 {v20.16b-v23.16b}, [%[ap]], #64\n\t"                                                                   \
+    "ld1 {v24.16b-v27.16b}, [%[ap]], #64\n\t"                                                                   \
+    "movi v8.4s, #0\n\t"                                                                                        \
+    "movi v9.4s, #0\n\t"                                                                                        \
+    "movi v10.4s, #0\n\t"                                                                                       \
+    "movi v11.4s, #0\n\t"                                                                                       \
+    "movi v12.4s, #0\n\t"                                                                                       \
+    "movi v13.4s, #0\n\t"                                                                                       \
+    "movi v14.4s, #0\n\t"                                                                                       \
+    "movi v15.4s, #0\n\t" QUAD_SDOT("v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23")                       \
+        QUAD_SDOT("v8", "v9", "v10", "v11", "v24", "v25", "v26", "v27")                                         \
+            QUAD_SDOT("v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                                   \
+                QUAD_SDOT("v12", "v13", "v14", "v15", "v24", "v25", "v26", "v27")                               \
+    "ldp q28, q29, [%[wp]], #32\n\t"                                                                            \
+    "ldr q30, [%[ap]], #16\n\t" QUAD_FLOAT("0", "v8", "v12", "f0", "f4") QUAD_FLOAT("1", "v9", "v13", "f1", "f5") \
+        QUAD_FLOAT("2", "v10", "v14", "f2", "f6") QUAD_FLOAT("3", "v11", "v15", "f3", "f7")
+
+/* Four tokens (qa: their blocks of the chunk) over the cb blocks of a
+ * transposed chunk; acc[4h + t] holds rows 4h..4h+3 of token t. Two blocks
+ * per turn of the loop. */
+DP static void chunk_quad(const TBlock *c, uint64_t cb, const QBlock *qa, float32x4_t *acc)
 {
-    __asm__ volatile("ld4 {v0.s, v1.s, v2.s, v3.s}[0], [%[p0]]\n\t"
-            "ld4 {v0.s, v1.s, v2.s, v3.s}[1], [%[p1]]\n\t"
-            "ld4 {v0.s, v1.s, v2.s, v3.s}[2], [%[p2]]\n\t"
-            "ld4 {v0.s, v1.s, v2.s, v3.s}[3], [%[p3]]\n\t"
-            "movi v16.16b, #15\n\t"
-            "movi v17.16b, #8\n\t"
-            "and v4.16b, v0.16b, v16.16b\n\t"
-            "and v5.16b, v1.16b, v16.16b\n\t"
-            "and v6.16b, v2.16b, v16.16b\n\t"
-            "and v7.16b, v3.16b, v16.16b\n\t"
-            "ushr v0.16b, v0.16b, #4\n\t"
-            "ushr v1.16b, v1.16b, #4\n\t"
-            "ushr v2.16b, v2.16b, #4\n\t"
-            "ushr v3.16b, v3.16b, #4\n\t"
-            "sub v4.16b, v4.16b, v17.16b\n\t"
-            "sub v5.16b, v5.16b, v17.16b\n\t"
-            "sub v6.16b, v6.16b, v17.16b\n\t"
-            "sub v7.16b, v7.16b, v17.16b\n\t"
-            "sub v0.16b, v0.16b, v17.16b\n\t"
-            "sub v1.16b, v1.16b, v17.16b\n\t"
-            "sub v2.16b, v2.16b, v17.16b\n\t"
-            "sub v3.16b, v3.16b, v17.16b\n\t"
-            "st1 {v4.16b-v7.16b}, [%[dst]], #64\n\t"
-            "st1 {v0.16b-v3.16b}, [%[dst]]\n\t"
-            : [dst] "+r"(dst)
-            : [p0] "r"(p0), [p1] "r"(p1), [p2] "r"(p2), [p3] "r"(p3)
-            : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "memory");
+    float32x4_t f0 = acc[0], f1 = acc[1], f2 = acc[2], f3 = acc[3], f4 = acc[4], f5 = acc[5], f6 = acc[6],
+                f7 = acc[7];
+    const TBlock *wp = c;
+    const QBlock *ap = qa;
+    uint64_t pairs = cb / 2;
+    if (cb & 1)
+        __asm__ volatile(QUAD_BLOCK
+                         : [ap] "+r"(ap), [wp] "+r"(wp), [f0] "+w"(f0), [f1] "+w"(f1), [f2] "+w"(f2), [f3] "+w"(f3),
+                           [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
+                         :
+                         : "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20",
+                           "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory");
+    if (pairs)
+        __asm__ volatile("1:\n\t" QUAD_BLOCK QUAD_BLOCK "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : [ap] "+r"(ap), [wp] "+r"(wp), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1),
+                           [f2] "+w"(f2), [f3] "+w"(f3), [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
+                         :
+                         : "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20",
+                           "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
+                           "memory");
+    acc[0] = f0, acc[1] = f1, acc[2] = f2, acc[3] = f3, acc[4] = f4, acc[5] = f5, acc[6] = f6, acc[7] = f7;
 }
 
-DP static void load_chunk(int kind, Chunk *c, const uint8_t *const *row, uint64_t b0, uint64_t cb)
+/* Tokens [0, nt) (nt <= PTOK) against rows [0, nrows), K-chunk by K-chunk:
+ * the chunk's activations laid out once in QBlocks for all the row tiles,
+ * each tile transposed once for all the tokens; the float sums wait in out
+ * between chunks. */
+DP static void prompt_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+                           const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    uint64_t bytes = block_bytes(kind);
-    for (uint64_t b = 0; b < cb; b++) {
-        uint64_t off = (b0 + b) * bytes;
-        float16x8_t h = vdupq_n_f16(0);
-        UNROLL for (int i = 0; i < TILE; i++) h = vld1q_lane_f16((const __fp16 *)(row[i] + off), h, i);
-        c->d[b][0] = vcvt_f32_f16(vget_low_f16(h));
-        c->d[b][1] = vcvt_high_f32_f16(h);
-        UNROLL for (int g = 0; g < 2; g++) {
-            const uint8_t *const *r = row + 4 * g;
-            if (kind == RK_Q8_0) {
-                transpose4(r[0] + off + 2, r[1] + off + 2, r[2] + off + 2, r[3] + off + 2, c->w[b][g]);
-                transpose4(r[0] + off + 18, r[1] + off + 18, r[2] + off + 18, r[3] + off + 18, c->w[b][g] + 4);
-            } else {
-                transpose4_q4(r[0] + off + 2, r[1] + off + 2, r[2] + off + 2, r[3] + off + 2, c->w[b][g]);
-            }
-        }
-    }
-}
-
-/* Four tokens (q[t]: their first block of the chunk) over the cb blocks of
- * a chunk; acc[4h + t] holds rows 4h..4h+3 of token t. */
-DP static void chunk_quad(const Chunk *c, uint64_t cb, const KernQ8_0 *const *a, float32x4_t *acc)
-{
-    float32x4_t f[8];
-    UNROLL for (int i = 0; i < 8; i++) f[i] = acc[i];
-    for (uint64_t b = 0; b < cb; b++) {
-        int32x4_t s[8];
-        UNROLL for (int i = 0; i < 8; i++) s[i] = vdupq_n_s32(0);
-        UNROLL for (int half = 0; half < 2; half++) {
-            int8x16_t x[4];
-            UNROLL for (int t = 0; t < 4; t++) x[t] = vld1q_s8(a[t][b].q + 16 * half);
-            UNROLL for (int h = 0; h < 2; h++) {
-                const int8x16_t *wv = c->w[b][h] + 4 * half;
-                int8x16_t w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3];
-                UNROLL for (int t = 0; t < 4; t++) {
-                    int32x4_t v = s[4 * h + t];
-                    v = vdotq_laneq_s32(v, w0, x[t], 0);
-                    v = vdotq_laneq_s32(v, w1, x[t], 1);
-                    v = vdotq_laneq_s32(v, w2, x[t], 2);
-                    v = vdotq_laneq_s32(v, w3, x[t], 3);
-                    s[4 * h + t] = v;
-                }
-            }
-        }
-        UNROLL for (int t = 0; t < 4; t++) {
-            float da = a[t][b].d;
-            UNROLL for (int h = 0; h < 2; h++)
-                f[4 * h + t] = vfmaq_f32(f[4 * h + t], vcvtq_f32_s32(s[4 * h + t]), vmulq_n_f32(c->d[b][h], da));
-        }
-    }
-    UNROLL for (int i = 0; i < 8; i++) acc[i] = f[i];
-}
-
-/* One tile of eight rows against nt (<= PTOK) tokens. */
-DP static void prompt_tile(int kind, uint64_t n, const uint8_t *const *row, uint64_t valid, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    Chunk c;
-    float32x4_t acc[PTOK / 4][8];
+    TBlock c[PKC];
+    QBlock qa[PTOK / 4][PKC];
     uint64_t nb = n / 32;
     int quads = (nt + 3) / 4;
-    for (int q = 0; q < quads; q++)
-        UNROLL for (int i = 0; i < 8; i++) acc[q][i] = vdupq_n_f32(0.0f);
     for (uint64_t b0 = 0; b0 < nb; b0 += PKC) {
         uint64_t cb = nb - b0 < PKC ? nb - b0 : PKC;
-        load_chunk(kind, &c, row, b0, cb);
         for (int q = 0; q < quads; q++) {
             const KernQ8_0 *a[4];
             UNROLL for (int t = 0; t < 4; t++) {
                 int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
                 a[t] = (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)tt * act_stride) + b0;
             }
-            chunk_quad(&c, cb, a, acc[q]);
+            for (uint64_t b = 0; b < cb; b++) {
+                float d[4];
+                UNROLL for (int t = 0; t < 4; t++) {
+                    qa[q][b].x[t] = vld1q_s8(a[t][b].q);
+                    qa[q][b].x[4 + t] = vld1q_s8(a[t][b].q + 16);
+                    d[t] = a[t][b].d;
+                }
+                qa[q][b].d = vld1q_f32(d);
+            }
         }
-    }
-    for (int t = 0; t < nt; t++) {
-        float lanes[TILE];
-        vst1q_f32(lanes, acc[t / 4][t % 4]);
-        vst1q_f32(lanes + 4, acc[t / 4][4 + t % 4]);
-        memcpy(out + (uint64_t)t * out_stride, lanes, valid * sizeof(float));
+        for (uint64_t r0 = 0; r0 < nrows; r0 += TILE) {
+            const uint8_t *row[TILE];
+            UNROLL for (int i = 0; i < TILE; i++) row[i] = w + (r0 + i < nrows ? r0 + i : nrows - 1) * row_bytes;
+            uint64_t valid = nrows - r0 < TILE ? nrows - r0 : TILE;
+            load_chunk(kind, c, row, b0, cb);
+            for (int q = 0; q < quads; q++) {
+                float32x4_t acc[8];
+                float lanes[4][TILE];
+                int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
+                if (b0 == 0) {
+                    UNROLL for (int i = 0; i < 8; i++) acc[i] = vdupq_n_f32(0.0f);
+                } else if (valid == TILE) {
+                    UNROLL for (int t = 0; t < 4; t++) {
+                        const float *o = out + (uint64_t)(4 * q + (t < tn ? t : 0)) * out_stride + r0;
+                        acc[t] = vld1q_f32(o);
+                        acc[4 + t] = vld1q_f32(o + 4);
+                    }
+                } else {
+                    for (int t = 0; t < tn; t++)
+                        memcpy(lanes[t], out + (uint64_t)(4 * q + t) * out_stride + r0, valid * sizeof(float));
+                    UNROLL for (int t = 0; t < 4; t++) {
+                        acc[t] = vld1q_f32(lanes[t]);
+                        acc[4 + t] = vld1q_f32(lanes[t] + 4);
+                    }
+                }
+                chunk_quad(c, cb, qa[q], acc);
+                if (valid == TILE) {
+                    for (int t = 0; t < tn; t++) {
+                        float *o = out + (uint64_t)(4 * q + t) * out_stride + r0;
+                        vst1q_f32(o, acc[t]);
+                        vst1q_f32(o + 4, acc[4 + t]);
+                    }
+                } else {
+                    for (int t = 0; t < tn; t++) {
+                        vst1q_f32(lanes[t], acc[t]);
+                        vst1q_f32(lanes[t] + 4, acc[4 + t]);
+                        memcpy(out + (uint64_t)(4 * q + t) * out_stride + r0, lanes[t], valid * sizeof(float));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -358,15 +456,10 @@ DP static void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_b
                          out + (uint64_t)t * out_stride);
         return;
     }
-    for (uint64_t r0 = 0; r0 < nrows; r0 += TILE) {
-        const uint8_t *row[TILE];
-        for (int i = 0; i < TILE; i++) row[i] = w + (r0 + i < nrows ? r0 + i : nrows - 1) * row_bytes;
-        uint64_t valid = nrows - r0 < TILE ? nrows - r0 : TILE;
-        for (int t0 = 0; t0 < nt; t0 += PTOK) {
-            int k = nt - t0 < PTOK ? nt - t0 : PTOK;
-            prompt_tile(kind, n, row, valid, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
-                        out + (uint64_t)t0 * out_stride + r0, out_stride);
-        }
+    for (int t0 = 0; t0 < nt; t0 += PTOK) {
+        int k = nt - t0 < PTOK ? nt - t0 : PTOK;
+        prompt_pass(kind, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
+                    out + (uint64_t)t0 * out_stride, out_stride);
     }
 }
 
