@@ -746,6 +746,112 @@ static void neon_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
     for (; i < n; i++) out[i] += a * f16u(v[i]);
 }
 
+/* Attention over many positions (KernelSet.dots_f16 / wsum_f16): each K or
+ * V row is loaded and converted once for up to two queries (the query heads
+ * sharing a KV head), with the very float steps of neon_dot_f16 and
+ * neon_axpy_f16 per query and position, so the bits are theirs. */
+
+/* q . k for queries q0, q1 (nq2: both, else only q0) and positions k0, k1
+ * (np2: both): out[i][p]. */
+INLINE void dots_block(const uint16_t *k0, const uint16_t *k1, const float *q0, const float *q1, uint32_t n,
+                       int nq2, int np2, float *o00, float *o01, float *o10, float *o11)
+{
+    float32x4_t a[2][2][2]; /* [query][position][accumulator] */
+    for (int i = 0; i < 2; i++)
+        for (int p = 0; p < 2; p++) a[i][p][0] = a[i][p][1] = vdupq_n_f32(0.0f);
+    uint32_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const uint16_t *kp[2] = {k0, k1};
+        float32x4_t c[2][2];
+        UNROLL for (int p = 0; p < 2; p++) {
+            if (p == 1 && !np2) break;
+            c[p][0] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(kp[p] + j)));
+            c[p][1] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(kp[p] + j + 4)));
+        }
+        const float *qs[2] = {q0, q1};
+        UNROLL for (int i = 0; i < 2; i++) {
+            if (i == 1 && !nq2) break;
+            float32x4_t x0 = vld1q_f32(qs[i] + j), x1 = vld1q_f32(qs[i] + j + 4);
+            UNROLL for (int p = 0; p < 2; p++) {
+                if (p == 1 && !np2) break;
+                a[i][p][0] = fma4(a[i][p][0], c[p][0], x0);
+                a[i][p][1] = fma4(a[i][p][1], c[p][1], x1);
+            }
+        }
+    }
+    float *o[2][2] = {{o00, o01}, {o10, o11}};
+    const uint16_t *kp[2] = {k0, k1};
+    const float *qs[2] = {q0, q1};
+    for (int i = 0; i < (nq2 ? 2 : 1); i++)
+        for (int p = 0; p < (np2 ? 2 : 1); p++) {
+            float s = hsum_f32(vaddq_f32(a[i][p][0], a[i][p][1]));
+            for (uint32_t t = j; t < n; t++) s += qs[i][t] * f16u(kp[p][t]);
+            *o[i][p] = s;
+        }
+}
+
+static void neon_dots_f16(const uint16_t *k, uint64_t stride, const float *q, uint64_t q_stride, uint32_t nq,
+                          uint32_t n, uint32_t rows, float *out, uint64_t out_stride)
+{
+    for (uint32_t i = 0; i < nq; i += 2) {
+        int nq2 = i + 1 < nq;
+        const float *q0 = q + i * q_stride, *q1 = nq2 ? q0 + q_stride : q0;
+        float *o0 = out + i * out_stride, *o1 = nq2 ? o0 + out_stride : o0;
+        uint32_t p = 0;
+        for (; p + 2 <= rows; p += 2)
+            dots_block(k + p * stride, k + (p + 1) * stride, q0, q1, n, nq2, 1, o0 + p, o0 + p + 1, o1 + p,
+                       o1 + p + 1);
+        if (p < rows) dots_block(k + p * stride, k + p * stride, q0, q1, n, nq2, 0, o0 + p, o0 + p, o1 + p, o1 + p);
+    }
+}
+
+/* out_i[j] += w_i[p] * v_p[j] for p in order, 16 elements of one or two
+ * queries at a time kept in registers over all the positions. */
+static void neon_wsum_f16(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq,
+                          const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows)
+{
+    for (uint32_t i = 0; i < nq; i += 2) {
+        int nq2 = i + 1 < nq;
+        float *o0 = out + i * out_stride, *o1 = nq2 ? o0 + out_stride : o0;
+        const float *w0 = w + i * w_stride, *w1 = nq2 ? w0 + w_stride : w0;
+        uint32_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            float32x4_t a0[4], a1[4];
+            UNROLL for (int m = 0; m < 4; m++) a0[m] = vld1q_f32(o0 + j + 4 * m), a1[m] = vld1q_f32(o1 + j + 4 * m);
+            for (uint32_t p = 0; p < rows; p++) {
+                const uint16_t *vp = v + p * stride + j;
+                float32x4_t c[4];
+                UNROLL for (int m = 0; m < 4; m++) c[m] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vp + 4 * m)));
+                float32x4_t x0 = vdupq_n_f32(w0[p]);
+                UNROLL for (int m = 0; m < 4; m++) a0[m] = fma4(a0[m], x0, c[m]);
+                if (nq2) {
+                    float32x4_t x1 = vdupq_n_f32(w1[p]);
+                    UNROLL for (int m = 0; m < 4; m++) a1[m] = fma4(a1[m], x1, c[m]);
+                }
+            }
+            UNROLL for (int m = 0; m < 4; m++) {
+                if (nq2) vst1q_f32(o1 + j + 4 * m, a1[m]);
+                vst1q_f32(o0 + j + 4 * m, a0[m]);
+            }
+        }
+        for (; j + 4 <= n; j += 4) {
+            float32x4_t a0 = vld1q_f32(o0 + j), a1 = vld1q_f32(o1 + j);
+            for (uint32_t p = 0; p < rows; p++) {
+                float32x4_t c = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(v + p * stride + j)));
+                a0 = fma4(a0, vdupq_n_f32(w0[p]), c);
+                if (nq2) a1 = fma4(a1, vdupq_n_f32(w1[p]), c);
+            }
+            if (nq2) vst1q_f32(o1 + j, a1);
+            vst1q_f32(o0 + j, a0);
+        }
+        for (; j < n; j++)
+            for (uint32_t p = 0; p < rows; p++) {
+                o0[j] += w0[p] * f16u(v[p * stride + j]);
+                if (nq2) o1[j] += w1[p] * f16u(v[p * stride + j]);
+            }
+    }
+}
+
 static float neon_dot_f32(const float *k, const float *q, uint32_t n)
 {
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = vdupq_n_f32(0.0f);
@@ -928,7 +1034,7 @@ void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
         .quantize_q8_0 = neon_quantize_q8_0, .quantize_q8_k = neon_quantize_q8_k, .dot_f16 = neon_dot_f16,      \
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
-        .exp_sum = neon_exp_sum, NEON_TO_F16                                                                     \
+        .exp_sum = neon_exp_sum, .dots_f16 = neon_dots_f16, .wsum_f16 = neon_wsum_f16, NEON_TO_F16               \
     }
 
 const KernelSet *kern_arm(void)

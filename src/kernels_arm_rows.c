@@ -69,8 +69,9 @@ static inline uint64_t block_bytes(int kind)
 /* The pair loads, sums and float step of one block of eight rows, as
  * assembly so every instruction is the one intended (GCC moves LD4 lane
  * tuples through extra registers). Rows r0..r7 point at the block (its
- * scale), dup at its four activation vectors, da at its scale, c at -4 x
- * its code sum (Q4_0). The pointers move on by one block. */
+ * scale), dup at its four activation vectors; v20 holds the activation
+ * scales (lane k for the k-th block of a turn of the loop). The pointers
+ * move on by one block. */
 #define DEC_SCALES                                                                                               \
     "ld1 {v21.h}[0], [%[r0]], #2\n\t"                                                                           \
     "ld1 {v21.h}[1], [%[r1]], #2\n\t"                                                                           \
@@ -81,90 +82,112 @@ static inline uint64_t block_bytes(int kind)
     "ld1 {v21.h}[6], [%[r6]], #2\n\t"                                                                           \
     "ld1 {v21.h}[7], [%[r7]], #2\n\t"
 
-/* S (v22: rows 0-3, v23: rows 4-7) from the pair sums v24..v27, then
- * acc = fma(float(S), dw * da, acc) */
-#define DEC_FLOAT                                                                                                \
-    "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
-    "addp v23.4s, v26.4s, v27.4s\n\t"                                                                           \
-    "fcvtl v24.4s, v21.4h\n\t"                                                                                  \
-    "fcvtl2 v25.4s, v21.8h\n\t"                                                                                 \
-    "scvtf v22.4s, v22.4s\n\t"                                                                                  \
-    "scvtf v23.4s, v23.4s\n\t"                                                                                  \
-    "fmul v24.4s, v24.4s, v20.4s\n\t"                                                                           \
-    "fmul v25.4s, v25.4s, v20.4s\n\t"                                                                           \
-    "fmla %[f0].4s, v22.4s, v24.4s\n\t"                                                                         \
-    "fmla %[f1].4s, v23.4s, v25.4s\n\t"
+/* acc = fma(float(S), dw * da, acc): S in sa (rows 0-3) and sb (4-7) */
+#define DEC_FLOAT(sa, sb, k)                                                                                     \
+    "fcvtl v30.4s, v21.4h\n\t"                                                                                  \
+    "fcvtl2 v31.4s, v21.8h\n\t"                                                                                 \
+    "scvtf " sa ".4s, " sa ".4s\n\t"                                                                            \
+    "scvtf " sb ".4s, " sb ".4s\n\t"                                                                            \
+    "fmul v30.4s, v30.4s, v20.s[" k "]\n\t"                                                                     \
+    "fmul v31.4s, v31.4s, v20.s[" k "]\n\t"                                                                     \
+    "fmla %[f0].4s, " sa ".4s, v30.4s\n\t"                                                                      \
+    "fmla %[f1].4s, " sb ".4s, v31.4s\n\t"
 
+/* Q8_0: the four pair sums v24..v27 are never reset: ADDP gives the four
+ * rows' running sums (p: rows 0-3 and 4-7) and the block's exact sums are
+ * their differences from the previous block's (q, overwritten by them;
+ * wrapping int32 arithmetic, the differences fit). Blocks alternate
+ * between (v22, v23) and (v28, v29) for p and q. */
 #define Q8_PAIR(ra, rb, acc, v0, v1, v2, v3)                                                                    \
     "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[0], [%[" ra "]], #32\n\t"                                     \
     "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[1], [%[" rb "]], #32\n\t"                                     \
-    "movi " acc ".4s, #0\n\t"                                                                                   \
     "sdot " acc ".4s, " v0 ".16b, v16.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v1 ".16b, v17.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v2 ".16b, v18.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v3 ".16b, v19.16b\n\t"
+#define Q8_BLOCK(pa, pb, qa, qb, k)                                                                              \
+    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t" DEC_SCALES Q8_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")     \
+        Q8_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7") Q8_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")     \
+            Q8_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7")                                                   \
+    "addp " pa ".4s, v24.4s, v25.4s\n\t"                                                                        \
+    "addp " pb ".4s, v26.4s, v27.4s\n\t"                                                                        \
+    "sub " qa ".4s, " pa ".4s, " qa ".4s\n\t"                                                                   \
+    "sub " qb ".4s, " pb ".4s, " qb ".4s\n\t" DEC_FLOAT(qa, qb, k)
 
 /* Q4_0: 16 bytes of nibbles per row; low nibbles are elements 0-15, high
- * ones 16-31: [A 0-7 | B 0-7] & 15 goes with dup[0], ... >> 4 with dup[2]. */
-#define Q4_PAIR(ra, rb, acc, v0, v1, v2, v3)                                                                    \
+ * ones 16-31: [A 0-7 | B 0-7] & 15 goes with dup[0], ... >> 4 with dup[2].
+ * The sums start at -4 x the activation's code sum in each lane (v28, lane
+ * k of the turn), so the two lanes of a row add up to sum (n - 8) a. */
+#define Q4_PAIR(ra, rb, acc, v0, v1, v2, v3, k)                                                                 \
     "ld2 {" v0 ".d, " v1 ".d}[0], [%[" ra "]], #16\n\t"                                                          \
     "ld2 {" v0 ".d, " v1 ".d}[1], [%[" rb "]], #16\n\t"                                                          \
-    "mov " acc ".16b, v31.16b\n\t"                                                                              \
-    "and " v2 ".16b, " v0 ".16b, v30.16b\n\t"                                                                   \
-    "and " v3 ".16b, " v1 ".16b, v30.16b\n\t"                                                                   \
+    "dup " acc ".4s, v28.s[" k "]\n\t"                                                                          \
+    "and " v2 ".16b, " v0 ".16b, v29.16b\n\t"                                                                   \
+    "and " v3 ".16b, " v1 ".16b, v29.16b\n\t"                                                                   \
     "ushr " v0 ".16b, " v0 ".16b, #4\n\t"                                                                       \
     "ushr " v1 ".16b, " v1 ".16b, #4\n\t"                                                                       \
     "sdot " acc ".4s, " v2 ".16b, v16.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v3 ".16b, v17.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v0 ".16b, v18.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v1 ".16b, v19.16b\n\t"
+#define Q4_BLOCK(k)                                                                                              \
+    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t" DEC_SCALES Q4_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3", k)  \
+        Q4_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7", k) Q4_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3", k) \
+            Q4_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7", k)                                                \
+    "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
+    "addp v23.4s, v26.4s, v27.4s\n\t" DEC_FLOAT("v22", "v23", k)
 
-DP static void dec_tile_q8_0(const uint8_t *const *row, uint64_t nb, const int8x16_t *dup, const float *da,
-                             float32x4_t *f)
-{
-    const uint8_t *r0 = row[0], *r1 = row[1], *r2 = row[2], *r3 = row[3];
-    const uint8_t *r4 = row[4], *r5 = row[5], *r6 = row[6], *r7 = row[7];
-    float32x4_t f0 = f[0], f1 = f[1];
-    __asm__ volatile("1:\n\t"
-                     "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"
-                     "ld1r {v20.4s}, [%[da]], #4\n\t" DEC_SCALES Q8_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")
-                         Q8_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7")
-                             Q8_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")
-                                 Q8_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7") DEC_FLOAT
-                     "subs %[nb], %[nb], #1\n\t"
-                     "b.ne 1b\n\t"
-                     : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5),
-                       [r6] "+r"(r6), [r7] "+r"(r7), [dup] "+r"(dup), [da] "+r"(da), [nb] "+r"(nb), [f0] "+w"(f0),
-                       [f1] "+w"(f1)
-                     :
-                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
-                       "v22", "v23", "v24", "v25", "v26", "v27", "cc", "memory");
-    f[0] = f0;
-    f[1] = f1;
-}
+#define DEC_OPERANDS                                                                                             \
+    [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5), [r6] "+r"(r6),       \
+        [r7] "+r"(r7), [dup] "+r"(dup), [da] "+r"(da), [c] "+r"(c), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1)
+#define DEC_CLOBBERS                                                                                             \
+    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", \
+        "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
 
-DP static void dec_tile_q4_0(const uint8_t *const *row, uint64_t nb, const int8x16_t *dup, const float *da,
-                             const int32_t *c, float32x4_t *f)
+/* Eight rows (r0 and the next at stride rs; the last tile repeats its last
+ * row: rows past `valid` start at the last valid one) over nb blocks:
+ * f[0] rows 0-3, f[1] rows 4-7. Two blocks per turn of the loop. */
+DP_INLINE void dec_tile(int kind, const uint8_t *p, uint64_t rs, uint64_t valid, uint64_t nb, const int8x16_t *dup,
+                        const float *da, const int32_t *c, float32x4_t *f)
 {
-    const uint8_t *r0 = row[0], *r1 = row[1], *r2 = row[2], *r3 = row[3];
-    const uint8_t *r4 = row[4], *r5 = row[5], *r6 = row[6], *r7 = row[7];
+    const uint8_t *r[TILE];
+    UNROLL for (int i = 0; i < TILE; i++) r[i] = p + ((uint64_t)i < valid ? (uint64_t)i : valid - 1) * rs;
+    const uint8_t *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3], *r4 = r[4], *r5 = r[5], *r6 = r[6], *r7 = r[7];
     float32x4_t f0 = f[0], f1 = f[1];
-    __asm__ volatile("movi v30.16b, #15\n\t"
-                     "1:\n\t"
-                     "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"
-                     "ld1r {v20.4s}, [%[da]], #4\n\t"
-                     "ld1r {v31.4s}, [%[c]], #4\n\t" DEC_SCALES Q4_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")
-                         Q4_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7")
-                             Q4_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")
-                                 Q4_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7") DEC_FLOAT
-                     "subs %[nb], %[nb], #1\n\t"
-                     "b.ne 1b\n\t"
-                     : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5),
-                       [r6] "+r"(r6), [r7] "+r"(r7), [dup] "+r"(dup), [da] "+r"(da), [c] "+r"(c), [nb] "+r"(nb),
-                       [f0] "+w"(f0), [f1] "+w"(f1)
-                     :
-                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
-                       "v22", "v23", "v24", "v25", "v26", "v27", "v30", "v31", "cc", "memory");
+    uint64_t pairs = nb / 2;
+    if (kind == RK_Q8_0) {
+        __asm__ volatile("movi v24.4s, #0\n\t"
+                         "movi v25.4s, #0\n\t"
+                         "movi v26.4s, #0\n\t"
+                         "movi v27.4s, #0\n\t"
+                         "movi v28.4s, #0\n\t"
+                         "movi v29.4s, #0\n\t"
+                         "cbz %[nb], 2f\n\t"
+                         "1:\n\t"
+                         "ldr d20, [%[da]], #8\n\t" Q8_BLOCK("v22", "v23", "v28", "v29", "0")
+                             Q8_BLOCK("v28", "v29", "v22", "v23", "1") "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         "2:\n\t"
+                         "tbz %[odd], #0, 3f\n\t"
+                         "ldr s20, [%[da]], #4\n\t" Q8_BLOCK("v22", "v23", "v28", "v29", "0") "3:\n\t"
+                         : DEC_OPERANDS
+                         : [odd] "r"(nb)
+                         : DEC_CLOBBERS);
+    } else {
+        __asm__ volatile("movi v29.16b, #15\n\t"
+                         "cbz %[nb], 2f\n\t"
+                         "1:\n\t"
+                         "ldr d20, [%[da]], #8\n\t"
+                         "ldr d28, [%[c]], #8\n\t" Q4_BLOCK("0") Q4_BLOCK("1") "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         "2:\n\t"
+                         "tbz %[odd], #0, 3f\n\t"
+                         "ldr s20, [%[da]], #4\n\t"
+                         "ldr s28, [%[c]], #4\n\t" Q4_BLOCK("0") "3:\n\t"
+                         : DEC_OPERANDS
+                         : [odd] "r"(nb)
+                         : DEC_CLOBBERS);
+    }
     f[0] = f0;
     f[1] = f1;
 }
@@ -189,16 +212,22 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
             da[b] = a[b0 + b].d;
             c[b] = (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffffcu); /* -4 x sum, wrapping */
         }
-        for (uint64_t r0 = 0; r0 < nrows; r0 += TILE) {
-            const uint8_t *row[TILE];
-            UNROLL for (int i = 0; i < TILE; i++)
-                row[i] = w + (r0 + i < nrows ? r0 + i : nrows - 1) * row_bytes + b0 * bytes;
+        const uint8_t *p = w + b0 * bytes;
+        for (uint64_t r0 = 0; r0 < nrows; r0 += TILE, p += TILE * row_bytes) {
             uint64_t valid = nrows - r0 < TILE ? nrows - r0 : TILE;
-            float tmp[TILE] = {0};
+            float32x4_t f[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+            float tmp[TILE];
+            if (valid == TILE) {
+                if (b0) f[0] = vld1q_f32(out + r0), f[1] = vld1q_f32(out + r0 + 4);
+                dec_tile(kind, p, row_bytes, TILE, cb, dup, da, c, f);
+                vst1q_f32(out + r0, f[0]);
+                vst1q_f32(out + r0 + 4, f[1]);
+                continue;
+            }
+            memset(tmp, 0, sizeof tmp);
             if (b0) memcpy(tmp, out + r0, valid * sizeof(float));
-            float32x4_t f[2] = {vld1q_f32(tmp), vld1q_f32(tmp + 4)};
-            if (kind == RK_Q8_0) dec_tile_q8_0(row, cb, dup, da, f);
-            else dec_tile_q4_0(row, cb, dup, da, c, f);
+            f[0] = vld1q_f32(tmp), f[1] = vld1q_f32(tmp + 4);
+            dec_tile(kind, p, row_bytes, valid, cb, dup, da, c, f);
             vst1q_f32(tmp, f[0]);
             vst1q_f32(tmp + 4, f[1]);
             memcpy(out + r0, tmp, valid * sizeof(float));
