@@ -677,6 +677,59 @@ INLINE void float_body(uint64_t n, const uint8_t *row, const void *act, uint64_t
     }
 }
 
+/* ---- F16 weights, several rows per pass (aarch64: KernelSet.rows) ---------- */
+#ifdef __aarch64__
+/* Rows w[0..3] against tokens x[0..nt-1] (nt 1 or 4, a constant after
+ * inlining): each row's 8 weights converted once for all the tokens, each
+ * token's 8 activations loaded once for the 4 rows. Row r and token t get
+ * one 4-lane sum (lane i: elements = i mod 4, in order), then its lanes
+ * added (FADDP order), then the tail in order: the same whatever the tile
+ * or the number of tokens. */
+INLINE void f16_tile(const uint8_t *const *w, const float *const *x, int nt, uint64_t n, float (*res)[4])
+{
+    float32x4_t acc[4][4];
+    UNROLL for (int r = 0; r < 4; r++) UNROLL for (int t = 0; t < nt; t++) acc[r][t] = vdupq_n_f32(0.0f);
+    uint64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        float32x4_t c[4][2];
+        UNROLL for (int r = 0; r < 4; r++) {
+            float16x8_t h = vreinterpretq_f16_u8(vld1q_u8(w[r] + 2 * j));
+            c[r][0] = vcvt_f32_f16(vget_low_f16(h));
+            c[r][1] = vcvt_high_f32_f16(h);
+        }
+        UNROLL for (int t = 0; t < nt; t++) {
+            float32x4_t a0 = vld1q_f32(x[t] + j), a1 = vld1q_f32(x[t] + j + 4);
+            UNROLL for (int r = 0; r < 4; r++) acc[r][t] = fma4(fma4(acc[r][t], c[r][0], a0), c[r][1], a1);
+        }
+    }
+    UNROLL for (int r = 0; r < 4; r++) UNROLL for (int t = 0; t < nt; t++) {
+        float s = hsum_f32(acc[r][t]);
+        for (uint64_t k = j; k < n; k++) s += f16s(w[r] + 2 * k) * x[t][k];
+        res[t][r] = s;
+    }
+}
+
+static void neon_rows_f16(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    for (uint64_t r0 = 0; r0 < nrows; r0 += 4) {
+        const uint8_t *row[4];
+        for (uint64_t r = 0; r < 4; r++) row[r] = w + (r0 + r < nrows ? r0 + r : nrows - 1) * row_bytes;
+        uint64_t valid = nrows - r0 < 4 ? nrows - r0 : 4;
+        for (int t0 = 0; t0 < nt; t0 += 4) {
+            int k = nt - t0 < 4 ? nt - t0 : 4;
+            const float *x[4];
+            float res[4][4];
+            for (int t = 0; t < 4; t++) x[t] = ACT(float, t0 + (t < k ? t : k - 1));
+            if (k == 1) f16_tile(row, x, 1, n, res);
+            else f16_tile(row, x, 4, n, res);
+            for (int t = 0; t < k; t++) memcpy(out + (uint64_t)(t0 + t) * out_stride + r0, res[t], valid * sizeof(float));
+        }
+    }
+}
+#define NEON_ROWS_F16 [GGML_TYPE_F16] = neon_rows_f16,
+#endif
+
 /* ---- the multi-token frame ------------------------------------------------- */
 
 /* A body specialised for 4 tokens (prefill: every weight block decoded
@@ -1041,8 +1094,8 @@ const KernelSet *kern_arm(void)
 {
     const PortCpu *c = port_cpu();
 #ifdef __aarch64__
-    static const KernelSet neon = SET("aarch64 NEON", neon, 0),
-                           dotprod = SET("aarch64 NEON+dotprod", dp, [GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
+    static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16),
+                           dotprod = SET("aarch64 NEON+dotprod", dp, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
                                          [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0);
     if (!c->neon) return NULL;
     return c->dotprod ? &dotprod : &neon;
