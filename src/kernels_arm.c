@@ -689,17 +689,76 @@ INLINE void f16_tile(const uint8_t *const *w, const float *const *x, int nt, uin
 {
     float32x4_t acc[4][4];
     UNROLL for (int r = 0; r < 4; r++) UNROLL for (int t = 0; t < nt; t++) acc[r][t] = vdupq_n_f32(0.0f);
-    uint64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        float32x4_t c[4][2];
-        UNROLL for (int r = 0; r < 4; r++) {
-            float16x8_t h = vreinterpretq_f16_u8(vld1q_u8(w[r] + 2 * j));
-            c[r][0] = vcvt_f32_f16(vget_low_f16(h));
-            c[r][1] = vcvt_high_f32_f16(h);
-        }
-        UNROLL for (int t = 0; t < nt; t++) {
-            float32x4_t a0 = vld1q_f32(x[t] + j), a1 = vld1q_f32(x[t] + j + 4);
-            UNROLL for (int r = 0; r < 4; r++) acc[r][t] = fma4(fma4(acc[r][t], c[r][0], a0), c[r][1], a1);
+    uint64_t j = n / 8 * 8;
+    if (nt == 4 && j) {
+        /* as below, in assembly (GCC moves the 16 sums around the
+         * registers): sum of row r and token t in v(4r + t), token t's
+         * first four activations in v(24 + 2t), the next four v(25 + 2t) */
+        const uint8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
+        const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+        uint64_t cnt = j / 8;
+        float32x4_t *ap = &acc[0][0];
+        __asm__ volatile("ldp q0, q1, [%[ap]]\n\t"
+                         "ldp q2, q3, [%[ap], #32]\n\t"
+                         "ldp q4, q5, [%[ap], #64]\n\t"
+                         "ldp q6, q7, [%[ap], #96]\n\t"
+                         "ldp q8, q9, [%[ap], #128]\n\t"
+                         "ldp q10, q11, [%[ap], #160]\n\t"
+                         "ldp q12, q13, [%[ap], #192]\n\t"
+                         "ldp q14, q15, [%[ap], #224]\n\t"
+                         "1:\n\t"
+                         "ldr q16, [%[w0]], #16\n\t"
+                         "ldr q17, [%[w1]], #16\n\t"
+                         "ldr q18, [%[w2]], #16\n\t"
+                         "ldr q19, [%[w3]], #16\n\t"
+                         "fcvtl2 v20.4s, v16.8h\n\t"
+                         "fcvtl2 v21.4s, v17.8h\n\t"
+                         "fcvtl2 v22.4s, v18.8h\n\t"
+                         "fcvtl2 v23.4s, v19.8h\n\t"
+                         "fcvtl v16.4s, v16.4h\n\t"
+                         "fcvtl v17.4s, v17.4h\n\t"
+                         "fcvtl v18.4s, v18.4h\n\t"
+                         "fcvtl v19.4s, v19.4h\n\t"
+                         "ld1 {v24.4s, v25.4s}, [%[x0]], #32\n\t"
+                         "ld1 {v26.4s, v27.4s}, [%[x1]], #32\n\t"
+                         "ld1 {v28.4s, v29.4s}, [%[x2]], #32\n\t"
+                         "ld1 {v30.4s, v31.4s}, [%[x3]], #32\n\t"
+                         "fmla v0.4s, v16.4s, v24.4s\n\t" "fmla v1.4s, v16.4s, v26.4s\n\t" "fmla v2.4s, v16.4s, v28.4s\n\t" "fmla v3.4s, v16.4s, v30.4s\n\t"
+                         "fmla v4.4s, v17.4s, v24.4s\n\t" "fmla v5.4s, v17.4s, v26.4s\n\t" "fmla v6.4s, v17.4s, v28.4s\n\t" "fmla v7.4s, v17.4s, v30.4s\n\t"
+                         "fmla v8.4s, v18.4s, v24.4s\n\t" "fmla v9.4s, v18.4s, v26.4s\n\t" "fmla v10.4s, v18.4s, v28.4s\n\t" "fmla v11.4s, v18.4s, v30.4s\n\t"
+                         "fmla v12.4s, v19.4s, v24.4s\n\t" "fmla v13.4s, v19.4s, v26.4s\n\t" "fmla v14.4s, v19.4s, v28.4s\n\t" "fmla v15.4s, v19.4s, v30.4s\n\t"
+                         "fmla v0.4s, v20.4s, v25.4s\n\t" "fmla v1.4s, v20.4s, v27.4s\n\t" "fmla v2.4s, v20.4s, v29.4s\n\t" "fmla v3.4s, v20.4s, v31.4s\n\t"
+                         "fmla v4.4s, v21.4s, v25.4s\n\t" "fmla v5.4s, v21.4s, v27.4s\n\t" "fmla v6.4s, v21.4s, v29.4s\n\t" "fmla v7.4s, v21.4s, v31.4s\n\t"
+                         "fmla v8.4s, v22.4s, v25.4s\n\t" "fmla v9.4s, v22.4s, v27.4s\n\t" "fmla v10.4s, v22.4s, v29.4s\n\t" "fmla v11.4s, v22.4s, v31.4s\n\t"
+                         "fmla v12.4s, v23.4s, v25.4s\n\t" "fmla v13.4s, v23.4s, v27.4s\n\t" "fmla v14.4s, v23.4s, v29.4s\n\t" "fmla v15.4s, v23.4s, v31.4s\n\t"
+                         "subs %[cnt], %[cnt], #1\n\t"
+                         "b.ne 1b\n\t"
+                         "stp q0, q1, [%[ap]]\n\t"
+                         "stp q2, q3, [%[ap], #32]\n\t"
+                         "stp q4, q5, [%[ap], #64]\n\t"
+                         "stp q6, q7, [%[ap], #96]\n\t"
+                         "stp q8, q9, [%[ap], #128]\n\t"
+                         "stp q10, q11, [%[ap], #160]\n\t"
+                         "stp q12, q13, [%[ap], #192]\n\t"
+                         "stp q14, q15, [%[ap], #224]\n\t"
+                         : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [x0] "+r"(x0), [x1] "+r"(x1),
+                           [x2] "+r"(x2), [x3] "+r"(x3), [cnt] "+r"(cnt)
+                         : [ap] "r"(ap)
+                         : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
+                           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",
+                           "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+    } else {
+        for (uint64_t i = 0; i < j; i += 8) {
+            float32x4_t c[4][2];
+            UNROLL for (int r = 0; r < 4; r++) {
+                float16x8_t h = vreinterpretq_f16_u8(vld1q_u8(w[r] + 2 * i));
+                c[r][0] = vcvt_f32_f16(vget_low_f16(h));
+                c[r][1] = vcvt_high_f32_f16(h);
+            }
+            UNROLL for (int t = 0; t < nt; t++) {
+                float32x4_t a0 = vld1q_f32(x[t] + i), a1 = vld1q_f32(x[t] + i + 4);
+                UNROLL for (int r = 0; r < 4; r++) acc[r][t] = fma4(fma4(acc[r][t], c[r][0], a0), c[r][1], a1);
+            }
         }
     }
     UNROLL for (int r = 0; r < 4; r++) UNROLL for (int t = 0; t < nt; t++) {
