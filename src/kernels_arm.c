@@ -26,7 +26,13 @@
  * Per 32 weights and token the integer work is 2 SDOT (dotprod), or 4
  * widening multiply-adds into int16 + 1 pairwise widen for weights of at
  * most 64 in magnitude (all but Q8_0 and IQ4), else 2 x (SMULL, SMLAL2,
- * SADALP); then 1 convert and 1 FMA per block for the float step. */
+ * SADALP); then 1 convert and 1 FMA per block for the float step.
+ *
+ * Matmuls of several rows at once (KernelSet.rows, taken by kern_matmul
+ * instead of the one-row kernels): F16 on both aarch64 sets (four rows and
+ * four tokens per pass, here), Q8_0 and Q4_0 on the dotprod set (eight rows,
+ * kernels_arm_rows.c). Attention over many positions (dots_f16, wsum_f16)
+ * converts each K/V row once for two query heads. */
 #include <stddef.h>
 #include <string.h>
 

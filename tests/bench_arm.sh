@@ -17,10 +17,10 @@ cd "$(dirname "$0")/.."
 AC=${ARMCOUNT:-../shared/tools/armcount}
 TYPES=${TYPES:-q8_0 q4_0 f16 q4_k_m}
 CPUS=${CPUS:-cortex-a76 cortex-a72}
-BIN=build/aarch64-linux-musl/pith
+BIN=${BIN:-build/aarch64-linux-musl/pith}   # another build to compare: BIN=... (built beforehand)
 D=build/armbench
 [ -f "${ARMCOUNT_DIR:-$HOME/.cache/armcount}/libicount.so" ] || { echo "bench_arm: run sh $AC/setup.sh first (root)" >&2; exit 2; }
-make -s -j2 TARGET=aarch64-linux-musl "$BIN" build/rel/tools/mkmodel >/dev/null
+make -s -j2 TARGET=aarch64-linux-musl build/aarch64-linux-musl/pith build/rel/tools/mkmodel >/dev/null
 mkdir -p "$D"
 for t in $TYPES; do
     [ -f "$D/m-$t.gguf" ] || build/rel/tools/mkmodel "$D/m-$t.gguf" --layers 4 --embd 1024 --ff 3072 --heads 16 \
@@ -37,7 +37,7 @@ llama() {
 }
 count() { sh "$AC/pertoken.sh" "$1" "$2" "$BIN" bench "$3" -t 1 | sed -n 's/^total \([0-9.]*\) M.*/\1/p'; }
 ratio() { case "$2" in -) echo - ;; *) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' ;; esac; }
-echo "millions of instructions per token, 1 thread ($(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+echo "millions of instructions per token, 1 thread: $BIN ($(git rev-parse --short HEAD 2>/dev/null || echo "?"))"
 echo "| type | cpu | pith prompt | llama.cpp prompt | ratio | pith gen | llama.cpp gen | ratio |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for t in $TYPES; do
