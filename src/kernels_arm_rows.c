@@ -16,12 +16,16 @@
  * the same with LD2 (16 bytes of nibbles) and the offset of 8 folded into
  * the initial value of the sums (-8 x the activation's code sum).
  *
- * Prompts (four tokens or more): the weights of a tile of eight rows are
- * transposed once per K-chunk (LD4 lane loads: one vector = four rows x
- * four consecutive elements; Q4_0 decoded to signed bytes there) into a
- * scratch on the stack, then every four tokens of the call pass over it:
- * SDOT by element multiplies four rows by a token's four bytes, so each
- * weight vector serves four tokens and each activation load eight rows.
+ * Prompts (four tokens or more), K-chunk by K-chunk (16 blocks): the
+ * chunk's activations are laid out once for all the row tiles (per block,
+ * four tokens' codes and scales: three loads); each tile of eight rows is
+ * transposed once (LD4 lane loads: one vector = four rows x four
+ * consecutive elements; Q4_0 decoded to signed bytes there) into a
+ * scratch on the stack, then every four tokens pass over it: SDOT by
+ * element multiplies four rows by a token's four bytes, so each weight
+ * vector serves four tokens and each activation vector eight rows. The
+ * float sums wait in out between K-chunks. The inner loops are assembly:
+ * GCC moved LD4 tuples through extra registers and spilled the 16 sums.
  *
  * Determinism (kernels.h): row r and token t always get
  *   acc = 0; for each block b in order: acc = fma(float(S_b), dw_b * da_b, acc)
