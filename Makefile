@@ -34,7 +34,7 @@ objs = $(patsubst %.c,$(1)/%.o,$(2))
 REL = build/rel
 ASAN = build/asan
 
-.PHONY: all static test demo clean bench bench-llamacpp check-core
+.PHONY: all static test demo clean bench bench-llamacpp bench-arm check-core
 all: pith
 
 $(REL)/src/%.o: src/%.c $(HEADERS)
@@ -121,6 +121,11 @@ bench-llamacpp: pith $(REL)/tools/mkmodel $(foreach t,$(BENCH_TYPES),build/bench
 	  ./pith bench build/bench-qwen3-0.6b-$$t.gguf -t $(BENCH_THREADS) $(BENCH_ARGS) || exit 1; \
 	  node build/node-llama-cpp/bench.mjs build/bench-qwen3-0.6b-$$t.gguf -t $(BENCH_THREADS) $(BENCH_ARGS) || exit 1; \
 	  echo; done
+
+# Instructions per token of the aarch64 build under qemu's Pi 5 and Pi 4 CPU
+# models next to llama.cpp's (tests/bench_arm.sh; needs armcount's setup).
+bench-arm:
+	@sh tests/bench_arm.sh
 
 TEST_BINS = $(patsubst tests/%.c,$(ASAN)/tests/%,$(TEST_SRC))
 TOOL_BINS = $(patsubst tests/tools/main_%.c,$(ASAN)/tools/%,$(filter tests/tools/main_%.c,$(TOOL_SRC)))

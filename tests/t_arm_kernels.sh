@@ -1,8 +1,11 @@
 #!/bin/sh
 # t_arm_kernels.sh - the NEON kernels (src/kernels/kernels_arm.c) under qemu-user.
 #
-# tests/test_kernels.c, cross-built statically for aarch64 and armv7, runs on
-# an emulated CPU for each ARM code path, which must be the one chosen:
+# tests/test_kernels.c and tests/test_kernels_rows.c (the multi-row kernels,
+# kernels_arm_rows.c: results and determinism), and on the A76 the whole
+# forward pass (tests/test_forward.c), cross-built statically for
+# aarch64 and armv7, run on an emulated CPU for each ARM code path, which
+# must be the one chosen:
 #   aarch64 on Cortex-A53 (no dotprod: Pi 3, 4, Zero 2 W)  -> "aarch64 NEON"
 #   aarch64 on Cortex-A76 (dotprod: Pi 5)                   -> "aarch64 NEON+dotprod"
 #   armv7 on Cortex-A7 (32-bit OS)                          -> "armv7 NEON"
@@ -10,7 +13,7 @@
 # then `pith logits` of that build on fixture models of each quantized
 # kernel family (Q8_0, Q4_0, Q4_K_M = Q4_K + Q6_K) and F16 on the same CPU,
 # compared with llama.cpp's logits by cmplogits (README section 6
-# tolerances). About 20 s; needs the cross compilers and qemu-user-static
+# tolerances). About 2 minutes; needs the cross compilers and qemu-user-static
 # (toolchains/install-debian.sh).
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
@@ -35,7 +38,7 @@ build() {
     done
     # the test and the non-main tools (fixtures reader), as the Makefile links them
     tobjs=
-    for s in tests/test_kernels.c tests/tools/*.c; do
+    for s in tests/test_kernels.c tests/test_kernels_rows.c tests/test_forward.c tests/tools/*.c; do
         case $s in tests/tools/main_*) continue ;; esac
         tobjs="$tobjs $d/${s%.c}.o"
     done
@@ -51,9 +54,16 @@ build() {
         done
     fi
     # shellcheck disable=SC2086
+    lobjs=
+    for o in $tobjs; do case $o in */tests/test_*.o) ;; *) lobjs="$lobjs $o" ;; esac; done
+    # shellcheck disable=SC2086
     if [ $built -eq 1 ] && $cc $(mkvar "$t" TARGET_CFLAGS) $(mkvar "$t" OMPFLAGS) $(mkvar "$t" TARGET_LDFLAGS) \
-        -o "$d/tests/test_kernels" $tobjs $objs -lm >>"$TMP/build" 2>&1; then
-        ok "$t: pith and test_kernels built"
+        -o "$d/tests/test_kernels" "$d/tests/test_kernels.o" $lobjs $objs -lm >>"$TMP/build" 2>&1 &&
+        $cc $(mkvar "$t" TARGET_CFLAGS) $(mkvar "$t" OMPFLAGS) $(mkvar "$t" TARGET_LDFLAGS) \
+        -o "$d/tests/test_kernels_rows" "$d/tests/test_kernels_rows.o" $lobjs $objs -lm >>"$TMP/build" 2>&1 &&
+        $cc $(mkvar "$t" TARGET_CFLAGS) $(mkvar "$t" OMPFLAGS) $(mkvar "$t" TARGET_LDFLAGS) \
+        -o "$d/tests/test_forward" "$d/tests/test_forward.o" $lobjs $objs -lm >>"$TMP/build" 2>&1; then
+        ok "$t: pith, test_kernels, test_kernels_rows and test_forward built"
     else
         not_ok "$t: build: $(grep -m3 -iE 'error|cannot|undefined' "$TMP/build" | tr '\n' ' ' | head -c 400)"
         return 1
@@ -78,6 +88,25 @@ path() {
         ok "$t on $cpu: test_kernels: $n_ok checks pass"
     else
         not_ok "$t on $cpu: test_kernels: status $st, $n_bad failed: $(grep -m5 '^not ok' "$TMP/kt" | tr '\n' '|')"
+    fi
+    $qemu "$d/tests/test_kernels_rows" >"$TMP/kr" 2>&1
+    st=$?
+    n_ok=$(grep -c '^ok - ' "$TMP/kr")
+    n_bad=$(grep -c '^not ok - ' "$TMP/kr")
+    if [ "$st" -eq 0 ] && [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]; then
+        ok "$t on $cpu: test_kernels_rows: $n_ok checks pass"
+    else
+        not_ok "$t on $cpu: test_kernels_rows: status $st, $n_bad failed: $(grep -m5 '^not ok' "$TMP/kr" | tr '\n' '|')"
+    fi
+    # the whole forward pass on the dotprod path (its multi-row kernels): chunked
+    # prompts, token by token, threads (about a minute under qemu)
+    if [ "$cpu" = cortex-a76 ]; then
+        $qemu "$d/tests/test_forward" >"$TMP/kf" 2>&1
+        st=$?
+        n_ok=$(grep -c '^ok - ' "$TMP/kf")
+        n_bad=$(grep -c '^not ok - ' "$TMP/kf")
+        if [ "$st" -eq 0 ] && [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]; then ok "$t on $cpu: test_forward: $n_ok checks pass"
+        else not_ok "$t on $cpu: test_forward: status $st, $n_bad failed: $(grep -m5 '^not ok' "$TMP/kf" | tr '\n' '|')"; fi
     fi
     if [ "$active" = "$want" ]; then ok "$t on $cpu: kernel set chosen: $active"
     else not_ok "$t on $cpu: kernel set chosen: '$active', want '$want'"; fi

@@ -40,7 +40,8 @@ static double abs_terms(uint32_t type, const uint8_t *row, const void *act)
     double mag = 0;
     for (int i = 0; i < COLS; i++) {
         double a;
-        if (kern_act_format(type) == KERN_ACT_Q8_0) a = (double)((const KernQ8_0 *)act)[i / 32].d * ((const KernQ8_0 *)act)[i / 32].q[i % 32];
+        if (kern_act_format(type) == KERN_ACT_F32) a = ((const float *)act)[i];
+        else if (kern_act_format(type) == KERN_ACT_Q8_0) a = (double)((const KernQ8_0 *)act)[i / 32].d * ((const KernQ8_0 *)act)[i / 32].q[i % 32];
         else a = (double)((const KernQ8_K *)act)[i / 256].d * ((const KernQ8_K *)act)[i / 256].q[i % 256];
         mag += fabs((double)w[i] * a);
     }

@@ -26,7 +26,13 @@
  * Per 32 weights and token the integer work is 2 SDOT (dotprod), or 4
  * widening multiply-adds into int16 + 1 pairwise widen for weights of at
  * most 64 in magnitude (all but Q8_0 and IQ4), else 2 x (SMULL, SMLAL2,
- * SADALP); then 1 convert and 1 FMA per block for the float step. */
+ * SADALP); then 1 convert and 1 FMA per block for the float step.
+ *
+ * Matmuls of several rows at once (KernelSet.rows, taken by kern_matmul
+ * instead of the one-row kernels): F16 on both aarch64 sets (four rows and
+ * four tokens per pass, here), Q8_0 and Q4_0 on the dotprod set (eight rows,
+ * kernels_arm_rows.c). Attention over many positions (dots_f16, wsum_f16)
+ * converts each K/V row once for two query heads. */
 #include <stddef.h>
 #include <string.h>
 
@@ -677,6 +683,118 @@ INLINE void float_body(uint64_t n, const uint8_t *row, const void *act, uint64_t
     }
 }
 
+/* ---- F16 weights, several rows per pass (aarch64: KernelSet.rows) ---------- */
+#ifdef __aarch64__
+/* Rows w[0..3] against tokens x[0..nt-1] (nt 1 or 4, a constant after
+ * inlining): each row's 8 weights converted once for all the tokens, each
+ * token's 8 activations loaded once for the 4 rows. Row r and token t get
+ * one 4-lane sum (lane i: elements = i mod 4, in order), then its lanes
+ * added (FADDP order), then the tail in order: the same whatever the tile
+ * or the number of tokens. */
+INLINE void f16_tile(const uint8_t *const *w, const float *const *x, int nt, uint64_t n, float (*res)[4])
+{
+    float32x4_t acc[4][4];
+    UNROLL for (int r = 0; r < 4; r++) UNROLL for (int t = 0; t < nt; t++) acc[r][t] = vdupq_n_f32(0.0f);
+    uint64_t j = n / 8 * 8;
+    if (nt == 4 && j) {
+        /* as below, in assembly (GCC moves the 16 sums around the
+         * registers): sum of row r and token t in v(4r + t), token t's
+         * first four activations in v(24 + 2t), the next four v(25 + 2t) */
+        const uint8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
+        const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+        uint64_t cnt = j / 8;
+        float32x4_t *ap = &acc[0][0];
+        __asm__ volatile("ldp q0, q1, [%[ap]]\n\t"
+                         "ldp q2, q3, [%[ap], #32]\n\t"
+                         "ldp q4, q5, [%[ap], #64]\n\t"
+                         "ldp q6, q7, [%[ap], #96]\n\t"
+                         "ldp q8, q9, [%[ap], #128]\n\t"
+                         "ldp q10, q11, [%[ap], #160]\n\t"
+                         "ldp q12, q13, [%[ap], #192]\n\t"
+                         "ldp q14, q15, [%[ap], #224]\n\t"
+                         "1:\n\t"
+                         "ldr q16, [%[w0]], #16\n\t"
+                         "ldr q17, [%[w1]], #16\n\t"
+                         "ldr q18, [%[w2]], #16\n\t"
+                         "ldr q19, [%[w3]], #16\n\t"
+                         "fcvtl2 v20.4s, v16.8h\n\t"
+                         "fcvtl2 v21.4s, v17.8h\n\t"
+                         "fcvtl2 v22.4s, v18.8h\n\t"
+                         "fcvtl2 v23.4s, v19.8h\n\t"
+                         "fcvtl v16.4s, v16.4h\n\t"
+                         "fcvtl v17.4s, v17.4h\n\t"
+                         "fcvtl v18.4s, v18.4h\n\t"
+                         "fcvtl v19.4s, v19.4h\n\t"
+                         "ld1 {v24.4s, v25.4s}, [%[x0]], #32\n\t"
+                         "ld1 {v26.4s, v27.4s}, [%[x1]], #32\n\t"
+                         "ld1 {v28.4s, v29.4s}, [%[x2]], #32\n\t"
+                         "ld1 {v30.4s, v31.4s}, [%[x3]], #32\n\t"
+                         "fmla v0.4s, v16.4s, v24.4s\n\t" "fmla v1.4s, v16.4s, v26.4s\n\t" "fmla v2.4s, v16.4s, v28.4s\n\t" "fmla v3.4s, v16.4s, v30.4s\n\t"
+                         "fmla v4.4s, v17.4s, v24.4s\n\t" "fmla v5.4s, v17.4s, v26.4s\n\t" "fmla v6.4s, v17.4s, v28.4s\n\t" "fmla v7.4s, v17.4s, v30.4s\n\t"
+                         "fmla v8.4s, v18.4s, v24.4s\n\t" "fmla v9.4s, v18.4s, v26.4s\n\t" "fmla v10.4s, v18.4s, v28.4s\n\t" "fmla v11.4s, v18.4s, v30.4s\n\t"
+                         "fmla v12.4s, v19.4s, v24.4s\n\t" "fmla v13.4s, v19.4s, v26.4s\n\t" "fmla v14.4s, v19.4s, v28.4s\n\t" "fmla v15.4s, v19.4s, v30.4s\n\t"
+                         "fmla v0.4s, v20.4s, v25.4s\n\t" "fmla v1.4s, v20.4s, v27.4s\n\t" "fmla v2.4s, v20.4s, v29.4s\n\t" "fmla v3.4s, v20.4s, v31.4s\n\t"
+                         "fmla v4.4s, v21.4s, v25.4s\n\t" "fmla v5.4s, v21.4s, v27.4s\n\t" "fmla v6.4s, v21.4s, v29.4s\n\t" "fmla v7.4s, v21.4s, v31.4s\n\t"
+                         "fmla v8.4s, v22.4s, v25.4s\n\t" "fmla v9.4s, v22.4s, v27.4s\n\t" "fmla v10.4s, v22.4s, v29.4s\n\t" "fmla v11.4s, v22.4s, v31.4s\n\t"
+                         "fmla v12.4s, v23.4s, v25.4s\n\t" "fmla v13.4s, v23.4s, v27.4s\n\t" "fmla v14.4s, v23.4s, v29.4s\n\t" "fmla v15.4s, v23.4s, v31.4s\n\t"
+                         "subs %[cnt], %[cnt], #1\n\t"
+                         "b.ne 1b\n\t"
+                         "stp q0, q1, [%[ap]]\n\t"
+                         "stp q2, q3, [%[ap], #32]\n\t"
+                         "stp q4, q5, [%[ap], #64]\n\t"
+                         "stp q6, q7, [%[ap], #96]\n\t"
+                         "stp q8, q9, [%[ap], #128]\n\t"
+                         "stp q10, q11, [%[ap], #160]\n\t"
+                         "stp q12, q13, [%[ap], #192]\n\t"
+                         "stp q14, q15, [%[ap], #224]\n\t"
+                         : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [x0] "+r"(x0), [x1] "+r"(x1),
+                           [x2] "+r"(x2), [x3] "+r"(x3), [cnt] "+r"(cnt)
+                         : [ap] "r"(ap)
+                         : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
+                           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",
+                           "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+    } else {
+        for (uint64_t i = 0; i < j; i += 8) {
+            float32x4_t c[4][2];
+            UNROLL for (int r = 0; r < 4; r++) {
+                float16x8_t h = vreinterpretq_f16_u8(vld1q_u8(w[r] + 2 * i));
+                c[r][0] = vcvt_f32_f16(vget_low_f16(h));
+                c[r][1] = vcvt_high_f32_f16(h);
+            }
+            UNROLL for (int t = 0; t < nt; t++) {
+                float32x4_t a0 = vld1q_f32(x[t] + i), a1 = vld1q_f32(x[t] + i + 4);
+                UNROLL for (int r = 0; r < 4; r++) acc[r][t] = fma4(fma4(acc[r][t], c[r][0], a0), c[r][1], a1);
+            }
+        }
+    }
+    UNROLL for (int r = 0; r < 4; r++) UNROLL for (int t = 0; t < nt; t++) {
+        float s = hsum_f32(acc[r][t]);
+        for (uint64_t k = j; k < n; k++) s += f16s(w[r] + 2 * k) * x[t][k];
+        res[t][r] = s;
+    }
+}
+
+static void neon_rows_f16(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    for (uint64_t r0 = 0; r0 < nrows; r0 += 4) {
+        const uint8_t *row[4];
+        for (uint64_t r = 0; r < 4; r++) row[r] = w + (r0 + r < nrows ? r0 + r : nrows - 1) * row_bytes;
+        uint64_t valid = nrows - r0 < 4 ? nrows - r0 : 4;
+        for (int t0 = 0; t0 < nt; t0 += 4) {
+            int k = nt - t0 < 4 ? nt - t0 : 4;
+            const float *x[4];
+            float res[4][4];
+            for (int t = 0; t < 4; t++) x[t] = ACT(float, t0 + (t < k ? t : k - 1));
+            if (k == 1) f16_tile(row, x, 1, n, res);
+            else f16_tile(row, x, 4, n, res);
+            for (int t = 0; t < k; t++) memcpy(out + (uint64_t)(t0 + t) * out_stride + r0, res[t], valid * sizeof(float));
+        }
+    }
+}
+#define NEON_ROWS_F16 [GGML_TYPE_F16] = neon_rows_f16,
+#endif
+
 /* ---- the multi-token frame ------------------------------------------------- */
 
 /* A body specialised for 4 tokens (prefill: every weight block decoded
@@ -744,6 +862,112 @@ static void neon_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
     for (; i + 4 <= n; i += 4)
         vst1q_f32(out + i, fma4(vld1q_f32(out + i), va, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(v + i)))));
     for (; i < n; i++) out[i] += a * f16u(v[i]);
+}
+
+/* Attention over many positions (KernelSet.dots_f16 / wsum_f16): each K or
+ * V row is loaded and converted once for up to two queries (the query heads
+ * sharing a KV head), with the very float steps of neon_dot_f16 and
+ * neon_axpy_f16 per query and position, so the bits are theirs. */
+
+/* q . k for queries q0, q1 (nq2: both, else only q0) and positions k0, k1
+ * (np2: both): out[i][p]. */
+INLINE void dots_block(const uint16_t *k0, const uint16_t *k1, const float *q0, const float *q1, uint32_t n,
+                       int nq2, int np2, float *o00, float *o01, float *o10, float *o11)
+{
+    float32x4_t a[2][2][2]; /* [query][position][accumulator] */
+    for (int i = 0; i < 2; i++)
+        for (int p = 0; p < 2; p++) a[i][p][0] = a[i][p][1] = vdupq_n_f32(0.0f);
+    uint32_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const uint16_t *kp[2] = {k0, k1};
+        float32x4_t c[2][2];
+        UNROLL for (int p = 0; p < 2; p++) {
+            if (p == 1 && !np2) break;
+            c[p][0] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(kp[p] + j)));
+            c[p][1] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(kp[p] + j + 4)));
+        }
+        const float *qs[2] = {q0, q1};
+        UNROLL for (int i = 0; i < 2; i++) {
+            if (i == 1 && !nq2) break;
+            float32x4_t x0 = vld1q_f32(qs[i] + j), x1 = vld1q_f32(qs[i] + j + 4);
+            UNROLL for (int p = 0; p < 2; p++) {
+                if (p == 1 && !np2) break;
+                a[i][p][0] = fma4(a[i][p][0], c[p][0], x0);
+                a[i][p][1] = fma4(a[i][p][1], c[p][1], x1);
+            }
+        }
+    }
+    float *o[2][2] = {{o00, o01}, {o10, o11}};
+    const uint16_t *kp[2] = {k0, k1};
+    const float *qs[2] = {q0, q1};
+    for (int i = 0; i < (nq2 ? 2 : 1); i++)
+        for (int p = 0; p < (np2 ? 2 : 1); p++) {
+            float s = hsum_f32(vaddq_f32(a[i][p][0], a[i][p][1]));
+            for (uint32_t t = j; t < n; t++) s += qs[i][t] * f16u(kp[p][t]);
+            *o[i][p] = s;
+        }
+}
+
+static void neon_dots_f16(const uint16_t *k, uint64_t stride, const float *q, uint64_t q_stride, uint32_t nq,
+                          uint32_t n, uint32_t rows, float *out, uint64_t out_stride)
+{
+    for (uint32_t i = 0; i < nq; i += 2) {
+        int nq2 = i + 1 < nq;
+        const float *q0 = q + i * q_stride, *q1 = nq2 ? q0 + q_stride : q0;
+        float *o0 = out + i * out_stride, *o1 = nq2 ? o0 + out_stride : o0;
+        uint32_t p = 0;
+        for (; p + 2 <= rows; p += 2)
+            dots_block(k + p * stride, k + (p + 1) * stride, q0, q1, n, nq2, 1, o0 + p, o0 + p + 1, o1 + p,
+                       o1 + p + 1);
+        if (p < rows) dots_block(k + p * stride, k + p * stride, q0, q1, n, nq2, 0, o0 + p, o0 + p, o1 + p, o1 + p);
+    }
+}
+
+/* out_i[j] += w_i[p] * v_p[j] for p in order, 16 elements of one or two
+ * queries at a time kept in registers over all the positions. */
+static void neon_wsum_f16(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq,
+                          const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows)
+{
+    for (uint32_t i = 0; i < nq; i += 2) {
+        int nq2 = i + 1 < nq;
+        float *o0 = out + i * out_stride, *o1 = nq2 ? o0 + out_stride : o0;
+        const float *w0 = w + i * w_stride, *w1 = nq2 ? w0 + w_stride : w0;
+        uint32_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            float32x4_t a0[4], a1[4];
+            UNROLL for (int m = 0; m < 4; m++) a0[m] = vld1q_f32(o0 + j + 4 * m), a1[m] = vld1q_f32(o1 + j + 4 * m);
+            for (uint32_t p = 0; p < rows; p++) {
+                const uint16_t *vp = v + p * stride + j;
+                float32x4_t c[4];
+                UNROLL for (int m = 0; m < 4; m++) c[m] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vp + 4 * m)));
+                float32x4_t x0 = vdupq_n_f32(w0[p]);
+                UNROLL for (int m = 0; m < 4; m++) a0[m] = fma4(a0[m], x0, c[m]);
+                if (nq2) {
+                    float32x4_t x1 = vdupq_n_f32(w1[p]);
+                    UNROLL for (int m = 0; m < 4; m++) a1[m] = fma4(a1[m], x1, c[m]);
+                }
+            }
+            UNROLL for (int m = 0; m < 4; m++) {
+                if (nq2) vst1q_f32(o1 + j + 4 * m, a1[m]);
+                vst1q_f32(o0 + j + 4 * m, a0[m]);
+            }
+        }
+        for (; j + 4 <= n; j += 4) {
+            float32x4_t a0 = vld1q_f32(o0 + j), a1 = vld1q_f32(o1 + j);
+            for (uint32_t p = 0; p < rows; p++) {
+                float32x4_t c = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(v + p * stride + j)));
+                a0 = fma4(a0, vdupq_n_f32(w0[p]), c);
+                if (nq2) a1 = fma4(a1, vdupq_n_f32(w1[p]), c);
+            }
+            if (nq2) vst1q_f32(o1 + j, a1);
+            vst1q_f32(o0 + j, a0);
+        }
+        for (; j < n; j++)
+            for (uint32_t p = 0; p < rows; p++) {
+                o0[j] += w0[p] * f16u(v[p * stride + j]);
+                if (nq2) o1[j] += w1[p] * f16u(v[p * stride + j]);
+            }
+    }
 }
 
 static float neon_dot_f32(const float *k, const float *q, uint32_t n)
@@ -905,32 +1129,43 @@ static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
 
 /* ---- the sets ---------------------------------------------------------------- */
 
+#ifdef __aarch64__
+/* kernels_arm_rows.c: eight rows per pass, for the dotprod set */
+void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+#endif
+
 #define INT_ENTRIES(p)                                                                                           \
     [GGML_TYPE_Q8_0] = p##_q8_0, [GGML_TYPE_Q4_0] = p##_q4_0, [GGML_TYPE_Q4_1] = p##_q4_1,                      \
     [GGML_TYPE_Q5_0] = p##_q5_0, [GGML_TYPE_Q5_1] = p##_q5_1, [GGML_TYPE_IQ4_NL] = p##_iq4_nl,                  \
     [GGML_TYPE_Q2_K] = p##_q2_k, [GGML_TYPE_Q3_K] = p##_q3_k, [GGML_TYPE_Q4_K] = p##_q4_k,                      \
     [GGML_TYPE_Q5_K] = p##_q5_k, [GGML_TYPE_Q6_K] = p##_q6_k, [GGML_TYPE_IQ4_XS] = p##_iq4_xs
 
-#define SET(label, p)                                                                                            \
+#define SET(label, p, ...)                                                                                       \
     {                                                                                                            \
         .name = label,                                                                                           \
         .dot = {INT_ENTRIES(p), [GGML_TYPE_F32] = neon_f32, [GGML_TYPE_F16] = neon_f16,                         \
                 [GGML_TYPE_BF16] = neon_bf16},                                                                  \
+        .rows = {__VA_ARGS__},                                                                                   \
         .quantize_q8_0 = neon_quantize_q8_0, .quantize_q8_k = neon_quantize_q8_k, .dot_f16 = neon_dot_f16,      \
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
-        .exp_sum = neon_exp_sum, NEON_TO_F16                                                                     \
+        .exp_sum = neon_exp_sum, .dots_f16 = neon_dots_f16, .wsum_f16 = neon_wsum_f16, NEON_TO_F16               \
     }
 
 const KernelSet *kern_arm(void)
 {
     const PortCpu *c = port_cpu();
 #ifdef __aarch64__
-    static const KernelSet neon = SET("aarch64 NEON", neon), dotprod = SET("aarch64 NEON+dotprod", dp);
+    static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16),
+                           dotprod = SET("aarch64 NEON+dotprod", dp, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
+                                         [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0);
     if (!c->neon) return NULL;
     return c->dotprod ? &dotprod : &neon;
 #else
-    static const KernelSet neon = SET("armv7 NEON", neon);
+    static const KernelSet neon = SET("armv7 NEON", neon, 0);
     return c->neon && c->vfpv4 ? &neon : NULL;
 #endif
 }

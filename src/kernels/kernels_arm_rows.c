@@ -1,0 +1,514 @@
+/* kernels_arm_rows.c - Q8_0 and Q4_0 matmuls on aarch64 with dotprod (Pi 5)
+ * that compute eight weight rows per pass (KernelSet.rows of the
+ * "aarch64 NEON+dotprod" set in kernels_arm.c).
+ *
+ * Why: the one-row kernels of kernels_arm.c load the activation again for
+ * every row, convert one scale and sum four lanes for every block. Here the
+ * rows go in eights and every load and float step serves several of them:
+ *
+ * Decoding (one token; tokens of calls with fewer than four go one by
+ * one): the token's block is laid out once per call as four vectors
+ * [a0..7 a0..7] [a8..15 a8..15] ...; one LD4 lane load takes 32 bytes of a
+ * Q8_0 row into lane 0 of four vectors and another row's into lane 1, so
+ * each SDOT works on two rows; ADDP then gives the block sums of four rows
+ * in one vector (no further horizontal work). The eight scales of a block
+ * are loaded into one vector and converted two vectors at a time. Q4_0
+ * the same with LD2 (16 bytes of nibbles) and the offset of 8 folded into
+ * the initial value of the sums (-8 x the activation's code sum).
+ *
+ * Prompts (four tokens or more), K-chunk by K-chunk (16 blocks): the
+ * chunk's activations are laid out once for all the row tiles (per block,
+ * four tokens' codes and scales: three loads); each tile of eight rows is
+ * transposed once (LD4 lane loads: one vector = four rows x four
+ * consecutive elements; Q4_0 decoded to signed bytes there) into a
+ * scratch on the stack, then every four tokens pass over it: SDOT by
+ * element multiplies four rows by a token's four bytes, so each weight
+ * vector serves four tokens and each activation vector eight rows. The
+ * float sums wait in out between K-chunks. The inner loops are assembly:
+ * GCC moved LD4 tuples through extra registers and spilled the 16 sums.
+ *
+ * Determinism (kernels.h): row r and token t always get
+ *   acc = 0; for each block b in order: acc = fma(float(S_b), dw_b * da_b, acc)
+ * with S_b the exact integer block sum (as the reference's), in one float
+ * lane: the same bits on both paths, whatever the tile, the lane, the
+ * number of tokens in the call or the thread split. Rows past the end of
+ * a tile repeat the last row, tokens past the end of the last four repeat
+ * the last token; their lanes are computed and dropped. */
+#include "kernels.h"
+
+#include <string.h>
+
+#if defined(__aarch64__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#include <arm_neon.h>
+
+#ifdef __clang__
+#define DP __attribute__((target("dotprod")))
+#else
+#define DP __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+#define DP_INLINE static inline __attribute__((always_inline)) DP
+#define UNROLL _Pragma("GCC unroll 8")
+
+enum { RK_Q8_0, RK_Q4_0 };
+enum {
+    TILE = 8,       /* rows per pass */
+    DKC = 128,      /* decoding: blocks of the activation laid out at once (8 KiB) */
+    PKC = 16,       /* prompts: blocks per K-chunk (36 KiB of activations for PTOK tokens) */
+    PTOK = 64,      /* prompts: tokens per pass over a chunk (accumulators on the stack) */
+    MIN_TILE_TOKENS = 4
+};
+
+void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
+static inline uint64_t block_bytes(int kind)
+{
+    return kind == RK_Q8_0 ? 34 : 18;
+}
+
+/* ---- decoding one token ------------------------------------------------------ */
+
+/* The pair loads, sums and float step of one block of eight rows, as
+ * assembly so every instruction is the one intended (GCC moves LD4 lane
+ * tuples through extra registers). Rows r0..r7 point at the block (its
+ * scale), dup at its four activation vectors; v20 holds the activation
+ * scales (lane k for the k-th block of a turn of the loop). The pointers
+ * move on by one block. */
+#define DEC_SCALES                                                                                               \
+    "ld1 {v21.h}[0], [%[r0]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[1], [%[r1]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[2], [%[r2]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[3], [%[r3]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[4], [%[r4]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[5], [%[r5]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[6], [%[r6]], #2\n\t"                                                                           \
+    "ld1 {v21.h}[7], [%[r7]], #2\n\t"
+
+/* acc = fma(float(S), dw * da, acc): S in sa (rows 0-3) and sb (4-7) */
+#define DEC_FLOAT(sa, sb, k)                                                                                     \
+    "fcvtl v30.4s, v21.4h\n\t"                                                                                  \
+    "fcvtl2 v31.4s, v21.8h\n\t"                                                                                 \
+    "scvtf " sa ".4s, " sa ".4s\n\t"                                                                            \
+    "scvtf " sb ".4s, " sb ".4s\n\t"                                                                            \
+    "fmul v30.4s, v30.4s, v20.s[" k "]\n\t"                                                                     \
+    "fmul v31.4s, v31.4s, v20.s[" k "]\n\t"                                                                     \
+    "fmla %[f0].4s, " sa ".4s, v30.4s\n\t"                                                                      \
+    "fmla %[f1].4s, " sb ".4s, v31.4s\n\t"
+
+/* Q8_0: the four pair sums v24..v27 are never reset: ADDP gives the four
+ * rows' running sums (p: rows 0-3 and 4-7) and the block's exact sums are
+ * their differences from the previous block's (q, overwritten by them;
+ * wrapping int32 arithmetic, the differences fit). Blocks alternate
+ * between (v22, v23) and (v28, v29) for p and q. */
+#define Q8_PAIR(ra, rb, acc, v0, v1, v2, v3)                                                                    \
+    "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[0], [%[" ra "]], #32\n\t"                                     \
+    "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[1], [%[" rb "]], #32\n\t"                                     \
+    "sdot " acc ".4s, " v0 ".16b, v16.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v1 ".16b, v17.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v2 ".16b, v18.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v3 ".16b, v19.16b\n\t"
+#define Q8_BLOCK(pa, pb, qa, qb, k)                                                                              \
+    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t" DEC_SCALES Q8_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")     \
+        Q8_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7") Q8_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")     \
+            Q8_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7")                                                   \
+    "addp " pa ".4s, v24.4s, v25.4s\n\t"                                                                        \
+    "addp " pb ".4s, v26.4s, v27.4s\n\t"                                                                        \
+    "sub " qa ".4s, " pa ".4s, " qa ".4s\n\t"                                                                   \
+    "sub " qb ".4s, " pb ".4s, " qb ".4s\n\t" DEC_FLOAT(qa, qb, k)
+
+/* Q4_0: 16 bytes of nibbles per row; low nibbles are elements 0-15, high
+ * ones 16-31: [A 0-7 | B 0-7] & 15 goes with dup[0], ... >> 4 with dup[2].
+ * The sums start at -4 x the activation's code sum in each lane (v28, lane
+ * k of the turn), so the two lanes of a row add up to sum (n - 8) a. */
+#define Q4_PAIR(ra, rb, acc, v0, v1, v2, v3, k)                                                                 \
+    "ld2 {" v0 ".d, " v1 ".d}[0], [%[" ra "]], #16\n\t"                                                          \
+    "ld2 {" v0 ".d, " v1 ".d}[1], [%[" rb "]], #16\n\t"                                                          \
+    "dup " acc ".4s, v28.s[" k "]\n\t"                                                                          \
+    "and " v2 ".16b, " v0 ".16b, v29.16b\n\t"                                                                   \
+    "and " v3 ".16b, " v1 ".16b, v29.16b\n\t"                                                                   \
+    "ushr " v0 ".16b, " v0 ".16b, #4\n\t"                                                                       \
+    "ushr " v1 ".16b, " v1 ".16b, #4\n\t"                                                                       \
+    "sdot " acc ".4s, " v2 ".16b, v16.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v3 ".16b, v17.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v0 ".16b, v18.16b\n\t"                                                                  \
+    "sdot " acc ".4s, " v1 ".16b, v19.16b\n\t"
+#define Q4_BLOCK(k)                                                                                              \
+    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t" DEC_SCALES Q4_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3", k)  \
+        Q4_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7", k) Q4_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3", k) \
+            Q4_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7", k)                                                \
+    "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
+    "addp v23.4s, v26.4s, v27.4s\n\t" DEC_FLOAT("v22", "v23", k)
+
+#define DEC_OPERANDS                                                                                             \
+    [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5), [r6] "+r"(r6),       \
+        [r7] "+r"(r7), [dup] "+r"(dup), [da] "+r"(da), [c] "+r"(c), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1)
+#define DEC_CLOBBERS                                                                                             \
+    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", \
+        "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
+
+/* Eight rows (r0 and the next at stride rs; the last tile repeats its last
+ * row: rows past `valid` start at the last valid one) over nb blocks:
+ * f[0] rows 0-3, f[1] rows 4-7. Two blocks per turn of the loop. */
+DP_INLINE void dec_tile(int kind, const uint8_t *p, uint64_t rs, uint64_t valid, uint64_t nb, const int8x16_t *dup,
+                        const float *da, const int32_t *c, float32x4_t *f)
+{
+    const uint8_t *r[TILE];
+    UNROLL for (int i = 0; i < TILE; i++) r[i] = p + ((uint64_t)i < valid ? (uint64_t)i : valid - 1) * rs;
+    const uint8_t *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3], *r4 = r[4], *r5 = r[5], *r6 = r[6], *r7 = r[7];
+    float32x4_t f0 = f[0], f1 = f[1];
+    uint64_t pairs = nb / 2;
+    if (kind == RK_Q8_0) {
+        __asm__ volatile("movi v24.4s, #0\n\t"
+                         "movi v25.4s, #0\n\t"
+                         "movi v26.4s, #0\n\t"
+                         "movi v27.4s, #0\n\t"
+                         "movi v28.4s, #0\n\t"
+                         "movi v29.4s, #0\n\t"
+                         "cbz %[nb], 2f\n\t"
+                         "1:\n\t"
+                         "ldr d20, [%[da]], #8\n\t" Q8_BLOCK("v22", "v23", "v28", "v29", "0")
+                             Q8_BLOCK("v28", "v29", "v22", "v23", "1") "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         "2:\n\t"
+                         "tbz %[odd], #0, 3f\n\t"
+                         "ldr s20, [%[da]], #4\n\t" Q8_BLOCK("v22", "v23", "v28", "v29", "0") "3:\n\t"
+                         : DEC_OPERANDS
+                         : [odd] "r"(nb)
+                         : DEC_CLOBBERS);
+    } else {
+        __asm__ volatile("movi v29.16b, #15\n\t"
+                         "cbz %[nb], 2f\n\t"
+                         "1:\n\t"
+                         "ldr d20, [%[da]], #8\n\t"
+                         "ldr d28, [%[c]], #8\n\t" Q4_BLOCK("0") Q4_BLOCK("1") "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         "2:\n\t"
+                         "tbz %[odd], #0, 3f\n\t"
+                         "ldr s20, [%[da]], #4\n\t"
+                         "ldr s28, [%[c]], #4\n\t" Q4_BLOCK("0") "3:\n\t"
+                         : DEC_OPERANDS
+                         : [odd] "r"(nb)
+                         : DEC_CLOBBERS);
+    }
+    f[0] = f0;
+    f[1] = f1;
+}
+
+/* One token (a) against rows [0, nrows): out[r]. */
+DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+                            const KernQ8_0 *a, float *out)
+{
+    int8x16_t dup[DKC * 4];
+    float da[DKC];
+    int32_t c[DKC];
+    uint64_t nb = n / 32, bytes = block_bytes(kind);
+    for (uint64_t b0 = 0; b0 < nb; b0 += DKC) {
+        uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
+        for (uint64_t b = 0; b < cb; b++) {
+            int64x2_t lo = vreinterpretq_s64_s8(vld1q_s8(a[b0 + b].q));
+            int64x2_t hi = vreinterpretq_s64_s8(vld1q_s8(a[b0 + b].q + 16));
+            dup[4 * b + 0] = vreinterpretq_s8_s64(vdupq_laneq_s64(lo, 0));
+            dup[4 * b + 1] = vreinterpretq_s8_s64(vdupq_laneq_s64(lo, 1));
+            dup[4 * b + 2] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 0));
+            dup[4 * b + 3] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 1));
+            da[b] = a[b0 + b].d;
+            c[b] = (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffffcu); /* -4 x sum, wrapping */
+        }
+        const uint8_t *p = w + b0 * bytes;
+        for (uint64_t r0 = 0; r0 < nrows; r0 += TILE, p += TILE * row_bytes) {
+            uint64_t valid = nrows - r0 < TILE ? nrows - r0 : TILE;
+            float32x4_t f[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+            float tmp[TILE];
+            if (valid == TILE) {
+                if (b0) f[0] = vld1q_f32(out + r0), f[1] = vld1q_f32(out + r0 + 4);
+                dec_tile(kind, p, row_bytes, TILE, cb, dup, da, c, f);
+                vst1q_f32(out + r0, f[0]);
+                vst1q_f32(out + r0 + 4, f[1]);
+                continue;
+            }
+            memset(tmp, 0, sizeof tmp);
+            if (b0) memcpy(tmp, out + r0, valid * sizeof(float));
+            f[0] = vld1q_f32(tmp), f[1] = vld1q_f32(tmp + 4);
+            dec_tile(kind, p, row_bytes, valid, cb, dup, da, c, f);
+            vst1q_f32(tmp, f[0]);
+            vst1q_f32(tmp + 4, f[1]);
+            memcpy(out + r0, tmp, valid * sizeof(float));
+        }
+    }
+}
+
+/* ---- prompts: transposed tiles ------------------------------------------------ */
+
+/* Block b of a tile, transposed: w[h][g] = elements 4g..4g+3 of rows
+ * 4h..4h+3 (lane i = row 4h + i) as signed bytes; d[h] those rows' scales. */
+typedef struct {
+    int8x16_t w[2][8];
+    float32x4_t d[2];
+} TBlock;
+
+/* Block b of four tokens: x[t] = codes 0-15 of token t, x[4 + t] codes
+ * 16-31; d = the four scales. */
+typedef struct {
+    int8x16_t x[8];
+    float32x4_t d;
+} QBlock;
+
+/* Scales of the eight rows into v18 (r0..r7 at the block, moved past the
+ * scale). */
+#define T_SCALES                                                                                                 \
+    "ld1 {v18.h}[0], [%[r0]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[1], [%[r1]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[2], [%[r2]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[3], [%[r3]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[4], [%[r4]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[5], [%[r5]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[6], [%[r6]], #2\n\t"                                                                            \
+    "ld1 {v18.h}[7], [%[r7]], #2\n\t"
+/* 16 bytes of four rows -> v0..v3, vector k = bytes 4k..4k+3 of each */
+#define T_LD4(ra, rb, rc, rd)                                                                                    \
+    "ld4 {v0.s, v1.s, v2.s, v3.s}[0], [%[" ra "]], #16\n\t"                                                     \
+    "ld4 {v0.s, v1.s, v2.s, v3.s}[1], [%[" rb "]], #16\n\t"                                                     \
+    "ld4 {v0.s, v1.s, v2.s, v3.s}[2], [%[" rc "]], #16\n\t"                                                     \
+    "ld4 {v0.s, v1.s, v2.s, v3.s}[3], [%[" rd "]], #16\n\t"
+#define T_STORE_SCALES                                                                                           \
+    "fcvtl v5.4s, v18.4h\n\t"                                                                                    \
+    "fcvtl2 v6.4s, v18.8h\n\t"                                                                                   \
+    "stp q5, q6, [%[dst]], #32\n\t"
+/* Q4_0: nibbles - 8, low ones (elements 0-15) then high ones (16-31) */
+#define T_Q4_STORE                                                                                               \
+    "and v4.16b, v0.16b, v16.16b\n\t"                                                                           \
+    "and v5.16b, v1.16b, v16.16b\n\t"                                                                           \
+    "and v6.16b, v2.16b, v16.16b\n\t"                                                                           \
+    "and v7.16b, v3.16b, v16.16b\n\t"                                                                           \
+    "ushr v0.16b, v0.16b, #4\n\t"                                                                               \
+    "ushr v1.16b, v1.16b, #4\n\t"                                                                               \
+    "ushr v2.16b, v2.16b, #4\n\t"                                                                               \
+    "ushr v3.16b, v3.16b, #4\n\t"                                                                               \
+    "sub v4.16b, v4.16b, v17.16b\n\t"                                                                           \
+    "sub v5.16b, v5.16b, v17.16b\n\t"                                                                           \
+    "sub v6.16b, v6.16b, v17.16b\n\t"                                                                           \
+    "sub v7.16b, v7.16b, v17.16b\n\t"                                                                           \
+    "sub v0.16b, v0.16b, v17.16b\n\t"                                                                           \
+    "sub v1.16b, v1.16b, v17.16b\n\t"                                                                           \
+    "sub v2.16b, v2.16b, v17.16b\n\t"                                                                           \
+    "sub v3.16b, v3.16b, v17.16b\n\t"                                                                           \
+    "st1 {v4.16b-v7.16b}, [%[dst]], #64\n\t"                                                                    \
+    "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+
+#define T_OPERANDS                                                                                               \
+    [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5), [r6] "+r"(r6),       \
+        [r7] "+r"(r7), [dst] "+r"(dst), [nb] "+r"(cb)
+
+/* The cb blocks from block b0 of the tile's rows, transposed into c. */
+DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64_t b0, uint64_t cb)
+{
+    uint64_t off = b0 * block_bytes(kind);
+    const uint8_t *r0 = row[0] + off, *r1 = row[1] + off, *r2 = row[2] + off, *r3 = row[3] + off;
+    const uint8_t *r4 = row[4] + off, *r5 = row[5] + off, *r6 = row[6] + off, *r7 = row[7] + off;
+    TBlock *dst = c;
+    if (kind == RK_Q8_0)
+        __asm__ volatile("1:\n\t" T_SCALES T_LD4("r0", "r1", "r2", "r3") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+                         T_LD4("r0", "r1", "r2", "r3") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+                         T_LD4("r4", "r5", "r6", "r7") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+                         T_LD4("r4", "r5", "r6", "r7") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+                         T_STORE_SCALES "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : T_OPERANDS
+                         :
+                         : "v0", "v1", "v2", "v3", "v5", "v6", "v18", "cc", "memory");
+    else
+        __asm__ volatile("movi v16.16b, #15\n\t"
+                         "movi v17.16b, #8\n\t"
+                         "1:\n\t" T_SCALES T_LD4("r0", "r1", "r2", "r3") T_Q4_STORE T_LD4("r4", "r5", "r6", "r7")
+                             T_Q4_STORE T_STORE_SCALES "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : T_OPERANDS
+                         :
+                         : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "cc", "memory");
+}
+
+/* Four weight vectors (one load) by the four groups of one activation
+ * vector, for the four tokens: s[t] += w[g] . act_t[g]. */
+#define QUAD_SDOT(s0, s1, s2, s3, x0, x1, x2, x3)                                                                \
+    "ld1 {v16.16b-v19.16b}, [%[wp]], #64\n\t"                                                                   \
+    "sdot " s0 ".4s, v16.16b, " x0 ".4b[0]\n\t"                                                                 \
+    "sdot " s1 ".4s, v16.16b, " x1 ".4b[0]\n\t"                                                                 \
+    "sdot " s2 ".4s, v16.16b, " x2 ".4b[0]\n\t"                                                                 \
+    "sdot " s3 ".4s, v16.16b, " x3 ".4b[0]\n\t"                                                                 \
+    "sdot " s0 ".4s, v17.16b, " x0 ".4b[1]\n\t"                                                                 \
+    "sdot " s1 ".4s, v17.16b, " x1 ".4b[1]\n\t"                                                                 \
+    "sdot " s2 ".4s, v17.16b, " x2 ".4b[1]\n\t"                                                                 \
+    "sdot " s3 ".4s, v17.16b, " x3 ".4b[1]\n\t"                                                                 \
+    "sdot " s0 ".4s, v18.16b, " x0 ".4b[2]\n\t"                                                                 \
+    "sdot " s1 ".4s, v18.16b, " x1 ".4b[2]\n\t"                                                                 \
+    "sdot " s2 ".4s, v18.16b, " x2 ".4b[2]\n\t"                                                                 \
+    "sdot " s3 ".4s, v18.16b, " x3 ".4b[2]\n\t"                                                                 \
+    "sdot " s0 ".4s, v19.16b, " x0 ".4b[3]\n\t"                                                                 \
+    "sdot " s1 ".4s, v19.16b, " x1 ".4b[3]\n\t"                                                                 \
+    "sdot " s2 ".4s, v19.16b, " x2 ".4b[3]\n\t"                                                                 \
+    "sdot " s3 ".4s, v19.16b, " x3 ".4b[3]\n\t"
+
+/* token t's float step: its scale (lane t of v30) times the rows' scales
+ * (v28, v29), fma with the converted sums */
+#define QUAD_FLOAT(t, sa, sb, fa, fb)                                                                            \
+    "scvtf " sa ".4s, " sa ".4s\n\t"                                                                            \
+    "scvtf " sb ".4s, " sb ".4s\n\t"                                                                            \
+    "fmul v31.4s, v28.4s, v30.s[" t "]\n\t"                                                                     \
+    "fmla %[" fa "].4s, " sa ".4s, v31.4s\n\t"                                                                  \
+    "fmul v31.4s, v29.4s, v30.s[" t "]\n\t"                                                                     \
+    "fmla %[" fb "].4s, " sb ".4s, v31.4s\n\t"
+
+#define QUAD_BLOCK                                                                                               \
+    "ld1 {v20.16b-v23.16b}, [%[ap]], #64\n\t"                                                                   \
+    "ld1 {v24.16b-v27.16b}, [%[ap]], #64\n\t"                                                                   \
+    "movi v8.4s, #0\n\t"                                                                                        \
+    "movi v9.4s, #0\n\t"                                                                                        \
+    "movi v10.4s, #0\n\t"                                                                                       \
+    "movi v11.4s, #0\n\t"                                                                                       \
+    "movi v12.4s, #0\n\t"                                                                                       \
+    "movi v13.4s, #0\n\t"                                                                                       \
+    "movi v14.4s, #0\n\t"                                                                                       \
+    "movi v15.4s, #0\n\t" QUAD_SDOT("v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23")                       \
+        QUAD_SDOT("v8", "v9", "v10", "v11", "v24", "v25", "v26", "v27")                                         \
+            QUAD_SDOT("v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                                   \
+                QUAD_SDOT("v12", "v13", "v14", "v15", "v24", "v25", "v26", "v27")                               \
+    "ldp q28, q29, [%[wp]], #32\n\t"                                                                            \
+    "ldr q30, [%[ap]], #16\n\t" QUAD_FLOAT("0", "v8", "v12", "f0", "f4") QUAD_FLOAT("1", "v9", "v13", "f1", "f5") \
+        QUAD_FLOAT("2", "v10", "v14", "f2", "f6") QUAD_FLOAT("3", "v11", "v15", "f3", "f7")
+
+/* Four tokens (qa: their blocks of the chunk) over the cb blocks of a
+ * transposed chunk; acc[4h + t] holds rows 4h..4h+3 of token t. Two blocks
+ * per turn of the loop. */
+DP static void chunk_quad(const TBlock *c, uint64_t cb, const QBlock *qa, float32x4_t *acc)
+{
+    float32x4_t f0 = acc[0], f1 = acc[1], f2 = acc[2], f3 = acc[3], f4 = acc[4], f5 = acc[5], f6 = acc[6],
+                f7 = acc[7];
+    const TBlock *wp = c;
+    const QBlock *ap = qa;
+    uint64_t pairs = cb / 2;
+    if (cb & 1)
+        __asm__ volatile(QUAD_BLOCK
+                         : [ap] "+r"(ap), [wp] "+r"(wp), [f0] "+w"(f0), [f1] "+w"(f1), [f2] "+w"(f2), [f3] "+w"(f3),
+                           [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
+                         :
+                         : "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20",
+                           "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory");
+    if (pairs)
+        __asm__ volatile("1:\n\t" QUAD_BLOCK QUAD_BLOCK "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : [ap] "+r"(ap), [wp] "+r"(wp), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1),
+                           [f2] "+w"(f2), [f3] "+w"(f3), [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
+                         :
+                         : "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20",
+                           "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
+                           "memory");
+    acc[0] = f0, acc[1] = f1, acc[2] = f2, acc[3] = f3, acc[4] = f4, acc[5] = f5, acc[6] = f6, acc[7] = f7;
+}
+
+/* Tokens [0, nt) (nt <= PTOK) against rows [0, nrows), K-chunk by K-chunk:
+ * the chunk's activations laid out once in QBlocks for all the row tiles,
+ * each tile transposed once for all the tokens; the float sums wait in out
+ * between chunks. */
+DP static void prompt_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+                           const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    TBlock c[PKC];
+    QBlock qa[PTOK / 4][PKC];
+    uint64_t nb = n / 32;
+    int quads = (nt + 3) / 4;
+    for (uint64_t b0 = 0; b0 < nb; b0 += PKC) {
+        uint64_t cb = nb - b0 < PKC ? nb - b0 : PKC;
+        for (int q = 0; q < quads; q++) {
+            const KernQ8_0 *a[4];
+            UNROLL for (int t = 0; t < 4; t++) {
+                int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
+                a[t] = (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)tt * act_stride) + b0;
+            }
+            for (uint64_t b = 0; b < cb; b++) {
+                float d[4];
+                UNROLL for (int t = 0; t < 4; t++) {
+                    qa[q][b].x[t] = vld1q_s8(a[t][b].q);
+                    qa[q][b].x[4 + t] = vld1q_s8(a[t][b].q + 16);
+                    d[t] = a[t][b].d;
+                }
+                qa[q][b].d = vld1q_f32(d);
+            }
+        }
+        for (uint64_t r0 = 0; r0 < nrows; r0 += TILE) {
+            const uint8_t *row[TILE];
+            UNROLL for (int i = 0; i < TILE; i++) row[i] = w + (r0 + i < nrows ? r0 + i : nrows - 1) * row_bytes;
+            uint64_t valid = nrows - r0 < TILE ? nrows - r0 : TILE;
+            load_chunk(kind, c, row, b0, cb);
+            for (int q = 0; q < quads; q++) {
+                float32x4_t acc[8];
+                float lanes[4][TILE];
+                int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
+                if (b0 == 0) {
+                    UNROLL for (int i = 0; i < 8; i++) acc[i] = vdupq_n_f32(0.0f);
+                } else if (valid == TILE) {
+                    UNROLL for (int t = 0; t < 4; t++) {
+                        const float *o = out + (uint64_t)(4 * q + (t < tn ? t : 0)) * out_stride + r0;
+                        acc[t] = vld1q_f32(o);
+                        acc[4 + t] = vld1q_f32(o + 4);
+                    }
+                } else {
+                    for (int t = 0; t < tn; t++)
+                        memcpy(lanes[t], out + (uint64_t)(4 * q + t) * out_stride + r0, valid * sizeof(float));
+                    UNROLL for (int t = 0; t < 4; t++) {
+                        acc[t] = vld1q_f32(lanes[t]);
+                        acc[4 + t] = vld1q_f32(lanes[t] + 4);
+                    }
+                }
+                chunk_quad(c, cb, qa[q], acc);
+                if (valid == TILE) {
+                    for (int t = 0; t < tn; t++) {
+                        float *o = out + (uint64_t)(4 * q + t) * out_stride + r0;
+                        vst1q_f32(o, acc[t]);
+                        vst1q_f32(o + 4, acc[4 + t]);
+                    }
+                } else {
+                    for (int t = 0; t < tn; t++) {
+                        vst1q_f32(lanes[t], acc[t]);
+                        vst1q_f32(lanes[t] + 4, acc[4 + t]);
+                        memcpy(out + (uint64_t)(4 * q + t) * out_stride + r0, lanes[t], valid * sizeof(float));
+                    }
+                }
+            }
+        }
+    }
+}
+
+DP static void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+                          const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    if (nt < MIN_TILE_TOKENS) {
+        for (int t = 0; t < nt; t++)
+            decode_token(kind, n, w, row_bytes, nrows, (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride),
+                         out + (uint64_t)t * out_stride);
+        return;
+    }
+    for (int t0 = 0; t0 < nt; t0 += PTOK) {
+        int k = nt - t0 < PTOK ? nt - t0 : PTOK;
+        prompt_pass(kind, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
+                    out + (uint64_t)t0 * out_stride, out_stride);
+    }
+}
+
+DP void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                              uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    rows_frame(RK_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
+DP void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                              uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    rows_frame(RK_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
+#else
+/* nothing here on other targets (ISO C wants a declaration) */
+typedef int kernels_arm_rows_empty;
+#endif

@@ -1,0 +1,50 @@
+#!/bin/sh
+# bench_arm.sh - instructions per prompt token and per generated token of the
+# aarch64 build under qemu's Pi 5 (cortex-a76: dotprod, fp16) and Pi 4
+# (cortex-a72) CPU models, counted by armcount (../shared/tools/armcount:
+# run its setup.sh once, as root), next to llama.cpp's counts for the same
+# files (from armcount's README: the node-llama-cpp 3.22.1 llama.cpp, commit
+# de3ff81, cross-built for aarch64, llama-bench -t 1).
+#
+# The models: Qwen3 shapes at Qwen3-0.6B widths with 4 layers (85.2 M
+# weights), written by mkmodel into build/armbench/. Instruction counts are
+# exact and reproducible (timings under qemu mean nothing).
+#
+#   sh tests/bench_arm.sh                     every type on both CPUs (~20 min)
+#   TYPES="q8_0 q4_0" CPUS=cortex-a76 sh tests/bench_arm.sh
+set -eu
+cd "$(dirname "$0")/.."
+AC=${ARMCOUNT:-../shared/tools/armcount}
+TYPES=${TYPES:-q8_0 q4_0 f16 q4_k_m}
+CPUS=${CPUS:-cortex-a76 cortex-a72}
+BIN=${BIN:-build/aarch64-linux-musl/pith}   # another build to compare: BIN=... (built beforehand)
+D=build/armbench
+[ -f "${ARMCOUNT_DIR:-$HOME/.cache/armcount}/libicount.so" ] || { echo "bench_arm: run sh $AC/setup.sh first (root)" >&2; exit 2; }
+make -s -j2 TARGET=aarch64-linux-musl build/aarch64-linux-musl/pith build/rel/tools/mkmodel >/dev/null
+mkdir -p "$D"
+for t in $TYPES; do
+    [ -f "$D/m-$t.gguf" ] || build/rel/tools/mkmodel "$D/m-$t.gguf" --layers 4 --embd 1024 --ff 3072 --heads 16 \
+        --kv-heads 8 --head-dim 128 --vocab 21760 --ctx 4096 --tied --seed 1 --type "$t" >/dev/null
+done
+# llama.cpp's millions of instructions per token (armcount/README.md): pp tg
+llama() {
+    case "$1 $2" in
+    "q8_0 cortex-a76") echo "8.97 19.04" ;; "q4_0 cortex-a76") echo "8.68 24.37" ;;
+    "f16 cortex-a76") echo "25.17 38.22" ;; "q8_0 cortex-a72") echo "47.81 74.81" ;;
+    "q4_0 cortex-a72") echo "52.87 82.80" ;; "f16 cortex-a72") echo "43.54 112.73" ;;
+    *) echo "- -" ;;
+    esac
+}
+count() { sh "$AC/pertoken.sh" "$1" "$2" "$BIN" bench "$3" -t 1 | sed -n 's/^total \([0-9.]*\) M.*/\1/p'; }
+ratio() { case "$2" in -) echo - ;; *) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' ;; esac; }
+echo "millions of instructions per token, 1 thread: $BIN ($(git rev-parse --short HEAD 2>/dev/null || echo "?"))"
+echo "| type | cpu | pith prompt | llama.cpp prompt | ratio | pith gen | llama.cpp gen | ratio |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
+for t in $TYPES; do
+    for c in $CPUS; do
+        pp=$(count "$c" pp "$D/m-$t.gguf")
+        tg=$(count "$c" tg "$D/m-$t.gguf")
+        set -- $(llama "$t" "$c")
+        echo "| $t | $c | $pp | $1 | $(ratio "$pp" "$1") | $tg | $2 | $(ratio "$tg" "$2") |"
+    done
+done
