@@ -30,6 +30,7 @@ _Noreturn void port_exit(int status);
  * cap-1 bytes (the rest of it is read and dropped). */
 int port_read_line(char *buf, size_t cap, size_t *len);
 int port_stdin_is_tty(void);
+int port_is_tty(int fd); /* 0 stdin, 1 stdout, 2 stderr */
 
 /* ---- Time ------------------------------------------------------------- */
 double port_seconds(void); /* monotonic clock, seconds */

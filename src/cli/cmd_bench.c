@@ -107,12 +107,12 @@ int cmd_bench(int argc, char **argv)
         } else if (!strcmp(a, "--stream-window")) o.stream_window = cli_size(a, cli_value(argc, argv, &i));
         else if (!strcmp(a, "--keep-cache")) o.stream_keep_cache = 1;
         else if (!strcmp(a, "--plan")) o.show_plan = 1;
-        else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for bench", a);
+        else if (a[0] == '-' && a[1] != '\0') cli_unknown("bench", a);
         else if (!o.model_path) o.model_path = a;
         else port_die("%s: unexpected argument (one model only)", a);
     }
     const char *path = o.model_path;
-    if (!path) port_die("bench: missing MODEL (usage: pith bench MODEL [-p 128] [-n 32] [-t N] [-r 3])");
+    if (!path) port_die("bench: missing MODEL (see pith help bench)");
     if (n_prompt == 0 && n_gen == 0) port_die("bench: -p and -n are both 0: nothing to measure");
     kern_select(kernels);
 

@@ -152,7 +152,7 @@ static int load_text_side(Session *s, uint64_t max_text)
     if (token_stream_out_max(&s->tok) > PIECE_CAP)
         return fail(s, "%s: a token of the vocabulary is longer than %d bytes", o->model_path, PIECE_CAP);
     s->tmpl = CHAT_TEMPLATE_RAW;
-    snprintf(s->tmpl_name, sizeof s->tmpl_name, "none");
+    s->tmpl_name[0] = '\0'; /* the model has no template */
     if (gguf_get_string(&s->gguf, "tokenizer.chat_template", tmpl_text, TEMPLATE_CAP) >= 0) {
         s->tmpl = chat_template_detect(tmpl_text);
         snprintf(s->tmpl_name, sizeof s->tmpl_name, "%.40s%s", tmpl_text, strlen(tmpl_text) > 40 ? "..." : "");
