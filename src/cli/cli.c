@@ -67,7 +67,7 @@ static const char help_text[] =
     "\377--no-mmap\tread the file, do not map it\n" LRCBS "--mem SIZE\tmemory budget (board's, else 75% RAM)\n"
     LRCBS "--load mmap|read|stream\thow weights are reached (planned)\n"
     LRCBS "--stream-window SIZE\tstream window (smallest)\n" B "--keep-cache\tstream: keep the page cache\n"
-    "\361--plan\tprint the memory plan, exit\n" L "--plan\tprint the memory plan too\n" RCS "--temp T\t0 greedy (0.6; 0.7 no-think)\n"
+    "\360--plan\tprint the memory plan, exit\n" "\011--plan\tprint the memory plan too\n" RCS "--temp T\t0 greedy (0.6; 0.7 no-think)\n"
     RCS "--top-k K\t0 off (20)\n" RCS "--top-p P\t1 off (0.95; 0.8 no-think)\n" RCS "--min-p P\t0 off (0)\n"
     RCS "--repeat-penalty F\t1 off (1)\n" RCS "--repeat-last-n N\twindow of penalties (64)\n"
     RCS "--presence-penalty F\t(0)\n" RCS "--frequency-penalty F\t(0)\n" RCS "--seed S\tsampler seed (clock)\n"
