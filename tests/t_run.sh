@@ -103,5 +103,18 @@ if command -v script >/dev/null 2>&1; then
     script -qec "$PITH run $S -p 'Once upon a time' -n 4 --temp 0 --no-echo 2>/dev/null" /dev/null >"$TMP/tty" </dev/null
     grep -q "^Once upon a time" "$TMP/tty" && not_ok "--no-echo on a terminal echoed" || ok "--no-echo on a terminal"
 else not_ok "script (util-linux) is missing: the terminal echo is untested"; fi
+# Progress on a terminal (PITH_PROGRESS_DELAY=0: from the first step, the
+# fixtures load too fast for the default half second): loading in read
+# mode in MiB and MB/s, the prompt in tokens; nothing of it into a pipe.
+long=$(i=0; while [ $i -lt 40 ]; do printf 'Once upon a time '; i=$((i + 1)); done)
+if command -v script >/dev/null 2>&1; then
+    PITH_PROGRESS_DELAY=0 script -qec "$PITH run $S --load read -b 16 -p '$long' -n 2 --temp 0 >/dev/null" /dev/null \
+        >"$TMP/tty" </dev/null
+    if grep -q 'loading: [0-9.]* of [0-9.]* MiB, [0-9.]* MB/s' "$TMP/tty" && grep -q 'prompt: [0-9]* of [0-9]* tokens' "$TMP/tty"
+    then ok "progress on a terminal: loading MiB and MB/s, prompt tokens"
+    else not_ok "progress on a terminal: $(tr '\r' '|' <"$TMP/tty" | head -c 300)"; fi
+fi
+PITH_PROGRESS_DELAY=0 $PITH run "$S" --load read -b 16 -p "$long" -n 2 --temp 0 >/dev/null 2>"$TMP/err"
+grep -q 'loading:\|prompt: [0-9]* of' "$TMP/err" && not_ok "progress into a pipe: $(head -c 200 "$TMP/err")" || ok "no progress into a pipe"
 check "--stream-window on run" $PITH run "$M" -p hi -n 2 --temp 0 --load stream --stream-window 8M
 finish
