@@ -27,7 +27,7 @@ for c in $cmds; do
     # Each option alone after a missing model: any complaint but "unknown option".
     bad=
     for o in $(cat "$TMP/help"); do
-        $PITH "$c" "$TMP/none.gguf" "$o" </dev/null >/dev/null 2>"$TMP/err"
+        ./pith "$c" "$TMP/none.gguf" "$o" </dev/null >/dev/null 2>"$TMP/err" # the release build: 150 starts
         grep -q 'unknown option' "$TMP/err" && bad="$bad $o"
     done
     [ -z "$bad" ] && ok "$c accepts every option of its help" || not_ok "$c rejects:$bad"

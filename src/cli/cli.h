@@ -25,6 +25,12 @@ int cmd_chat(int argc, char **argv);      /* cmd_chat.c */
 int cmd_bench(int argc, char **argv);     /* cmd_bench.c */
 int cmd_serve(int argc, char **argv);     /* cmd_serve.c */
 
+/* cli_help.c: the commands' names and help. */
+#define CLI_N_COMMANDS 8
+void cli_usage(const char *version);  /* pith --help: the commands */
+void cli_help(int k);                 /* command k's options, defaults, example */
+int cli_command_index(const char *name); /* dies naming an unknown command */
+
 /* An option argv[i] that `cmd` does not take: --help or -h prints the
  * command's help and exits 0; anything else dies "unknown option". */
 _Noreturn void cli_unknown(const char *cmd, const char *arg);
