@@ -2,7 +2,8 @@
 #
 #   make            ./pith for this machine
 #   make static     ./pith-static, fully static against musl (OpenMP included)
-#   make test       builds with ASan+UBSan and runs every test
+#   make test       builds with ASan+UBSan and runs every test (in parallel)
+#   make install    PREFIX/bin/pith and its man page (PREFIX=/usr/local, DESTDIR=)
 #   make demo       writes a small random Qwen3 model and runs it
 #
 # Sources are found by wildcard: src/*/*.c is the core (one folder per
