@@ -231,11 +231,11 @@ board() { # BOARD QEMU CPU TARGET NAME-LINE [LABEL-SUFFIX]
 board rpi-zero   qemu-arm-static     arm1176    armv6-linux-musleabi "rpi-zero (threads 1, context 1024, memory 320 MiB)"
 board rpi-zero2w qemu-aarch64-static cortex-a53 aarch64-linux-musl   "rpi-zero2w (threads 4, context 2048, memory 320 MiB)"
 board rpi3       qemu-aarch64-static cortex-a53 aarch64-linux-musl   "rpi3 (threads 4, context 4096, memory 640 MiB)"
-board rpi4       qemu-aarch64-static cortex-a72 aarch64-linux-musl   "rpi4 (threads 4, context 4096, memory a share of RAM)"
-board rpi5       "qemu-aarch64-static -p 16384" cortex-a76 aarch64-linux-musl "rpi5 (threads 4, context 8192, memory a share of RAM)" \
+board rpi4       qemu-aarch64-static cortex-a72 aarch64-linux-musl   "rpi4 (threads 4, context 4096, memory 75% of RAM)"
+board rpi5       "qemu-aarch64-static -p 16384" cortex-a76 aarch64-linux-musl "rpi5 (threads 4, context 8192, memory 75% of RAM)" \
     ", 16 KiB pages"
-board rpi5       qemu-aarch64-static cortex-a53 aarch64-linux-musl   "rpi5 (threads 4, context 8192, memory a share of RAM)"
-board x86_64     qemu-x86_64-static  Nehalem    x86_64-linux-musl    "x86_64 (threads all [0-9]* cores, context 4096, memory a share of RAM)"
+board rpi5       qemu-aarch64-static cortex-a53 aarch64-linux-musl   "rpi5 (threads 4, context 8192, memory 75% of RAM)"
+board x86_64     qemu-x86_64-static  Nehalem    x86_64-linux-musl    "x86_64 (threads all [0-9]* cores, context 4096, memory 75% of RAM)"
 
 passed=$(grep -c '^ok - ' "$TMP/log")
 failed=$(grep -c '^not ok - ' "$TMP/log")

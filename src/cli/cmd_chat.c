@@ -66,11 +66,11 @@ int cmd_chat(int argc, char **argv)
         if (!strcmp(a, "--system")) system = cli_value(argc, argv, &i);
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) n_reply = cli_int(a, cli_value(argc, argv, &i), 1, 1 << 24);
         else if (!strcmp(a, "--ids-out")) ids_out = cli_value(argc, argv, &i);
-        else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for chat (see pith --help)", a);
+        else if (a[0] == '-' && a[1] != '\0') cli_unknown("chat", a);
         else if (!o.model_path) o.model_path = a;
         else port_die("%s: unexpected argument (one model only)", a);
     }
-    if (!o.model_path) port_die("chat: missing MODEL (usage: pith chat MODEL)");
+    if (!o.model_path) port_die("chat: missing MODEL (see pith help chat)");
     uint64_t sys_len = system ? strlen(system) : 0;
     o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + 16;
     o.max_out_ids = ids_out ? (uint64_t)n_reply : 0; /* a reply's ids, for --ids-out */
@@ -82,7 +82,7 @@ int cmd_chat(int argc, char **argv)
         if (port_write_file(ids_out, "", 0, 0, err, sizeof err) != 0) port_die("--ids-out: %s", err);
     }
     if (s.tmpl == CHAT_TEMPLATE_RAW)
-        port_err("warning: chat template '%s' is not recognised: messages are fed as they are\n", s.tmpl_name);
+        cli_template_note(&s, "messages are fed as they are");
     port_interrupt_catch();
 
     int tty = port_stdin_is_tty(), turn = 0;

@@ -13,7 +13,7 @@
 #include "../text/json.h"
 #include "../server/server_api.h"
 
-#define USAGE "usage: pith serve MODEL [--host ADDR] [--port N] [--api-key KEY | --api-key-file F] [--max-body SIZE]"
+#define USAGE "see pith help serve"
 #define MAX_KEY 4096
 
 /* The key is the first line of the file, without surrounding whitespace. */
@@ -95,7 +95,7 @@ int cmd_serve(int argc, char **argv)
         else if (!strcmp(a, "--slots")) {
             if (cli_int(a, cli_value(argc, argv, &i), 1, 64) != 1)
                 port_die("--slots: only 1 slot is supported (the model has one KV cache)");
-        } else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for serve (see pith --help)", a);
+        } else if (a[0] == '-' && a[1] != '\0') cli_unknown("serve", a);
         else if (!o.model_path) o.model_path = a;
         else port_die("%s: unexpected argument (" USAGE ")", a);
     }
@@ -136,7 +136,7 @@ int cmd_serve(int argc, char **argv)
     sv.cli_sampling = s.opt.sampling;
     set_model_name(&sv, o.model_path);
     if (s.tmpl == CHAT_TEMPLATE_RAW)
-        port_err("warning: chat template '%s' is not recognised: chat messages are concatenated\n", s.tmpl_name);
+        cli_template_note(&s, "chat messages are concatenated");
     if (!sv.loopback && !so.api_key)
         port_err("warning: listening on %s without --api-key: anyone who can reach this address can use the model\n",
                  so.host);

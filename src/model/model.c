@@ -434,6 +434,7 @@ typedef struct {
     Arena *arena;
     GgufError *err;
     int stream;             /* the matrices being bound are streamed: nothing read now */
+    uint64_t read;          /* bytes read into the arena so far (progress on a terminal) */
 } Loader;
 
 static const char *tensor_path(const Gguf *g, const GgufTensor *t)
@@ -500,6 +501,7 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
         memcpy(buf, data, t->n_bytes);
         data = buf;
     }
+    if (buf) port_progress("loading", L->read += t->n_bytes, L->m->cfg.weight_bytes, 1);
     w->data = data;
     return 0;
 }
@@ -540,7 +542,8 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
     m->cfg = *cfg;
     m->load = opt->load;
     m->gguf = g;
-    Loader L = {m, g, arena, err, 0};
+    Loader L = {m, g, arena, err, 0, 0};
+    port_progress("loading", 0, 0, 1);
     const ModelConfig *c = &m->cfg;
 
     m->layers = arena_take(arena, (uint64_t)c->n_layer * sizeof(LayerWeights));
@@ -599,6 +602,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
             }
         }
     }
+    port_progress_end();
     return 0;
 }
 

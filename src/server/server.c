@@ -246,7 +246,10 @@ static void accept_new(Server *sv)
 static int check_head(Server *sv, Conn *c)
 {
     HttpRequest *r = &c->req;
-    if (sv->opt.api_key && !http_bearer_matches(r->auth, r->auth_len, sv->opt.api_key, sv->opt.api_key_len)) {
+    /* /health is public: service managers and load balancers probe it
+     * without credentials (it says only that the server is up). */
+    int health = http_path_is(r->path, r->path_len, "/health");
+    if (sv->opt.api_key && !health && !http_bearer_matches(r->auth, r->auth_len, sv->opt.api_key, sv->opt.api_key_len)) {
         server_error(sv, c, 401, "invalid_api_key",
                      r->auth ? "invalid API key" : "an API key is required (Authorization: Bearer KEY)");
         return -1;
@@ -260,7 +263,7 @@ static int check_head(Server *sv, Conn *c)
               http_path_is(r->path, r->path_len, "/chat/completions") ||
               http_path_is(r->path, r->path_len, "/v1/completions") ||
               http_path_is(r->path, r->path_len, "/completions");
-    int get = http_path_is(r->path, r->path_len, "/health") || http_path_is(r->path, r->path_len, "/v1/models") ||
+    int get = health || http_path_is(r->path, r->path_len, "/v1/models") ||
               http_path_is(r->path, r->path_len, "/models");
     if (!gen && !get) {
         server_error(sv, c, 404, "not_found", "no such endpoint: %.*s", (int)(r->path_len < 200 ? r->path_len : 200),

@@ -152,7 +152,7 @@ static int load_text_side(Session *s, uint64_t max_text)
     if (token_stream_out_max(&s->tok) > PIECE_CAP)
         return fail(s, "%s: a token of the vocabulary is longer than %d bytes", o->model_path, PIECE_CAP);
     s->tmpl = CHAT_TEMPLATE_RAW;
-    snprintf(s->tmpl_name, sizeof s->tmpl_name, "none");
+    s->tmpl_name[0] = '\0'; /* the model has no template */
     if (gguf_get_string(&s->gguf, "tokenizer.chat_template", tmpl_text, TEMPLATE_CAP) >= 0) {
         s->tmpl = chat_template_detect(tmpl_text);
         snprintf(s->tmpl_name, sizeof s->tmpl_name, "%.40s%s", tmpl_text, strlen(tmpl_text) > 40 ? "..." : "");
@@ -335,7 +335,19 @@ int session_prefill(Session *s, const int32_t *ids, int n)
         return fail(s, "prompt: %d tokens do not fit in the context (%u of %u used; raise -c)", n, s->seq.n_past,
                     s->mopt.n_ctx);
     memcpy(s->history + s->seq.n_past, ids, (size_t)n * sizeof(int32_t));
-    if (forward_prompt(&s->model, &s->ws, &s->seq, ids, n) != 0) return forward_failed(s);
+    /* Step by step (the steps forward_prompt would take), for the
+     * progress line a long prompt shows on a terminal. */
+    port_progress("prompt", 0, 0, 0);
+    for (int i = 0; i < n;) {
+        int step = n - i < (int)s->ws.batch ? n - i : (int)s->ws.batch;
+        if (forward_prompt(&s->model, &s->ws, &s->seq, ids + i, step) != 0) {
+            port_progress_end();
+            return forward_failed(s);
+        }
+        i += step;
+        port_progress("prompt", (uint64_t)i, (uint64_t)n, 0);
+    }
+    port_progress_end();
     for (int i = 0; i < n; i++) sampler_accept(&s->sampler, ids[i]);
     return 0;
 }

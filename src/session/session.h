@@ -90,7 +90,7 @@ typedef struct {
     size_t piece_cap;
     char *trace_line;        /* scratch for one --trace line */
     ChatTemplate tmpl;       /* recognised from tokenizer.chat_template */
-    char tmpl_name[64];      /* what the model calls it, for the raw-mode warning */
+    char tmpl_name[64];      /* the start of the model's template ("": it has none), for the raw-mode warning */
     int32_t *history;        /* every id in the KV cache, in order: n_ctx */
     int32_t *out_ids;        /* opt.max_out_ids generated ids, or NULL */
     uint32_t n_shifts;       /* context shifts so far */
