@@ -30,13 +30,14 @@ static void shift_worker(void *ctx, int ith, int nth)
     float head[FORWARD_MAX_HEAD_DIM];
 
     for (uint32_t l = l0; l < l1; l++) {
+        int ropes = model_layer_ropes(c, l); /* keys of a layer without RoPE only move */
         for (uint32_t h = 0; h < c->n_head_kv; h++) {
             /* the kv head's rows, one per position (model.h: kv_row_index) */
             uint8_t *kc = (uint8_t *)seq->k_cache + kv_row_index(c, seq->n_ctx, l, h, 0) * krow;
             uint8_t *vc = (uint8_t *)seq->v_cache + kv_row_index(c, seq->n_ctx, l, h, 0) * vrow;
             memmove(kc + to * krow, kc + from * krow, (uint64_t)j->n_move * krow);
             memmove(vc + to * vrow, vc + from * vrow, (uint64_t)j->n_move * vrow);
-            for (uint64_t p = to; p < to + j->n_move; p++) {
+            for (uint64_t p = to; ropes && p < to + j->n_move; p++) {
                 uint8_t *key = kc + p * krow;
                 if (kt == KV_F32) {
                     forward_rope((float *)key, c->n_rot, j->cs, c->arch->rope);

@@ -1,10 +1,11 @@
-/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama) over a sequence's KV cache.
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3) over a sequence's KV cache.
  *
  * Per layer, for the tokens of one step:
  *   h = RMSNorm(x) * attn_norm
  *   q, k, v = Wq h + bq, Wk h + bk, Wv h + bv   (biases if the model has them)
  *   per-head RMSNorm of q and k if the arch has it
- *   RoPE on q and k at each token's position; k, v go into the cache
+ *   RoPE on q and k at each token's position (not in SmolLM3's every fourth
+ *   layer; Phi-4-mini: on the first n_rot elements of a head); k, v go into the cache
  *   attention of each q head over its kv head's cache rows 0..pos (causal)
  *   x += Wo attn
  *   h = RMSNorm(x) * ffn_norm
@@ -477,10 +478,13 @@ static void qk_worker(void *ctx, int ith, int nth)
     float cs[FORWARD_MAX_HEAD_DIM];
     uint64_t t0, t1;
     split((uint64_t)j->n, ith, nth, &t0, &t1);
+    int ropes = model_layer_ropes(c, j->layer);
     for (uint64_t t = t0; t < t1; t++) {
         uint32_t pos = j->pos0 + (uint32_t)t;
         float *q = ws->q + t * qdim, *k = ws->k + t * kw;
         forward_rope_table(cs, c->n_rot, (double)pos, c->rope_base, m->rope_freqs);
+        if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
+            for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
         if (lw->bq) {
             add_bias(q, lw->bq, qdim);
             add_bias(k, lw->bk, kw);
@@ -488,11 +492,11 @@ static void qk_worker(void *ctx, int ith, int nth)
         }
         for (uint32_t h = 0; h < c->n_head; h++) {
             if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
-            forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
+            if (ropes) forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
         }
         for (uint32_t h = 0; h < c->n_head_kv; h++) {
             if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
-            forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
+            if (ropes) forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
         }
         cache_store(c, j->seq, j->seq->k_cache, j->layer, pos, k, c->head_dim);
         cache_store(c, j->seq, j->seq->v_cache, j->layer, pos, ws->v + t * vw, c->head_dim_v);
