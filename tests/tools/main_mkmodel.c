@@ -5,7 +5,7 @@
  *               [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
  *               [--rope-dim N] [--rope-freqs] [--rope-factors ORIG_CTX] [--bias]
- *               [--template-from FILE] [--tokenizer-from FILE]
+ *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
  *
  * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
  * per-head q/k norms, qwen2 q/k/v biases (llama too with --bias), llama
@@ -24,7 +24,8 @@
  * <|im_start|>, <|im_end|>, <think>, </think>, then "<pad_N>" tokens up to
  * --vocab. --tokenizer-from copies every tokenizer.* key of another GGUF
  * instead (e.g. the real Qwen3 vocabulary); --template-from (alias
- * --vocab-from) copies only its tokenizer.chat_template. --split N writes
+ * --vocab-from) copies only its tokenizer.chat_template; --template-file
+ * writes a text file's contents as the template. --split N writes
  * OUT (which must end in .gguf) as N files PREFIX-0000k-of-0000N.gguf.
  *
  * --type q4_k_m approximates llama.cpp's Q4_K_M mix: Q4_K everywhere except
@@ -280,7 +281,7 @@ static uint64_t arg_u(const char *flag, const char *v)
 
 int main(int argc, char **argv)
 {
-    const char *out = NULL, *template_from = NULL, *tokenizer_from = NULL;
+    const char *out = NULL, *template_from = NULL, *tokenizer_from = NULL, *template_file = NULL;
     uint64_t layers = 2, embd = 64, ff = 192, heads = 4, kv_heads = 2, head_dim = 16, vocab = 0, ctx = 256, seed = 1;
     uint32_t type = GGML_TYPE_F32, version = 3;
     int q4_k_m = 0;
@@ -319,6 +320,8 @@ int main(int argc, char **argv)
             i++;
         } else if ((strcmp(a, "--template-from") == 0 || strcmp(a, "--vocab-from") == 0) && v) {
             template_from = v, i++;
+        } else if (strcmp(a, "--template-file") == 0 && v) {
+            template_file = v, i++;
         } else if (strcmp(a, "--tokenizer-from") == 0 && v) {
             tokenizer_from = v, i++;
         } else if (strcmp(a, "--arch") == 0 && v) {
@@ -408,8 +411,19 @@ int main(int argc, char **argv)
         gw_kv_u32(w, "tokenizer.ggml.padding_token_id", (uint32_t)eot);
         gw_kv_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)eot);
         gw_kv_bool(w, "tokenizer.ggml.add_bos_token", 0);
-        if (template_from) copy_tokenizer(w, template_from, 1);
-        else gw_kv_str(w, "tokenizer.chat_template", DEFAULT_TEMPLATE);
+        if (template_from) {
+            copy_tokenizer(w, template_from, 1);
+        } else if (template_file) {
+            static char text[1 << 16];
+            FILE *f = fopen(template_file, "rb");
+            size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+            if (!f) die("%s: cannot read", template_file);
+            fclose(f);
+            text[n] = '\0';
+            gw_kv_str(w, "tokenizer.chat_template", text);
+        } else {
+            gw_kv_str(w, "tokenizer.chat_template", DEFAULT_TEMPLATE);
+        }
     }
 
     /* Shapes in GGUF order (ne[0] = row length = input features). */
