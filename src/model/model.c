@@ -26,13 +26,18 @@
  * rope.dimension_count elements of a head (Phi-4-mini: 96 of 128) and may
  * carry LongRoPE factors. Layer rules in LayerTensorId order:
  *   attn_norm ffn_norm q_norm k_norm q_bias k_bias v_bias | q k v out gate up down | qkv gate_up
- * then rope_freqs, rope_factors, no_rope_every, partial_rope. */
+ *   | attn_post_norm ffn_post_norm
+ * then rope_freqs, rope_factors, no_rope_every, partial_rope, embd_scale. */
+/* Gemma 3: q/k norms, norms after attention and FFN too, GELU gate,
+ * embeddings scaled by sqrt(n_embd), sliding-window layers. */
 static const ArchInfo arch_table[] = {
-    {"qwen3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X}, X, X, 0, 0},
-    {"qwen2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, R, R, R, R, R, R, R, R, R, R, X, X}, X, X, 0, 0},
-    {"llama", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, O, X, 0, 0},
-    {"smollm3", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, X, X, 4, 0},
-    {"phi3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, X, X, X, X, X, X, R, X, X, R, R, R}, X, O, 0, 1},
+    {"qwen3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0},
+    {"qwen2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, R, R, R, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0},
+    {"llama", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, O, X, 0, 0, 0},
+    {"smollm3", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, X, X, 4, 0, 0},
+    {"phi3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, X, X, X, X, X, X, R, X, X, R, R, R}, X, O, 0, 1, 0},
+    {"gemma3", ROPE_NEOX, ACT_GELU, NORM_PRE_POST, ATTN_SWA, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X, R, R}, X, X,
+     0, 0, 1},
 };
 #undef R
 #undef O
@@ -56,6 +61,8 @@ const LayerTensor layer_tensors[LT_COUNT] = {
     [LT_DOWN] = {"ffn_down", "weight", 1, DIM_FF, DIM_EMBD, LW(w_down)},
     [LT_QKV] = {"attn_qkv", "weight", 1, DIM_EMBD, DIM_QKV, LW(wqkv)},
     [LT_GATE_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF2, LW(w_gate_up)},
+    [LT_ATTN_POST_NORM] = {"post_attention_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(attn_post_norm)},
+    [LT_FFN_POST_NORM] = {"post_ffw_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_post_norm)},
 };
 #undef LW
 
@@ -111,7 +118,7 @@ void model_layer_views(const ModelConfig *c, LayerWeights *lw)
 
 enum {
     K_BLOCKS, K_EMBD, K_FF, K_HEADS, K_HEADS_KV, K_KEY_LEN, K_VAL_LEN, K_CTX, K_ROPE_BASE, K_EPS, K_ROPE_DIM,
-    K_ROPE_ATTN_FACTOR, K_ROPE_ORIG_CTX, K_ROPE_SCALE,
+    K_ROPE_ATTN_FACTOR, K_ROPE_ORIG_CTX, K_ROPE_SCALE, K_SWA, K_SWA_PATTERN, K_ROPE_BASE_SWA, K_SOFTCAP,
     K_COUNT
 };
 
@@ -135,6 +142,10 @@ static const struct {
     [K_ROPE_ATTN_FACTOR] = {"rope.scaling.attn_factor", 1, 0, 1e-3, 1e3},
     [K_ROPE_ORIG_CTX] = {"rope.scaling.original_context_length", 0, 0, 1, 1 << 24},
     [K_ROPE_SCALE] = {"rope.scaling.factor", 1, 0, 0, 1e6},
+    [K_SWA] = {"attention.sliding_window", 0, 0, 0, 1 << 24},
+    [K_SWA_PATTERN] = {"attention.sliding_window_pattern", 0, 0, 0, 4096},
+    [K_ROPE_BASE_SWA] = {"rope.freq_base_swa", 1, 0, 1e-3, 1e12},
+    [K_SOFTCAP] = {"final_logit_softcapping", 1, 0, 0, 1e6},
 };
 
 typedef struct {
@@ -192,7 +203,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         w->cfg->arch = model_arch(w->arch);
         if (!w->cfg->arch) {
-            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3)",
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3)",
                      w->path, w->arch);
             return -1;
         }
@@ -261,6 +272,14 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     cfg->rope_base = w->have[K_ROPE_BASE] ? (float)w->val[K_ROPE_BASE] : 10000.0f;
     cfg->norm_eps = (float)w->val[K_EPS];
     cfg->rope_attn_factor = w->have[K_ROPE_ATTN_FACTOR] ? (float)w->val[K_ROPE_ATTN_FACTOR] : 1.0f;
+    /* a window only where the architecture has one (Phi-3 files carry a
+     * sliding_window that llama.cpp ignores, and so does pith) */
+    if (cfg->arch->attn == ATTN_SWA && w->have[K_SWA] && w->val[K_SWA] > 0) {
+        cfg->n_swa = (uint32_t)w->val[K_SWA];
+        cfg->swa_pattern = w->have[K_SWA_PATTERN] ? (uint32_t)w->val[K_SWA_PATTERN] : 6;
+    }
+    cfg->rope_base_swa = w->have[K_ROPE_BASE_SWA] ? (float)w->val[K_ROPE_BASE_SWA] : 10000.0f;
+    cfg->logit_softcap = w->have[K_SOFTCAP] ? (float)w->val[K_SOFTCAP] : 0.0f;
     cfg->n_ctx_orig = w->have[K_ROPE_ORIG_CTX] ? (uint32_t)w->val[K_ROPE_ORIG_CTX] : cfg->n_ctx_train;
     /* a scaling factor without a type is linear scaling to llama.cpp */
     if (w->have[K_ROPE_SCALE] && w->val[K_ROPE_SCALE] != 0.0 && w->val[K_ROPE_SCALE] != 1.0) {
@@ -289,6 +308,10 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
         return -1;
     }
     cfg->head_dim_v = w->have[K_VAL_LEN] ? (uint32_t)w->val[K_VAL_LEN] : cfg->head_dim;
+    /* Gemma 3 27B (62 layers) scales by the model width per head, as llama.cpp does */
+    cfg->attn_scale = (float)(1.0 / sqrt((double)cfg->head_dim));
+    if (strcmp(cfg->arch->name, "gemma3") == 0 && cfg->n_layer == 62)
+        cfg->attn_scale = 1.0f / sqrtf((float)(cfg->n_embd / cfg->n_head));
     /* Rotating only part of each head is refused where llama.cpp refuses
      * it or no model does it (no reference to test it against); Phi-4-mini
      * rotates the first 96 of 128. */

@@ -45,9 +45,20 @@ typedef enum {
     ROPE_NEOX = 2  /* rotate (i, i + head_dim/2) */
 } RopeStyle;
 
-typedef enum { ACT_SILU = 0 } Activation;      /* of the FFN gate: silu(gate) * up */
-typedef enum { NORM_PRE = 0 } NormPlacement;   /* RMSNorm before attention and before the FFN */
-typedef enum { ATTN_FULL = 0 } AttentionKind;  /* causal attention over every cached position */
+typedef enum {
+    ACT_SILU = 0,  /* of the FFN gate: silu(gate) * up */
+    ACT_GELU = 1   /* gelu(gate) * up, GELU's tanh form on F16-rounded values as ggml computes it */
+} Activation;
+typedef enum {
+    NORM_PRE = 0,     /* RMSNorm before attention and before the FFN */
+    NORM_PRE_POST = 1 /* and on their outputs before the residual adds (Gemma 3) */
+} NormPlacement;
+typedef enum {
+    ATTN_FULL = 0, /* causal attention over every cached position */
+    ATTN_SWA = 1   /* with attention.sliding_window: most layers see only the last `window`
+                      positions (attention.sliding_window_pattern: of every P layers the
+                      first P - 1, default 6), their cache a ring; the others see all */
+} AttentionKind;
 
 typedef enum {
     TENSOR_REFUSED = 0,   /* present means a variant pith would get wrong: refused */
@@ -63,6 +74,7 @@ typedef enum {
     LT_Q, LT_K, LT_V, LT_OUT, LT_GATE, LT_UP, LT_DOWN,
     LT_QKV,      /* q, k, v in one matrix (Phi-3): wq, wk, wv are views of its rows */
     LT_GATE_UP,  /* "ffn_up" holding gate then up (Phi-3): w_gate, w_up are views */
+    LT_ATTN_POST_NORM, LT_FFN_POST_NORM, /* NORM_PRE_POST's norms of the outputs */
     LT_COUNT
 } LayerTensorId;
 
@@ -89,6 +101,7 @@ typedef struct {
                                 chosen by the context length, as llama.cpp does */
     uint8_t no_rope_every;/* k > 0: layers l with (l + 1) % k == 0 skip RoPE (SmolLM3: 4) */
     uint8_t partial_rope; /* rope.dimension_count may be below the head dimension (Phi-4-mini) */
+    uint8_t embd_scale;   /* the token embeddings are multiplied by sqrt(n_embd) (Gemma) */
 } ArchInfo;
 
 typedef struct {
@@ -112,6 +125,11 @@ typedef struct {
     int rope_freqs;       /* the file has rope_freqs.weight (n_rot/2 floats) */
     int rope_factors;     /* the file has rope_factors_short.weight and rope_factors_long.weight */
     float norm_eps;       /* attention.layer_norm_rms_epsilon */
+    uint32_t n_swa;       /* ATTN_SWA: attention.sliding_window (0: every layer is global) */
+    uint32_t swa_pattern; /* attention.sliding_window_pattern (0: every layer windowed) */
+    float rope_base_swa;  /* rope.freq_base_swa (default 10000): the windowed layers' base */
+    float attn_scale;     /* of q.k: 1/sqrt(head_dim) (Gemma 3 27B: 1/sqrt(n_embd/n_head), as llama.cpp) */
+    float logit_softcap;  /* final_logit_softcapping: logits = c * tanh(logits / c) (0: none) */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
@@ -191,6 +209,7 @@ typedef struct {
     Weight wq, wk, wv, wo;
     Weight w_gate, w_up, w_down;
     Weight wqkv, w_gate_up;   /* fused (LT_QKV, LT_GATE_UP): the views above are set from them */
+    float *attn_post_norm, *ffn_post_norm;
 } LayerWeights;
 
 extern const LayerTensor layer_tensors[LT_COUNT];
@@ -205,6 +224,21 @@ static inline const Weight *layer_matrix(const LayerWeights *lw, int i)
  * matrices when the model has them (after binding, and after a streamed
  * layer lands in a slot). */
 void model_layer_views(const ModelConfig *c, LayerWeights *lw);
+
+/* Whether layer l attends through a sliding window (its cache a ring). */
+static inline int model_layer_swa(const ModelConfig *c, uint32_t l)
+{
+    return c->n_swa != 0 && (c->swa_pattern == 0 || l % c->swa_pattern < c->swa_pattern - 1);
+}
+
+/* Windowed layers among layers 0..l-1. */
+static inline uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
+{
+    if (c->n_swa == 0) return 0;
+    if (c->swa_pattern == 0) return l;
+    uint32_t p = c->swa_pattern, r = l % p;
+    return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
+}
 
 /* Whether layer l rotates q and k (SmolLM3 leaves every fourth out). */
 static inline int model_layer_ropes(const ModelConfig *c, uint32_t l)

@@ -553,6 +553,34 @@ static void render_phi4(const ChatMessage *msgs, int n, const ChatOptions *opt, 
     render_phi(msgs, n, opt, o, 1);
 }
 
+/* ---- Gemma (2 and 3) ----------------------------------------------------
+ * Follows Gemma 3's chat_template: "<bos>", then each message as
+ * "<start_of_turn>" + role ("model" for the assistant) + "\n" + content
+ * trimmed + "<end_of_turn>\n"; a system message is not a turn: its content
+ * and "\n\n" open the first turn after it. "<start_of_turn>model\n" to
+ * generate. (The template refuses roles that do not alternate; pith renders
+ * them as given.) */
+
+static void render_gemma(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    int start = 0;
+    if (!opt->continuation) puts_(o, "<bos>");
+    if (n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM) start = 1;
+    for (int i = start; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        puts_(o, "<start_of_turn>");
+        puts_(o, m->role == CHAT_ROLE_ASSISTANT ? "model" : chat_role_name(m->role));
+        puts_(o, "\n");
+        if (i == start && start == 1) {
+            put_str(o, content_of(&msgs[0]));
+            puts_(o, "\n\n");
+        }
+        put_str(o, py_strip(content_of(m)));
+        puts_(o, "<end_of_turn>\n");
+    }
+    if (opt->add_generation_prompt) puts_(o, "<start_of_turn>model\n");
+}
+
 /* ---- Raw: no template known, the contents one after the other --------- */
 
 static void render_raw(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
@@ -607,6 +635,8 @@ static const TemplateInfo templates[] = {
      {NULL}, "<|eot_id|>", render_llama31},
     {CHAT_TEMPLATE_LLAMA3, "llama3", NULL, {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", NULL},
      {"Cutting Knowledge Date"}, "<|eot_id|>", render_llama3},
+    {CHAT_TEMPLATE_GEMMA, "gemma", NULL, {"<start_of_turn>", "<end_of_turn>", NULL}, {NULL}, "<end_of_turn>\n",
+     render_gemma},
     /* Phi-4-mini writes no newline after a role and knows tools */
     {CHAT_TEMPLATE_PHI4, "phi4", NULL, {"<|assistant|>", "<|end|>", "<|tool|>", NULL}, {NULL}, "<|end|>", render_phi4},
     {CHAT_TEMPLATE_PHI3, "phi3", NULL, {"<|assistant|>", "<|end|>", "<|user|>", NULL}, {NULL}, "<|end|>\n", render_phi3},
@@ -685,7 +715,7 @@ int chat_template_by_name(const char *name)
 const char *chat_template_names(void)
 {
     return "raw, qwen3, chatml, qwen2, qwen2.5, smollm2, smollm3, llama3, llama3.1 (= llama3.2, llama3.3), zephyr, "
-           "phi3, phi4";
+           "phi3, phi4, gemma";
 }
 
 const char *chat_template_turn_end(ChatTemplate t)

@@ -1,10 +1,11 @@
-/* mkmodel - writes a random Qwen3-, Qwen2-, llama-, SmolLM3- or Phi-3-architecture GGUF model.
+/* mkmodel - writes a random Qwen3-, Qwen2-, llama-, SmolLM3-, Phi-3- or Gemma 3-architecture GGUF model.
  *
  *   mkmodel OUT [--arch qwen3|qwen2|llama|smollm3|phi3] [--layers N] [--embd N] [--ff N]
  *               [--heads N] [--kv-heads N] [--head-dim N] [--vocab N] [--ctx N]
  *               [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
  *               [--rope-dim N] [--rope-freqs] [--rope-factors ORIG_CTX] [--bias]
+ *               [--window N] [--swa-pattern P] [--softcap C]
  *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
  *
  * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
@@ -16,7 +17,10 @@
  * rope_factors_short/long.weight, rope.scaling.original_context_length ORIG
  * and the attention factor the converter derives from --ctx / ORIG.
  * smollm3 is written like llama (its RoPE-less layers are a rule of the
- * architecture, not a key).
+ * architecture, not a key). gemma3 has qwen3's q/k norms and norms after
+ * attention and the FFN; --window N writes attention.sliding_window (and
+ * rope.freq_base_swa 10000), --swa-pattern P the pattern key (else
+ * llama.cpp's default 6), --softcap C final_logit_softcapping.
  * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
  * activations stay sane. The vocabulary is a self-made byte-level BPE:
  * GPT-2's 256 byte tokens, merges spelling a list of common English words
@@ -287,7 +291,7 @@ int main(int argc, char **argv)
     int q4_k_m = 0;
     uint64_t split = 1;
     int tied = 1, rope_freqs = 0, bias = 0;
-    uint64_t rope_dim = 0, rope_factors_orig = 0;
+    uint64_t rope_dim = 0, rope_factors_orig = 0, window = 0, swa_pattern = 0, softcap = 0;
     const char *arch = "qwen3";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -301,7 +305,7 @@ int main(int argc, char **argv)
     }
         NUM("--layers", layers) NUM("--embd", embd) NUM("--ff", ff) NUM("--heads", heads) NUM("--kv-heads", kv_heads)
         NUM("--head-dim", head_dim) NUM("--vocab", vocab) NUM("--ctx", ctx) NUM("--seed", seed) NUM("--split", split)
-        NUM("--rope-dim", rope_dim)
+        NUM("--rope-dim", rope_dim) NUM("--window", window) NUM("--swa-pattern", swa_pattern) NUM("--softcap", softcap)
 #undef NUM
         if (strcmp(a, "--version") == 0 && v) {
             version = (uint32_t)arg_u(a, v);
@@ -326,8 +330,8 @@ int main(int argc, char **argv)
             tokenizer_from = v, i++;
         } else if (strcmp(a, "--arch") == 0 && v) {
             if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0 &&
-                strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0)
-                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3 or phi3", v);
+                strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0)
+                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3, phi3 or gemma3", v);
             arch = v, i++;
         } else if (strcmp(a, "--rope-freqs") == 0) {
             rope_freqs = 1;
@@ -393,6 +397,12 @@ int main(int argc, char **argv)
                   scale > 1.0 ? (float)sqrt(1.0 + log(scale) / log((double)rope_factors_orig)) : 1.0f);
     }
     if (strcmp(arch, "phi3") == 0) gw_kv_u32(w, key(arch, "attention.sliding_window"), 0); /* as Phi-4's converter */
+    if (window) { /* Gemma 3: local layers on base 10000, the global ones on rope.freq_base */
+        gw_kv_u32(w, key(arch, "attention.sliding_window"), (uint32_t)window);
+        gw_kv_f32(w, key(arch, "rope.freq_base_swa"), 10000.0f);
+        if (swa_pattern) gw_kv_u32(w, key(arch, "attention.sliding_window_pattern"), (uint32_t)swa_pattern);
+    }
+    if (softcap) gw_kv_f32(w, key(arch, "final_logit_softcapping"), (float)softcap);
 
     uint64_t n_vocab;
     Vocab v = {0};
@@ -453,7 +463,7 @@ int main(int argc, char **argv)
             T("attn_k", embd, kv_dim, type, FAN(embd), 0)
             T("attn_v", embd, kv_dim, type_vd, FAN(embd), 0)
         }
-        if (strcmp(arch, "qwen3") == 0) {
+        if (strcmp(arch, "qwen3") == 0 || strcmp(arch, "gemma3") == 0) {
             T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
             T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         }
@@ -466,6 +476,7 @@ int main(int argc, char **argv)
             tensor(w, seed, t, kv_dim, 0, GGML_TYPE_F32, 0.5f, 0);
         }
         T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
+        if (strcmp(arch, "gemma3") == 0) { T("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f) }
         T("ffn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         if (fused) {
             T("ffn_up", embd, 2 * ff, type, FAN(embd), 0)
@@ -474,6 +485,7 @@ int main(int argc, char **argv)
             T("ffn_up", embd, ff, type, FAN(embd), 0)
         }
         T("ffn_down", ff, embd, type_vd, FAN(ff), 0)
+        if (strcmp(arch, "gemma3") == 0) { T("post_ffw_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f) }
 #undef T
     }
     tensor(w, seed, "output_norm.weight", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f);
