@@ -357,6 +357,7 @@ int session_prefill_reuse(Session *s, const int32_t *ids, int n, uint32_t *n_cac
     uint32_t k = 0, past = s->seq.n_past;
     while (k < past && k < (uint32_t)n && s->history[k] == ids[k]) k++;
     if (k == (uint32_t)n) k--;
+    if (!seq_can_resume(&s->cfg, &s->seq, k)) k = 0; /* the rings lost the window before k: from the start */
     s->seq.n_past = k;
     sampler_reset(&s->sampler);
     for (uint32_t i = 0; i < k; i++) sampler_accept(&s->sampler, ids[i]);
@@ -372,6 +373,18 @@ int session_make_room(Session *s, uint32_t n)
         uint32_t drop = s->opt.no_shift ? 0 : context_shift_amount(q->n_past, keep);
         if (drop == 0) return 1;
         char why[256];
+        if (q->ring) {
+            /* sliding-window rings cannot be shifted exactly: the kept
+             * tokens are fed again at their new positions */
+            uint32_t n_left = q->n_past - drop;
+            memmove(s->history + keep, s->history + keep + drop, (size_t)(q->n_past - keep - drop) * sizeof(int32_t));
+            seq_reset(q);
+            if (n_left > 0 && forward_prompt(&s->model, &s->ws, q, s->history, (int)n_left) != 0)
+                return forward_failed(s);
+            s->n_shifts++;
+            port_err("[context full: dropped %u tokens after the first %u, fed the %u left again]\n", drop, keep, q->n_past);
+            continue;
+        }
         if (context_shift(&s->model, q, keep, drop, why, sizeof why) != 0) return fail(s, "%s: %s", s->opt.model_path, why);
         memmove(s->history + keep, s->history + keep + drop, (size_t)(q->n_past - keep) * sizeof(int32_t));
         s->n_shifts++;
