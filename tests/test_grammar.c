@@ -99,6 +99,18 @@ static void good_grammars(void)
     grammar_reset(&G);
     CHECK(grammar_accept(&G, "\xc2", 1) != 0, "a lead byte no allowed character starts with is refused");
     CHECK(grammar_accept(&G, "\xc3\x28", 2) != 0, "a broken sequence is refused");
+    /* only well-formed UTF-8: overlong forms, surrogates, beyond U+10FFFF */
+    compile("root ::= \"m\" | [\\U00010000-\\U0010ffff] | [\\u0800-\\uffff]", err, sizeof err);
+    grammar_reset(&G);
+    CHECK(grammar_try(&G, "\xf0", 1) && grammar_try(&G, "\xe0", 1), "4- and 3-byte leads may start allowed characters");
+    CHECK(!grammar_try(&G, "\xf0\x80", 2), "an overlong 4-byte form is refused at its second byte");
+    CHECK(!grammar_try(&G, "\xe0\x81", 2), "an overlong 3-byte form is refused at its second byte");
+    CHECK(!grammar_try(&G, "\xed\xa0", 2), "a surrogate is refused at its second byte");
+    CHECK(!grammar_try(&G, "\xf4\x90", 2), "above U+10FFFF is refused at its second byte");
+    CHECK(grammar_try(&G, "\xf0\x9f\x98\x80", 4) && grammar_try(&G, "\xed\x9f\xbf", 3), "valid 4- and 3-byte characters pass");
+    compile("root ::= \"m\"", err, sizeof err);
+    grammar_reset(&G);
+    CHECK(!grammar_try(&G, "\xf0", 1) && !grammar_try(&G, "\xc1", 1), "a lead byte whose well-formed characters cannot be 'm' is refused (F0 80 81 AD would be an overlong 'm')");
     /* deep nesting within the bound */
     compile("root ::= \"[\" root? \"]\"", err, sizeof err);
     char deep[200];
@@ -273,10 +285,11 @@ int main(void)
         "string ::= \"\\\"\" ( [^\"\\\\\\x00-\\x1f] | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4}) )* \"\\\"\"\n"
         "number ::= \"-\"? ([0-9] | [1-9] [0-9]{1,15}) (\".\" [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?\n"
         "ws ::= [ \\t\\n]{0,4}\n";
-    const char *models[] = {"tiny-qwen3-Q8_0.gguf", "stories260K.gguf"};
-    for (int m = 0; m < 2; m++) {
+    /* the real Qwen3 vocabulary (151,669 tokens), the tiny model's and stories260K's SPM one */
+    const char *models[] = {"tokenizer/qwen3-vocab.gguf", "models/tiny-qwen3-Q8_0.gguf", "models/stories260K.gguf"};
+    for (int m = 0; m < 3; m++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/models/%s", FIXTURES_DIR, models[m]);
+        snprintf(path, sizeof path, "%s/%s", FIXTURES_DIR, models[m]);
         static Vocab l;
         if (load_vocab(&l, path) != 0) {
             CHECK(0, "load %s", path);
@@ -285,7 +298,8 @@ int main(void)
         grammar_setup(l.v.max_piece);
         char label[128];
         snprintf(label, sizeof label, "%s json", models[m]);
-        mask_exact(&l, label, json_grammar, "{\"name\": \"Zoë\", \"tags\": [1, -2.5e3, true, null], \"x\": {}}");
+        mask_exact(&l, label, json_grammar,
+                   m == 0 ? "{\"é\": [1.5e3, \"a\"]}" : "{\"name\": \"Zoë\", \"tags\": [1, -2.5e3, true, null], \"x\": {}}");
         snprintf(label, sizeof label, "%s utf8", models[m]);
         mask_exact(&l, label, "root ::= [\\u00c0-\\u024f]+ \" \" [^a-z]{1,3}", "\xc3\xa9\xc8\x80 ZZ");
         snprintf(label, sizeof label, "%s words", models[m]);

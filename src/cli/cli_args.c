@@ -109,6 +109,7 @@ int cli_session_option(SessionOptions *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--frequency-penalty")) sp->frequency_penalty = (float)cli_float(a, cli_value(argc, argv, i), -100, 100);
     else if (!strcmp(a, "--seed")) o->seed = cli_int(a, cli_value(argc, argv, i), 0, INT64_MAX);
     else if (!strcmp(a, "--trace")) o->trace_path = cli_value(argc, argv, i);
+    else if (cli_grammar_option(o, argc, argv, i)) return 1;
     else if (!strcmp(a, "--no-think")) o->thinking = 0;
     else if (!strcmp(a, "--think")) o->thinking = 1;
     else if (!strcmp(a, "--plan")) o->show_plan = 1;

@@ -87,6 +87,7 @@ int cmd_run(int argc, char **argv)
 
     static Session s;
     cli_open_session(&s, &o);
+    cli_grammar_load(&s);
 
     int n_prompt;
     if (prompt_ids) {

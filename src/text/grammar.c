@@ -712,6 +712,7 @@ static uint32_t step(Grammar *g, uint32_t k, uint8_t b)
     N->n = 0;
     N->cp = 0;
     N->need = 0;
+    N->lead = 0;
     uint32_t cp;
     int need;
     if (L->need == 0) {
@@ -732,17 +733,31 @@ static uint32_t step(Grammar *g, uint32_t k, uint8_t b)
             return 0;
         }
     } else {
-        if ((b & 0xc0) != 0x80) {
+        /* well-formed UTF-8 only: no overlong forms, surrogates or code points above U+10FFFF */
+        int bad = (b & 0xc0) != 0x80;
+        if (L->lead == 0xe0) bad |= b < 0xa0;
+        else if (L->lead == 0xed) bad |= b > 0x9f;
+        else if (L->lead == 0xf0) bad |= b < 0x90;
+        else if (L->lead == 0xf4) bad |= b > 0x8f;
+        if (bad) {
             N->pool = g->pool_top;
             return 0;
         }
         cp = (L->cp << 6) | (b & 0x3fu);
         need = L->need - 1;
     }
+    N->lead = L->need == 0 ? b : 0;
     const uint32_t *ids = g->stack_ids + L->first;
     if (need > 0) {
         uint32_t shift = 6u * (uint32_t)need;
         uint32_t lo = cp << shift, hi = lo | ((1u << shift) - 1);
+        if (L->need == 0) {
+            /* after a lead byte: only what a well-formed sequence of that length can encode */
+            static const uint32_t least[4] = {0, 0x80, 0x800, 0x10000};
+            if (lo < least[need]) lo = least[need];
+            if (b == 0xed) hi = 0xd7ff;
+            if (hi > 0x10ffff) hi = 0x10ffff;
+        }
         for (uint32_t i = 0; i < L->n; i++) {
             if (!ids[i]) continue;
             const GElem *e = &g->code[g->pool[ids[i] - 1].pos];
@@ -751,6 +766,7 @@ static uint32_t step(Grammar *g, uint32_t k, uint8_t b)
         N->cp = cp;
         N->need = (uint8_t)need;
     } else {
+        N->lead = 0;
         for (uint32_t i = 0; i < L->n; i++) {
             if (!ids[i]) continue;
             const GNode *n = &g->pool[ids[i] - 1];
@@ -813,6 +829,7 @@ static void commit(Grammar *g, uint32_t k)
     L->n = 0;
     L->cp = top.cp;
     L->need = top.need;
+    L->lead = top.lead;
     for (uint32_t i = 0, at = 0; i < top.n; i++) {
         uint32_t d = tmp[at++], s = 0;
         for (uint32_t j = d; j-- > 0;) s = node_new(g, tmp[at + j], s);

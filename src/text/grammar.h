@@ -65,6 +65,7 @@ typedef struct {
     uint32_t pool;   /* pool top when the level was made */
     uint32_t cp;     /* partly decoded character */
     uint8_t need;    /* its continuation bytes still to come */
+    uint8_t lead;    /* its lead byte until the first continuation byte (overlong and surrogate checks) */
 } GLevel;
 
 typedef struct {
