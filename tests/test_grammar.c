@@ -14,6 +14,7 @@
 #include "../src/arena/arena.h"
 #include "../src/gguf/gguf.h"
 #include "../src/text/grammar.h"
+#include "../src/text/json_schema.h"
 #include "../src/text/tokenizer.h"
 #include "check.h"
 
@@ -55,6 +56,21 @@ static int matches(const char *s, size_t step)
     return matches_prefix(s, step) && grammar_can_end(&G);
 }
 
+/* s with control bytes escaped, for test names */
+static const char *shown(const char *s)
+{
+    static char buf[4][256];
+    static int k;
+    char *o = buf[k++ & 3];
+    size_t n = 0;
+    for (; *s && n < 240; s++) {
+        if ((unsigned char)*s < 32) n += (size_t)snprintf(o + n, 256 - n, "\\x%02x", (unsigned char)*s);
+        else o[n++] = *s;
+    }
+    o[n] = '\0';
+    return o;
+}
+
 static void good_grammars(void)
 {
     char err[300];
@@ -81,11 +97,11 @@ static void good_grammars(void)
         CHECK(rc == 0, "grammar %zu compiles (%s)", i, err);
         if (rc != 0) continue;
         for (int k = 0; k < 4 && cases[i].yes[k]; k++) {
-            CHECK(matches(cases[i].yes[k], 1000), "grammar %zu matches '%s' whole", i, cases[i].yes[k]);
-            CHECK(matches(cases[i].yes[k], 1), "grammar %zu matches '%s' byte by byte", i, cases[i].yes[k]);
+            CHECK(matches(cases[i].yes[k], 1000), "grammar %zu matches '%s' whole", i, shown(cases[i].yes[k]));
+            CHECK(matches(cases[i].yes[k], 1), "grammar %zu matches '%s' byte by byte", i, shown(cases[i].yes[k]));
         }
         for (int k = 0; k < 4 && cases[i].no[k]; k++)
-            CHECK(!matches(cases[i].no[k], 1), "grammar %zu refuses '%s'", i, cases[i].no[k]);
+            CHECK(!matches(cases[i].no[k], 1), "grammar %zu refuses '%s'", i, shown(cases[i].no[k]));
     }
     /* a prefix is no sentence: the end only at accept states */
     compile("root ::= \"{\" [0-9]+ \"}\"", err, sizeof err);
@@ -133,7 +149,7 @@ static void bad_grammars(void)
         {"root ::= \"a\"\nroot ::= \"b\"", "g: 2:1: rule 'root' is defined twice"},
         {"root ::= foo", "g: 1:10: undefined rule 'foo'"},
         {"start ::= \"a\"", "no rule 'root'"},
-        {"root ::= \"abc", "g: 1:13: unterminated string literal"},
+        {"root ::= \"abc", "g: 1:10: unterminated string literal"},
         {"root ::= [abc", "g: 1:10: unterminated character class"},
         {"root ::= (\"a\" | \"b\"", "unclosed '('"},
         {"root ::= \"a\" )", "g: 1:14: unmatched ')'"},
@@ -167,6 +183,97 @@ static void bad_grammars(void)
     for (int i = 0; i < 40; i++) n += (size_t)snprintf(big + n, sizeof big - n, "[a-z]{1000} ");
     rc = compile(big, err, sizeof err);
     CHECK(rc != 0 && strstr(err, "too large"), "40,000 elements refused: %s", err);
+}
+
+/* ---- JSON Schema ---- */
+
+static char schema_gbnf[GRAMMAR_MAX_TEXT + 1];
+
+static void schemas(void)
+{
+    static const struct {
+        const char *schema;
+        const char *yes[4];
+        const char *no[5];
+    } cases[] = {
+        {"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},\"b\":{\"type\":\"string\"}},\"required\":[\"a\"]}",
+         {"{\"a\": -12}", "{\"a\":0, \"b\": \"x\\\"y\"}", "{\n  \"a\": 5\n}"},
+         {"{}", "{\"b\": \"x\"}", "{\"a\": 01}", "{\"a\": 1.5}", "{\"a\": 1, \"c\": 2}"}},
+        {"{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"boolean\"},\"y\":{\"type\":\"null\"}},\"additionalProperties\":false}",
+         {"{}", "{\"y\": null}", "{\"x\": true, \"y\": null}"},
+         {"{\"y\": null, \"x\": true}", "{\"x\": 1}", "{,}"}},
+        {"{\"type\":\"array\",\"items\":{\"enum\":[\"red\",\"green\",7,null]},\"minItems\":1,\"maxItems\":2}",
+         {"[\"red\"]", "[7, null]"},
+         {"[]", "[\"blue\"]", "[7, 7, 7]"}},
+        {"{\"anyOf\":[{\"type\":\"number\"},{\"const\":{\"k\":[1,2]}}]}",
+         {"-1.5e3", "3", "{\"k\": [1, 2]}"},
+         {"\"3\"", "{\"k\": [1]}", "1e"}},
+        {"{\"type\":\"string\",\"minLength\":2,\"maxLength\":3}",
+         {"\"ab\"", "\"abc\"", "\"\\u00e9x\""},
+         {"\"a\"", "\"abcd\"", "\"\n\""}},
+        {"{\"$defs\":{\"node\":{\"type\":\"object\",\"properties\":{\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/node\"}}},\"required\":[\"kids\"]}},\"$ref\":\"#/$defs/node\"}",
+         {"{\"kids\": []}", "{\"kids\": [{\"kids\": []}, {\"kids\": [{\"kids\": []}]}]}"},
+         {"{\"kids\": [{}]}", "{}"}},
+        {"{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"title\":\"t\",\"description\":\"d\"}",
+         {"0", "42", "null"},
+         {"-1", "1.5"}},
+        {"{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}}",
+         {"{}", "{\"any\": 1, \"other\": -2}"},
+         {"{\"a\": \"s\"}"}},
+        {"true", {"[1, {\"a\": null}]", "\"s\""}, {"nul"}},
+    };
+    char err[400];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t n = json_schema_grammar(cases[i].schema, strlen(cases[i].schema), "schema", schema_gbnf, sizeof schema_gbnf,
+                                        err, sizeof err);
+        CHECK(n > 0, "schema %zu translates (%s)", i, n > 0 ? "" : err);
+        if (n <= 0) continue;
+        int rc = grammar_compile(&G, schema_gbnf, (size_t)n, "schema grammar", err, sizeof err);
+        CHECK(rc == 0, "schema %zu's grammar compiles (%s)", i, rc ? err : "");
+        if (rc) continue;
+        for (int k = 0; k < 4 && cases[i].yes[k]; k++)
+            CHECK(matches(cases[i].yes[k], 3), "schema %zu takes %s", i, shown(cases[i].yes[k]));
+        for (int k = 0; k < 5 && cases[i].no[k]; k++)
+            CHECK(!matches(cases[i].no[k], 3), "schema %zu refuses %s", i, shown(cases[i].no[k]));
+    }
+    static const struct {
+        const char *schema, *want;
+    } bad[] = {
+        {"{\"type\":\"string\",\"pattern\":\"^a\"}", "schema: byte 17: unsupported keyword 'pattern'"},
+        {"{\"type\":\"string\",\"format\":\"date\"}", "unsupported keyword 'format'"},
+        {"{\"type\":\"integer\",\"maximum\":3}", "unsupported keyword 'maximum'"},
+        {"{\"type\":\"integer\",\"minimum\":3}", "minimum: only 0 is supported"},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{}},\"required\":[\"b\"]}", "required: 'b' is not in properties"},
+        {"{\"type\":\"thing\"}", "unknown type 'thing'"},
+        {"{\"$ref\":\"#/$defs/none\"}", "'#/$defs/none' is not defined"},
+        {"{\"$ref\":\"http://x/y\"}", "only \"#\""},
+        {"{\"allOf\":[{},{}]}", "allOf: only one schema"},
+        {"{\"type\":\"array\",\"maxItems\":5000}", "more than pith's bound of 1000"},
+        {"{\"type\":\"array\",\"minItems\":3,\"maxItems\":2}", "maxItems is less than minItems"},
+        {"{\"not\":{}}", "unsupported keyword 'not'"},
+        {"false", "matches nothing"},
+        {"[1]", "a schema must be an object or a boolean"},
+        {"{\"type\":", "schema: byte 8"},
+        {"{\"items\":[{},{}],\"type\":\"array\"}", "tuples"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        int64_t n = json_schema_grammar(bad[i].schema, strlen(bad[i].schema), "schema", schema_gbnf, sizeof schema_gbnf,
+                                        err, sizeof err);
+        CHECK(n < 0 && strstr(err, bad[i].want), "schema refused: want '%s', got '%s'", bad[i].want, err);
+    }
+    /* deep nesting: refused by the JSON reader's depth, or translated within bounds */
+    static char deep[4096];
+    size_t n = 0;
+    for (int i = 0; i < 100; i++) n += (size_t)snprintf(deep + n, sizeof deep - n, "{\"items\":");
+    n += (size_t)snprintf(deep + n, sizeof deep - n, "{}");
+    for (int i = 0; i < 100; i++) deep[n++] = '}';
+    deep[n] = '\0';
+    int64_t r = json_schema_grammar(deep, n, "schema", schema_gbnf, sizeof schema_gbnf, err, sizeof err);
+    CHECK(r < 0 && strstr(err, "deep"), "a schema nested 100 deep is refused: %s", err);
+    /* the json_object grammar */
+    int rc = grammar_compile(&G, json_schema_object_grammar, strlen(json_schema_object_grammar), "object", err, sizeof err);
+    CHECK(rc == 0 && matches("{\"a\": [1, {\"b\": null}]}", 2) && !matches("[1]", 1), "json_object grammar");
 }
 
 /* ---- the mask on a real vocabulary ---- */
@@ -275,6 +382,7 @@ int main(void)
     grammar_setup(256);
     good_grammars();
     bad_grammars();
+    schemas();
     port_arena_unmap(g_mem, (size_t)grammar_bytes(256));
 
     static const char *json_grammar =

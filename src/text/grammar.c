@@ -253,10 +253,11 @@ static int read_char(Parser *p, uint32_t *cp)
 
 static int parse_literal(Parser *p)
 {
+    size_t at = p->pos;
     p->pos++; /* '"' */
     for (;;) {
         int c = peek(p, 0);
-        if (c < 0 || c == '\n') return fail_at(p, p->pos, "unterminated string literal");
+        if (c < 0 || c == '\n') return fail_at(p, at, "unterminated string literal");
         if (c == '"') {
             p->pos++;
             return 0;

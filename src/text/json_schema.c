@@ -462,7 +462,8 @@ static int gen_typed(Gen *g, const Node *nd, size_t pos, const char *type, size_
         putf(g, "s%d ::= %s\n", rule, nd->has_minimum ? "uint" : "integer");
         return 0;
     }
-    if (nd->has_minimum) return fail(g, pos, "minimum: only supported on integers (as 0)");
+    /* minimum constrains numbers only (other types ignore it, as JSON Schema says) */
+    if (nd->has_minimum && !strcmp(type, "number")) return fail(g, pos, "minimum: only supported on integers (as 0)");
     if (!strcmp(type, "number") || !strcmp(type, "boolean") || !strcmp(type, "null")) {
         putf(g, "s%d ::= %s\n", rule, type);
         return 0;
