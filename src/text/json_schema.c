@@ -24,6 +24,7 @@
     "array ::= \"[\" ws ( value ( ws \",\" ws value )* )? ws \"]\"\n"
 
 const char json_schema_object_grammar[] = "root ::= object\n" PRIMITIVES;
+const char json_schema_primitives[] = PRIMITIVES;
 
 #define MAX_PROPS 128
 #define MAX_ALTS 64
@@ -557,37 +558,44 @@ static int gen(Gen *g, size_t pos, int rule)
     return gen_typed(g, &nd, pos, type, nd.type, rule);
 }
 
-int64_t json_schema_grammar_wrapped(const char *schema, size_t len, const char *name, const char *prefix,
-                                    const char *suffix, char *out, size_t cap, char *err, size_t err_cap)
+int json_schema_rules(const char *schema, size_t len, const char *name, int *next_rule, int *top, char *out,
+                      size_t cap, size_t *n, char *err, size_t err_cap)
 {
-    Gen g;
+    static Gen g; /* big (ref tables): off the stack */
     memset(&g, 0, sizeof g);
     g.src = schema;
     g.len = len;
     g.name = name;
     g.out = out;
     g.cap = cap;
+    g.n = *n;
     g.err = err;
     g.err_cap = err_cap;
+    g.n_rules = *next_rule;
     /* the whole text must be one valid JSON value */
     Json j;
     json_init(&j, schema, len, name);
     if (json_skip(&j) < 0 || json_end(&j) < 0) return json_fail_g(&g, &j);
-    json_init(&j, schema, len, name);
-    json_peek(&j);
-    g.root = j.pos;
+    g.root = 0;
     while (g.root < len && strchr(" \t\r\n", schema[g.root])) g.root++;
-    int top = g.n_rules++;
-    if (gen(&g, g.root, top) < 0) return -1;
-    putf(&g, "root ::= %s s%d %s\n", prefix ? prefix : "", top, suffix ? suffix : "");
-    puts_(&g, PRIMITIVES);
+    *top = g.n_rules++;
+    if (gen(&g, g.root, *top) < 0) return -1;
     if (g.n >= cap) return fail(&g, 0, "the grammar for this schema is longer than %zu bytes", cap ? cap - 1 : 0);
-    out[g.n] = '\0';
-    return (int64_t)g.n;
+    *next_rule = g.n_rules;
+    *n = g.n;
+    return 0;
 }
 
 int64_t json_schema_grammar(const char *schema, size_t len, const char *name, char *out, size_t cap, char *err,
                             size_t err_cap)
 {
-    return json_schema_grammar_wrapped(schema, len, name, NULL, NULL, out, cap, err, err_cap);
+    int next = 0, top;
+    size_t n = 0;
+    if (json_schema_rules(schema, len, name, &next, &top, out, cap, &n, err, err_cap) < 0) return -1;
+    int k = snprintf(out + n, cap - n, "root ::= s%d\n%s", top, json_schema_primitives);
+    if (k < 0 || (size_t)k >= cap - n) {
+        if (err && err_cap) snprintf(err, err_cap, "%s: the grammar for this schema is longer than %zu bytes", name, cap - 1);
+        return -1;
+    }
+    return (int64_t)(n + (size_t)k);
 }

@@ -33,10 +33,15 @@ extern const char json_schema_object_grammar[];
 int64_t json_schema_grammar(const char *schema, size_t len, const char *name, char *out, size_t cap, char *err,
                             size_t err_cap);
 
-/* As above for a schema wrapped in a fixed prefix and suffix text: e.g. a
- * Qwen3 tool call "<tool_call>\n{\"name\": \"f\", \"arguments\": " ARGS "}\n</tool_call>".
- * prefix/suffix are GBNF sequences (already escaped). */
-int64_t json_schema_grammar_wrapped(const char *schema, size_t len, const char *name, const char *prefix,
-                                    const char *suffix, char *out, size_t cap, char *err, size_t err_cap);
+/* The shared rules every schema's rules use (ws, string, number, value, ...). */
+extern const char json_schema_primitives[];
+
+/* Appends the rules of one schema (sN, numbered from *next_rule, which is
+ * advanced) to out at *n (advanced; the text stays under cap bytes); the
+ * schema's own rule is s<*top>. With json_schema_primitives and a root
+ * rule added, several schemas make one grammar (tool calls). 0, or -1
+ * with err. */
+int json_schema_rules(const char *schema, size_t len, const char *name, int *next_rule, int *top, char *out,
+                      size_t cap, size_t *n, char *err, size_t err_cap);
 
 #endif
