@@ -850,6 +850,13 @@ int grammar_try(Grammar *g, const char *p, size_t n)
 
 int grammar_accept(Grammar *g, const char *p, size_t n)
 {
+    /* longer than one walk's levels: in pieces */
+    size_t piece = g->max_levels - 1;
+    while (n > piece) {
+        if (grammar_accept(g, p, piece) != 0) return -1;
+        p += piece;
+        n -= piece;
+    }
     if (!run_bytes(g, p, n)) {
         g->pool_top = g->pool_base;
         return -1;

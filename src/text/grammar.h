@@ -99,7 +99,8 @@ int grammar_compile(Grammar *g, const char *text, size_t len, const char *name, 
 void grammar_reset(Grammar *g);
 /* Whether bytes p[0..n) can follow the committed state (1) or not (0). */
 int grammar_try(Grammar *g, const char *p, size_t n);
-/* Commits p[0..n): returns 0, or -1 (state unchanged) if they cannot follow. */
+/* Commits p[0..n): returns 0, or -1 if they cannot follow (the state is
+ * then unchanged if n fits one walk, max_piece bytes; else reset it). */
 int grammar_accept(Grammar *g, const char *p, size_t n);
 /* The text so far is a whole sentence of the grammar. */
 int grammar_can_end(const Grammar *g);

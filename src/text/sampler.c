@@ -417,20 +417,20 @@ int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, 
     SamplerCand *c = s->cand;
     if (!trace && (p->temperature <= 0 || (p->top_k > 0 && (size_t)p->top_k < n))) {
         load_candidates(s, logits);
-        if (p->temperature <= 0) {
-            size_t best = 0;
-            for (size_t i = 1; i < n; i++)
-                if (better(c[i], c[best])) best = i;
-            if (c[best].logit > -INFINITY && f->allows(f->ctx, c[best].id)) return c[best].id;
-        } else {
-            size_t k = (size_t)p->top_k, m = 8 * k < 256 ? 256 : 8 * k;
+        /* greedy wants the best allowed token, top-k the k best: test the
+         * candidates best first, in growing rounds (256, then 4096) */
+        size_t k = p->temperature <= 0 ? 1 : (size_t)p->top_k, kept = 0, tested = 0;
+        for (size_t m = 8 * k < 256 ? 256 : 8 * k; kept < k; m *= 16) {
             if (m > n) m = n;
-            take_top(c, n, m);
-            size_t kept = 0;
-            for (size_t i = 0; i < m && kept < k; i++)
+            if (tested == 0) take_top(c, n, m);
+            else select_top(c, tested, n, m - tested);
+            for (size_t i = tested; i < m && kept < k; i++)
                 if (c[i].logit > -INFINITY && f->allows(f->ctx, c[i].id)) c[kept++] = c[i];
-            if (kept == k) return draw_from(s, k, k, c[0].logit, NULL, 0);
+            tested = m;
+            if (m == n || m >= 4096) break;
         }
+        if (kept == k && p->temperature <= 0) return c[0].id;
+        if (kept == k) return draw_from(s, k, k, c[0].logit, NULL, 0);
     }
     if (f->mask(f->ctx, logits) <= 0) return -1;
     return sampler_sample(s, logits, trace);
