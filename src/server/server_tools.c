@@ -22,6 +22,8 @@ static int why_f(char *why, size_t cap, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, cap, fmt, ap);
     va_end(ap);
+    for (char *c = why; *c; c++)
+        if ((unsigned char)*c < 0x20) *c = '?'; /* names from the request: one line */
     return -1;
 }
 

@@ -57,6 +57,8 @@ static int fail(Gen *g, size_t at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    for (char *c = what; *c; c++)
+        if ((unsigned char)*c < 0x20) *c = '?'; /* names from the schema: one line */
     if (g->err && g->err_cap) snprintf(g->err, g->err_cap, "%s: byte %zu: %s", g->name, at, what);
     return -1;
 }
