@@ -439,6 +439,7 @@ static int grammar_allows_cb(void *ctx, int32_t id)
 static int grammar_mask_cb(void *ctx, float *logits)
 {
     Session *s = ctx;
+    s->grammar_masks++;
     return grammar_mask(&s->grammar, &s->gvocab, &s->tok, logits, s->err, sizeof s->err);
 }
 
@@ -455,6 +456,7 @@ int session_sample(Session *s, int32_t *out)
         /* only tokens that continue the grammar; each one taken into its state */
         SamplerFilter f = {grammar_allows_cb, grammar_mask_cb, s};
         s->err[0] = '\0';
+        double t0 = port_seconds();
         id = sampler_sample_filtered(&s->sampler, logits, tp, &f);
         if (id < 0) return s->err[0] ? -1 : fail(s, "grammar: no token of the vocabulary can continue the text");
         if (!tokenizer_is_eog(&s->tok, id)) {
@@ -463,6 +465,7 @@ int session_sample(Session *s, int32_t *out)
             if (grammar_accept(&s->grammar, piece, len) != 0)
                 return fail(s, "internal error: the grammar refused token %d it allowed", (int)id);
         }
+        s->grammar_seconds += port_seconds() - t0;
     } else {
         id = sampler_sample(&s->sampler, logits, tp);
     }

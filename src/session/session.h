@@ -101,6 +101,8 @@ typedef struct {
     Grammar grammar;         /* with opt.grammar: generation held to it while grammar_on */
     GrammarVocab gvocab;
     int grammar_on;
+    double grammar_seconds;  /* spent choosing tokens under the grammar (sampling included) */
+    uint32_t grammar_masks;  /* of which full vocabulary masks */
     char *grammar_src;       /* SESSION_GRAMMAR_TEXT + 1 bytes each: a file or schema read in, */
     char *grammar_text;      /* and the GBNF made from it */
     double load_seconds;

@@ -714,6 +714,10 @@ static uint32_t step(Grammar *g, uint32_t k, uint8_t b)
     N->cp = 0;
     N->need = 0;
     N->lead = 0;
+    N->start = L->need == 0 ? k : L->start; /* where a partial character began */
+    N->canon = k + 1;
+    N->n_memo = 0;
+    N->n_memo_next = 0;
     uint32_t cp;
     int need;
     if (L->need == 0) {
@@ -767,10 +771,39 @@ static uint32_t step(Grammar *g, uint32_t k, uint8_t b)
         N->cp = cp;
         N->need = (uint8_t)need;
     } else {
+        /* A whole character: the stacks of the level where it began (C, the
+         * one whose ids that level shares) whose class takes it advance.
+         * The result depends only on which of them do (the mask M), so a
+         * mask seen to lead back to C itself (a string's ordinary
+         * character, a digit of a number) is remembered there and the next
+         * such character costs no expansion at all. */
         N->lead = 0;
-        for (uint32_t i = 0; i < L->n; i++) {
-            if (!ids[i]) continue;
-            const GNode *n = &g->pool[ids[i] - 1];
+        uint32_t start = L->need == 0 ? k : L->start;
+        GLevel *C = &g->levels[g->levels[start].canon];
+        const uint32_t *cids = g->stack_ids + C->first;
+        uint64_t m = 0;
+        int memo = C->n <= 64;
+        for (uint32_t i = 0; i < C->n; i++) {
+            if (!cids[i]) continue;
+            if (class_has(&g->code[g->pool[cids[i] - 1].pos], cp)) m |= i < 64 ? 1ull << i : 0;
+            else if (i >= 64) memo = 0;
+        }
+        if (memo && m == 0) {
+            N->pool = g->pool_top;
+            return 0;
+        }
+        for (uint32_t i = 0; memo && i < C->n_memo; i++)
+            if (C->memo[i] == m) {
+                memcpy(g->stack_ids + N->first, cids, C->n * sizeof *cids);
+                N->n = C->n;
+                N->canon = (uint32_t)(C - g->levels);
+                N->pool = g->pool_top;
+                return N->n;
+            }
+        uint32_t pool0 = g->pool_top;
+        for (uint32_t i = 0; i < C->n; i++) {
+            if (!cids[i]) continue;
+            const GNode *n = &g->pool[cids[i] - 1];
             const GElem *e = &g->code[n->pos];
             if (!class_has(e, cp)) continue;
             uint32_t next = n->pos + class_len(e), s;
@@ -780,6 +813,22 @@ static uint32_t step(Grammar *g, uint32_t k, uint8_t b)
                 if (!s) continue; /* overflow is seen by the caller */
             }
             if (expand(g, N, s) < 0) break;
+        }
+        /* back where the character began? then N is C (same stacks) */
+        if (memo && !g->overflow && N->n == C->n) {
+            const uint32_t *nids = g->stack_ids + N->first;
+            int same = 1;
+            for (uint32_t i = 0; i < N->n && same; i++) {
+                int found = 0;
+                for (uint32_t j = 0; j < C->n && !found; j++) found = same_stack(g, nids[i], cids[j]);
+                same = found;
+            }
+            if (same) {
+                C->memo[C->n_memo < 4 ? C->n_memo++ : (C->n_memo_next++ & 3)] = m;
+                memcpy(g->stack_ids + N->first, cids, C->n * sizeof *cids);
+                N->canon = (uint32_t)(C - g->levels);
+                g->pool_top = pool0;
+            }
         }
     }
     N->pool = g->pool_top;
@@ -809,6 +858,8 @@ void grammar_reset(Grammar *g)
     uint32_t s = node_new(g, GRAMMAR_MAX_ELEMS - 2, 0);
     expand(g, L, s);
     L->pool = g->pool_top;
+    L->canon = 0;
+    L->n_memo = 0;
     g->pool_base = g->pool_top;
 }
 
@@ -831,6 +882,9 @@ static void commit(Grammar *g, uint32_t k)
     L->cp = top.cp;
     L->need = top.need;
     L->lead = top.lead;
+    L->start = 0; /* a partial character's start level is gone: its stacks are these */
+    L->canon = 0;
+    L->n_memo = 0;
     for (uint32_t i = 0, at = 0; i < top.n; i++) {
         uint32_t d = tmp[at++], s = 0;
         for (uint32_t j = d; j-- > 0;) s = node_new(g, tmp[at + j], s);
@@ -1014,6 +1068,14 @@ int grammar_vocab_build(GrammarVocab *v, Arena *a, const Tokenizer *t)
         v->lcp[i] = (uint16_t)(k > 65535 ? 65535 : k);
     }
     v->n = n;
+    /* the ids left out, in the sort's scratch (free now) */
+    v->other = tmp;
+    v->n_other = 0;
+    for (int32_t id = 0; id < nv; id++) {
+        size_t len;
+        tokenizer_piece(t, id, &len);
+        if (len == 0 || tokenizer_is_control(t, id) || tokenizer_is_eog(t, id)) v->other[v->n_other++] = id;
+    }
     return 0;
 }
 
@@ -1028,7 +1090,6 @@ int grammar_allows(Grammar *g, const Tokenizer *t, int32_t id)
 
 int grammar_mask(Grammar *g, const GrammarVocab *v, const Tokenizer *t, float *logits, char *err, size_t cap)
 {
-    int32_t nv = tokenizer_n_vocab(t);
     int can_end = grammar_can_end(g);
     /* everything off, then the walk turns allowed tokens back on: the
      * allowed ones keep their logits, saved in their sign-free slots */
@@ -1073,13 +1134,10 @@ int grammar_mask(Grammar *g, const GrammarVocab *v, const Tokenizer *t, float *l
         }
     }
     g->pool_top = g->pool_base;
-    for (int32_t id = 0; id < nv; id++) {
-        size_t len;
-        tokenizer_piece(t, id, &len);
-        if (tokenizer_is_eog(t, id)) {
-            if (!can_end) logits[id] = -INFINITY;
-            else allowed++;
-        } else if (len == 0 || tokenizer_is_control(t, id)) logits[id] = -INFINITY;
+    for (int32_t i = 0; i < v->n_other; i++) {
+        int32_t id = v->other[i];
+        if (tokenizer_is_eog(t, id) && can_end) allowed++;
+        else logits[id] = -INFINITY;
     }
     if (allowed == 0) {
         if (err && cap) snprintf(err, cap, "grammar: no token of the vocabulary can continue the text");

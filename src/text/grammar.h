@@ -66,6 +66,10 @@ typedef struct {
     uint32_t cp;     /* partly decoded character */
     uint8_t need;    /* its continuation bytes still to come */
     uint8_t lead;    /* its lead byte until the first continuation byte (overlong and surrogate checks) */
+    uint8_t n_memo, n_memo_next;
+    uint32_t start;  /* the level where the character being decoded began */
+    uint32_t canon;  /* the level whose stack ids this one shares (itself, or one before it) */
+    uint64_t memo[4];/* masks of canon's stacks that lead back to canon (see step) */
 } GLevel;
 
 typedef struct {
@@ -114,6 +118,8 @@ typedef struct {
     int32_t *order;
     uint16_t *lcp;
     int32_t n;
+    int32_t *other;          /* the ids left out of order (control, end of generation, empty) */
+    int32_t n_other;
     uint32_t max_piece;
 } GrammarVocab;
 
