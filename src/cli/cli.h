@@ -43,7 +43,7 @@ int cli_count_ids(const char *text);
  * --no-think --plan --keep --no-shift --ignore-eos --mem --load --template).
  * Returns 1 if it did, 0 if argv[*i] is not one. */
 int cli_session_option(SessionOptions *o, int argc, char **argv, int *i);
-/* --grammar FILE / --json-schema FILE (cli_grammar.c): 1 if argv[*i] was one. */
+/* --grammar FILE / --json-schema FILE (cli_args.c): 1 if argv[*i] was one. */
 int cli_grammar_option(SessionOptions *o, int argc, char **argv, int *i);
 /* After cli_open_session: reads, translates and compiles the grammar, or
  * exits 2 with one line. Nothing without --grammar/--json-schema. */

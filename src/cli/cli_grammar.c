@@ -8,19 +8,6 @@
 #include "../text/json_schema.h"
 #include "cli.h"
 
-int cli_grammar_option(SessionOptions *o, int argc, char **argv, int *i)
-{
-    const char *a = argv[*i];
-    if (strcmp(a, "--grammar") != 0 && strcmp(a, "--json-schema") != 0) return 0;
-    if (o->grammar_file) port_die("%s: give one --grammar or --json-schema", a);
-    o->grammar_file = cli_value(argc, argv, i);
-    o->grammar_is_schema = a[2] == 'j';
-    o->grammar = 1;
-    /* the grammar holds the reply from its first token: no Qwen3 thinking block */
-    o->thinking = 0;
-    return 1;
-}
-
 void cli_grammar_load(Session *s)
 {
     const SessionOptions *o = &s->opt;
