@@ -58,6 +58,11 @@ int cli_count_ids(const char *text);
  * --template).
  * Returns 1 if it did, 0 if argv[*i] is not one. */
 int cli_session_option(SessionOptions *o, int argc, char **argv, int *i);
+/* --grammar FILE / --json-schema FILE (cli_args.c): 1 if argv[*i] was one. */
+int cli_grammar_option(SessionOptions *o, int argc, char **argv, int *i);
+/* After cli_open_session: reads, translates and compiles the grammar, or
+ * exits 2 with one line. Nothing without --grammar/--json-schema. */
+void cli_grammar_load(Session *s);
 /* session_open, as every command opens a model: the planner's note on
  * stderr; with --plan the table on stdout and exit (0, or 2 with the
  * refusal); any failure one line, exit 2. */

@@ -77,6 +77,7 @@ int cmd_chat(int argc, char **argv)
 
     static Session s;
     cli_open_session(&s, &o);
+    cli_grammar_load(&s);
     if (ids_out) {
         char err[512];
         if (port_write_file(ids_out, "", 0, 0, err, sizeof err) != 0) port_die("--ids-out: %s", err);
@@ -167,6 +168,7 @@ int cmd_chat(int argc, char **argv)
         token_stream_init(&out.ts);
         GenOptions g = {n_reply, 1, emit_token, interrupted, &out};
         GenResult gr;
+        if (s.grammar_on) grammar_reset(&s.grammar); /* each reply is one sentence of the grammar */
         double tg0 = port_seconds();
         if (session_generate(&s, &g, &gr) != 0) cli_session_die(&s);
         if (gr.stop == GEN_CONTEXT_FULL) port_err("\ncontext full (%u tokens): reply cut short\n", s.mopt.n_ctx);

@@ -90,6 +90,7 @@ int cmd_run(int argc, char **argv)
 
     static Session s;
     cli_open_session(&s, &o);
+    cli_grammar_load(&s);
 
     int n_prompt;
     if (prompt_ids) {
@@ -148,6 +149,9 @@ int cmd_run(int argc, char **argv)
     }
     port_out_flush();
     print_stats(&s, n_prompt, t_prefill, t_first, n_gen, t_gen);
+    if (s.grammar_on && n_gen > 0)
+        port_err("grammar: %.3f ms per token choosing tokens under it (sampling included; %u full vocabulary masks)\n",
+                 1e3 * s.grammar_seconds / n_gen, s.grammar_masks);
     session_close(&s);
     return 0;
 }

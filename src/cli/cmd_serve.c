@@ -118,6 +118,7 @@ int cmd_serve(int argc, char **argv)
     if (text > so.max_body) text = so.max_body;
     o.max_text = text + 64 * 1024;
     o.no_shift = 1; /* a full context ends the reply ("length"), never drops the prompt */
+    o.grammar = 1;  /* response_format and forced tool calls */
 
     static Session s;
     static Server sv;

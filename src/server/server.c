@@ -19,7 +19,7 @@ void server_plan(const ServerOptions *o, Plan *plan)
     uint64_t n_conns = (uint64_t)o->queue + 1;
     plan_add(plan, "server connections", plan_mul(plan, n_conns, sizeof(Conn)));
     plan_add(plan, "server request buffers", plan_mul(plan, n_conns, SERVE_MAX_HEAD + o->max_body));
-    plan_add(plan, "server request scratch", chat_arena_bound(o->max_body));
+    plan_add(plan, "server request scratch", chat_arena_bound(o->max_body) + SERVE_TOOLS_SCRATCH);
     plan_add(plan, "server response buffer", SERVE_OUT_CAP + 64);
 }
 
@@ -40,7 +40,7 @@ int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_
         sv->conns[i].buf = arena_take(arena, sv->conn_cap);
         if (!sv->conns[i].buf) return snprintf(err, cap, "%s", too_small), -1;
     }
-    sv->region_size = chat_arena_bound(o->max_body);
+    sv->region_size = chat_arena_bound(o->max_body) + SERVE_TOOLS_SCRATCH;
     sv->region = arena_take(arena, sv->region_size);
     sv->out = arena_take(arena, SERVE_OUT_CAP + 64);
     if (!sv->region || !sv->out) return snprintf(err, cap, "%s", too_small), -1;

@@ -34,6 +34,7 @@
 
 #define SERVE_MAX_HEAD (16 * 1024)    /* request line and headers */
 #define SERVE_OUT_CAP (64 * 1024)     /* response buffer: one HTTP chunk */
+#define SERVE_TOOLS_SCRATCH (192 * 1024) /* request scratch for tool calls (server_api.c) */
 #define SERVE_MAX_STOPS 4             /* as OpenAI: up to 4 stop strings */
 #define SERVE_MAX_STOP_LEN 128        /* bytes of one stop string */
 #define SERVE_BYTES_PER_TOKEN 16      /* prompt text planned per context token (plus 64 KiB) */

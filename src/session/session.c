@@ -73,6 +73,11 @@ static int plan_base(Session *s, uint64_t max_text, Plan *base)
         if (o->trace_path) plan_add(base, "trace line", TRACE_LINE_CAP);
         if (o->max_out_ids) plan_add(base, "generated ids", plan_mul(base, o->max_out_ids, sizeof(int32_t)));
         plan_add(base, "chat template text", TEMPLATE_CAP);
+        if (o->grammar) {
+            grammar_vocab_plan((int32_t)s->cfg.n_vocab, base);
+            plan_add(base, "grammar state", grammar_bytes(SESSION_GRAMMAR_PIECE));
+            plan_add(base, "grammar text", 2 * arena_round(SESSION_GRAMMAR_TEXT + 1));
+        }
     }
     if (o->plan_extra) o->plan_extra(o->plan_extra_ctx, base);
     return 0;
@@ -146,6 +151,13 @@ static int load_text_side(Session *s, uint64_t max_text)
     s->history = arena_take(&s->arena, (uint64_t)s->mopt.n_ctx * sizeof(int32_t));
     if (o->max_out_ids) s->out_ids = arena_take(&s->arena, o->max_out_ids * sizeof(int32_t));
     char *tmpl_text = arena_take(&s->arena, TEMPLATE_CAP);
+    if (o->grammar) {
+        s->grammar_src = arena_take(&s->arena, SESSION_GRAMMAR_TEXT + 1);
+        s->grammar_text = arena_take(&s->arena, SESSION_GRAMMAR_TEXT + 1);
+        if (!s->grammar_src || !s->grammar_text || grammar_vocab_build(&s->gvocab, &s->arena, &s->tok) != 0 ||
+            grammar_init(&s->grammar, &s->arena, SESSION_GRAMMAR_PIECE) != 0)
+            return fail(s, "internal error: the grammar does not fit its plan");
+    }
     if (!s->text || !s->ids || !s->piece || !s->history || !tmpl_text || (o->trace_path && !s->trace_line) ||
         (o->max_out_ids && !s->out_ids))
         return fail(s, "internal error: the memory plan is too small");
@@ -429,6 +441,33 @@ int session_check_logits(Session *s)
     return 0;
 }
 
+int session_set_grammar(Session *s, const char *text, size_t len, const char *name)
+{
+    s->grammar_on = 0;
+    if (!s->opt.grammar) return fail(s, "%s: internal error: no grammar was planned", name);
+    if (grammar_compile(&s->grammar, text, len, name, s->err, sizeof s->err) != 0) return -1;
+    s->grammar_on = 1;
+    return 0;
+}
+
+void session_clear_grammar(Session *s)
+{
+    s->grammar_on = 0;
+}
+
+static int grammar_allows_cb(void *ctx, int32_t id)
+{
+    Session *s = ctx;
+    return grammar_allows(&s->grammar, &s->tok, id);
+}
+
+static int grammar_mask_cb(void *ctx, float *logits)
+{
+    Session *s = ctx;
+    s->grammar_masks++;
+    return grammar_mask(&s->grammar, &s->gvocab, &s->tok, logits, s->err, sizeof s->err);
+}
+
 int session_sample(Session *s, int32_t *out)
 {
     if (session_check_logits(s) != 0) return -1;
@@ -437,7 +476,24 @@ int session_sample(Session *s, int32_t *out)
         for (uint32_t i = 0; i < s->cfg.n_vocab; i++)
             if (tokenizer_is_eog(&s->tok, (int32_t)i)) logits[i] = -INFINITY;
     SamplerTrace trace, *tp = s->opt.trace_path ? &trace : NULL;
-    int32_t id = sampler_sample(&s->sampler, logits, tp);
+    int32_t id;
+    if (s->grammar_on) {
+        /* only tokens that continue the grammar; each one taken into its state */
+        SamplerFilter f = {grammar_allows_cb, grammar_mask_cb, s};
+        s->err[0] = '\0';
+        double t0 = port_seconds();
+        id = sampler_sample_filtered(&s->sampler, logits, tp, &f);
+        if (id < 0) return s->err[0] ? -1 : fail(s, "grammar: no token of the vocabulary can continue the text");
+        if (!tokenizer_is_eog(&s->tok, id)) {
+            size_t len;
+            const char *piece = tokenizer_piece(&s->tok, id, &len);
+            if (grammar_accept(&s->grammar, piece, len) != 0)
+                return fail(s, "internal error: the grammar refused token %d it allowed", (int)id);
+        }
+        s->grammar_seconds += port_seconds() - t0;
+    } else {
+        id = sampler_sample(&s->sampler, logits, tp);
+    }
     sampler_accept(&s->sampler, id);
     if (tp) {
         size_t len = 0;

@@ -19,6 +19,7 @@
 
 #include "../arena/arena.h"
 #include "../text/chat.h"
+#include "../text/grammar.h"
 #include "../model/forward.h"
 #include "../gguf/gguf.h"
 #include "../model/memplan.h"
@@ -64,6 +65,9 @@ typedef struct {
     int all_logits;          /* logits of every token of a step */
     uint64_t stream_window;  /* --stream-window */
     int stream_keep_cache;   /* --keep-cache */
+    int grammar;             /* plan a grammar (--grammar, --json-schema; serve): session_set_grammar */
+    const char *grammar_file;/* --grammar FILE or --json-schema FILE (read by the command) */
+    int grammar_is_schema;
 } SessionOptions;
 
 typedef struct {
@@ -94,6 +98,13 @@ typedef struct {
     int32_t *history;        /* every id in the KV cache, in order: n_ctx */
     int32_t *out_ids;        /* opt.max_out_ids generated ids, or NULL */
     uint32_t n_shifts;       /* context shifts so far */
+    Grammar grammar;         /* with opt.grammar: generation held to it while grammar_on */
+    GrammarVocab gvocab;
+    int grammar_on;
+    double grammar_seconds;  /* spent choosing tokens under the grammar (sampling included) */
+    uint32_t grammar_masks;  /* of which full vocabulary masks */
+    char *grammar_src;       /* SESSION_GRAMMAR_TEXT + 1 bytes each: a file or schema read in, */
+    char *grammar_text;      /* and the GBNF made from it */
     double load_seconds;
     char notice[1024];       /* the planner's note for stderr (context shrunk, streaming), or empty */
     char err[768];           /* why the last call failed */
@@ -115,6 +126,16 @@ void session_close(Session *s);
  * already in the cache (ChatOptions). */
 int64_t session_render_user(Session *s, const char *system, const char *user, size_t user_len,
                             int add_generation_prompt, int continuation);
+
+/* Grammars (opt.grammar): tokens longer than SESSION_GRAMMAR_PIECE bytes
+ * are never offered under one. */
+#define SESSION_GRAMMAR_PIECE 512
+#define SESSION_GRAMMAR_TEXT GRAMMAR_MAX_TEXT
+/* Holds what session_generate samples to the GBNF text[0..len) from the
+ * next token on, until session_clear_grammar (the state starts over here).
+ * -1 with "name: LINE:COL: what" in s->err if it does not compile. */
+int session_set_grammar(Session *s, const char *text, size_t len, const char *name);
+void session_clear_grammar(Session *s);
 
 /* Sampling parameters for what follows (a server request's), and a fresh
  * sampler state. */
