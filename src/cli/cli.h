@@ -59,7 +59,7 @@ int cli_count_ids(const char *text);
  * Returns 1 if it did, 0 if argv[*i] is not one. */
 int cli_session_option(SessionOptions *o, int argc, char **argv, int *i);
 /* --grammar FILE / --json-schema FILE (cli_args.c): 1 if argv[*i] was one. */
-int cli_grammar_option(SessionOptions *o, int argc, char **argv, int *i);
+void cli_grammar_option(SessionOptions *o, const char *flag, const char *file);
 /* After cli_open_session: reads, translates and compiles the grammar, or
  * exits 2 with one line. Nothing without --grammar/--json-schema. */
 void cli_grammar_load(Session *s);

@@ -77,18 +77,16 @@ int cli_ids(const char *flag, const char *text, int32_t *out, int cap, int64_t l
     return n;
 }
 
-/* --grammar FILE / --json-schema FILE (read and compiled by cli_grammar.c) */
-int cli_grammar_option(SessionOptions *o, int argc, char **argv, int *i)
+/* --grammar FILE / --json-schema FILE of run and chat (read and compiled by
+ * cli_grammar.c): flag is which, file its value. */
+void cli_grammar_option(SessionOptions *o, const char *flag, const char *file)
 {
-    const char *a = argv[*i];
-    if (strcmp(a, "--grammar") != 0 && strcmp(a, "--json-schema") != 0) return 0;
-    if (o->grammar_file) port_die("%s: give one --grammar or --json-schema", a);
-    o->grammar_file = cli_value(argc, argv, i);
-    o->grammar_is_schema = a[2] == 'j';
+    if (o->grammar_file) port_die("%s: give one --grammar or --json-schema", flag);
+    o->grammar_file = file;
+    o->grammar_is_schema = flag[2] == 'j';
     o->grammar = 1;
     /* the grammar holds the reply from its first token: no Qwen3 thinking block */
     o->thinking = 0;
-    return 1;
 }
 
 int cli_session_option(SessionOptions *o, int argc, char **argv, int *i)
@@ -123,7 +121,6 @@ int cli_session_option(SessionOptions *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--frequency-penalty")) sp->frequency_penalty = (float)cli_float(a, cli_value(argc, argv, i), -100, 100);
     else if (!strcmp(a, "--seed")) o->seed = cli_int(a, cli_value(argc, argv, i), 0, INT64_MAX);
     else if (!strcmp(a, "--trace")) o->trace_path = cli_value(argc, argv, i);
-    else if (cli_grammar_option(o, argc, argv, i)) return 1;
     else if (!strcmp(a, "--no-think")) o->thinking = 0;
     else if (!strcmp(a, "--think")) o->thinking = 1;
     else if (!strcmp(a, "--plan")) o->show_plan = 1;

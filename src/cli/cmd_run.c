@@ -63,6 +63,7 @@ int cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--system")) system = cli_value(argc, argv, &i);
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) n_predict = cli_int(a, cli_value(argc, argv, &i), 0, 1 << 24);
         else if (!strcmp(a, "--raw")) raw = 1;
+        else if (!strcmp(a, "--grammar") || !strcmp(a, "--json-schema")) cli_grammar_option(&o, a, cli_value(argc, argv, &i));
         else if (!strcmp(a, "--print-ids")) print_ids = 1;
         else if (!strcmp(a, "--echo")) echo = 1;
         else if (!strcmp(a, "--no-echo")) echo = 0;
