@@ -400,12 +400,13 @@ static void synthetic_models(void)
  * arena planned for both: fed in turns, token by token, each gets exactly
  * the logits it gets alone (and in one batch), and the plan names each
  * sequence's cache. */
-static void two_sequences(const char *path, const FixCase *a, const FixCase *b)
+static void two_sequences(const char *path, const FixCase *a, const FixCase *b, KvType kv)
 {
     static Gguf g;
     GgufError err;
     ModelConfig cfg;
-    ModelOptions opt = {.n_ctx = 64, .kv_type = KV_F16, .batch = 16, .all_logits = 1, .n_seq = 2};
+    ModelOptions opt = {.n_ctx = 64, .kv_type = kv, .batch = 16, .all_logits = 1, .n_seq = 2};
+    const char *kvn = kv == KV_F32 ? "F32" : "F16";
     if (gguf_open(&g, path, 1, NULL, &err) != 0 || model_read_config(&g, &cfg, &err) != 0) {
         CHECK(0, "two sequences: %s opens (%s)", path, err.msg);
         return;
@@ -458,8 +459,64 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b)
             same = same && ok && memcmp(ws.logits, alone[k] + (size_t)i * V, V * sizeof(float)) == 0;
         }
     CHECK(ok && same && seq[0].n_past == (uint32_t)a->n_prompt && seq[1].n_past == (uint32_t)b->n_prompt,
-          "two sequences (%s, %s) fed in turns over one set of weights: each one's logits are bit for bit its own "
-          "alone", a->id, b->id);
+          "two sequences (%s, %s, %s KV) fed in turns over one set of weights: each one's logits are bit for bit its own "
+          "alone", a->id, b->id, kvn);
+
+    /* together in one step (forward_parts, batched decoding): one token
+     * each, each sequence's logits row bit for bit its own alone */
+    seq_reset(&seq[0]);
+    seq_reset(&seq[1]);
+    same = ok;
+    for (int i = 0; i < longest && ok; i++) {
+        ForwardPart pt[2];
+        int np = 0;
+        for (int k = 0; k < 2; k++)
+            if (i < cs[k]->n_prompt) pt[np++] = (ForwardPart){&seq[k], cs[k]->prompt + i, 1, (uint32_t)i, FORWARD_LOGITS_LAST, -1};
+        ok = forward_parts(&m, &ws, pt, np) == 0;
+        for (int p = 0; p < np && ok; p++) {
+            int k = pt[p].seq == &seq[0] ? 0 : 1;
+            same = same && memcmp(ws.logits + (size_t)pt[p].logits_row * V, alone[k] + (size_t)i * V, V * sizeof(float)) == 0;
+        }
+    }
+    CHECK(ok && same && seq[0].n_past == (uint32_t)a->n_prompt && seq[1].n_past == (uint32_t)b->n_prompt,
+          "two sequences (%s, %s, %s KV) decoded together, one token each per step: bit for bit their logits alone",
+          a->id, b->id, kvn);
+
+    /* a prompt chunk of one sequence beside the other's single token (a
+     * prompt interleaved with a running reply), every row's logits */
+    seq_reset(&seq[0]);
+    seq_reset(&seq[1]);
+    same = ok;
+    int pos[2] = {0, 0};
+    while (ok && (pos[0] < a->n_prompt || pos[1] < b->n_prompt)) {
+        ForwardPart pt[2];
+        int np = 0;
+        for (int k = 0; k < 2; k++) {
+            int left = cs[k]->n_prompt - pos[k], want = k == 0 ? 5 : 1;
+            if (left > 0)
+                pt[np++] = (ForwardPart){&seq[k], cs[k]->prompt + pos[k], left < want ? left : want, (uint32_t)pos[k],
+                                         FORWARD_LOGITS_ALL, -1};
+        }
+        ok = forward_parts(&m, &ws, pt, np) == 0;
+        for (int p = 0; p < np && ok; p++) {
+            int k = pt[p].seq == &seq[0] ? 0 : 1;
+            same = same && memcmp(ws.logits + (size_t)pt[p].logits_row * V, alone[k] + (size_t)pos[k] * V,
+                                  (size_t)pt[p].n * V * sizeof(float)) == 0;
+            pos[k] += pt[p].n;
+        }
+    }
+    CHECK(ok && same, "two sequences (%s, %s, %s KV): chunks of 5 prompt tokens beside single tokens in one step: "
+          "bit for bit", a->id, b->id, kvn);
+
+    /* refused steps: a sequence twice, more tokens than the batch */
+    ForwardPart twice[2] = {{&seq[0], a->prompt, 1, 0, FORWARD_LOGITS_LAST, -1},
+                            {&seq[0], a->prompt, 1, 0, FORWARD_LOGITS_LAST, -1}};
+    static const int32_t zeros[16];
+    ForwardPart big[2] = {{&seq[0], zeros, 10, 0, FORWARD_LOGITS_LAST, -1},
+                          {&seq[1], zeros, 7, 0, FORWARD_LOGITS_LAST, -1}};
+    CHECK(forward_parts(&m, &ws, twice, 2) != 0 && forward_parts(&m, &ws, big, 2) != 0 &&
+              seq[0].n_past == (uint32_t)a->n_prompt,
+          "a step with one sequence twice or over the batch is refused and changes nothing (%s)", ws.err);
     free(alone[0]);
     free(alone[1]);
     port_arena_unmap(base, (size_t)plan.total);
@@ -512,7 +569,10 @@ int main(void)
             else if (!pair[1]) pair[1] = &cases[i];
         }
     CHECK(pair[0] && pair[1], "two logits cases of tiny-qwen3-f32 for the two-sequence test");
-    if (pair[0] && pair[1]) two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1]);
+    if (pair[0] && pair[1]) {
+        two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1], KV_F16);
+        two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1], KV_F32);
+    }
     for (int i = 0; i < N_MODELS; i++)
         printf("# %-28s worst: max rel %.3g, mean KL %.3g, max KL %.3g\n", worst[i].model, worst[i].max_rel,
                worst[i].mean_kl, worst[i].max_kl);
