@@ -90,6 +90,8 @@ typedef struct {
     int queue;                 /* --queue: connections waiting besides the one served */
     double timeout;            /* --timeout seconds: request head, body, each stalled write */
     int sampling_cli[4];       /* --temp, --top-k, --top-p, --min-p given on the command line */
+    int slots;                 /* --slots: requests generated together (0 counts as 1) */
+    int metrics;               /* --metrics: GET /metrics answers */
 } ServerOptions;
 
 enum { CONN_FREE = 0, CONN_HEAD, CONN_BODY, CONN_QUEUED, CONN_ACTIVE, CONN_DRAIN };
@@ -102,6 +104,7 @@ typedef struct {
     char *buf;                 /* head + body: SERVE_MAX_HEAD + max_body bytes */
     size_t len;
     HttpRequest req;
+    int gone;                  /* CONN_ACTIVE: the client closed; its slot is freed at the next step */
 } Conn;
 
 typedef struct Server {
@@ -112,6 +115,8 @@ typedef struct Server {
      * and a queued generation request (the connection is closed after). */
     void (*dispatch)(struct Server *sv, Conn *c);
     void (*generate)(struct Server *sv, Conn *c);
+    /* One decoding step of every busy slot (continuous batching). */
+    void (*step)(struct Server *sv);
     char model_name[1024];     /* the model file's name as a JSON string (at most 120 bytes, escaped) */
     int loopback;              /* bound to a loopback address: Host must name it too */
     int listen_fd;
@@ -122,7 +127,10 @@ typedef struct Server {
     size_t conn_cap;
     uint8_t *region;           /* per-request scratch, reused by every request */
     uint64_t region_size;
-    char *out;                 /* response buffer */
+    char *out;                 /* response buffer of the slot being written (slot_out[i]) */
+    char *slot_out[SESSION_MAX_SLOTS]; /* each slot's response buffer */
+    int n_slots;               /* --slots */
+    int n_busy;                /* slots holding a request (server_api.c keeps it) */
     size_t out_len;
     int out_chunked;
     int out_failed;            /* the client is gone or stalled: stop writing */
@@ -130,6 +138,13 @@ typedef struct Server {
     uint64_t next_seq;
     uint64_t n_requests;
     SamplerParams cli_sampling; /* the command line's sampling settings */
+    /* /metrics */
+    double started;            /* port_seconds() at start */
+    uint64_t n_requests_slotted; /* generation requests that took a slot */
+    uint64_t n_done;           /* generation requests answered in full */
+    uint64_t n_prompt_tokens, n_cached_tokens, n_gen_tokens;
+    uint64_t n_steps;          /* forward steps of the slots */
+    double step_seconds;       /* time in them */
 } Server;
 
 /* Adds the server's buffers to plan (before anything is mapped). */
@@ -144,6 +159,8 @@ _Noreturn void server_run(Server *sv);
 /* Runs the event loop once without waiting (between generated tokens):
  * accepts, reads, answers or queues; reports the active client gone. */
 void server_service(Server *sv, int timeout_ms);
+/* Connections waiting for a slot. */
+int server_queued(const Server *sv);
 /* Sends a complete small response and starts closing the connection. */
 void server_respond(Server *sv, Conn *c, int status, const char *content_type, const char *body, size_t n);
 /* An OpenAI-style error: {"error": {"message", "type", "code"}}. */

@@ -72,6 +72,8 @@ static int plan_base(Session *s, uint64_t max_text, Plan *base)
         plan_add(base, "text and token scratch", PIECE_CAP);
         if (o->trace_path) plan_add(base, "trace line", TRACE_LINE_CAP);
         if (o->max_out_ids) plan_add(base, "generated ids", plan_mul(base, o->max_out_ids, sizeof(int32_t)));
+        if (s->n_slots > 1)
+            plan_add(base, "sampler history, slots", plan_mul(base, s->n_slots - 1, SAMPLER_MAX_HISTORY * sizeof(int32_t)));
         plan_add(base, "chat template text", TEMPLATE_CAP);
     }
     if (o->plan_extra) o->plan_extra(o->plan_extra_ctx, base);
@@ -111,7 +113,8 @@ static void session_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t stre
     ModelConfig cfg = s->cfg;
     cfg.mapped = load == LOAD_MMAP; /* planned before the file is mapped */
     forward_plan(&cfg, &mo, p);
-    if (!s->opt.model_only) plan_add(p, "token history", plan_mul(p, n_ctx, sizeof(int32_t)));
+    if (!s->opt.model_only)
+        plan_add(p, "token history", plan_mul(p, plan_mul(p, n_ctx, sizeof(int32_t)), s->n_slots));
 }
 
 /* The planner's answer (mem_decide) made final: a refusal is one line in
@@ -121,6 +124,10 @@ static int decided(Session *s, int rc)
     if (rc != 0) {
         s->refused = 1;
         mem_refusal(&s->budget, &s->req, &s->mem, s->err, sizeof s->err);
+        size_t len = strlen(s->err);
+        if (s->n_slots > 1 && len < sizeof s->err)
+            snprintf(s->err + len, sizeof s->err - len, "; --slots %u: a KV cache each (fewer slots, a smaller -c or a "
+                     "larger --mem)", s->n_slots);
         return -1;
     }
     if (!s->opt.show_plan) mem_notice(&s->budget, &s->req, &s->mem, s->notice, sizeof s->notice);
@@ -144,6 +151,13 @@ static int load_text_side(Session *s, uint64_t max_text)
     s->piece = arena_take(&s->arena, PIECE_CAP);
     if (o->trace_path) s->trace_line = arena_take(&s->arena, TRACE_LINE_CAP);
     s->history = arena_take(&s->arena, (uint64_t)s->mopt.n_ctx * sizeof(int32_t));
+    s->slot_history[0] = s->history;
+    s->slot_sampler_history[0] = s->sampler.history;
+    for (uint32_t i = 1; i < s->n_slots; i++) {
+        s->slot_history[i] = arena_take(&s->arena, (uint64_t)s->mopt.n_ctx * sizeof(int32_t));
+        s->slot_sampler_history[i] = arena_take(&s->arena, SAMPLER_MAX_HISTORY * sizeof(int32_t));
+        if (!s->slot_history[i] || !s->slot_sampler_history[i]) return fail(s, "internal error: the memory plan is too small");
+    }
     if (o->max_out_ids) s->out_ids = arena_take(&s->arena, o->max_out_ids * sizeof(int32_t));
     char *tmpl_text = arena_take(&s->arena, TEMPLATE_CAP);
     if (!s->text || !s->ids || !s->piece || !s->history || !tmpl_text || (o->trace_path && !s->trace_line) ||
@@ -178,6 +192,8 @@ int session_open(Session *s, const SessionOptions *o)
     double t0 = port_seconds();
     memset(s, 0, sizeof *s);
     s->opt = *o;
+    s->n_slots = o->slots ? o->slots : 1;
+    if (s->n_slots > SESSION_MAX_SLOTS) return fail(s, "--slots: at most %d", SESSION_MAX_SLOTS);
     apply_sampling_defaults(&s->opt);
     char why[256];
     if (!o->model_only && sampler_params_check(&s->opt.sampling, why, sizeof why) != 0) return fail(s, "%s", why);
@@ -203,7 +219,7 @@ int session_open(Session *s, const SessionOptions *o)
     mo->all_logits = o->all_logits;
     mo->stream_window = o->stream_window;
     mo->stream_keep_cache = o->stream_keep_cache;
-    mo->n_seq = 1;
+    mo->n_seq = s->n_slots;
     if (model_check_options(&s->cfg, mo, &err) != 0) return fail(s, "%s", err.msg);
 
     uint64_t max_text = o->max_text ? o->max_text : 4096;
@@ -273,8 +289,12 @@ int session_open(Session *s, const SessionOptions *o)
     arena_init(&s->arena, s->arena_base, p->total);
     if (gguf_index(&s->gguf, &s->arena, &err) != 0) return fail(s, "%s", err.msg);
     if (model_load(&s->model, &s->gguf, &s->arena, &s->cfg, mo, &err) != 0) return fail(s, "%s", err.msg);
-    if (seq_init(&s->seq, &s->cfg, mo, &s->arena) != 0 || workspace_init(&s->ws, &s->model, mo, &s->arena, &err) != 0)
-        return fail(s, "%s", s->seq.k_cache ? err.msg : "internal error: memory plan too small for the KV cache");
+    s->slot_seq[0] = &s->seq;
+    for (uint32_t i = 1; i < s->n_slots; i++) s->slot_seq[i] = &s->more_seq[i - 1];
+    for (uint32_t i = 0; i < s->n_slots; i++)
+        if (seq_init(s->slot_seq[i], &s->cfg, mo, &s->arena) != 0)
+            return fail(s, "internal error: memory plan too small for the KV cache");
+    if (workspace_init(&s->ws, &s->model, mo, &s->arena, &err) != 0) return fail(s, "%s", err.msg);
     if (!o->model_only && load_text_side(s, max_text) != 0) return -1;
     s->load_seconds = port_seconds() - t0;
     return 0;
@@ -385,20 +405,24 @@ static int feed(Session *s, int32_t id)
  * logit at -Inf nothing can be sampled either. */
 int session_check_logits(Session *s)
 {
-    const float *l = s->ws.logits;
+    return session_check_row(s, s->ws.logits, &s->seq);
+}
+
+int session_check_row(Session *s, const float *l, SeqState *q)
+{
     int any = 0;
     for (uint32_t i = 0; i < s->cfg.n_vocab; i++) {
         if (isnan(l[i]) || l[i] == INFINITY) {
-            uint32_t pos = s->seq.n_past;
-            seq_reset(&s->seq);
+            uint32_t pos = q->n_past;
+            seq_reset(q);
             return fail(s, "%s: the model computed a non-finite logit at position %u (NaN or Inf weights?)",
                         s->opt.model_path, pos);
         }
         any |= l[i] > -INFINITY;
     }
     if (!any) {
-        uint32_t pos = s->seq.n_past;
-        seq_reset(&s->seq);
+        uint32_t pos = q->n_past;
+        seq_reset(q);
         return fail(s, "%s: every logit is -Inf at position %u (broken weights?)", s->opt.model_path, pos);
     }
     return 0;

@@ -26,6 +26,7 @@
 #include "../text/sampler.h"
 #include "../text/tokenizer.h"
 
+#define SESSION_MAX_SLOTS 16   /* sequences one session can hold (pith serve --slots) */
 #define SESSION_DEFAULT_BATCH 64 /* prompt tokens per step: 32 measured 20% slower (Q8_0, AVX-512) */
 
 enum { SESSION_SET_TEMP, SESSION_SET_TOP_K, SESSION_SET_TOP_P, SESSION_SET_MIN_P };
@@ -64,6 +65,8 @@ typedef struct {
     int all_logits;          /* logits of every token of a step */
     uint64_t stream_window;  /* --stream-window */
     int stream_keep_cache;   /* --keep-cache */
+    uint32_t slots;          /* sequences (serve --slots), each with its KV cache, token history and
+                                sampler history; 0 counts as 1 */
 } SessionOptions;
 
 typedef struct {
@@ -94,6 +97,13 @@ typedef struct {
     int32_t *history;        /* every id in the KV cache, in order: n_ctx */
     int32_t *out_ids;        /* opt.max_out_ids generated ids, or NULL */
     uint32_t n_shifts;       /* context shifts so far */
+    /* Slots (opt.slots): slot 0 is seq/history/sampler above; every slot
+     * has a KV cache of mopt.n_ctx, a token history and a sampler history. */
+    uint32_t n_slots;
+    SeqState *slot_seq[SESSION_MAX_SLOTS];
+    int32_t *slot_history[SESSION_MAX_SLOTS];
+    int32_t *slot_sampler_history[SESSION_MAX_SLOTS];
+    SeqState more_seq[SESSION_MAX_SLOTS - 1];
     double load_seconds;
     char notice[1024];       /* the planner's note for stderr (context shrunk, streaming), or empty */
     char err[768];           /* why the last call failed */
@@ -136,6 +146,8 @@ int session_make_room(Session *s, uint32_t n);
 /* -1 (s->err, and the sequence is emptied) if the last logits hold NaN or
  * +Inf, or are all -Inf: broken weights; 0 if they can be sampled. */
 int session_check_logits(Session *s);
+/* The same for one row of logits of sequence q (a batched step's). */
+int session_check_row(Session *s, const float *logits, SeqState *q);
 /* Samples the next token from the last logits into *id, writing a --trace
  * line when asked. -1 (s->err) if the logits are not finite (NaN/Inf
  * weights). */
