@@ -645,24 +645,33 @@ void api_step(Server *sv)
         if (parts[p].logits_row >= 0) slot_logits(sv, who[p], s->ws.logits + (uint64_t)parts[p].logits_row * s->cfg.n_vocab);
 }
 
-/* The free slot whose cached ids share the longest prefix with ids (the
- * same conversation going on), else the one unused longest. */
+/* The free slot whose cache the request continues (the same conversation
+ * going on: the common prefix is at least half of what the slot holds),
+ * the longest such prefix first; else an empty slot; else the one unused
+ * longest. *common: the prefix it shares with ids, reused. */
 static int slot_choose(Server *sv, const int32_t *ids, int n, uint32_t *common)
 {
-    int best = -1;
-    uint32_t best_k = 0;
+    int best = -1, other = -1;
+    uint32_t best_k = 0, prefix[SESSION_MAX_SLOTS];
     for (int i = 0; i < sv->n_slots; i++) {
         Slot *sl = &slots[i];
         if (sl->busy) continue;
         const int32_t *hist = sv->s->slot_history[i];
         uint32_t k = 0, past = sv->s->slot_seq[i]->n_past;
         while (k < past && k < (uint32_t)n && hist[k] == ids[k]) k++;
-        if (best < 0 || k > best_k || (k == best_k && sl->last_used < slots[best].last_used)) {
+        prefix[i] = k;
+        if (k > 0 && 2 * k >= past && k > best_k) {
             best = i;
             best_k = k;
         }
+        if (other < 0) other = i;
+        else {
+            uint32_t po = sv->s->slot_seq[other]->n_past;
+            if ((past == 0 && po > 0) || ((past == 0) == (po == 0) && sl->last_used < slots[other].last_used)) other = i;
+        }
     }
-    *common = best_k;
+    if (best < 0) best = other;
+    *common = best >= 0 ? prefix[best] : 0;
     return best;
 }
 

@@ -1,0 +1,159 @@
+# pith serve --slots N: requests generated together in one forward pass per
+# step. Each greedy reply given while N requests run at once must equal,
+# byte for byte, the reply the same request gets alone (F32 KV cache; the
+# batched step keeps each sequence's arithmetic, so it is bit for bit);
+# prefix reuse goes to the slot holding the conversation; a client leaving
+# mid-stream frees its slot; /slots, /metrics; the plan and its refusal.
+. tests/lib.sh
+SERVER=
+cleanup() {
+    [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+start_server() { # MODEL [options]
+    model=$1; shift
+    $PITH serve "$model" --port 0 "$@" 2>"$TMP/server.err" &
+    SERVER=$!
+    PORT=
+    i=0
+    while [ $i -lt 200 ] && [ -z "$PORT" ] && kill -0 "$SERVER" 2>/dev/null; do
+        sleep 0.1
+        PORT=$(sed -n 's|^pith serve: .* on http://127\.0\.0\.1:\([0-9]*\)/v1 .*|\1|p' "$TMP/server.err")
+        i=$((i + 1))
+    done
+    URL=http://127.0.0.1:$PORT
+}
+stop_server() { kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; SERVER=; }
+post() { # OUT PATH JSON
+    curl -s -m 60 -o "$1" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$3" "$URL$2"
+}
+metric() { curl -s -m 10 "$URL/metrics" | sed -n "s/^$1 //p"; }
+
+# The requests: chat and raw completions, streamed or not, of different
+# lengths, so that prompts are prefilled while other slots decode.
+LONG=$(printf 'the quick brown fox jumps over the lazy dog %.0s' $(seq 1 12))
+req() { # I -> JSON
+    case $1 in
+    0) echo '{"messages":[{"role":"user","content":"Hi there"}],"temperature":0,"max_tokens":24}' ;;
+    1) echo '{"prompt":"Once upon a time","temperature":0,"max_tokens":30,"stream":true}' ;;
+    2) echo "{\"prompt\":\"$LONG\",\"temperature\":0,\"max_tokens\":20}" ;;
+    3) echo '{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Count to ten"}],"temperature":0,"max_tokens":28,"stream":true}' ;;
+    4) echo '{"prompt":"1, 2, 3,","temperature":0,"max_tokens":16}' ;;
+    5) echo "{\"messages\":[{\"role\":\"user\",\"content\":\"$LONG\"}],\"temperature\":0,\"max_tokens\":22}" ;;
+    esac
+}
+path() { case $1 in 1 | 2 | 4) echo /v1/completions ;; *) echo /v1/chat/completions ;; esac; }
+# A reply's text without ids and timings: content (or the stream's deltas) and finish_reason.
+text_of() { # FILE
+    node -e '
+const s = require("fs").readFileSync(process.argv[1], "utf8");
+let out = "";
+if (s.startsWith("data: ")) {
+  for (const l of s.split("\n")) {
+    if (!l.startsWith("data: ") || l === "data: [DONE]") continue;
+    const c = JSON.parse(l.slice(6)).choices[0];
+    if (!c) continue;
+    out += (c.delta ? (c.delta.content || "") + (c.delta.reasoning_content || "") : c.text || "") + (c.finish_reason ? "|" + c.finish_reason : "");
+  }
+} else {
+  const c = JSON.parse(s).choices[0];
+  out = (c.message ? (c.message.reasoning_content || "") + c.message.content : c.text) + "|" + c.finish_reason;
+}
+process.stdout.write(out);' "$1"
+}
+
+for model in tiny-qwen3-f32.gguf tiny-qwen3-Q8_0.gguf; do
+    M=$FIX/models/$model
+    start_server "$M" --slots 4 -t 2 --kv-type f32 -c 512 --metrics
+    [ -n "$PORT" ] || { not_ok "$model: server did not start: $(cat "$TMP/server.err")"; continue; }
+    # alone: one request at a time
+    for i in 0 1 2 3 4 5; do post "$TMP/alone$i" "$(path $i)" "$(req $i)" >/dev/null; done
+    # all at once, twice (the second time, with the slots' caches holding other requests' prompts)
+    s0=$(metric pith_forward_steps_total); g0=$(metric pith_tokens_generated_total)
+    for round in a b; do
+        pids=
+        for i in 0 1 2 3 4 5; do post "$TMP/$round$i" "$(path $i)" "$(req $i)" >/dev/null & pids="$pids $!"; done
+        for p in $pids; do wait "$p"; done
+    done
+    s1=$(metric pith_forward_steps_total); g1=$(metric pith_tokens_generated_total)
+    same=0; diff=
+    for round in a b; do
+        for i in 0 1 2 3 4 5; do
+            a=$(text_of "$TMP/alone$i"); b=$(text_of "$TMP/$round$i")
+            if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $round$i:[$a] vs [$b]"; fi
+        done
+    done
+    [ $same -eq 12 ] && ok "$model: 6 greedy requests at once on 4 slots (twice): every reply equals the same request alone" \
+        || not_ok "$model: $same of 12 replies equal alone:$(echo "$diff" | head -c 600)"
+    # batching happened: fewer forward steps than tokens generated
+    steps=$((s1 - s0)); gen=$((g1 - g0))
+    [ "$gen" -gt 0 ] && [ "$steps" -lt "$gen" ] && ok "$model: $gen tokens generated in $steps batched steps" \
+        || not_ok "$model: $gen tokens in $steps steps: no batching"
+    kill -0 "$SERVER" 2>/dev/null && ok "$model: server alive" || not_ok "$model: server died: $(tail -3 "$TMP/server.err")"
+    if grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err"; then not_ok "$model: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"; fi
+    stop_server
+done
+
+# Prefix reuse: the conversation goes on in the slot that holds it.
+M=$FIX/models/tiny-qwen3-f32.gguf
+start_server "$M" --slots 2 -t 1 -c 4096 --ignore-eos
+A1='{"messages":[{"role":"user","content":"Tell me about the sea"}],"temperature":0,"max_tokens":8}'
+B1='{"messages":[{"role":"user","content":"Something else entirely, about mountains"}],"temperature":0,"max_tokens":8}'
+post "$TMP/a1" /v1/chat/completions "$A1" >/dev/null
+post "$TMP/b1" /v1/chat/completions "$B1" >/dev/null
+reply=$(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).choices[0].message.content))' "$TMP/a1")
+A2="{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me about the sea\"},{\"role\":\"assistant\",\"content\":$reply},{\"role\":\"user\",\"content\":\"And more\"}],\"temperature\":0,\"max_tokens\":8}"
+post "$TMP/a2" /v1/chat/completions "$A2" >/dev/null
+post "$TMP/b2" /v1/chat/completions "$B1" >/dev/null
+ca=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); process.stdout.write(r.usage.prompt_tokens_details.cached_tokens+"/"+r.usage.prompt_tokens)' "$TMP/a2")
+cb=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); process.stdout.write(r.usage.prompt_tokens_details.cached_tokens+"/"+r.usage.prompt_tokens)' "$TMP/b2")
+ca_n=${ca%/*}; cb_n=${cb%/*}; cb_all=${cb#*/}
+[ "$ca_n" -gt 10 ] && [ "$cb_n" -eq $((cb_all - 1)) ] \
+    && ok "prefix reuse per slot: the continued conversation reuses $ca cached, the repeated request $cb" \
+    || not_ok "prefix reuse per slot: cached $ca and $cb"
+
+# /slots, and a client leaving mid-stream frees its slot at the next step.
+code=$(curl -s -o "$TMP/slots" -w '%{http_code}' "$URL/slots")
+n=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); process.stdout.write(String(r.length)+r.map(s=>s.state).join(","))' "$TMP/slots")
+[ "$code" = 200 ] && [ "$n" = "2idle,idle" ] && ok "/slots: two idle slots" || not_ok "/slots: $code $n"
+# a client that reads the first event of a long stream, then closes
+node -e '
+const http = require("http");
+const body = JSON.stringify({prompt: "Once", max_tokens: 3000, stream: true, temperature: 0});
+const rq = http.request(process.argv[1] + "/v1/completions", {method: "POST", headers: {"Content-Type": "application/json"}}, res => {
+  res.once("data", () => { rq.destroy(); });
+});
+rq.end(body);' "$URL"
+sleep 1
+idle=$(curl -s "$URL/slots" | grep -o '"idle"' | wc -l)
+[ "$idle" -eq 2 ] && grep -q 'client gone' "$TMP/server.err" \
+    && ok "a client leaving mid-stream frees its slot at the next step" \
+    || not_ok "disconnect: $idle idle slots, $(tail -2 "$TMP/server.err")"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics")
+[ "$code" = 404 ] && ok "/metrics is off without --metrics" || not_ok "/metrics without --metrics: $code"
+stop_server
+
+start_server "$M" --slots 3 -t 1 -c 256 --metrics
+post "$TMP/x" /v1/completions '{"prompt":"Hello","max_tokens":5,"temperature":0}' >/dev/null
+curl -s "$URL/metrics" >"$TMP/metrics"
+for m in pith_requests_total pith_prompt_tokens_total pith_tokens_generated_total pith_tokens_generated_per_second \
+    pith_slots_busy pith_queue_length pith_kv_cache_used_positions pith_kv_cache_usage_ratio; do
+    grep -q "^# TYPE $m " "$TMP/metrics" && grep -q "^$m [0-9.]*$" "$TMP/metrics" || not_ok "/metrics: $m missing"
+done
+[ "$(sed -n 's/^pith_slots //p' "$TMP/metrics")" = 3 ] && [ "$(sed -n 's/^pith_requests_total //p' "$TMP/metrics")" = 1 ] \
+    && [ "$(sed -n 's/^pith_tokens_generated_total //p' "$TMP/metrics")" -ge 1 ] \
+    && ok "/metrics (--metrics): Prometheus text with requests, tokens, slots, queue, KV use" \
+    || not_ok "/metrics: $(head -c 400 "$TMP/metrics")"
+stop_server
+
+# The plan: a KV cache per slot; a count that cannot fit is refused with the numbers.
+$PITH serve "$M" --slots 3 -c 256 --plan >"$TMP/plan" 2>&1
+grep -q 'kv cache, sequence 2' "$TMP/plan" && ok "--plan lists a KV cache for each of 3 slots" \
+    || not_ok "--plan: $(head -c 300 "$TMP/plan")"
+expect_fail2 "serve: 16 slots do not fit --mem 12M" $PITH serve "$M" --slots 16 -c 4096 --mem 12M --port 0
+grep -q -- '--slots 16' "$TMP/err" && grep -q 'MiB' "$TMP/err" && ok "the refusal names the slots and the sizes" \
+    || not_ok "refusal: $(cat "$TMP/err")"
+finish
