@@ -930,7 +930,7 @@ void api_generate(Server *sv, Conn *c)
     sl->rp.rq = &sl->rq;
     sl->rp.text.ctx = &sl->rp;
     sl->order = ++slot_clock;
-    sl->t0 = port_seconds();
+    sl->t0 = sl->tg0 = port_seconds();
     sl->n_prompt = n;
     sl->n_cached = k;
     memcpy(sl->hist + k, s->ids + k, (size_t)(n - (int)k) * sizeof(int32_t));
