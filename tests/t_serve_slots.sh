@@ -156,4 +156,13 @@ grep -q 'kv cache, sequence 2' "$TMP/plan" && ok "--plan lists a KV cache for ea
 expect_fail2 "serve: 16 slots do not fit --mem 12M" $PITH serve "$M" --slots 16 -c 4096 --mem 12M --port 0
 grep -q -- '--slots 16' "$TMP/err" && grep -q 'MiB' "$TMP/err" && ok "the refusal names the slots and the sizes" \
     || not_ok "refusal: $(cat "$TMP/err")"
+# --mem decides each slot's context: 3 slots of -c 4096 do not fit 70M, so
+# the context is shrunk (the same for each), and the server serves
+start_server "$M" --slots 3 -c 4096 --mem 70M -t 1
+ctx=$(sed -n 's|^pith serve: .*(3 slots, context \([0-9]*\) each.*|\1|p' "$TMP/server.err")
+code=$(post "$TMP/x" /v1/completions '{"prompt":"Hello","max_tokens":3,"temperature":0}')
+[ -n "$ctx" ] && [ "$ctx" -lt 4096 ] && [ "$ctx" -ge 64 ] && [ "$code" = 200 ] && grep -q 'context shrunk' "$TMP/server.err" \
+    && ok "--mem 70M with 3 slots: the context of each shrunk to $ctx, and the server answers" \
+    || not_ok "--mem with slots: context '$ctx', status $code: $(head -c 400 "$TMP/server.err")"
+stop_server
 finish

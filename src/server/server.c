@@ -25,8 +25,9 @@ void server_plan(const ServerOptions *o, Plan *plan)
     plan_add(plan, "server connections", plan_mul(plan, n_conns, sizeof(Conn)));
     plan_add(plan, "server request buffers", plan_mul(plan, n_conns, SERVE_MAX_HEAD + o->max_body));
     plan_add(plan, "server request scratch", chat_arena_bound(o->max_body));
-    plan_add(plan, n_slots(o) > 1 ? "server response buffers, one per slot" : "server response buffer",
-             plan_mul(plan, (uint64_t)n_slots(o), SERVE_OUT_CAP + 64));
+    for (int i = 0; i < n_slots(o); i++)
+        plan_add(plan, n_slots(o) > 1 ? "server response buffers, one per slot" : "server response buffer",
+                 SERVE_OUT_CAP + 64);
 }
 
 int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_t cap)

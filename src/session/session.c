@@ -72,8 +72,8 @@ static int plan_base(Session *s, uint64_t max_text, Plan *base)
         plan_add(base, "text and token scratch", PIECE_CAP);
         if (o->trace_path) plan_add(base, "trace line", TRACE_LINE_CAP);
         if (o->max_out_ids) plan_add(base, "generated ids", plan_mul(base, o->max_out_ids, sizeof(int32_t)));
-        if (s->n_slots > 1)
-            plan_add(base, "sampler history, slots", plan_mul(base, s->n_slots - 1, SAMPLER_MAX_HISTORY * sizeof(int32_t)));
+        for (uint32_t i = 1; i < s->n_slots; i++)
+            plan_add(base, "sampler history, slots", SAMPLER_MAX_HISTORY * sizeof(int32_t));
         plan_add(base, "chat template text", TEMPLATE_CAP);
     }
     if (o->plan_extra) o->plan_extra(o->plan_extra_ctx, base);
@@ -113,8 +113,8 @@ static void session_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t stre
     ModelConfig cfg = s->cfg;
     cfg.mapped = load == LOAD_MMAP; /* planned before the file is mapped */
     forward_plan(&cfg, &mo, p);
-    if (!s->opt.model_only)
-        plan_add(p, "token history", plan_mul(p, plan_mul(p, n_ctx, sizeof(int32_t)), s->n_slots));
+    if (!s->opt.model_only) /* one piece per slot, as carved (each rounded) */
+        for (uint32_t i = 0; i < s->n_slots; i++) plan_add(p, "token history", plan_mul(p, n_ctx, sizeof(int32_t)));
 }
 
 /* The planner's answer (mem_decide) made final: a refusal is one line in
@@ -125,9 +125,13 @@ static int decided(Session *s, int rc)
         s->refused = 1;
         mem_refusal(&s->budget, &s->req, &s->mem, s->err, sizeof s->err);
         size_t len = strlen(s->err);
+        uint64_t kv = 0;
+        for (int i = 0; i < s->mem.plan.n_items; i++)
+            if (!strncmp(s->mem.plan.items[i].what, "kv cache", 8)) kv += s->mem.plan.items[i].bytes;
         if (s->n_slots > 1 && len < sizeof s->err)
-            snprintf(s->err + len, sizeof s->err - len, "; --slots %u: a KV cache each (fewer slots, a smaller -c or a "
-                     "larger --mem)", s->n_slots);
+            snprintf(s->err + len, sizeof s->err - len,
+                     "; --slots %u: %u KV caches of %.2f MiB at a context of %u (fewer slots, a smaller -c or a larger "
+                     "--mem)", s->n_slots, s->n_slots, (double)kv / s->n_slots / 1048576.0, s->mem.n_ctx);
         return -1;
     }
     if (!s->opt.show_plan) mem_notice(&s->budget, &s->req, &s->mem, s->notice, sizeof s->notice);
