@@ -1,8 +1,10 @@
 /* pith serve MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY | --api-key-file F]
- *                  [--max-body 1M] [--queue 4] [--timeout 10] [--slots 1] [session options]
+ *                  [--max-body 1M] [--queue 4] [--timeout 10] [--slots 1] [--metrics]
+ *                  [session options]
  *
  * An OpenAI-compatible HTTP server for one model (server.h): loaded once,
- * one request generated at a time, the others waiting in a bounded queue.
+ * up to --slots requests generated together (one KV cache each), the
+ * others waiting in a bounded queue.
  * Safe by default: loopback only unless --host, an optional API key on
  * every request, bounded bodies, deadlines for slow clients, every buffer
  * planned before the model loads. */
