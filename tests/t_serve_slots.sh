@@ -153,6 +153,7 @@ stop_server
 $PITH serve "$M" --slots 3 -c 256 --plan >"$TMP/plan" 2>&1
 grep -q 'kv cache, sequence 2' "$TMP/plan" && ok "--plan lists a KV cache for each of 3 slots" \
     || not_ok "--plan: $(head -c 300 "$TMP/plan")"
+expect_fail2 "serve: -b smaller than the slots is refused" $PITH serve "$M" --slots 4 -b 2 --port 0
 expect_fail2 "serve: 16 slots do not fit --mem 12M" $PITH serve "$M" --slots 16 -c 4096 --mem 12M --port 0
 grep -q -- '--slots 16' "$TMP/err" && grep -q 'MiB' "$TMP/err" && ok "the refusal names the slots and the sizes" \
     || not_ok "refusal: $(cat "$TMP/err")"

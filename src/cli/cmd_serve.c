@@ -119,7 +119,9 @@ int cmd_serve(int argc, char **argv)
     if (text > so.max_body) text = so.max_body;
     o.max_text = text + 64 * 1024;
     o.no_shift = 1;
-    o.slots = (uint32_t)(so.slots > 0 ? so.slots : 1); /* a full context ends the reply ("length"), never drops the prompt */
+    o.slots = (uint32_t)(so.slots > 0 ? so.slots : 1);
+    if (o.batch < (int64_t)o.slots)
+        port_die("-b: a step holds a token of each of the %u slots: -b %lld is too small", o.slots, (long long)o.batch); /* a full context ends the reply ("length"), never drops the prompt */
 
     static Session s;
     static Server sv;
