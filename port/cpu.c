@@ -198,8 +198,9 @@ void port_print_version(const char *version)
     else port_out("all %d cores", port_cpu_count());
     port_out(", context %d, memory ", (int)PITH_DEFAULT_CTX);
     if ((uint64_t)PITH_DEFAULT_MEM > 0) port_out("%llu MiB)\n", (unsigned long long)((uint64_t)PITH_DEFAULT_MEM >> 20));
-    else port_out("a share of RAM)\n");
-    port_out("features compiled in: %s\n", compiled[0] ? compiled : "none");
+    else port_out("%d%% of RAM)\n", 75); /* MEM_RAM_SHARE, src/model/memplan.h */
+    port_out("features compiled in: %s (the baseline: faster kernels are picked at run time)\n",
+             compiled[0] ? compiled : "none");
     port_out("features found: ");
     print_found(port_cpu());
     port_out("\n");

@@ -23,3 +23,8 @@ int port_stdin_is_tty(void)
 {
     return isatty(0);
 }
+
+int port_is_tty(int fd)
+{
+    return isatty(fd);
+}

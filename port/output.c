@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "port.h"
 
@@ -52,6 +53,7 @@ _Noreturn void port_die(const char *fmt, ...)
      * files): control bytes become '?'. */
     for (char *c = msg; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    port_progress_end();
     fprintf(stderr, "pith: %s\n", msg);
     exit(2);
 }
@@ -67,4 +69,44 @@ double port_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- progress (port.h) ------------------------------------------------ */
+static struct {
+    int state; /* 0 unknown, 1 on (a terminal), -1 off */
+    double delay, start, last;
+    int shown;
+} progress;
+
+void port_progress(const char *what, uint64_t done, uint64_t total, int bytes)
+{
+    if (progress.state == 0) {
+        const char *off = getenv("PITH_PROGRESS"), *delay = getenv("PITH_PROGRESS_DELAY");
+        progress.state = isatty(2) && !(off && off[0] == '0') ? 1 : -1;
+        progress.delay = delay ? atof(delay) : 0.5;
+    }
+    if (progress.state < 0) return;
+    double now = port_seconds();
+    if (done == 0) {
+        port_progress_end();
+        progress.start = now;
+        progress.last = -1;
+        return;
+    }
+    if (now - progress.start < progress.delay || (now - progress.last < 0.25 && done < total)) return;
+    progress.last = now;
+    progress.shown = 1;
+    double secs = now - progress.start > 1e-6 ? now - progress.start : 1e-6;
+    if (bytes)
+        fprintf(stderr, "\r%s: %.1f of %.1f MiB, %.1f MB/s  ", what, (double)done / 1048576.0, (double)total / 1048576.0,
+                (double)done / secs / 1e6);
+    else
+        fprintf(stderr, "\r%s: %llu of %llu tokens, %.1f tokens/s  ", what, (unsigned long long)done,
+                (unsigned long long)total, (double)done / secs);
+}
+
+void port_progress_end(void)
+{
+    if (progress.shown) fputc('\n', stderr);
+    progress.shown = 0;
 }

@@ -30,9 +30,18 @@ _Noreturn void port_exit(int status);
  * cap-1 bytes (the rest of it is read and dropped). */
 int port_read_line(char *buf, size_t cap, size_t *len);
 int port_stdin_is_tty(void);
+int port_is_tty(int fd); /* 0 stdin, 1 stdout, 2 stderr */
 
 /* ---- Time ------------------------------------------------------------- */
 double port_seconds(void); /* monotonic clock, seconds */
+/* Progress of a long operation on stderr, one line rewritten in place, only
+ * when stderr is a terminal, at most four times a second and only once
+ * `what` has run for PITH_PROGRESS_DELAY seconds (default 0.5; a quick one
+ * prints nothing). done == 0 starts `what`; bytes != 0: done and total are
+ * bytes, shown in MiB with MB/s, else tokens. port_progress_end() ends the
+ * line if one was shown. PITH_PROGRESS=0 turns it off. */
+void port_progress(const char *what, uint64_t done, uint64_t total, int bytes);
+void port_progress_end(void);
 
 /* ---- Memory: the one arena -------------------------------------------- */
 /* Allocates the arena (anonymous mmap, zero-filled). Called once per run.

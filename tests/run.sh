@@ -1,34 +1,93 @@
 #!/bin/sh
 # Runs every test program (build/asan/tests/test_*) and script (tests/t_*.sh),
-# counts their "ok"/"not ok" lines and prints the total as the last line.
+# PITH_TEST_JOBS at a time (default: the online cores), the longest first
+# (the times of the last run, build/test-times.tsv), counts their
+# "ok"/"not ok" lines and prints the total as the last line, with the time.
+#
+#   sh tests/run.sh [TEST...]        (default: every test)
+#
+# Each test's output goes to build/test-logs/NAME.log; build/test.log has
+# them all, in name order, whatever order they ran in.
 cd "$(dirname "$0")/.." || exit 1
 export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# The harnesses share the cores with the other tests: one at a time, each
+# for FUZZ_SECONDS (tests/t_fuzz.sh).
+export FUZZ_JOBS=${FUZZ_JOBS:-1}
+jobs=${PITH_TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 log=build/test.log
-: >"$log"
-status=0
-for t in build/asan/tests/test_* tests/t_*.sh; do
-    [ -e "$t" ] || continue
-    case "$t" in *.o|*.d) continue ;; esac
-    echo "== $t" | tee -a "$log"
+logs=build/test-logs
+times=build/test-times.tsv
+mkdir -p "$logs"
+start=$(date +%s)
+
+if [ $# -gt 0 ]; then tests="$*"
+else
+    tests=
+    for t in build/asan/tests/test_* tests/t_*.sh; do
+        [ -e "$t" ] || continue
+        case "$t" in *.o|*.d) continue ;; esac
+        tests="$tests $t"
+    done
+fi
+# Longest first: last run's seconds, else a guess for the known slow ones.
+order=$(for t in $tests; do
+    s=$(awk -F'\t' -v t="$t" '$1 == t { s = $2 } END { print s + 0 }' "$times" 2>/dev/null)
+    [ "${s:-0}" -gt 0 ] || case "$t" in
+        *t_fuzz.sh|*t_serve.sh|*t_llamacpp.sh|*t_arm_kernels.sh) s=100 ;;
+        *t_soak.sh|*t_robust.sh|*test_forward|*t_load_modes.sh) s=50 ;;
+        *) s=1 ;;
+    esac
+    printf '%s\t%s\n' "$s" "$t"
+done | sort -rn -k1,1 | cut -f2)
+
+# One test: its log, then "NAME STATUS SECONDS" into its .done file.
+run_one() {
+    t=$1
+    name=$(echo "$t" | tr / _)
+    t0=$(date +%s)
     case "$t" in
-        *.sh) sh "$t" >"$log.one" 2>&1 ;;
-        *) "$t" >"$log.one" 2>&1 ;;
+        *.sh) sh "$t" >"$logs/$name.log" 2>&1 ;;
+        *) "$t" >"$logs/$name.log" 2>&1 ;;
     esac
     st=$?
-    cat "$log.one" >>"$log"
-    grep -E '^(not ok|ok) - ' "$log.one" | grep '^not ok' | head -20
-    if [ $st -ne 0 ]; then
+    echo "$t $st $(($(date +%s) - t0))" >"$logs/$name.done"
+    grep '^not ok' "$logs/$name.log" | head -20
+    echo "== $t: status $st, $(grep -c '^ok - ' "$logs/$name.log") ok, $(($(date +%s) - t0)) s"
+}
+export logs
+rm -f "$logs"/*.done "$logs"/*.log
+# xargs keeps `jobs` shells busy; each gets run_one from this file.
+printf '%s\n' $order | xargs -P "$jobs" -n 1 sh -c "$(sed -n '/^run_one() {/,/^}/p' tests/run.sh)"'; run_one "$1"' sh
+
+# Collect, in name order.
+: >"$log"
+status=0
+: >"$times.new"
+for t in $tests; do
+    name=$(echo "$t" | tr / _)
+    echo "== $t" >>"$log"
+    cat "$logs/$name.log" >>"$log" 2>/dev/null
+    if [ ! -f "$logs/$name.done" ]; then
+        echo "not ok - $t did not finish" | tee -a "$log"
         status=1
-        if ! grep -q '^not ok' "$log.one"; then
+        continue
+    fi
+    read -r _ st secs <"$logs/$name.done"
+    printf '%s\t%s\n' "$t" "$secs" >>"$times.new"
+    if [ "$st" -ne 0 ]; then
+        status=1
+        if ! grep -q '^not ok' "$logs/$name.log"; then
             echo "not ok - $t exited with status $st" | tee -a "$log"
-            tail -20 "$log.one"
+            tail -20 "$logs/$name.log"
         fi
     fi
 done
+[ $# -gt 0 ] || mv "$times.new" "$times"
+rm -f "$times.new"
 passed=$(grep -c '^ok - ' "$log")
 failed=$(grep -c '^not ok - ' "$log")
-echo "full log: $log"
-echo "$passed passed, $failed failed"
+echo "full log: $log (each test: $logs/; seconds: $times)"
+echo "$passed passed, $failed failed, $jobs at a time, $(($(date +%s) - start)) s"
 [ "$failed" -eq 0 ] && [ $status -eq 0 ]

@@ -7,7 +7,7 @@
 # aarch64 and armv7, run on an emulated CPU for each ARM code path, which
 # must be the one chosen:
 #   aarch64 on Cortex-A53 (no dotprod: Pi 3, 4, Zero 2 W)  -> "aarch64 NEON"
-#   aarch64 on Cortex-A76 (dotprod: Pi 5)                   -> "aarch64 NEON+dotprod"
+#   aarch64 on Cortex-A76 (dotprod, fp16: Pi 5)             -> "aarch64 NEON+dotprod+fp16"
 #   armv7 on Cortex-A7 (32-bit OS)                          -> "armv7 NEON"
 #   armv6 on ARM1176 (no NEON: Pi 1, Zero)                  -> "reference C"
 # then `pith logits` of that build on fixture models of each quantized
@@ -124,7 +124,7 @@ CASES="pub_tq3_Q8_0_logits_r05 pub_tq3_Q4_0_logits_r05 pub_tq3_Q4_K_M_logits_r05
 
 if build aarch64-linux-musl; then
     path aarch64-linux-musl cortex-a53 "aarch64 NEON" $CASES
-    path aarch64-linux-musl cortex-a76 "aarch64 NEON+dotprod" $CASES
+    path aarch64-linux-musl cortex-a76 "aarch64 NEON+dotprod+fp16" $CASES
 fi
 if build armv7-linux-musleabihf; then
     path armv7-linux-musleabihf cortex-a7 "armv7 NEON" $CASES

@@ -8,6 +8,10 @@ for flag in "" --ref; do
     if grep -q '^| pp8 ' "$TMP/out" && grep -q '^| tg4 ' "$TMP/out" && grep -q 'weights read per generated token' "$TMP/out"
     then ok "bench $flag prints the pp8 and tg4 rows and the bytes per token"; else not_ok "bench $flag table: $(head -c 300 "$TMP/out")"; fi
 done
+# The table: mean ± sd, every line as wide as the header (± is one column).
+tbl=$(grep '^|' "$TMP/out" | sed 's/±/+/g' | awk '{ print length($0) }' | sort -u | wc -l)
+grep -q '^| tg4 .* ± ' "$TMP/out" && [ "$tbl" -eq 1 ] && ok "bench table: ± and aligned columns" \
+    || not_ok "bench table: $(grep '^|' "$TMP/out" | tr '\n' '/')"
 grep -q '^kernels: reference C' "$TMP/out" && ok "bench --ref uses the reference kernels" || not_ok "bench --ref kernels line"
 check "bench --no-avx512" $PITH bench "$M" -p 8 -n 2 -r 1 -t 2 --no-avx512
 grep '^kernels:' "$TMP/out" | grep -q 'AVX-512' && not_ok "bench --no-avx512 kernels line: $(grep '^kernels:' "$TMP/out")" \

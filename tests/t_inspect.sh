@@ -34,6 +34,22 @@ expect_line "--key u32" "^4$" $PITH inspect "$M/tiny-qwen3-f32.gguf" --key qwen3
 expect_line "--key f32" "^1000000$" $PITH inspect "$M/tiny-qwen3-f32.gguf" --key qwen3.rope.freq_base
 expect_line "--key string" "^qwen3$" $PITH inspect "$M/tiny-qwen3-f32.gguf" --key general.architecture
 expect_line "--key bool" "^false$" $PITH inspect "$M/tiny-qwen3-f32.gguf" --key tokenizer.ggml.add_bos_token
+# A missing key: the file where the format puts the file, then the key.
+expect_fail2 "--key missing" $PITH inspect "$M/tiny-qwen3-f32.gguf" --key nope
+grep -q "^pith: $M/tiny-qwen3-f32.gguf: no key 'nope'" "$TMP/err" && ok "--key missing names the file first" \
+    || not_ok "--key missing: $(cat "$TMP/err")"
+# --plan: what bug reports need besides the plan
+check "--plan" $PITH inspect "$M/tiny-qwen3-f32.gguf" --plan
+for l in '^board profile: ' '^memory budget: [0-9]* MiB' '^page size: [0-9]* bytes' '^kernels: '; do
+    grep -q "$l" "$TMP/out" || not_ok "inspect --plan lacks '$l'"
+done
+ok "inspect --plan: board profile, budget in MiB, page size, kernels"
+check "--version" $PITH --version
+for l in '^board: ' 'features compiled in: .*run time' '^memory budget: [0-9]* MiB' '^page size: [0-9]* bytes' '^kernels: '; do
+    grep -q "$l" "$TMP/out" || not_ok "--version lacks '$l'"
+done
+grep -q 'share of RAM' "$TMP/out" && not_ok "--version: the RAM share without its number"
+ok "--version: board, run-time kernels, budget in MiB, page size"
 expect_line "--plan" "gguf: tensor hash" $PITH inspect "$M/tiny-qwen3-f32.gguf" --plan
 expect_line "--plan total" "^  total " $PITH inspect "$M/tiny-qwen3-f32.gguf" --plan --no-mmap
 

@@ -83,4 +83,38 @@ if grep -q 'thinking off' "$TMP/chat2.err" && grep -q 'conversation reset' "$TMP
    [ -n "$(sed -n 1p "$TMP/ids2")" ] && [ "$(sed -n 5p "$TMP/ids2")" = "$(sed -n 1p "$TMP/ids2")" ]; then
     ok "chat: /no_think, /reset (first turn after reset equals the first turn)"
 else not_ok "chat commands: $(cat "$TMP/chat2.err")"; fi
+
+# Templates: --template raw is a choice (no warning); a model without a
+# template gets a note that does not name a template 'none'.
+check "--template raw" $PITH run "$M" -p hi -n 2 --temp 0 --template raw
+grep -q 'not recognised' "$TMP/err" && not_ok "--template raw warns: $(cat "$TMP/err")" || ok "--template raw: no warning"
+check "run, no template" $PITH run "$S" -p "Once upon a time" -n 4 --temp 0
+if grep -q 'has no chat template' "$TMP/err" && ! grep -q "'none'" "$TMP/err"; then ok "no template: a note, no 'none'"
+else not_ok "no template: $(head -3 "$TMP/err")"; fi
+# A raw prompt is echoed first on a terminal (script gives a pty), with
+# --echo anywhere, never with --no-echo or in a pipe by default.
+check "--echo" $PITH run "$S" -p "Once upon a time" -n 4 --temp 0 --echo
+head -c 16 "$TMP/out" | grep -qx "Once upon a time" && ok "--echo prints the prompt first" || not_ok "--echo: $(head -c 80 "$TMP/out")"
+check "pipe: no echo" $PITH run "$S" -p "Once upon a time" -n 4 --temp 0
+grep -q "^Once upon a time" "$TMP/out" && not_ok "echo in a pipe: $(head -c 80 "$TMP/out")" || ok "no echo into a pipe"
+if command -v script >/dev/null 2>&1; then
+    script -qec "$PITH run $S -p 'Once upon a time' -n 4 --temp 0 2>/dev/null" /dev/null >"$TMP/tty" </dev/null
+    grep -q "^Once upon a time" "$TMP/tty" && ok "a terminal gets the prompt first" || not_ok "tty echo: $(head -c 80 "$TMP/tty")"
+    script -qec "$PITH run $S -p 'Once upon a time' -n 4 --temp 0 --no-echo 2>/dev/null" /dev/null >"$TMP/tty" </dev/null
+    grep -q "^Once upon a time" "$TMP/tty" && not_ok "--no-echo on a terminal echoed" || ok "--no-echo on a terminal"
+else not_ok "script (util-linux) is missing: the terminal echo is untested"; fi
+# Progress on a terminal (PITH_PROGRESS_DELAY=0: from the first step, the
+# fixtures load too fast for the default half second): loading in read
+# mode in MiB and MB/s, the prompt in tokens; nothing of it into a pipe.
+long=$(i=0; while [ $i -lt 40 ]; do printf 'Once upon a time '; i=$((i + 1)); done)
+if command -v script >/dev/null 2>&1; then
+    PITH_PROGRESS_DELAY=0 script -qec "$PITH run $S --load read -b 16 -p '$long' -n 2 --temp 0 >/dev/null" /dev/null \
+        >"$TMP/tty" </dev/null
+    if grep -q 'loading: [0-9.]* of [0-9.]* MiB, [0-9.]* MB/s' "$TMP/tty" && grep -q 'prompt: [0-9]* of [0-9]* tokens' "$TMP/tty"
+    then ok "progress on a terminal: loading MiB and MB/s, prompt tokens"
+    else not_ok "progress on a terminal: $(tr '\r' '|' <"$TMP/tty" | head -c 300)"; fi
+fi
+PITH_PROGRESS_DELAY=0 $PITH run "$S" --load read -b 16 -p "$long" -n 2 --temp 0 >/dev/null 2>"$TMP/err"
+grep -q 'loading:\|prompt: [0-9]* of' "$TMP/err" && not_ok "progress into a pipe: $(head -c 200 "$TMP/err")" || ok "no progress into a pipe"
+check "--stream-window on run" $PITH run "$M" -p hi -n 2 --temp 0 --load stream --stream-window 8M
 finish

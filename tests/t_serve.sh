@@ -169,10 +169,20 @@ if (cd "$TMP/npm" && timeout 120 npm install --no-audit --no-fund --no-save --lo
 else not_ok "npm install openai failed (the registry must be reachable): $(tail -c 300 "$TMP/npm/npm.log")"; fi
 
 # ---- hostile HTTP ----------------------------------------------------------
+# /health is public (probes carry no key); every other endpoint needs it.
 code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' "$URL/health")
-[ "$code" = 401 ] && [ "$(jget "$TMP/body" r.error.type)" = authentication_error ] && ok "no API key: 401 with an error object" || not_ok "no key: $code"
-code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' -H "Authorization: Bearer ${KEY}x" "$URL/health")
+[ "$code" = 200 ] && [ "$(jget "$TMP/body" r.status)" = ok ] && ok "no API key: /health 200" || not_ok "no key, /health: $code $(cat "$TMP/body")"
+code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' "$URL/v1/models")
+[ "$code" = 401 ] && [ "$(jget "$TMP/body" r.error.type)" = authentication_error ] && ok "no API key: /v1/models 401 with an error object" || not_ok "no key, /v1/models: $code"
+code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' -H 'Content-Type: application/json' \
+    --data-binary '{"messages":[{"role":"user","content":"Hi"}],"max_tokens":2}' "$URL/v1/chat/completions")
+[ "$code" = 401 ] && [ "$(jget "$TMP/body" r.error.type)" = authentication_error ] && ok "no API key: /v1/chat/completions 401" || not_ok "no key, chat: $code"
+code=$(post /v1/chat/completions '{"messages":[{"role":"user","content":"Hi"}],"max_tokens":2}')
+[ "$code" = 200 ] && ok "with the API key: /v1/chat/completions 200" || not_ok "key, chat: $code $(cat "$TMP/body")"
+code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' -H "Authorization: Bearer ${KEY}x" "$URL/v1/models")
 [ "$code" = 401 ] && ok "wrong API key: 401" || not_ok "wrong key: $code"
+code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' -H "Authorization: Bearer ${KEY}x" "$URL/health")
+[ "$code" = 200 ] && ok "wrong API key: /health still 200" || not_ok "wrong key, /health: $code"
 code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' -H "Authorization: Bearer $KEY" -H 'Host: evil.example' "$URL/health")
 [ "$code" = 403 ] && ok "Host that is not loopback (DNS rebinding): 403" || not_ok "foreign Host: $code"
 head -c 70000 /dev/zero | tr '\0' 'a' >"$TMP/big"

@@ -921,8 +921,8 @@ static void detect_more(void)
               real_templates[i].name, chat_template_name(real_templates[i].want));
     /* look-alikes that must not be taken for them */
     CHECK(chat_template_detect("{% for m in messages %}{{'<|' + m['role'] + '|>\\n' + m['content'] + '<|end|>\\n'}}"
-                               "{% endfor %}<|user|><|assistant|><|system|>{{ eos_token }}") == CHAT_TEMPLATE_RAW,
-          "detect: Phi-3's <|user|>...<|end|> is not Zephyr");
+                               "{% endfor %}<|user|><|assistant|><|system|>{{ eos_token }}") == CHAT_TEMPLATE_PHI3,
+          "detect: Phi-3's <|user|>...<|end|> is Phi-3, not Zephyr");
     CHECK(chat_template_detect("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
                                "Face. Reasoning Mode: /think<|im_end|>") == CHAT_TEMPLATE_RAW,
           "detect: SmolLM3's longer system text is not SmolLM2");

@@ -84,8 +84,12 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
             if (err > worst) worst = err;
         }
     }
-    CHECK(worst <= 1e-5, "%s rows: %d rows x %d tokens within 1e-5 of sum |terms| of the reference (worst %.3g)", name,
-          ROWS, TOKENS, worst);
+    /* F16 arithmetic (kernels.h, KernelSet.f16_in_half) has its own bound */
+    double bound = type == GGML_TYPE_F16 && kern_active()->f16_in_half && rows == kern_active()->rows[type]
+                       ? KERN_HALF_BOUND
+                       : 1e-5;
+    CHECK(worst <= bound, "%s rows: %d rows x %d tokens within %.3g of sum |terms| of the reference (worst %.3g)", name,
+          ROWS, TOKENS, bound, worst);
 
     /* token by token */
     for (int t = 0; t < TOKENS; t++)
@@ -126,6 +130,45 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
     free(x);
 }
 
+/* F16 arithmetic (KernelSet.f16_in_half): on values whose products and
+ * sums F16 holds exactly (weights +-2^-2..2^1, activations small integers,
+ * one token scaled by 1024 so the kernel divides its chunks by a power of
+ * two), the result must be the reference's exactly: a dropped, repeated or
+ * misplaced element, chunk or tail cannot hide in the rounding bound. */
+static void test_f16_half(KernRowsFn rows)
+{
+    enum { N = 256 * 5 + 8 * 3 + 3, R = 13, T = 9 }; /* chunks, a short chunk and a tail of 3 */
+    uint64_t rb = ggml_row_bytes(GGML_TYPE_F16, N);
+    uint8_t *w = malloc(R * rb);
+    float *x = malloc(sizeof(float) * T * N), *got = malloc(sizeof(float) * T * R), *one = malloc(sizeof(float) * R);
+    static const float pw[] = {0.25f, 0.5f, 1.0f, 2.0f, -0.25f, -0.5f, -1.0f, -2.0f};
+    for (int r = 0; r < R; r++) {
+        float wf[N];
+        for (int i = 0; i < N; i++) wf[i] = pw[test_rng_u32(&rng) % 8];
+        quant_quantize_row(GGML_TYPE_F16, wf, w + r * rb, N);
+    }
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < N; i++) x[t * N + i] = (float)((int)(test_rng_u32(&rng) % 15) - 7) * (t == 3 ? 1024.0f : 1.0f);
+    rows(N, w, rb, R, x, sizeof(float) * N, T, got, R);
+    int exact = 1, alone = 1;
+    for (int t = 0; t < T; t++) {
+        rows(N, w, rb, R, x + t * N, sizeof(float) * N, 1, one, R);
+        for (int r = 0; r < R; r++) {
+            float want;
+            kern_ref()->dot[GGML_TYPE_F16](N, w + r * rb, x + t * N, 0, 1, &want, 1);
+            exact &= got[t * R + r] == want;
+            alone &= memcmp(&got[t * R + r], &one[r], sizeof(float)) == 0;
+        }
+    }
+    CHECK(exact, "F16 in F16 arithmetic: exactly the reference where F16 holds every product and sum (%d rows, %d tokens, "
+                 "%d columns, one token scaled down)", R, T, N);
+    CHECK(alone, "F16 in F16 arithmetic: each token alone equals the group, bit for bit");
+    free(w);
+    free(x);
+    free(got);
+    free(one);
+}
+
 int main(void)
 {
     const KernelSet *ks = kern_active();
@@ -135,6 +178,7 @@ int main(void)
         any = 1;
         test_type(t, ks->rows[t], ks->name, 1, NULL);
     }
+    if (ks->f16_in_half) test_f16_half(ks->rows[GGML_TYPE_F16]);
     if (!any) CHECK(1, "%s: no multi-row kernels on this path (row-by-row kernels are tested by test_kernels)", ks->name);
 
     /* x86: when the active set uses the AVX-512 kernels, the AVX2 ones too,

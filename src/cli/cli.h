@@ -25,6 +25,20 @@ int cmd_chat(int argc, char **argv);      /* cmd_chat.c */
 int cmd_bench(int argc, char **argv);     /* cmd_bench.c */
 int cmd_serve(int argc, char **argv);     /* cmd_serve.c */
 
+/* cli_help.c: the commands' names and help. */
+#define CLI_N_COMMANDS 8
+void cli_usage(const char *version);  /* pith --help: the commands */
+void cli_help(int k);                 /* command k's options, defaults, example */
+int cli_command_index(const char *name); /* dies naming an unknown command */
+
+/* An option argv[i] that `cmd` does not take: --help or -h prints the
+ * command's help and exits 0; anything else dies "unknown option". */
+_Noreturn void cli_unknown(const char *cmd, const char *arg);
+
+/* What bug reports need (pith --version, inspect --plan): the board profile
+ * (board != 0), the memory budget in MiB, the page size, the kernel set. */
+void cli_print_system(int board);
+
 /* Argument helpers: each dies with "pith: <flag>: <what is wrong>" on bad input. */
 /* Returns argv[*i + 1] and advances *i, or dies if the value is missing. */
 const char *cli_value(int argc, char **argv, int *i);
@@ -40,13 +54,22 @@ int cli_count_ids(const char *text);
 /* Handles argv[*i] if it is an option every generating command shares
  * (-c -t -b --kv-type --no-mmap --temp --top-k --top-p --min-p
  * --repeat-penalty --repeat-last-n --presence-penalty --seed --trace
- * --no-think --plan --keep --no-shift --ignore-eos --mem --load --template).
+ * --no-think --plan --keep --no-shift --ignore-eos --mem --load --stream-window
+ * --template).
  * Returns 1 if it did, 0 if argv[*i] is not one. */
 int cli_session_option(SessionOptions *o, int argc, char **argv, int *i);
+/* --grammar FILE / --json-schema FILE (cli_args.c): 1 if argv[*i] was one. */
+void cli_grammar_option(SessionOptions *o, const char *flag, const char *file);
+/* After cli_open_session: reads, translates and compiles the grammar, or
+ * exits 2 with one line. Nothing without --grammar/--json-schema. */
+void cli_grammar_load(Session *s);
 /* session_open, as every command opens a model: the planner's note on
  * stderr; with --plan the table on stdout and exit (0, or 2 with the
  * refusal); any failure one line, exit 2. */
 void cli_open_session(Session *s, const SessionOptions *o);
+/* The model's chat template is none pith knows, or there is none, and no
+ * --template chose one: says so on stderr, with what happens instead. */
+void cli_template_note(const Session *s, const char *fallback);
 /* A failed session call: "pith: <s->err>", exit 2. */
 _Noreturn void cli_session_die(const Session *s);
 /* A command's own buffer in the session's arena (SessionOptions.plan_extra

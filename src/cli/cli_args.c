@@ -77,6 +77,18 @@ int cli_ids(const char *flag, const char *text, int32_t *out, int cap, int64_t l
     return n;
 }
 
+/* --grammar FILE / --json-schema FILE of run and chat (read and compiled by
+ * cli_grammar.c): flag is which, file its value. */
+void cli_grammar_option(SessionOptions *o, const char *flag, const char *file)
+{
+    if (o->grammar_file) port_die("%s: give one --grammar or --json-schema", flag);
+    o->grammar_file = file;
+    o->grammar_is_schema = flag[2] == 'j';
+    o->grammar = 1;
+    /* the grammar holds the reply from its first token: no Qwen3 thinking block */
+    o->thinking = 0;
+}
+
 int cli_session_option(SessionOptions *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -121,6 +133,7 @@ int cli_session_option(SessionOptions *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--no-shift")) o->no_shift = 1;
     else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
     else if (!strcmp(a, "--mem")) o->mem = cli_size(a, cli_value(argc, argv, i));
+    else if (!strcmp(a, "--stream-window")) o->stream_window = cli_size(a, cli_value(argc, argv, i));
     else if (!strcmp(a, "--load")) {
         const char *v = cli_value(argc, argv, i);
         o->load_asked = mem_load_parse(v);
@@ -128,6 +141,13 @@ int cli_session_option(SessionOptions *o, int argc, char **argv, int *i)
     }
     else return 0;
     return 1;
+}
+
+void cli_template_note(const Session *s, const char *fallback)
+{
+    if (s->tmpl != CHAT_TEMPLATE_RAW || s->opt.template_name) return;
+    if (!s->tmpl_name[0]) port_err("note: the model has no chat template: %s\n", fallback);
+    else port_err("warning: chat template '%s' is not recognised: %s\n", s->tmpl_name, fallback);
 }
 
 _Noreturn void cli_session_die(const Session *s)
@@ -141,6 +161,7 @@ void cli_open_session(Session *s, const SessionOptions *o)
     if (s->notice[0]) port_err("%s\n", s->notice);
     if (o->show_plan && (rc > 0 || (rc < 0 && s->refused))) {
         mem_print(&s->budget, &s->req, &s->mem);
+        cli_print_system(1);
         port_out_flush();
     }
     if (rc < 0) cli_session_die(s);

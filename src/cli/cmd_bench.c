@@ -3,7 +3,7 @@
  * Measures, like llama-bench: prompt processing (p tokens from an empty
  * cache, in steps of -b tokens) and generation (n tokens one at a time from
  * an empty cache), each repeated r times after one warm-up run of both;
- * prints mean +- standard deviation of tokens/s, the bytes of weights each
+ * prints mean ± standard deviation of tokens/s, the bytes of weights each
  * generated token reads (every matrix once: the layers and the output) and
  * the bandwidth that implies, and the arena size. Token ids are fixed
  * pseudo-random ids (the speed does not depend on them). --ref forces the
@@ -107,12 +107,12 @@ int cmd_bench(int argc, char **argv)
         } else if (!strcmp(a, "--stream-window")) o.stream_window = cli_size(a, cli_value(argc, argv, &i));
         else if (!strcmp(a, "--keep-cache")) o.stream_keep_cache = 1;
         else if (!strcmp(a, "--plan")) o.show_plan = 1;
-        else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for bench", a);
+        else if (a[0] == '-' && a[1] != '\0') cli_unknown("bench", a);
         else if (!o.model_path) o.model_path = a;
         else port_die("%s: unexpected argument (one model only)", a);
     }
     const char *path = o.model_path;
-    if (!path) port_die("bench: missing MODEL (usage: pith bench MODEL [-p 128] [-n 32] [-t N] [-r 3])");
+    if (!path) port_die("bench: missing MODEL (see pith help bench)");
     if (n_prompt == 0 && n_gen == 0) port_die("bench: -p and -n are both 0: nothing to measure");
     kern_select(kernels);
 
@@ -174,21 +174,46 @@ int cmd_bench(int argc, char **argv)
         if (n_prompt > 0) pp[r] = (double)n_prompt / run_prompt(&s, ids, (int)n_prompt);
         if (n_gen > 0) tg[r] = (double)n_gen / run_generation(&s, ids, (int)n_gen);
     }
-    port_out("\n| test   | tokens/s          | weights GB/s | runs |\n");
-    port_out("|--------|-------------------|--------------|------|\n");
-    double mean, sd;
-    if (n_prompt > 0) {
-        mean_sd(pp, (int)reps, &mean, &sd);
-        char name[32];
-        snprintf(name, sizeof name, "pp%lld", (long long)n_prompt);
-        port_out("| %-6s | %8.2f +- %6.2f |          -   | %4d |\n", name, mean, sd, (int)reps);
+    /* The table, columns as wide as their widest cell (a fast machine's
+     * pp rate has 6 digits); "±" is two bytes and one column. */
+    char cell[3][4][48];
+    snprintf(cell[0][0], 48, "test"), snprintf(cell[0][1], 48, "tokens/s"), snprintf(cell[0][2], 48, "weights GB/s");
+    snprintf(cell[0][3], 48, "runs");
+    int rows = 1;
+    for (int k = 0; k < 2; k++) {
+        int64_t n = k ? n_gen : n_prompt;
+        if (n == 0) continue;
+        double mean, sd;
+        mean_sd(k ? tg : pp, (int)reps, &mean, &sd);
+        snprintf(cell[rows][0], 48, "%s%lld", k ? "tg" : "pp", (long long)n);
+        snprintf(cell[rows][1], 48, "%.2f \xc2\xb1 %.2f", mean, sd);
+        if (k) snprintf(cell[rows][2], 48, "%.2f", mean * (double)per_token / 1e9);
+        else snprintf(cell[rows][2], 48, "-");
+        snprintf(cell[rows][3], 48, "%d", (int)reps);
+        rows++;
     }
-    if (n_gen > 0) {
-        mean_sd(tg, (int)reps, &mean, &sd);
-        char name[32];
-        snprintf(name, sizeof name, "tg%lld", (long long)n_gen);
-        port_out("| %-6s | %8.2f +- %6.2f | %12.2f | %4d |\n", name, mean, sd, mean * (double)per_token / 1e9,
-                 (int)reps);
+    int width[4] = {0};
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < 4; c++) {
+            int w = (int)strlen(cell[r][c]) - (strstr(cell[r][c], "\xc2\xb1") ? 1 : 0);
+            if (w > width[c]) width[c] = w;
+        }
+    port_out("\n");
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < 4; c++) {
+            int pad = width[c] - (int)strlen(cell[r][c]) + (strstr(cell[r][c], "\xc2\xb1") ? 1 : 0);
+            /* text left, numbers right */
+            if (c == 0) port_out("| %s%*s ", cell[r][c], pad, "");
+            else port_out("| %*s%s ", pad, "", cell[r][c]);
+        }
+        port_out("|\n");
+        if (r == 0) {
+            for (int c = 0; c < 4; c++) {
+                port_out("|");
+                for (int i = 0; i < width[c] + 2; i++) port_out("-");
+            }
+            port_out("|\n");
+        }
     }
     uint64_t peak = port_peak_rss();
     if (peak) port_out("peak RSS: %.1f MiB (VmHWM)\n", (double)peak / 1048576.0);

@@ -66,23 +66,25 @@ int cmd_chat(int argc, char **argv)
         if (!strcmp(a, "--system")) system = cli_value(argc, argv, &i);
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) n_reply = cli_int(a, cli_value(argc, argv, &i), 1, 1 << 24);
         else if (!strcmp(a, "--ids-out")) ids_out = cli_value(argc, argv, &i);
-        else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for chat (see pith --help)", a);
+        else if (!strcmp(a, "--grammar") || !strcmp(a, "--json-schema")) cli_grammar_option(&o, a, cli_value(argc, argv, &i));
+        else if (a[0] == '-' && a[1] != '\0') cli_unknown("chat", a);
         else if (!o.model_path) o.model_path = a;
         else port_die("%s: unexpected argument (one model only)", a);
     }
-    if (!o.model_path) port_die("chat: missing MODEL (usage: pith chat MODEL)");
+    if (!o.model_path) port_die("chat: missing MODEL (see pith help chat)");
     uint64_t sys_len = system ? strlen(system) : 0;
     o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + 16;
     o.max_out_ids = ids_out ? (uint64_t)n_reply : 0; /* a reply's ids, for --ids-out */
 
     static Session s;
     cli_open_session(&s, &o);
+    cli_grammar_load(&s);
     if (ids_out) {
         char err[512];
         if (port_write_file(ids_out, "", 0, 0, err, sizeof err) != 0) port_die("--ids-out: %s", err);
     }
     if (s.tmpl == CHAT_TEMPLATE_RAW)
-        port_err("warning: chat template '%s' is not recognised: messages are fed as they are\n", s.tmpl_name);
+        cli_template_note(&s, "messages are fed as they are");
     port_interrupt_catch();
 
     int tty = port_stdin_is_tty(), turn = 0;
@@ -167,6 +169,7 @@ int cmd_chat(int argc, char **argv)
         token_stream_init(&out.ts);
         GenOptions g = {n_reply, 1, emit_token, interrupted, &out};
         GenResult gr;
+        if (s.grammar_on) grammar_reset(&s.grammar); /* each reply is one sentence of the grammar */
         double tg0 = port_seconds();
         if (session_generate(&s, &g, &gr) != 0) cli_session_die(&s);
         if (gr.stop == GEN_CONTEXT_FULL) port_err("\ncontext full (%u tokens): reply cut short\n", s.mopt.n_ctx);

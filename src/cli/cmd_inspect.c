@@ -200,11 +200,11 @@ int cmd_inspect(int argc, char **argv)
         else if (strcmp(argv[i], "--plan") == 0) show_plan = 1;
         else if (strcmp(argv[i], "--no-mmap") == 0) use_mmap = 0;
         else if (strcmp(argv[i], "--key") == 0) key = cli_value(argc, argv, &i);
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') port_die("%s: unknown option for inspect", argv[i]);
+        else if (argv[i][0] == '-' && argv[i][1] != '\0') cli_unknown("inspect", argv[i]);
         else if (path) port_die("%s: only one MODEL may be given", argv[i]);
         else path = argv[i];
     }
-    if (!path) port_die("inspect: missing MODEL (usage: pith inspect MODEL [--tensors] [--key KEY] [--plan] [--no-mmap])");
+    if (!path) port_die("inspect: missing MODEL (see pith help inspect)");
 
     static Gguf g;
     GgufError err;
@@ -221,7 +221,7 @@ int cmd_inspect(int argc, char **argv)
 
     if (key) {
         const GgufKV *kv = gguf_find_key(&g, key);
-        if (!kv) port_die("%s: no key '%s' in %s", key, key, path);
+        if (!kv) port_die("%s: no key '%s'", path, key);
         print_key(&in, kv);
     } else {
         port_out("file: %s\n", path);
@@ -268,7 +268,10 @@ int cmd_inspect(int argc, char **argv)
         port_out("parameters: %llu\n", (unsigned long long)params);
         port_out("tensor bytes: %llu\n", (unsigned long long)bytes);
     }
-    if (show_plan) plan_print(&plan);
+    if (show_plan) {
+        plan_print(&plan);
+        cli_print_system(1);
+    }
     port_out_flush();
     gguf_close(&g);
     arena_unmap(&arena);

@@ -60,11 +60,11 @@ int cmd_logits(int argc, char **argv)
             const char *v = cli_value(argc, argv, &i);
             if ((o.load_asked = mem_load_parse(v)) < 0) port_die("--load: '%s' is not mmap, read or stream", v);
         } else if (strcmp(a, "--stream-window") == 0) o.stream_window = cli_size(a, cli_value(argc, argv, &i));
-        else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for logits", a);
+        else if (a[0] == '-' && a[1] != '\0') cli_unknown("logits", a);
         else if (!o.model_path) o.model_path = a;
         else port_die("%s: unexpected argument (one model only)", a);
     }
-    if (!o.model_path) port_die("logits: missing MODEL (usage: pith logits MODEL --prompt-ids 1,2,3 --out FILE.f32)");
+    if (!o.model_path) port_die("logits: missing MODEL (see pith help logits)");
     if (!ids_text) port_die("logits: missing --prompt-ids");
     if (!out_path) port_die("logits: missing --out");
 

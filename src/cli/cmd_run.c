@@ -1,7 +1,8 @@
 /* pith run MODEL -p TEXT [-n N] [--raw] [--system TEXT] [--prompt-ids 1,2,3 --print-ids] [session options]
  *
  * Wraps the prompt in the model's chat template as one user turn (or feeds
- * it as is with --raw), prefills it in batches and streams the generated
+ * it as is with --raw; a raw prompt is echoed first on a terminal, or with
+ * --echo), prefills it in batches and streams the generated
  * text to stdout. Timings and the memory plan go to stderr. */
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +54,7 @@ int cmd_run(int argc, char **argv)
     session_defaults(&o);
     const char *prompt = NULL, *prompt_ids = NULL, *system = NULL;
     int64_t n_predict = DEFAULT_PREDICT;
-    int raw = 0, print_ids = 0;
+    int raw = 0, print_ids = 0, echo = -1; /* echo -1: on a terminal */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (cli_session_option(&o, argc, argv, &i)) continue;
@@ -62,12 +63,15 @@ int cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--system")) system = cli_value(argc, argv, &i);
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) n_predict = cli_int(a, cli_value(argc, argv, &i), 0, 1 << 24);
         else if (!strcmp(a, "--raw")) raw = 1;
+        else if (!strcmp(a, "--grammar") || !strcmp(a, "--json-schema")) cli_grammar_option(&o, a, cli_value(argc, argv, &i));
         else if (!strcmp(a, "--print-ids")) print_ids = 1;
-        else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for run (see pith --help)", a);
+        else if (!strcmp(a, "--echo")) echo = 1;
+        else if (!strcmp(a, "--no-echo")) echo = 0;
+        else if (a[0] == '-' && a[1] != '\0') cli_unknown("run", a);
         else if (!o.model_path) o.model_path = a;
         else port_die("%s: unexpected argument (one model only; quote the prompt after -p)", a);
     }
-    if (!o.model_path) port_die("run: missing MODEL (usage: pith run MODEL -p TEXT)");
+    if (!o.model_path) port_die("run: missing MODEL (see pith help run)");
     if (!prompt && !prompt_ids) port_die("run: missing -p TEXT or --prompt-ids IDS");
     if (prompt && prompt_ids) port_die("run: give -p or --prompt-ids, not both");
     if (prompt && !*prompt) port_die("-p: the prompt is empty");
@@ -87,6 +91,7 @@ int cmd_run(int argc, char **argv)
 
     static Session s;
     cli_open_session(&s, &o);
+    cli_grammar_load(&s);
 
     int n_prompt;
     if (prompt_ids) {
@@ -95,8 +100,12 @@ int cmd_run(int argc, char **argv)
         size_t len;
         const char *src = prompt;
         if (raw || s.tmpl == CHAT_TEMPLATE_RAW) {
-            if (!raw) port_err("warning: chat template '%s' is not recognised: feeding the prompt as is\n", s.tmpl_name);
+            if (!raw) cli_template_note(&s, "feeding the prompt as is");
             len = strlen(prompt);
+            /* A raw prompt is the start of the text (a base model goes on
+             * mid-sentence): shown first on a terminal, as llama.cpp does. */
+            if (echo < 0) echo = port_is_tty(1);
+            if (echo && !print_ids) port_out_bytes(prompt, len);
         } else {
             int64_t n = session_render_user(&s, system, prompt, strlen(prompt), 1, 0);
             if (n < 0) cli_session_die(&s);
@@ -141,6 +150,9 @@ int cmd_run(int argc, char **argv)
     }
     port_out_flush();
     print_stats(&s, n_prompt, t_prefill, t_first, n_gen, t_gen);
+    if (s.grammar_on && n_gen > 0)
+        port_err("grammar: %.3f ms per token choosing tokens under it (sampling included; %u full vocabulary masks)\n",
+                 1e3 * s.grammar_seconds / n_gen, s.grammar_masks);
     session_close(&s);
     return 0;
 }

@@ -15,7 +15,7 @@
 #include "../text/json.h"
 #include "../server/server_api.h"
 
-#define USAGE "usage: pith serve MODEL [--host ADDR] [--port N] [--api-key KEY | --api-key-file F] [--max-body SIZE]"
+#define USAGE "see pith help serve"
 #define MAX_KEY 4096
 
 /* The key is the first line of the file, without surrounding whitespace. */
@@ -96,7 +96,7 @@ int cmd_serve(int argc, char **argv)
         else if (!strcmp(a, "--timeout")) so.timeout = cli_float(a, cli_value(argc, argv, &i), 0.1, 3600);
         else if (!strcmp(a, "--slots")) so.slots = (int)cli_int(a, cli_value(argc, argv, &i), 1, SESSION_MAX_SLOTS);
         else if (!strcmp(a, "--metrics")) so.metrics = 1;
-        else if (a[0] == '-' && a[1] != '\0') port_die("%s: unknown option for serve (see pith --help)", a);
+        else if (a[0] == '-' && a[1] != '\0') cli_unknown("serve", a);
         else if (!o.model_path) o.model_path = a;
         else port_die("%s: unexpected argument (" USAGE ")", a);
     }
@@ -118,10 +118,11 @@ int cmd_serve(int argc, char **argv)
     uint64_t text = ctx * SERVE_BYTES_PER_TOKEN;
     if (text > so.max_body) text = so.max_body;
     o.max_text = text + 64 * 1024;
-    o.no_shift = 1;
+    o.no_shift = 1; /* a full context ends the reply ("length"), never drops the prompt */
+    o.grammar = 1;  /* response_format and forced tool calls: one grammar state per slot */
     o.slots = (uint32_t)(so.slots > 0 ? so.slots : 1);
     if (o.batch < (int64_t)o.slots)
-        port_die("-b: a step holds a token of each of the %u slots: -b %lld is too small", o.slots, (long long)o.batch); /* a full context ends the reply ("length"), never drops the prompt */
+        port_die("-b: a step holds a token of each of the %u slots: -b %lld is too small", o.slots, (long long)o.batch);
 
     static Session s;
     static Server sv;
@@ -141,7 +142,7 @@ int cmd_serve(int argc, char **argv)
     sv.cli_sampling = s.opt.sampling;
     set_model_name(&sv, o.model_path);
     if (s.tmpl == CHAT_TEMPLATE_RAW)
-        port_err("warning: chat template '%s' is not recognised: chat messages are concatenated\n", s.tmpl_name);
+        cli_template_note(&s, "chat messages are concatenated");
     if (!sv.loopback && !so.api_key)
         port_err("warning: listening on %s without --api-key: anyone who can reach this address can use the model\n",
                  so.host);

@@ -18,8 +18,7 @@
 #include "cli.h"
 #include "../gguf/gguf.h"
 
-#define USAGE \
-    "usage: pith template MODEL --messages FILE [--template NAME] [--no-think] [--no-generation-prompt] [--no-mmap]"
+#define USAGE "see pith help template"
 #define TEMPLATE_KEY "tokenizer.chat_template"
 #define TEMPLATE_MAX ((uint64_t)1 << 20) /* longer templates are read cut (detection needs little) */
 
@@ -60,7 +59,7 @@ int cmd_template(int argc, char **argv)
         else if (strcmp(argv[i], "--no-think") == 0) think = 0;
         else if (strcmp(argv[i], "--no-generation-prompt") == 0) gen_prompt = 0;
         else if (strcmp(argv[i], "--no-mmap") == 0) use_mmap = 0;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') port_die("%s: unknown option for template", argv[i]);
+        else if (argv[i][0] == '-' && argv[i][1] != '\0') cli_unknown("template", argv[i]);
         else if (model) port_die("%s: unexpected argument (" USAGE ")", argv[i]);
         else model = argv[i];
     }

@@ -11,7 +11,7 @@
 #include "../text/tokenizer.h"
 #include "../text/unicode.h"
 
-#define USAGE "usage: pith tokenize MODEL TEXT | --file F [--pieces] [--no-special] [--no-mmap] [--time]"
+#define USAGE "see pith help tokenize"
 
 /* Prints a piece between quotes: valid UTF-8 as is, control bytes, quotes,
  * backslashes and invalid bytes escaped. */
@@ -47,7 +47,7 @@ int cmd_tokenize(int argc, char **argv)
         else if (strcmp(argv[i], "--no-special") == 0) parse_special = 0;
         else if (strcmp(argv[i], "--no-mmap") == 0) use_mmap = 0;
         else if (strcmp(argv[i], "--time") == 0) timing = 1;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') port_die("%s: unknown option for tokenize", argv[i]);
+        else if (argv[i][0] == '-' && argv[i][1] != '\0') cli_unknown("tokenize", argv[i]);
         else if (!model) model = argv[i];
         else if (!text) text = argv[i];
         else port_die("%s: unexpected argument (" USAGE ")", argv[i]);

@@ -19,7 +19,9 @@
  *      largest logit) leaves no room for rounding activations to 16 bits, and
  *      for F16/BF16 weights float activations are exact up to summation order
  *      (F16 class 5e-3, mean KL 1e-5: well inside). The conversion of the
- *      16-bit weights is the only rounding-free extra work.
+ *      16-bit weights is the only rounding-free extra work. (On CPUs with
+ *      F16 arithmetic the F16 kernel rounds them to F16 itself, as
+ *      llama.cpp does: KernelSet.f16_in_half.)
  *   2. kern_quantize_act(type, x, out, n) converts one token's n floats into
  *      that format (n a multiple of the block). Do it once per matrix input
  *      and share it among the matrices reading the same input (q, k, v).
@@ -70,6 +72,11 @@ typedef struct {
 
 #define KERN_MAX_NT 8 /* tokens per multi-token dot call */
 
+/* Worst relative error of F16 arithmetic (KernelSet.f16_in_half): 2^-11 for
+ * rounding an activation plus 2^-11 for each of the 8 F16 multiply-adds of a
+ * lane's run, relative to the sum of |terms| (rounding to nearest). */
+#define KERN_HALF_BOUND (9.0 / 2048.0)
+
 /* One weight row of n elements against nt (1..KERN_MAX_NT) activations:
  * token t's activation starts at (const uint8_t *)act + t * act_stride,
  * its result goes to out[t * out_stride]. */
@@ -88,6 +95,11 @@ typedef struct {
     const char *name;
     KernDotFn dot[GGML_TYPE_COUNT];                      /* NULL: the reference */
     KernRowsFn rows[GGML_TYPE_COUNT];                    /* NULL: row by row with dot */
+    /* rows[GGML_TYPE_F16] multiplies in F16 (kernels_arm_fp16.c, CPUs with
+     * FEAT_FP16): activations rounded to F16 as llama.cpp does, sums of up
+     * to 32 products per lane in F16, so a result is within
+     * KERN_HALF_BOUND x sum |terms| of the reference instead of 1e-5. */
+    int f16_in_half;
     void (*quantize_q8_0)(const float *x, KernQ8_0 *out, uint64_t n);
     void (*quantize_q8_k)(const float *x, KernQ8_K *out, uint64_t n);
     /* attention over the KV cache: q . k and out += a * v, k and v F16 or F32 */

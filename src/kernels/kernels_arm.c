@@ -1135,6 +1135,9 @@ void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+/* kernels_arm_fp16.c: F16 weights multiplied in F16, for CPUs with FEAT_FP16 */
+void kern_arm_fp16_rows_f16(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 #endif
 
 #define INT_ENTRIES(p)                                                                                           \
@@ -1162,8 +1165,15 @@ const KernelSet *kern_arm(void)
     static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16),
                            dotprod = SET("aarch64 NEON+dotprod", dp, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
                                          [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0);
+    static KernelSet with_fp16; /* either set, F16 weights multiplied in F16 (kernels_arm_fp16.c) */
     if (!c->neon) return NULL;
-    return c->dotprod ? &dotprod : &neon;
+    const KernelSet *s = c->dotprod ? &dotprod : &neon;
+    if (!c->fp16) return s;
+    with_fp16 = *s;
+    with_fp16.name = c->dotprod ? "aarch64 NEON+dotprod+fp16" : "aarch64 NEON+fp16";
+    with_fp16.rows[GGML_TYPE_F16] = kern_arm_fp16_rows_f16;
+    with_fp16.f16_in_half = 1;
+    return &with_fp16;
 #else
     static const KernelSet neon = SET("armv7 NEON", neon, 0);
     return c->neon && c->vfpv4 ? &neon : NULL;

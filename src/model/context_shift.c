@@ -30,13 +30,15 @@ static void shift_worker(void *ctx, int ith, int nth)
     float head[FORWARD_MAX_HEAD_DIM];
 
     for (uint32_t l = l0; l < l1; l++) {
+        int ropes = model_layer_ropes(c, l); /* keys of a layer without RoPE only move */
         for (uint32_t h = 0; h < c->n_head_kv; h++) {
             /* the kv head's rows, one per position (model.h: kv_row_index) */
-            uint8_t *kc = (uint8_t *)seq->k_cache + kv_row_index(c, seq->n_ctx, l, h, 0) * krow;
-            uint8_t *vc = (uint8_t *)seq->v_cache + kv_row_index(c, seq->n_ctx, l, h, 0) * vrow;
+            uint8_t *kc, *vc;
+            uint32_t rows;
+            seq_kv_head(c, seq, l, h, &kc, &vc, &rows);
             memmove(kc + to * krow, kc + from * krow, (uint64_t)j->n_move * krow);
             memmove(vc + to * vrow, vc + from * vrow, (uint64_t)j->n_move * vrow);
-            for (uint64_t p = to; p < to + j->n_move; p++) {
+            for (uint64_t p = to; ropes && p < to + j->n_move; p++) {
                 uint8_t *key = kc + p * krow;
                 if (kt == KV_F32) {
                     forward_rope((float *)key, c->n_rot, j->cs, c->arch->rope);
@@ -67,6 +69,10 @@ int context_shift(const Model *m, SeqState *seq, uint32_t n_keep, uint32_t n_dro
     if ((uint64_t)n_keep + n_drop > seq->n_past) {
         snprintf(err, cap, "context shift: keeping %u and dropping %u positions needs more than the %u filled",
                  n_keep, n_drop, seq->n_past);
+        return -1;
+    }
+    if (seq->ring) {
+        snprintf(err, cap, "context shift: the sliding-window layers' rings cannot shift (recompute the kept tokens)");
         return -1;
     }
     if (c->head_dim > FORWARD_MAX_HEAD_DIM || c->head_dim % 2 != 0) {

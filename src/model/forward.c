@@ -1,10 +1,11 @@
-/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama) over a sequence's KV cache.
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3) over a sequence's KV cache.
  *
  * Per layer, for the tokens of one step:
  *   h = RMSNorm(x) * attn_norm
  *   q, k, v = Wq h + bq, Wk h + bk, Wv h + bv   (biases if the model has them)
  *   per-head RMSNorm of q and k if the arch has it
- *   RoPE on q and k at each token's position; k, v go into the cache
+ *   RoPE on q and k at each token's position (not in SmolLM3's every fourth
+ *   layer; Phi-4-mini: on the first n_rot elements of a head); k, v go into the cache
  *   attention of each q head over its kv head's cache rows 0..pos (causal)
  *   x += Wo attn
  *   h = RMSNorm(x) * ffn_norm
@@ -43,7 +44,7 @@ typedef struct {
     uint64_t elem;   /* bytes per element (per row) */
 } Buffer;
 
-enum { S_KCACHE, S_VCACHE, S_COUNT };
+enum { S_KCACHE, S_VCACHE, S_KRING, S_VRING, S_COUNT };
 enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_TSEQ, W_TPOS, W_TID,
        W_COUNT };
 
@@ -57,12 +58,52 @@ static uint64_t widest_input(const ModelConfig *c)
     return w;
 }
 
-/* One sequence's buffers; what names them in the plan. */
-static void seq_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, const char *what, Buffer *b)
+/* Rows of a windowed layer's ring for these options (0: no such layer). */
+static uint32_t ring_rows(const ModelConfig *c, const ModelOptions *o)
 {
-    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer, c->n_head_kv), o->n_ctx); /* model.h: kv_row_index */
+    if (model_swa_before(c, c->n_layer) == 0) return 0;
+    uint64_t r = (uint64_t)c->n_swa + o->batch - 1;
+    return r < o->n_ctx ? (uint32_t)r : o->n_ctx;
+}
+
+/* One sequence's buffers; what names them in the plan (ring_what: the
+ * windowed layers' rings). */
+static void seq_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, const char *what, const char *ring_what,
+                        Buffer *b)
+{
+    uint32_t n_swa_layers = model_swa_before(c, c->n_layer);
+    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer - n_swa_layers, c->n_head_kv), o->n_ctx);
+    uint64_t ring = plan_mul(p, plan_mul(p, n_swa_layers, c->n_head_kv), ring_rows(c, o));
     b[S_KCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim)};
     b[S_VCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim_v)};
+    b[S_KRING] = (Buffer){ring_what, ring, kv_type_bytes(o->kv_type, c->head_dim)};
+    b[S_VRING] = (Buffer){ring_what, ring, kv_type_bytes(o->kv_type, c->head_dim_v)};
+}
+
+void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32_t head, uint8_t **k, uint8_t **v,
+                 uint32_t *rows)
+{
+    uint64_t krow = kv_type_bytes(s->kv_type, c->head_dim), vrow = kv_type_bytes(s->kv_type, c->head_dim_v);
+    uint32_t swa_before = model_swa_before(c, layer);
+    if (model_layer_swa(c, layer)) {
+        uint64_t row = ((uint64_t)swa_before * c->n_head_kv + head) * s->ring;
+        *k = (uint8_t *)s->k_ring + row * krow;
+        *v = (uint8_t *)s->v_ring + row * vrow;
+        *rows = s->ring;
+    } else {
+        uint64_t row = kv_row_index(c, s->n_ctx, layer - swa_before, head, 0);
+        *k = (uint8_t *)s->k_cache + row * krow;
+        *v = (uint8_t *)s->v_cache + row * vrow;
+        *rows = s->n_ctx;
+    }
+}
+
+int seq_can_resume(const ModelConfig *c, const SeqState *s, uint32_t pos0)
+{
+    if (!s->ring || pos0 >= s->n_past || s->n_past <= s->ring) return 1;
+    /* the rings hold positions n_past - ring .. n_past - 1 */
+    uint32_t need = pos0 + 1 > c->n_swa ? pos0 + 1 - c->n_swa : 0;
+    return need >= s->n_past - s->ring;
 }
 
 static uint32_t n_seq(const ModelOptions *o)
@@ -103,6 +144,10 @@ void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
 {
     model_plan(cfg, opt, plan);
     /* plan items keep their names' pointers: static strings */
+    static const char *const ring_names[] = {"kv cache, windowed layers (ring)", "kv ring, sequence 0",
+                                             "kv ring, sequence 1", "kv ring, sequence 2", "kv ring, sequence 3",
+                                             "kv ring, sequence 4", "kv ring, sequence 5", "kv ring, sequence 6",
+                                             "kv ring, sequence 7", "kv ring, sequences 8 and more"};
     static const char *const names[] = {"kv cache, sequence 0", "kv cache, sequence 1", "kv cache, sequence 2",
                                         "kv cache, sequence 3", "kv cache, sequence 4", "kv cache, sequence 5",
                                         "kv cache, sequence 6", "kv cache, sequence 7"};
@@ -110,9 +155,11 @@ void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
     for (uint32_t i = 0; i < n_seq(opt); i++) {
         const char *what = n_seq(opt) == 1 ? "kv cache" /* as before sequences were apart */
                          : i < N_NAMES ? names[i] : "kv cache, sequences 8 and more";
+        const char *ring_what = ring_names[n_seq(opt) == 1 ? 0 : i < N_NAMES ? i + 1 : N_NAMES + 1];
         Buffer b[S_COUNT];
-        seq_buffers(cfg, opt, plan, what, b);
-        for (int k = 0; k < S_COUNT; k++) plan_add(plan, b[k].what, plan_mul(plan, b[k].count, b[k].elem));
+        seq_buffers(cfg, opt, plan, what, ring_what, b);
+        for (int k = 0; k < S_COUNT; k++)
+            if (b[k].count) plan_add(plan, b[k].what, plan_mul(plan, b[k].count, b[k].elem));
     }
     Buffer b[W_COUNT];
     workspace_buffers(cfg, opt, plan, b);
@@ -125,6 +172,8 @@ static int carve(Arena *arena, const Buffer *b, int n, void **p)
     Plan scratch; /* only for its overflow checks, already passed when planning */
     plan_init(&scratch);
     for (int i = 0; i < n; i++) {
+        p[i] = NULL;
+        if (b[i].count == 0) continue; /* a buffer this model does not have (no ring) */
         p[i] = arena_take(arena, plan_mul(&scratch, b[i].count, b[i].elem));
         if (!p[i] || scratch.overflow) return -1;
     }
@@ -138,12 +187,15 @@ int seq_init(SeqState *s, const ModelConfig *cfg, const ModelOptions *opt, Arena
     Buffer b[S_COUNT];
     void *p[S_COUNT];
     memset(s, 0, sizeof *s);
-    seq_buffers(cfg, opt, &scratch, "kv cache", b);
+    seq_buffers(cfg, opt, &scratch, "kv cache", "kv ring", b);
     if (carve(arena, b, S_COUNT, p) != 0) return -1;
     s->n_ctx = opt->n_ctx;
     s->kv_type = opt->kv_type;
     s->k_cache = p[S_KCACHE];
     s->v_cache = p[S_VCACHE];
+    s->ring = ring_rows(cfg, opt);
+    s->k_ring = p[S_KRING];
+    s->v_ring = p[S_VRING];
     return 0;
 }
 
@@ -404,6 +456,31 @@ static void cache_axpy(const KernelSet *ks, float *out, float a, const void *row
     else ks->axpy_f16(out, a, row, n);
 }
 
+/* Scores of nq query heads against rows [r0, r0 + np) of a kv head's
+ * cache, into s[i * n_ctx + 0 ..]; then the weighted sum of the same value
+ * rows into out (added). */
+static void head_scores(const KernelSet *ks, const ModelConfig *c, KvType kt, const uint8_t *kh, uint64_t krow,
+                        const float *q, uint32_t nq, uint32_t np, float *s, uint64_t n_ctx)
+{
+    if (kt == KV_F16 && ks->dots_f16)
+        ks->dots_f16((const uint16_t *)kh, krow / 2, q, c->head_dim, nq, c->head_dim, np, s, n_ctx);
+    else
+        for (uint32_t i = 0; i < nq; i++)
+            for (uint32_t p = 0; p < np; p++)
+                s[i * n_ctx + p] = cache_dot(ks, kh + (uint64_t)p * krow, kt, q + i * c->head_dim, c->head_dim);
+}
+
+static void head_wsum(const KernelSet *ks, const ModelConfig *c, KvType kt, const uint8_t *vh, uint64_t vrow,
+                      const float *s, uint32_t nq, uint32_t np, float *out, uint64_t n_ctx)
+{
+    if (kt == KV_F16 && ks->wsum_f16)
+        ks->wsum_f16(out, c->head_dim_v, s, n_ctx, nq, (const uint16_t *)vh, vrow / 2, c->head_dim_v, np);
+    else
+        for (uint32_t i = 0; i < nq; i++)
+            for (uint32_t p = 0; p < np; p++)
+                cache_axpy(ks, out + i * c->head_dim_v, s[i * n_ctx + p], vh + (uint64_t)p * vrow, kt, c->head_dim_v);
+}
+
 static void attention_worker(void *ctx, int ith, int nth)
 {
     const LayerJob *j = ctx;
@@ -411,7 +488,8 @@ static void attention_worker(void *ctx, int ith, int nth)
     const ModelConfig *c = &j->m->cfg;
     const Workspace *ws = j->ws;
     uint32_t group = c->n_head / c->n_head_kv;
-    float scale = (float)(1.0 / sqrt((double)c->head_dim));
+    float scale = c->attn_scale;
+    int windowed = model_layer_swa(c, j->layer);
     uint64_t head0, head1;
     split(c->n_head, ith, nth, &head0, &head1);
     uint32_t h0 = (uint32_t)head0, h1 = (uint32_t)head1;
@@ -422,22 +500,22 @@ static void attention_worker(void *ctx, int ith, int nth)
         float *s = ws->scores + (uint64_t)h * ws->n_ctx; /* head h + i: s + i * n_ctx */
         uint64_t n_ctx = ws->n_ctx;
         for (int t = 0; t < j->n; t++) {
-            /* each token over its own sequence's cache */
+            /* each token over its own sequence's cache (or window ring) */
             const SeqState *seq = ws->tok_seq[t];
             KvType kt = seq->kv_type;
             uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v);
-            /* the kv head's rows, one per position (model.h: kv_row_index) */
-            const uint8_t *kh = (const uint8_t *)seq->k_cache + kv_row_index(c, seq->n_ctx, j->layer, kvh, 0) * krow;
-            const uint8_t *vh = (const uint8_t *)seq->v_cache + kv_row_index(c, seq->n_ctx, j->layer, kvh, 0) * vrow;
-            uint32_t pos = ws->tok_pos[t], np = pos + 1;
+            uint8_t *kh, *vh;
+            uint32_t rows;
+            seq_kv_head(c, seq, j->layer, kvh, &kh, &vh, &rows);
+            uint32_t pos = ws->tok_pos[t];
+            /* positions lo..pos: all of them, or the window's; in a ring
+             * they lie in up to two runs of rows */
+            uint32_t lo = windowed && pos + 1 > c->n_swa ? pos + 1 - c->n_swa : 0, np = pos - lo + 1;
+            uint32_t r0 = lo % rows, np1 = np < rows - r0 ? np : rows - r0, np2 = np - np1;
             const float *q = ws->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim;
             float *out = ws->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v;
-            if (kt == KV_F16 && ks->dots_f16)
-                ks->dots_f16((const uint16_t *)kh, krow / 2, q, c->head_dim, nq, c->head_dim, np, s, n_ctx);
-            else
-                for (uint32_t i = 0; i < nq; i++)
-                    for (uint32_t p = 0; p < np; p++)
-                        s[i * n_ctx + p] = cache_dot(ks, kh + (uint64_t)p * krow, kt, q + i * c->head_dim, c->head_dim);
+            head_scores(ks, c, kt, kh + (uint64_t)r0 * krow, krow, q, nq, np1, s, n_ctx);
+            if (np2) head_scores(ks, c, kt, kh, krow, q, nq, np2, s + np1, n_ctx);
             for (uint32_t i = 0; i < nq; i++) {
                 float *si = s + i * n_ctx, mx = -INFINITY;
                 for (uint32_t p = 0; p < np; p++) {
@@ -448,12 +526,8 @@ static void attention_worker(void *ctx, int ith, int nth)
                 for (uint32_t p = 0; p < np; p++) si[p] *= inv;
                 memset(out + i * c->head_dim_v, 0, c->head_dim_v * sizeof *out);
             }
-            if (kt == KV_F16 && ks->wsum_f16)
-                ks->wsum_f16(out, c->head_dim_v, s, n_ctx, nq, (const uint16_t *)vh, vrow / 2, c->head_dim_v, np);
-            else
-                for (uint32_t i = 0; i < nq; i++)
-                    for (uint32_t p = 0; p < np; p++)
-                        cache_axpy(ks, out + i * c->head_dim_v, s[i * n_ctx + p], vh + (uint64_t)p * vrow, kt, c->head_dim_v);
+            head_wsum(ks, c, kt, vh + (uint64_t)r0 * vrow, vrow, s, nq, np1, out, n_ctx);
+            if (np2) head_wsum(ks, c, kt, vh, vrow, s + np1, nq, np2, out, n_ctx);
         }
         h = hn;
     }
@@ -461,15 +535,19 @@ static void attention_worker(void *ctx, int ith, int nth)
 
 /* Stores one position's keys or values, n_head_kv heads of dim floats at
  * src, for `layer` at position pos: one cache row per head (model.h:
- * kv_row_index). Q8_0 rows are quantized in blocks of 32 as ggml does
- * (d = max|x| / 127, codes round(x / d)). */
-static void cache_store(const ModelConfig *c, const SeqState *seq, void *cache, uint32_t layer, uint32_t pos,
+ * kv_row_index; a windowed layer's ring row pos % ring). Q8_0 rows are
+ * quantized in blocks of 32 as ggml does (d = max|x| / 127, codes
+ * round(x / d)). */
+static void cache_store(const ModelConfig *c, const SeqState *seq, int values, uint32_t layer, uint32_t pos,
                         const float *src, uint32_t dim)
 {
     KvType t = seq->kv_type;
     uint64_t row_bytes = kv_type_bytes(t, dim);
     for (uint32_t h = 0; h < c->n_head_kv; h++, src += dim) {
-        uint8_t *dst = (uint8_t *)cache + kv_row_index(c, seq->n_ctx, layer, h, pos) * row_bytes;
+        uint8_t *kh, *vh;
+        uint32_t rows;
+        seq_kv_head(c, seq, layer, h, &kh, &vh, &rows);
+        uint8_t *dst = (values ? vh : kh) + (uint64_t)(pos % rows) * row_bytes;
         if (t == KV_F32) {
             memcpy(dst, src, dim * sizeof *src);
         } else if (t == KV_F16) {
@@ -493,11 +571,15 @@ static void qk_worker(void *ctx, int ith, int nth)
     float cs[FORWARD_MAX_HEAD_DIM];
     uint64_t t0, t1;
     split((uint64_t)j->n, ith, nth, &t0, &t1);
+    int ropes = model_layer_ropes(c, j->layer);
     for (uint64_t t = t0; t < t1; t++) {
         uint32_t pos = ws->tok_pos[t];
         const SeqState *seq = ws->tok_seq[t];
         float *q = ws->q + t * qdim, *k = ws->k + t * kw;
-        forward_rope_table(cs, c->n_rot, (double)pos, c->rope_base, m->rope_freqs);
+        forward_rope_table(cs, c->n_rot, (double)pos, model_layer_swa(c, j->layer) ? c->rope_base_swa : c->rope_base,
+                           m->rope_freqs);
+        if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
+            for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
         if (lw->bq) {
             add_bias(q, lw->bq, qdim);
             add_bias(k, lw->bk, kw);
@@ -505,14 +587,14 @@ static void qk_worker(void *ctx, int ith, int nth)
         }
         for (uint32_t h = 0; h < c->n_head; h++) {
             if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
-            forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
+            if (ropes) forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
         }
         for (uint32_t h = 0; h < c->n_head_kv; h++) {
             if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
-            forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
+            if (ropes) forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
         }
-        cache_store(c, seq, seq->k_cache, j->layer, pos, k, c->head_dim);
-        cache_store(c, seq, seq->v_cache, j->layer, pos, ws->v + t * vw, c->head_dim_v);
+        cache_store(c, seq, 0, j->layer, pos, k, c->head_dim);
+        cache_store(c, seq, 1, j->layer, pos, ws->v + t * vw, c->head_dim_v);
     }
 }
 
@@ -531,6 +613,37 @@ static void silu_worker(void *ctx, int ith, int nth)
     kern_active()->silu_mul(j->hb + i0, j->hb2 + i0, i1 - i0);
 }
 
+/* hb = gelu(hb) * hb2 as ggml computes it: GELU's tanh form of the input
+ * rounded to F16, the result rounded to F16 (ggml reads a table of those),
+ * the input itself beyond +-10. */
+static void gelu_worker(void *ctx, int ith, int nth)
+{
+    const SiluJob *j = ctx;
+    uint64_t i0, i1;
+    split(j->count, ith, nth, &i0, &i1);
+    for (uint64_t i = i0; i < i1; i++) {
+        float x = j->hb[i], g;
+        if (x <= -10.0f) {
+            g = 0.0f;
+        } else if (x >= 10.0f) {
+            g = x;
+        } else {
+            float h = quant_f16_to_f32(quant_f32_to_f16(x));
+            g = quant_f16_to_f32(quant_f32_to_f16(0.5f * h * (1.0f + tanhf(0.79788456080286535588f * h *
+                                                                           (1.0f + 0.044715f * h * h)))));
+        }
+        j->hb[i] = g * j->hb2[i];
+    }
+}
+
+/* x += RMSNorm(add) * w, for the post-norms of NORM_PRE_POST (the norm in
+ * place in add first). */
+static void add_normed(float *x, float *add, const float *w, uint64_t dim, float eps, int n)
+{
+    rmsnorm_tokens(add, add, w, dim, eps, n);
+    for (uint64_t i = 0; i < (uint64_t)n * dim; i++) x[i] += add[i];
+}
+
 /* ---- one step ----------------------------------------------------------- */
 
 /* The checks of one part of a step; -1 with ws->err. */
@@ -540,6 +653,16 @@ static int part_check(const ModelConfig *c, Workspace *ws, const ForwardPart *pt
     if (pt->pos0 > seq->n_past) {
         snprintf(ws->err, sizeof ws->err, "position %u is past the %u filled positions of the cache", pt->pos0,
                  seq->n_past);
+        return -1;
+    }
+    if (!seq_can_resume(c, seq, pt->pos0)) {
+        snprintf(ws->err, sizeof ws->err, "position %u: the sliding-window rings no longer hold the positions before it",
+                 pt->pos0);
+        return -1;
+    }
+    if (seq->ring && (uint64_t)pt->n + c->n_swa - 1 > seq->ring && seq->ring < seq->n_ctx) {
+        snprintf(ws->err, sizeof ws->err, "a step of %d tokens does not fit the sliding-window ring of %u", pt->n,
+                 seq->ring);
         return -1;
     }
     if ((uint64_t)pt->pos0 + (uint64_t)pt->n > seq->n_ctx) {
@@ -599,6 +722,10 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
         const uint8_t *row = wstream_embd_row(&ws->stream, m, ws->tok_id[t], t, ws->err, sizeof ws->err);
         if (!row) return -1;
         quant_dequant_row(m->tok_embd.type, row, ws->x + (uint64_t)t * dim, dim);
+        if (c->arch->embd_scale) {
+            float sc = sqrtf((float)dim);
+            for (uint64_t i = 0; i < dim; i++) ws->x[(uint64_t)t * dim + i] *= sc;
+        }
     }
 
     for (uint32_t l = 0; l < c->n_layer; l++) {
@@ -614,16 +741,18 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
         port_parallel(attention_worker, &lj);
 
         matmul(ws, &lw->wo, ws->att, n, ws->xb);
-        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
+        if (lw->attn_post_norm) add_normed(ws->x, ws->xb, lw->attn_post_norm, dim, c->norm_eps, n);
+        else for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
 
         rmsnorm_tokens(ws->xb, ws->x, lw->ffn_norm, dim, c->norm_eps, n);
         const Weight *gate_up[2] = {&lw->w_gate, &lw->w_up};
         float *gate_up_out[2] = {ws->hb, ws->hb2};
         matmul_group(ws, gate_up, gate_up_out, 2, ws->xb, n);
         SiluJob sj = {ws->hb, ws->hb2, (uint64_t)n * c->n_ff};
-        run_tokens(silu_worker, &sj, n);
+        run_tokens(c->arch->act == ACT_GELU ? gelu_worker : silu_worker, &sj, n);
         matmul(ws, &lw->w_down, ws->hb, n, ws->xb);
-        for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
+        if (lw->ffn_post_norm) add_normed(ws->x, ws->xb, lw->ffn_post_norm, dim, c->norm_eps, n);
+        else for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
     }
 
     /* Only the rows whose logits are wanted go through the output matrix:
@@ -650,6 +779,10 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
         } else {
             matmul(ws, &m->output, ws->xb, rows, ws->logits);
         }
+    }
+    if (c->logit_softcap > 0.0f) {
+        float cap = c->logit_softcap;
+        for (uint64_t i = 0; i < (uint64_t)rows * c->n_vocab; i++) ws->logits[i] = cap * tanhf(ws->logits[i] * (1.0f / cap));
     }
     ws->n_logits = (uint32_t)rows;
     for (int p = 0; p < n_parts; p++) parts[p].seq->n_past = parts[p].pos0 + (uint32_t)parts[p].n;

@@ -29,7 +29,11 @@
 typedef struct {
     uint32_t n_ctx;           /* positions the cache holds */
     KvType kv_type;
-    void *k_cache, *v_cache;  /* rows of kv_type, [layer][n_head_kv][n_ctx] (kv_row_index) */
+    void *k_cache, *v_cache;  /* rows of kv_type, [layer][n_head_kv][n_ctx] (kv_row_index) of the
+                                 layers that see every position */
+    uint32_t ring;            /* rows of a sliding-window layer's ring: min(n_ctx, window + batch - 1),
+                                 the window of a step's first token plus the step (0: no such layer) */
+    void *k_ring, *v_ring;    /* [windowed layer][n_head_kv][ring], position p in row p % ring */
     uint32_t n_past;          /* positions of the cache that are filled */
     uint8_t *recurrent;       /* [n_layer][recurrent_layer_bytes], or NULL */
     uint64_t recurrent_layer_bytes;
@@ -62,6 +66,13 @@ void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan);
 /* Carves one sequence with opt's context and cache type (after
  * model_load). Returns 0, or -1 if the arena is short. */
 int seq_init(SeqState *s, const ModelConfig *cfg, const ModelOptions *opt, Arena *arena);
+/* Layer `layer`, kv head `head` of a sequence: its cache rows (position p
+ * in row p % *rows: a ring for windowed layers) in *k and *v. */
+void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32_t head, uint8_t **k, uint8_t **v,
+                 uint32_t *rows);
+/* Whether feeding may go on from position pos0 (<= n_past): the rings
+ * still hold the window before it. Feeding from n_past always can. */
+int seq_can_resume(const ModelConfig *c, const SeqState *s, uint32_t pos0);
 /* Empties the sequence (the next token goes to position 0). */
 void seq_reset(SeqState *s);
 /* Carves the workspace (after the sequences) and starts the stream reader

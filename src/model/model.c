@@ -19,12 +19,25 @@
 #define X TENSOR_REFUSED
 /* What llama.cpp accepts for each: Qwen3 has per-head q/k norms; Qwen2
  * always has q/k/v biases; llama files may have them, and Llama 3.x files
- * carry rope_freqs.weight. Layer rules in LayerTensorId order:
- *   attn_norm ffn_norm q_norm k_norm q_bias k_bias v_bias | q k v out gate up down */
+ * carry rope_freqs.weight. SmolLM3 is llama without RoPE in every fourth
+ * layer (llama.cpp fixes the step at 4: no key says it) and without
+ * rope_freqs (llama.cpp would ignore one). Phi-3 (and Phi-4-mini) fuse
+ * q/k/v into attn_qkv and gate/up into ffn_up, rotate NeoX pairs over
+ * rope.dimension_count elements of a head (Phi-4-mini: 96 of 128) and may
+ * carry LongRoPE factors. Layer rules in LayerTensorId order:
+ *   attn_norm ffn_norm q_norm k_norm q_bias k_bias v_bias | q k v out gate up down | qkv gate_up
+ *   | attn_post_norm ffn_post_norm
+ * then rope_freqs, rope_factors, no_rope_every, partial_rope, embd_scale. */
+/* Gemma 3: q/k norms, norms after attention and FFN too, GELU gate,
+ * embeddings scaled by sqrt(n_embd), sliding-window layers. */
 static const ArchInfo arch_table[] = {
-    {"qwen3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R}, X},
-    {"qwen2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, R, R, R, R, R, R, R, R, R, R}, X},
-    {"llama", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R}, O},
+    {"qwen3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0},
+    {"qwen2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, R, R, R, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0},
+    {"llama", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, O, X, 0, 0, 0},
+    {"smollm3", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, X, X, 4, 0, 0},
+    {"phi3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, X, X, X, X, X, X, R, X, X, R, R, R}, X, O, 0, 1, 0},
+    {"gemma3", ROPE_NEOX, ACT_GELU, NORM_PRE_POST, ATTN_SWA, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X, R, R}, X, X,
+     0, 0, 1},
 };
 #undef R
 #undef O
@@ -46,6 +59,10 @@ const LayerTensor layer_tensors[LT_COUNT] = {
     [LT_GATE] = {"ffn_gate", "weight", 1, DIM_EMBD, DIM_FF, LW(w_gate)},
     [LT_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF, LW(w_up)},
     [LT_DOWN] = {"ffn_down", "weight", 1, DIM_FF, DIM_EMBD, LW(w_down)},
+    [LT_QKV] = {"attn_qkv", "weight", 1, DIM_EMBD, DIM_QKV, LW(wqkv)},
+    [LT_GATE_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF2, LW(w_gate_up)},
+    [LT_ATTN_POST_NORM] = {"post_attention_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(attn_post_norm)},
+    [LT_FFN_POST_NORM] = {"post_ffw_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_post_norm)},
 };
 #undef LW
 
@@ -67,14 +84,41 @@ uint64_t model_dim(const ModelConfig *c, ModelDim d)
     case DIM_ATT: return (uint64_t)c->n_head * c->head_dim_v;
     case DIM_HEAD: return c->head_dim;
     case DIM_ONE: return 1;
+    case DIM_QKV: return (uint64_t)c->n_head * c->head_dim + (uint64_t)c->n_head_kv * (c->head_dim + c->head_dim_v);
+    case DIM_FF2: return 2 * (uint64_t)c->n_ff;
     }
     return 0;
+}
+
+/* rows [r0, r0 + n) of a matrix, as a matrix of its own */
+static Weight row_view(const Weight *w, uint64_t r0, uint64_t n)
+{
+    Weight v = *w;
+    v.rows = n;
+    v.file_offset += r0 * w->row_bytes;
+    if (w->data) v.data = w->data + r0 * w->row_bytes;
+    return v;
+}
+
+void model_layer_views(const ModelConfig *c, LayerWeights *lw)
+{
+    if (c->has[LT_QKV]) {
+        uint64_t q = model_dim(c, DIM_Q), k = model_dim(c, DIM_KV);
+        lw->wq = row_view(&lw->wqkv, 0, q);
+        lw->wk = row_view(&lw->wqkv, q, k);
+        lw->wv = row_view(&lw->wqkv, q + k, model_dim(c, DIM_V));
+    }
+    if (c->has[LT_GATE_UP]) { /* silu of the first half times the second, as ggml_swiglu */
+        lw->w_gate = row_view(&lw->w_gate_up, 0, c->n_ff);
+        lw->w_up = row_view(&lw->w_gate_up, c->n_ff, c->n_ff);
+    }
 }
 
 /* ---- configuration ------------------------------------------------------ */
 
 enum {
     K_BLOCKS, K_EMBD, K_FF, K_HEADS, K_HEADS_KV, K_KEY_LEN, K_VAL_LEN, K_CTX, K_ROPE_BASE, K_EPS, K_ROPE_DIM,
+    K_ROPE_ATTN_FACTOR, K_ROPE_ORIG_CTX, K_ROPE_SCALE, K_SWA, K_SWA_PATTERN, K_ROPE_BASE_SWA, K_SOFTCAP,
     K_COUNT
 };
 
@@ -95,6 +139,13 @@ static const struct {
     [K_ROPE_BASE] = {"rope.freq_base", 1, 0, 1e-3, 1e12},
     [K_EPS] = {"attention.layer_norm_rms_epsilon", 1, 1, 1e-12, 0.1},
     [K_ROPE_DIM] = {"rope.dimension_count", 0, 0, 2, MODEL_MAX_HEAD_DIM},
+    [K_ROPE_ATTN_FACTOR] = {"rope.scaling.attn_factor", 1, 0, 1e-3, 1e3},
+    [K_ROPE_ORIG_CTX] = {"rope.scaling.original_context_length", 0, 0, 1, 1 << 24},
+    [K_ROPE_SCALE] = {"rope.scaling.factor", 1, 0, 0, 1e6},
+    [K_SWA] = {"attention.sliding_window", 0, 0, 0, 1 << 24},
+    [K_SWA_PATTERN] = {"attention.sliding_window_pattern", 0, 0, 0, 4096},
+    [K_ROPE_BASE_SWA] = {"rope.freq_base_swa", 1, 0, 1e-3, 1e12},
+    [K_SOFTCAP] = {"final_logit_softcapping", 1, 0, 0, 1e6},
 };
 
 typedef struct {
@@ -111,6 +162,7 @@ typedef struct {
     uint64_t n_present[LT_COUNT]; /* layers that have each tensor */
     uint64_t matrix_max[LT_COUNT];/* largest of each layer matrix over the layers, arena-rounded */
     uint64_t output_row_bytes;
+    int n_rope_factors;     /* rope_factors_short and _long seen */
 } ConfigWalk;
 
 static int kv_number(const GgufKV *kv, int want_float, double *out)
@@ -151,7 +203,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         w->cfg->arch = model_arch(w->arch);
         if (!w->cfg->arch) {
-            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama)",
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3)",
                      w->path, w->arch);
             return -1;
         }
@@ -219,6 +271,22 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     cfg->n_ctx_train = (uint32_t)w->val[K_CTX];
     cfg->rope_base = w->have[K_ROPE_BASE] ? (float)w->val[K_ROPE_BASE] : 10000.0f;
     cfg->norm_eps = (float)w->val[K_EPS];
+    cfg->rope_attn_factor = w->have[K_ROPE_ATTN_FACTOR] ? (float)w->val[K_ROPE_ATTN_FACTOR] : 1.0f;
+    /* a window only where the architecture has one (Phi-3 files carry a
+     * sliding_window that llama.cpp ignores, and so does pith) */
+    if (cfg->arch->attn == ATTN_SWA && w->have[K_SWA] && w->val[K_SWA] > 0) {
+        cfg->n_swa = (uint32_t)w->val[K_SWA];
+        cfg->swa_pattern = w->have[K_SWA_PATTERN] ? (uint32_t)w->val[K_SWA_PATTERN] : 6;
+    }
+    cfg->rope_base_swa = w->have[K_ROPE_BASE_SWA] ? (float)w->val[K_ROPE_BASE_SWA] : 10000.0f;
+    cfg->logit_softcap = w->have[K_SOFTCAP] ? (float)w->val[K_SOFTCAP] : 0.0f;
+    cfg->n_ctx_orig = w->have[K_ROPE_ORIG_CTX] ? (uint32_t)w->val[K_ROPE_ORIG_CTX] : cfg->n_ctx_train;
+    /* a scaling factor without a type is linear scaling to llama.cpp */
+    if (w->have[K_ROPE_SCALE] && w->val[K_ROPE_SCALE] != 0.0 && w->val[K_ROPE_SCALE] != 1.0) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.rope.scaling.factor = %g: scaled RoPE is not supported yet",
+                 w->path, w->arch, w->val[K_ROPE_SCALE]);
+        return -1;
+    }
     if (cfg->n_head_kv > cfg->n_head || cfg->n_head % cfg->n_head_kv != 0) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv = %u does not divide head_count = %u",
                  w->path, w->arch, cfg->n_head_kv, cfg->n_head);
@@ -240,10 +308,17 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
         return -1;
     }
     cfg->head_dim_v = w->have[K_VAL_LEN] ? (uint32_t)w->val[K_VAL_LEN] : cfg->head_dim;
-    /* Rotating only part of each head is refused, as llama.cpp refuses it
-     * for these architectures (no reference to test it against). */
+    /* Gemma 3 27B (62 layers) scales by the model width per head, as llama.cpp does */
+    cfg->attn_scale = (float)(1.0 / sqrt((double)cfg->head_dim));
+    if (strcmp(cfg->arch->name, "gemma3") == 0 && cfg->n_layer == 62)
+        cfg->attn_scale = 1.0f / sqrtf((float)(cfg->n_embd / cfg->n_head));
+    /* Rotating only part of each head is refused where llama.cpp refuses
+     * it or no model does it (no reference to test it against); Phi-4-mini
+     * rotates the first 96 of 128. */
     cfg->n_rot = w->have[K_ROPE_DIM] ? (uint32_t)w->val[K_ROPE_DIM] : cfg->head_dim;
-    if (cfg->n_rot != cfg->head_dim) {
+    if (cfg->arch->partial_rope && cfg->n_rot <= cfg->head_dim && cfg->n_rot % 2 == 0) {
+        /* the first n_rot elements of a head rotate */
+    } else if (cfg->n_rot != cfg->head_dim) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.rope.dimension_count = %u: must equal the head dimension %u",
                  w->path, w->arch, cfg->n_rot, cfg->head_dim);
         return -1;
@@ -259,13 +334,15 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
  * (a matrix), output_norm, rope_freqs where allowed; anything else has no
  * use (refused: an unused tensor means a variant of the architecture that
  * pith would silently get wrong). */
-enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS };
+enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS, ROLE_ROPE_FACTORS };
 
 static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
 {
     if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "output.weight") == 0) return ROLE_MATRIX;
     if (strcmp(name, "output_norm.weight") == 0) return ROLE_NORM;
     if (strcmp(name, "rope_freqs.weight") == 0) return cfg->arch->rope_freqs != TENSOR_REFUSED ? ROLE_ROPE_FREQS : ROLE_NONE;
+    if (strcmp(name, "rope_factors_long.weight") == 0 || strcmp(name, "rope_factors_short.weight") == 0)
+        return cfg->arch->rope_factors != TENSOR_REFUSED ? ROLE_ROPE_FACTORS : ROLE_NONE;
     if (strncmp(name, "blk.", 4) != 0) return ROLE_NONE;
     const char *p = name + 4;
     uint64_t layer = 0;
@@ -273,11 +350,13 @@ static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
     while (*p >= '0' && *p <= '9' && digits < 10) layer = layer * 10 + (uint64_t)(*p++ - '0'), digits++;
     if (digits == 0 || *p != '.' || layer >= cfg->n_layer) return ROLE_NONE;
     p++;
+    /* a name may have two meanings (ffn_up: up, or gate and up fused):
+     * the one the architecture allows */
     for (int i = 0; i < LT_COUNT; i++) {
         const LayerTensor *t = &layer_tensors[i];
         size_t len = strlen(t->name);
-        if (strncmp(p, t->name, len) == 0 && p[len] == '.' && strcmp(p + len + 1, t->suffix) == 0) {
-            if (cfg->arch->layer[i] == TENSOR_REFUSED) return ROLE_NONE;
+        if (strncmp(p, t->name, len) == 0 && p[len] == '.' && strcmp(p + len + 1, t->suffix) == 0 &&
+            cfg->arch->layer[i] != TENSOR_REFUSED) {
             *lt = i;
             return ROLE_LAYER;
         }
@@ -305,6 +384,7 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
     int lt = -1;
     int role = tensor_role(cfg, t->name, &lt);
     if (role == ROLE_ROPE_FREQS) cfg->rope_freqs = 1;
+    if (role == ROLE_ROPE_FACTORS) w->n_rope_factors++;
     if (role == ROLE_NONE) {
         snprintf(err->msg, sizeof err->msg, "%s: byte %llu: tensor '%s' has no use in pith's %s model (a variant not supported yet)",
                  w->path, (unsigned long long)t->offset, t->name, cfg->arch->name);
@@ -368,8 +448,15 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
         }
         cfg->has[i] = rule == TENSOR_REQUIRED || (rule == TENSOR_OPTIONAL && w.n_present[i] != 0);
     }
-    /* vectors are copied into the arena as floats */
-    cfg->norm_floats = cfg->n_embd + (cfg->rope_freqs ? cfg->n_rot / 2 : 0);
+    if (w.n_rope_factors != 0 && w.n_rope_factors != 2) {
+        snprintf(err->msg, sizeof err->msg, "%s: rope_factors_short.weight and rope_factors_long.weight come together",
+                 w.path);
+        return -1;
+    }
+    cfg->rope_factors = w.n_rope_factors == 2;
+    /* vectors are copied into the arena as floats (of the rope factors, the
+     * ones the context chooses) */
+    cfg->norm_floats = cfg->n_embd + (cfg->rope_freqs || cfg->rope_factors ? cfg->n_rot / 2 : 0);
     for (int i = 0; i < LT_COUNT; i++)
         if (cfg->has[i] && !layer_tensors[i].matrix)
             cfg->norm_floats += (uint64_t)cfg->n_layer * model_dim(cfg, layer_tensors[i].cols);
@@ -434,6 +521,7 @@ typedef struct {
     Arena *arena;
     GgufError *err;
     int stream;             /* the matrices being bound are streamed: nothing read now */
+    uint64_t read;          /* bytes read into the arena so far (progress on a terminal) */
 } Loader;
 
 static const char *tensor_path(const Gguf *g, const GgufTensor *t)
@@ -500,6 +588,7 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
         memcpy(buf, data, t->n_bytes);
         data = buf;
     }
+    if (buf) port_progress("loading", L->read += t->n_bytes, L->m->cfg.weight_bytes, 1);
     w->data = data;
     return 0;
 }
@@ -540,7 +629,8 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
     m->cfg = *cfg;
     m->load = opt->load;
     m->gguf = g;
-    Loader L = {m, g, arena, err, 0};
+    Loader L = {m, g, arena, err, 0, 0};
+    port_progress("loading", 0, 0, 1);
     const ModelConfig *c = &m->cfg;
 
     m->layers = arena_take(arena, (uint64_t)c->n_layer * sizeof(LayerWeights));
@@ -566,14 +656,18 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
     m->output_norm = norms;
     norms += c->n_embd;
     if (bind_norm(&L, m->output_norm, "output_norm.weight", c->n_embd) != 0) return -1;
-    if (c->rope_freqs) {
+    if (c->rope_freqs || c->rope_factors) {
+        /* LongRoPE: the long factors when the context is longer than the
+         * original one, as llama.cpp chooses them for its context */
+        const char *fname = c->rope_freqs ? "rope_freqs.weight"
+                          : opt->n_ctx > c->n_ctx_orig ? "rope_factors_long.weight" : "rope_factors_short.weight";
         m->rope_freqs = norms;
         norms += c->n_rot / 2;
-        if (bind_norm(&L, m->rope_freqs, "rope_freqs.weight", c->n_rot / 2) != 0) return -1;
+        if (bind_norm(&L, m->rope_freqs, fname, c->n_rot / 2) != 0) return -1;
         for (uint32_t i = 0; i < c->n_rot / 2; i++) {
             if (!(m->rope_freqs[i] > 0.0f)) { /* a divisor of every angle */
-                snprintf(err->msg, sizeof err->msg, "%s: rope_freqs.weight[%u] = %g is not positive",
-                         g->files[0].path, i, (double)m->rope_freqs[i]);
+                snprintf(err->msg, sizeof err->msg, "%s: %s[%u] = %g is not positive", g->files[0].path, fname, i,
+                         (double)m->rope_freqs[i]);
                 return -1;
             }
         }
@@ -598,7 +692,9 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
                 if (bind_norm(&L, v, name, cols) != 0) return -1;
             }
         }
+        model_layer_views(c, lw);
     }
+    port_progress_end();
     return 0;
 }
 

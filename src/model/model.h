@@ -45,9 +45,20 @@ typedef enum {
     ROPE_NEOX = 2  /* rotate (i, i + head_dim/2) */
 } RopeStyle;
 
-typedef enum { ACT_SILU = 0 } Activation;      /* of the FFN gate: silu(gate) * up */
-typedef enum { NORM_PRE = 0 } NormPlacement;   /* RMSNorm before attention and before the FFN */
-typedef enum { ATTN_FULL = 0 } AttentionKind;  /* causal attention over every cached position */
+typedef enum {
+    ACT_SILU = 0,  /* of the FFN gate: silu(gate) * up */
+    ACT_GELU = 1   /* gelu(gate) * up, GELU's tanh form on F16-rounded values as ggml computes it */
+} Activation;
+typedef enum {
+    NORM_PRE = 0,     /* RMSNorm before attention and before the FFN */
+    NORM_PRE_POST = 1 /* and on their outputs before the residual adds (Gemma 3) */
+} NormPlacement;
+typedef enum {
+    ATTN_FULL = 0, /* causal attention over every cached position */
+    ATTN_SWA = 1   /* with attention.sliding_window: most layers see only the last `window`
+                      positions (attention.sliding_window_pattern: of every P layers the
+                      first P - 1, default 6), their cache a ring; the others see all */
+} AttentionKind;
 
 typedef enum {
     TENSOR_REFUSED = 0,   /* present means a variant pith would get wrong: refused */
@@ -61,11 +72,14 @@ typedef enum {
 typedef enum {
     LT_ATTN_NORM, LT_FFN_NORM, LT_Q_NORM, LT_K_NORM, LT_Q_BIAS, LT_K_BIAS, LT_V_BIAS,
     LT_Q, LT_K, LT_V, LT_OUT, LT_GATE, LT_UP, LT_DOWN,
+    LT_QKV,      /* q, k, v in one matrix (Phi-3): wq, wk, wv are views of its rows */
+    LT_GATE_UP,  /* "ffn_up" holding gate then up (Phi-3): w_gate, w_up are views */
+    LT_ATTN_POST_NORM, LT_FFN_POST_NORM, /* NORM_PRE_POST's norms of the outputs */
     LT_COUNT
 } LayerTensorId;
 
 /* Widths a tensor's shape is made of, from the configuration (model_dim). */
-typedef enum { DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE } ModelDim;
+typedef enum { DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE, DIM_QKV, DIM_FF2 } ModelDim;
 
 typedef struct {
     const char *name;     /* blk.N.<name>.<suffix> */
@@ -83,6 +97,11 @@ typedef struct {
     AttentionKind attn;   /* of every layer */
     TensorRule layer[LT_COUNT]; /* what a layer must, may or must not have */
     TensorRule rope_freqs;/* rope_freqs.weight: per-pair frequency divisors (Llama 3.x) */
+    TensorRule rope_factors; /* rope_factors_short/long.weight (Phi-3 LongRoPE): divisors
+                                chosen by the context length, as llama.cpp does */
+    uint8_t no_rope_every;/* k > 0: layers l with (l + 1) % k == 0 skip RoPE (SmolLM3: 4) */
+    uint8_t partial_rope; /* rope.dimension_count may be below the head dimension (Phi-4-mini) */
+    uint8_t embd_scale;   /* the token embeddings are multiplied by sqrt(n_embd) (Gemma) */
 } ArchInfo;
 
 typedef struct {
@@ -97,10 +116,20 @@ typedef struct {
     uint32_t n_vocab;     /* rows of token_embd.weight */
     uint32_t n_ctx_train; /* context_length */
     float rope_base;      /* rope.freq_base (default 10000) */
-    uint32_t n_rot;       /* rope.dimension_count: elements of a head that rotate (= head_dim, as llama.cpp requires) */
+    uint32_t n_rot;       /* rope.dimension_count: elements of a head that rotate (= head_dim, but
+                             for an arch with partial_rope: the first n_rot, the rest pass through) */
+    float rope_attn_factor; /* rope.scaling.attn_factor (default 1): scales the rotated elements */
+    uint32_t n_ctx_orig;  /* rope.scaling.original_context_length (default context_length): with
+                             rope_factors, a context above it takes the long factors */
     uint8_t has[LT_COUNT];/* the layers have this tensor (required ones, and optional ones present) */
     int rope_freqs;       /* the file has rope_freqs.weight (n_rot/2 floats) */
+    int rope_factors;     /* the file has rope_factors_short.weight and rope_factors_long.weight */
     float norm_eps;       /* attention.layer_norm_rms_epsilon */
+    uint32_t n_swa;       /* ATTN_SWA: attention.sliding_window (0: every layer is global) */
+    uint32_t swa_pattern; /* attention.sliding_window_pattern (0: every layer windowed) */
+    float rope_base_swa;  /* rope.freq_base_swa (default 10000): the windowed layers' base */
+    float attn_scale;     /* of q.k: 1/sqrt(head_dim) (Gemma 3 27B: 1/sqrt(n_embd/n_head), as llama.cpp) */
+    float logit_softcap;  /* final_logit_softcapping: logits = c * tanh(logits / c) (0: none) */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
@@ -179,6 +208,8 @@ typedef struct {
     float *bq, *bk, *bv;
     Weight wq, wk, wv, wo;
     Weight w_gate, w_up, w_down;
+    Weight wqkv, w_gate_up;   /* fused (LT_QKV, LT_GATE_UP): the views above are set from them */
+    float *attn_post_norm, *ffn_post_norm;
 } LayerWeights;
 
 extern const LayerTensor layer_tensors[LT_COUNT];
@@ -187,6 +218,32 @@ extern const LayerTensor layer_tensors[LT_COUNT];
 static inline const Weight *layer_matrix(const LayerWeights *lw, int i)
 {
     return (const Weight *)(const void *)((const char *)lw + layer_tensors[i].offset);
+}
+
+/* Sets wq, wk, wv (w_gate, w_up) as views of the rows of the fused
+ * matrices when the model has them (after binding, and after a streamed
+ * layer lands in a slot). */
+void model_layer_views(const ModelConfig *c, LayerWeights *lw);
+
+/* Whether layer l attends through a sliding window (its cache a ring). */
+static inline int model_layer_swa(const ModelConfig *c, uint32_t l)
+{
+    return c->n_swa != 0 && (c->swa_pattern == 0 || l % c->swa_pattern < c->swa_pattern - 1);
+}
+
+/* Windowed layers among layers 0..l-1. */
+static inline uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
+{
+    if (c->n_swa == 0) return 0;
+    if (c->swa_pattern == 0) return l;
+    uint32_t p = c->swa_pattern, r = l % p;
+    return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
+}
+
+/* Whether layer l rotates q and k (SmolLM3 leaves every fourth out). */
+static inline int model_layer_ropes(const ModelConfig *c, uint32_t l)
+{
+    return c->arch->no_rope_every == 0 || (l + 1) % c->arch->no_rope_every != 0;
 }
 
 /* The loaded weights. Read-only once model_load returns: any number of
@@ -200,7 +257,8 @@ typedef struct Model {
     Gguf *gguf;
     Weight tok_embd, output;  /* output is tok_embd when tied */
     float *output_norm;
-    float *rope_freqs;        /* rope_freqs.weight [n_rot/2], or NULL */
+    float *rope_freqs;        /* rope_freqs.weight [n_rot/2], or the rope factors (short or long,
+                                 by the context), or NULL */
     LayerWeights *layers;
 } Model;
 

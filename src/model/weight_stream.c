@@ -32,6 +32,7 @@ static void fetch(WeightStream *S, const Model *m, uint32_t u, int s)
             pieces[n++] = (PortStreamPiece){file_of(m, w), w->file_offset, len, S->slot[s] + off};
             off += arena_round(len);
         }
+        model_layer_views(&m->cfg, lw); /* fused matrices: the views follow them into the slot */
     } else {
         const Weight *w = &m->output;
         uint64_t r0 = (uint64_t)(u - streamed_layers) * S->out_chunk_rows;

@@ -25,9 +25,14 @@ void server_plan(const ServerOptions *o, Plan *plan)
     plan_add(plan, "server connections", plan_mul(plan, n_conns, sizeof(Conn)));
     plan_add(plan, "server request buffers", plan_mul(plan, n_conns, SERVE_MAX_HEAD + o->max_body));
     plan_add(plan, "server request scratch", chat_arena_bound(o->max_body));
-    for (int i = 0; i < n_slots(o); i++)
+    /* each slot's reply outlives the request scratch (the next request
+     * reuses it): its response buffer and its tool-call buffers */
+    for (int i = 0; i < n_slots(o); i++) {
         plan_add(plan, n_slots(o) > 1 ? "server response buffers, one per slot" : "server response buffer",
                  SERVE_OUT_CAP + 64);
+        plan_add(plan, n_slots(o) > 1 ? "server tool-call buffers, one per slot" : "server tool-call buffers",
+                 SERVE_TOOLS_SCRATCH);
+    }
 }
 
 int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_t cap)
@@ -52,7 +57,9 @@ int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_
     sv->region_size = chat_arena_bound(o->max_body);
     sv->region = arena_take(arena, sv->region_size);
     for (int i = 0; i < sv->n_slots; i++)
-        if (!(sv->slot_out[i] = arena_take(arena, SERVE_OUT_CAP + 64))) return snprintf(err, cap, "%s", too_small), -1;
+        if (!(sv->slot_out[i] = arena_take(arena, SERVE_OUT_CAP + 64)) ||
+            !(sv->slot_tools[i] = arena_take(arena, SERVE_TOOLS_SCRATCH)))
+            return snprintf(err, cap, "%s", too_small), -1;
     sv->out = sv->slot_out[0];
     if (!sv->region) return snprintf(err, cap, "%s", too_small), -1;
 
@@ -258,7 +265,10 @@ static void accept_new(Server *sv)
 static int check_head(Server *sv, Conn *c)
 {
     HttpRequest *r = &c->req;
-    if (sv->opt.api_key && !http_bearer_matches(r->auth, r->auth_len, sv->opt.api_key, sv->opt.api_key_len)) {
+    /* /health is public: service managers and load balancers probe it
+     * without credentials (it says only that the server is up). */
+    int health = http_path_is(r->path, r->path_len, "/health");
+    if (sv->opt.api_key && !health && !http_bearer_matches(r->auth, r->auth_len, sv->opt.api_key, sv->opt.api_key_len)) {
         server_error(sv, c, 401, "invalid_api_key",
                      r->auth ? "invalid API key" : "an API key is required (Authorization: Bearer KEY)");
         return -1;
@@ -272,7 +282,7 @@ static int check_head(Server *sv, Conn *c)
               http_path_is(r->path, r->path_len, "/chat/completions") ||
               http_path_is(r->path, r->path_len, "/v1/completions") ||
               http_path_is(r->path, r->path_len, "/completions");
-    int get = http_path_is(r->path, r->path_len, "/health") || http_path_is(r->path, r->path_len, "/v1/models") ||
+    int get = health || http_path_is(r->path, r->path_len, "/v1/models") ||
               http_path_is(r->path, r->path_len, "/models") || http_path_is(r->path, r->path_len, "/slots") ||
               (sv->opt.metrics && http_path_is(r->path, r->path_len, "/metrics"));
     if (!gen && !get) {

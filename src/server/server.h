@@ -34,6 +34,7 @@
 
 #define SERVE_MAX_HEAD (16 * 1024)    /* request line and headers */
 #define SERVE_OUT_CAP (64 * 1024)     /* response buffer: one HTTP chunk */
+#define SERVE_TOOLS_SCRATCH (192 * 1024) /* a slot's tool-call buffers (server_api.c) */
 #define SERVE_MAX_STOPS 4             /* as OpenAI: up to 4 stop strings */
 #define SERVE_MAX_STOP_LEN 128        /* bytes of one stop string */
 #define SERVE_BYTES_PER_TOKEN 16      /* prompt text planned per context token (plus 64 KiB) */
@@ -129,6 +130,7 @@ typedef struct Server {
     uint64_t region_size;
     char *out;                 /* response buffer of the slot being written (slot_out[i]) */
     char *slot_out[SESSION_MAX_SLOTS]; /* each slot's response buffer */
+    char *slot_tools[SESSION_MAX_SLOTS]; /* each slot's tool-call buffers (SERVE_TOOLS_SCRATCH) */
     int n_slots;               /* --slots */
     int n_busy;                /* slots holding a request (server_api.c keeps it) */
     size_t out_len;

@@ -11,6 +11,11 @@
 #include "../text/chat.h"
 #include "../text/json.h"
 #include "server_api.h"
+#include "server_tools.h"
+
+#define TOOL_BLOCK_CAP (64 * 1024) /* one <tool_call> block of a reply */
+#define TOOL_CALLS_CAP (128 * 1024) /* the tool_calls array of a whole reply */
+_Static_assert(TOOL_BLOCK_CAP + TOOL_CALLS_CAP <= SERVE_TOOLS_SCRATCH, "a slot's tool-call buffers");
 
 typedef struct {
     int chat;                /* /v1/chat/completions (else /v1/completions) */
@@ -24,6 +29,9 @@ typedef struct {
     uint64_t seed;
     const char *prompt;      /* completions: decoded prompt text */
     size_t prompt_len;
+    size_t response_format;  /* offsets in the body, or API_ABSENT */
+    size_t tool_choice;
+    size_t tools;
     char why[400];           /* what is wrong with the request */
 } Request;
 
@@ -38,6 +46,10 @@ typedef struct {
     int any_content;
     ServeText text;
     TokenStream ts;
+    int split_tools;         /* content goes through the <tool_call> splitter */
+    ToolSplit split;
+    char *calls;             /* non-streamed: the tool_calls array so far */
+    size_t calls_n, calls_cap;
 } Reply;
 
 /* What reply_token returns to stop the generation. */
@@ -276,6 +288,11 @@ static int read_request(Request *rq, Reply *rp, const char *body, size_t len, Ar
                 rq->seed_set = 1;
                 rq->seed = (uint64_t)v;
             }
+        } else if (!strcmp(key, "response_format") || !strcmp(key, "tool_choice") || !strcmp(key, "tools")) {
+            while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+            size_t *slot = key[0] == 'r' ? &rq->response_format : !strcmp(key, "tools") ? &rq->tools : &rq->tool_choice;
+            *slot = j.pos;
+            if (json_skip(&j) < 0) return json_bad(rq, &j);
         } else if (!strcmp(key, "stop")) {
             if (read_stop(rq, &j, rp) < 0) return -1;
         } else if (!strcmp(key, "enable_thinking")) {
@@ -326,9 +343,8 @@ static void chunk_close(Reply *rp)
     server_out_flush(sv);
 }
 
-static void on_text(void *ctx, int kind, const char *p, size_t n)
+static void write_text(Reply *rp, int kind, const char *p, size_t n)
 {
-    Reply *rp = ctx;
     Server *sv = rp->sv;
     int field = kind == SERVE_REASONING ? 2 : 1;
     if (rp->field != field) {
@@ -346,6 +362,61 @@ static void on_text(void *ctx, int kind, const char *p, size_t n)
     }
     if (field == 1) rp->any_content = 1;
     server_out_json_text(sv, p, n);
+}
+
+static void on_text(void *ctx, int kind, const char *p, size_t n)
+{
+    Reply *rp = ctx;
+    if (kind == SERVE_CONTENT && rp->split_tools) tool_split_push(&rp->split, p, n);
+    else write_text(rp, kind, p, n);
+}
+
+static void on_split_content(void *ctx, const char *p, size_t n)
+{
+    write_text(ctx, SERVE_CONTENT, p, n);
+}
+
+static void calls_put(Reply *rp, const char *p, size_t n)
+{
+    if (rp->calls_n + n <= rp->calls_cap) memcpy(rp->calls + rp->calls_n, p, n);
+    rp->calls_n += n;
+}
+
+/* A tool call parsed from the reply: streamed as two deltas (id, type and
+ * name; then the arguments), or kept for the message's tool_calls. */
+static void on_tool_call(void *ctx, int index, const char *name, size_t name_len, const char *args, size_t args_len)
+{
+    Reply *rp = ctx;
+    Server *sv = rp->sv;
+    char id[64];
+    snprintf(id, sizeof id, "call_%llu_%d", (unsigned long long)rp->id, index);
+    if (rp->rq->stream) {
+        if (rp->chunk_open) chunk_close(rp);
+        chunk_open(rp);
+        server_outf(sv, "\"tool_calls\":[{\"index\":%d,\"id\":\"%s\",\"type\":\"function\",\"function\":{\"name\":\"",
+                    index, id);
+        server_out_json_text(sv, name, name_len);
+        OUT_LIT(sv, "\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n");
+        rp->chunk_open = 0;
+        chunk_open(rp);
+        server_outf(sv, "\"tool_calls\":[{\"index\":%d,\"function\":{\"arguments\":\"", index);
+        server_out_json_text(sv, args, args_len);
+        OUT_LIT(sv, "\"}}]},\"finish_reason\":null}]}\n\n");
+        rp->chunk_open = 0;
+        server_out_flush(sv);
+        return;
+    }
+    char head[160];
+    int k = snprintf(head, sizeof head, "%s{\"id\":\"%s\",\"type\":\"function\",\"function\":{\"name\":", index ? "," : "", id);
+    calls_put(rp, head, (size_t)k);
+    size_t e = json_escape(name, name_len, NULL, 0);
+    if (rp->calls_n + e + 1 <= rp->calls_cap) json_escape(name, name_len, rp->calls + rp->calls_n, e + 1);
+    rp->calls_n += e;
+    calls_put(rp, ",\"arguments\":", 13);
+    e = json_escape(args, args_len, NULL, 0);
+    if (rp->calls_n + e + 1 <= rp->calls_cap) json_escape(args, args_len, rp->calls + rp->calls_n, e + 1);
+    rp->calls_n += e;
+    calls_put(rp, "}}", 2);
 }
 
 static void write_usage(Server *sv, int n_prompt, int n_cached, int n_gen, double t_prompt, double t_gen)
@@ -386,6 +457,7 @@ typedef struct {
     SeqState *seq;
     int32_t *hist;             /* the ids in the cache, in order */
     Sampler sampler;           /* shares the session's scratch tables, owns its history */
+    Grammar *grammar;          /* the slot's grammar state, or NULL (no response_format, no forced call) */
     Request rq;
     Reply rp;
     int n_prompt;              /* ids of the prompt, in hist */
@@ -448,6 +520,10 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
         int len = token_stream_flush(&rp->ts, s->piece, s->piece_cap);
         if (len > 0) serve_text_push(&rp->text, s->piece, (size_t)len);
         serve_text_finish(&rp->text);
+        if (rp->split_tools) {
+            tool_split_finish(&rp->split);
+            if (rp->split.n_calls > 0 && !strcmp(finish, "stop")) finish = "tool_calls";
+        }
         if (rq->stream) {
             chunk_close(rp);
             chunk_open(rp);
@@ -469,7 +545,16 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
         } else {
             if (rp->field) OUT_LIT(sv, "\"");
             if (rq->chat) {
-                if (!rp->any_content) OUT_LIT(sv, ",\"content\":\"\"");
+                int calls = rp->split_tools && rp->split.n_calls > 0;
+                if (!rp->any_content) {
+                    if (calls) OUT_LIT(sv, ",\"content\":null");
+                    else OUT_LIT(sv, ",\"content\":\"\"");
+                }
+                if (calls && rp->calls_n <= rp->calls_cap) {
+                    OUT_LIT(sv, ",\"tool_calls\":[");
+                    server_out(sv, rp->calls, rp->calls_n);
+                    OUT_LIT(sv, "]");
+                }
                 server_outf(sv, "},\"finish_reason\":\"%s\"}],", finish);
             } else {
                 server_outf(sv, ",\"logprobs\":null,\"finish_reason\":\"%s\"}],", finish);
@@ -572,11 +657,11 @@ static void slot_logits(Server *sv, int i, float *logits)
         slot_finish(sv, i, "length", 0);
         return;
     }
-    if (s->opt.ignore_eos)
-        for (uint32_t v = 0; v < s->cfg.n_vocab; v++)
-            if (tokenizer_is_eog(&s->tok, (int32_t)v)) logits[v] = -INFINITY;
-    int32_t id = sampler_sample(&sl->sampler, logits, NULL);
-    sampler_accept(&sl->sampler, id);
+    int32_t id;
+    if (session_sample_with(s, &sl->sampler, sl->grammar, logits, &id) != 0) {
+        slot_fail(sv, i, s->err);
+        return;
+    }
     if (tokenizer_is_eog(&s->tok, id)) {
         slot_finish(sv, i, "stop", 0);
         return;
@@ -782,6 +867,7 @@ void api_generate(Server *sv, Conn *c)
     rq.thinking = s->opt.thinking;
     rq.max_tokens = -1;
     rq.sp = sv->cli_sampling;
+    rq.response_format = rq.tool_choice = rq.tools = API_ABSENT;
     rp.sv = sv;
     rp.rq = &rq;
     rp.id = ++sv->n_requests;
@@ -796,6 +882,17 @@ void api_generate(Server *sv, Conn *c)
         server_error(sv, c, 400, "invalid_request", "%s", rq.why);
         return;
     }
+    /* response_format and tools: a grammar, and the tool-call splitter */
+    ApiConstraint ac;
+    if (api_constraint(body, body_len, rq.response_format, rq.chat ? rq.tool_choice : API_ABSENT,
+                       rq.chat ? rq.tools : API_ABSENT, s->tmpl, s->grammar_text, SESSION_GRAMMAR_TEXT + 1, &ac, rq.why,
+                       sizeof rq.why) != 0) {
+        server_error(sv, c, 400, "invalid_request", "%s", rq.why);
+        return;
+    }
+    /* held from the first token: no thinking block (the grammar is compiled
+     * into the slot's state once the slot is chosen) */
+    if (ac.grammar_len) rq.thinking = 0;
     serve_text_think(&rp.text, rq.chat);
 
     /* Sampling: Qwen3's defaults for the thinking mode, what the command
@@ -855,9 +952,11 @@ void api_generate(Server *sv, Conn *c)
         memset(&co, 0, sizeof co);
         co.add_generation_prompt = 1;
         co.enable_thinking = rq.thinking;
-        co.tools = out.tools;
-        co.tools_len = out.tools_len;
-        co.n_tools = (int)sizes.n_tools;
+        if (ac.render) {
+            co.tools = out.tools;
+            co.tools_len = out.tools_len;
+            co.n_tools = (int)sizes.n_tools;
+        }
         int64_t len = chat_render(s->tmpl, out.msgs, (int)sizes.n_messages, &co, NULL, 0);
         if (len < 0) {
             server_error(sv, c, 400, "invalid_request", "messages: the conversation cannot be rendered");
@@ -919,6 +1018,12 @@ void api_generate(Server *sv, Conn *c)
         return;
     }
     if (k == (uint32_t)n) k--; /* the last id is fed again, for its logits */
+    if (!seq_can_resume(&s->cfg, s->slot_seq[i], k)) k = 0; /* the rings lost the window before k: from the start */
+    /* response_format or forced tool calls: the slot's own grammar state */
+    if (ac.grammar_len && session_slot_grammar(s, (uint32_t)i, s->grammar_text, ac.grammar_len, ac.what) != 0) {
+        server_error(sv, c, 400, "invalid_request", "%s", s->err);
+        return;
+    }
     Slot *sl = &slots[i];
     memset(sl, 0, offsetof(Slot, last_used));
     sl->busy = 1;
@@ -929,6 +1034,14 @@ void api_generate(Server *sv, Conn *c)
     sl->rp = rp;
     sl->rp.rq = &sl->rq;
     sl->rp.text.ctx = &sl->rp;
+    sl->grammar = ac.grammar_len ? s->slot_grammar[i] : NULL;
+    if (ac.parse) {
+        /* the slot's tool-call buffers: the request scratch is the next request's */
+        sl->rp.calls = sv->slot_tools[i] + TOOL_BLOCK_CAP;
+        sl->rp.calls_cap = TOOL_CALLS_CAP;
+        tool_split_init(&sl->rp.split, sv->slot_tools[i], TOOL_BLOCK_CAP, on_split_content, on_tool_call, &sl->rp);
+        sl->rp.split_tools = 1;
+    }
     sl->order = ++slot_clock;
     sl->t0 = sl->tg0 = port_seconds();
     sl->n_prompt = n;

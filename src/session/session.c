@@ -75,6 +75,13 @@ static int plan_base(Session *s, uint64_t max_text, Plan *base)
         for (uint32_t i = 1; i < s->n_slots; i++)
             plan_add(base, "sampler history, slots", SAMPLER_MAX_HISTORY * sizeof(int32_t));
         plan_add(base, "chat template text", TEMPLATE_CAP);
+        if (o->grammar) {
+            grammar_vocab_plan((int32_t)s->cfg.n_vocab, base);
+            plan_add(base, "grammar state", grammar_bytes(SESSION_GRAMMAR_PIECE));
+            for (uint32_t i = 1; i < s->n_slots; i++)
+                plan_add(base, "grammar state, slots", grammar_bytes(SESSION_GRAMMAR_PIECE));
+            plan_add(base, "grammar text", 2 * arena_round(SESSION_GRAMMAR_TEXT + 1));
+        }
     }
     if (o->plan_extra) o->plan_extra(o->plan_extra_ctx, base);
     return 0;
@@ -164,13 +171,26 @@ static int load_text_side(Session *s, uint64_t max_text)
     }
     if (o->max_out_ids) s->out_ids = arena_take(&s->arena, o->max_out_ids * sizeof(int32_t));
     char *tmpl_text = arena_take(&s->arena, TEMPLATE_CAP);
+    if (o->grammar) {
+        s->grammar_src = arena_take(&s->arena, SESSION_GRAMMAR_TEXT + 1);
+        s->grammar_text = arena_take(&s->arena, SESSION_GRAMMAR_TEXT + 1);
+        if (!s->grammar_src || !s->grammar_text || grammar_vocab_build(&s->gvocab, &s->arena, &s->tok) != 0 ||
+            grammar_init(&s->grammar, &s->arena, SESSION_GRAMMAR_PIECE) != 0)
+            return fail(s, "internal error: the grammar does not fit its plan");
+        s->slot_grammar[0] = &s->grammar;
+        for (uint32_t i = 1; i < s->n_slots; i++) {
+            s->slot_grammar[i] = &s->more_grammar[i - 1];
+            if (grammar_init(s->slot_grammar[i], &s->arena, SESSION_GRAMMAR_PIECE) != 0)
+                return fail(s, "internal error: the slots' grammars do not fit their plan");
+        }
+    }
     if (!s->text || !s->ids || !s->piece || !s->history || !tmpl_text || (o->trace_path && !s->trace_line) ||
         (o->max_out_ids && !s->out_ids))
         return fail(s, "internal error: the memory plan is too small");
     if (token_stream_out_max(&s->tok) > PIECE_CAP)
         return fail(s, "%s: a token of the vocabulary is longer than %d bytes", o->model_path, PIECE_CAP);
     s->tmpl = CHAT_TEMPLATE_RAW;
-    snprintf(s->tmpl_name, sizeof s->tmpl_name, "none");
+    s->tmpl_name[0] = '\0'; /* the model has no template */
     if (gguf_get_string(&s->gguf, "tokenizer.chat_template", tmpl_text, TEMPLATE_CAP) >= 0) {
         s->tmpl = chat_template_detect(tmpl_text);
         snprintf(s->tmpl_name, sizeof s->tmpl_name, "%.40s%s", tmpl_text, strlen(tmpl_text) > 40 ? "..." : "");
@@ -359,7 +379,19 @@ int session_prefill(Session *s, const int32_t *ids, int n)
         return fail(s, "prompt: %d tokens do not fit in the context (%u of %u used; raise -c)", n, s->seq.n_past,
                     s->mopt.n_ctx);
     memcpy(s->history + s->seq.n_past, ids, (size_t)n * sizeof(int32_t));
-    if (forward_prompt(&s->model, &s->ws, &s->seq, ids, n) != 0) return forward_failed(s);
+    /* Step by step (the steps forward_prompt would take), for the
+     * progress line a long prompt shows on a terminal. */
+    port_progress("prompt", 0, 0, 0);
+    for (int i = 0; i < n;) {
+        int step = n - i < (int)s->ws.batch ? n - i : (int)s->ws.batch;
+        if (forward_prompt(&s->model, &s->ws, &s->seq, ids + i, step) != 0) {
+            port_progress_end();
+            return forward_failed(s);
+        }
+        i += step;
+        port_progress("prompt", (uint64_t)i, (uint64_t)n, 0);
+    }
+    port_progress_end();
     for (int i = 0; i < n; i++) sampler_accept(&s->sampler, ids[i]);
     return 0;
 }
@@ -369,6 +401,7 @@ int session_prefill_reuse(Session *s, const int32_t *ids, int n, uint32_t *n_cac
     uint32_t k = 0, past = s->seq.n_past;
     while (k < past && k < (uint32_t)n && s->history[k] == ids[k]) k++;
     if (k == (uint32_t)n) k--;
+    if (!seq_can_resume(&s->cfg, &s->seq, k)) k = 0; /* the rings lost the window before k: from the start */
     s->seq.n_past = k;
     sampler_reset(&s->sampler);
     for (uint32_t i = 0; i < k; i++) sampler_accept(&s->sampler, ids[i]);
@@ -384,6 +417,18 @@ int session_make_room(Session *s, uint32_t n)
         uint32_t drop = s->opt.no_shift ? 0 : context_shift_amount(q->n_past, keep);
         if (drop == 0) return 1;
         char why[256];
+        if (q->ring) {
+            /* sliding-window rings cannot be shifted exactly: the kept
+             * tokens are fed again at their new positions */
+            uint32_t n_left = q->n_past - drop;
+            memmove(s->history + keep, s->history + keep + drop, (size_t)(q->n_past - keep - drop) * sizeof(int32_t));
+            seq_reset(q);
+            if (n_left > 0 && forward_prompt(&s->model, &s->ws, q, s->history, (int)n_left) != 0)
+                return forward_failed(s);
+            s->n_shifts++;
+            port_err("[context full: dropped %u tokens after the first %u, fed the %u left again]\n", drop, keep, q->n_past);
+            continue;
+        }
         if (context_shift(&s->model, q, keep, drop, why, sizeof why) != 0) return fail(s, "%s: %s", s->opt.model_path, why);
         memmove(s->history + keep, s->history + keep + drop, (size_t)(q->n_past - keep) * sizeof(int32_t));
         s->n_shifts++;
@@ -432,6 +477,81 @@ int session_check_row(Session *s, const float *l, SeqState *q)
     return 0;
 }
 
+int session_set_grammar(Session *s, const char *text, size_t len, const char *name)
+{
+    s->grammar_on = 0;
+    if (!s->opt.grammar) return fail(s, "%s: internal error: no grammar was planned", name);
+    if (grammar_compile(&s->grammar, text, len, name, s->err, sizeof s->err) != 0) return -1;
+    s->grammar_on = 1;
+    return 0;
+}
+
+void session_clear_grammar(Session *s)
+{
+    s->grammar_on = 0;
+}
+
+int session_slot_grammar(Session *s, uint32_t slot, const char *text, size_t len, const char *name)
+{
+    if (!s->opt.grammar || slot >= s->n_slots || !s->slot_grammar[slot])
+        return fail(s, "%s: internal error: no grammar was planned for slot %u", name, slot);
+    return grammar_compile(s->slot_grammar[slot], text, len, name, s->err, sizeof s->err);
+}
+
+typedef struct {
+    Session *s;
+    Grammar *g;
+} GrammarCtx;
+
+static int grammar_allows_cb(void *ctx, int32_t id)
+{
+    GrammarCtx *gc = ctx;
+    return grammar_allows(gc->g, &gc->s->tok, id);
+}
+
+static int grammar_mask_cb(void *ctx, float *logits)
+{
+    GrammarCtx *gc = ctx;
+    Session *s = gc->s;
+    s->grammar_masks++;
+    return grammar_mask(gc->g, &s->gvocab, &s->tok, logits, s->err, sizeof s->err);
+}
+
+/* The next id from logits by sampler sm, held to g unless NULL. */
+static int sample_held(Session *s, Sampler *sm, Grammar *g, float *logits, SamplerTrace *tp, int32_t *out)
+{
+    int32_t id;
+    if (g) {
+        /* only tokens that continue the grammar; each one taken into its state */
+        GrammarCtx gc = {s, g};
+        SamplerFilter f = {grammar_allows_cb, grammar_mask_cb, &gc};
+        s->err[0] = '\0';
+        double t0 = port_seconds();
+        id = sampler_sample_filtered(sm, logits, tp, &f);
+        if (id < 0) return s->err[0] ? -1 : fail(s, "grammar: no token of the vocabulary can continue the text");
+        if (!tokenizer_is_eog(&s->tok, id)) {
+            size_t len;
+            const char *piece = tokenizer_piece(&s->tok, id, &len);
+            if (grammar_accept(g, piece, len) != 0)
+                return fail(s, "internal error: the grammar refused token %d it allowed", (int)id);
+        }
+        s->grammar_seconds += port_seconds() - t0;
+    } else {
+        id = sampler_sample(sm, logits, tp);
+    }
+    sampler_accept(sm, id);
+    *out = id;
+    return 0;
+}
+
+int session_sample_with(Session *s, Sampler *sm, Grammar *g, float *logits, int32_t *out)
+{
+    if (s->opt.ignore_eos)
+        for (uint32_t i = 0; i < s->cfg.n_vocab; i++)
+            if (tokenizer_is_eog(&s->tok, (int32_t)i)) logits[i] = -INFINITY;
+    return sample_held(s, sm, g, logits, NULL, out);
+}
+
 int session_sample(Session *s, int32_t *out)
 {
     if (session_check_logits(s) != 0) return -1;
@@ -440,8 +560,8 @@ int session_sample(Session *s, int32_t *out)
         for (uint32_t i = 0; i < s->cfg.n_vocab; i++)
             if (tokenizer_is_eog(&s->tok, (int32_t)i)) logits[i] = -INFINITY;
     SamplerTrace trace, *tp = s->opt.trace_path ? &trace : NULL;
-    int32_t id = sampler_sample(&s->sampler, logits, tp);
-    sampler_accept(&s->sampler, id);
+    int32_t id;
+    if (sample_held(s, &s->sampler, s->grammar_on ? &s->grammar : NULL, logits, tp, &id) != 0) return -1;
     if (tp) {
         size_t len = 0;
         const char *piece = tokenizer_piece(&s->tok, id, &len);

@@ -19,6 +19,7 @@
 
 #include "../arena/arena.h"
 #include "../text/chat.h"
+#include "../text/grammar.h"
 #include "../model/forward.h"
 #include "../gguf/gguf.h"
 #include "../model/memplan.h"
@@ -67,6 +68,9 @@ typedef struct {
     int stream_keep_cache;   /* --keep-cache */
     uint32_t slots;          /* sequences (serve --slots), each with its KV cache, token history and
                                 sampler history; 0 counts as 1 */
+    int grammar;             /* plan a grammar (--grammar, --json-schema; serve): session_set_grammar */
+    const char *grammar_file;/* --grammar FILE or --json-schema FILE (read by the command) */
+    int grammar_is_schema;
 } SessionOptions;
 
 typedef struct {
@@ -93,7 +97,7 @@ typedef struct {
     size_t piece_cap;
     char *trace_line;        /* scratch for one --trace line */
     ChatTemplate tmpl;       /* recognised from tokenizer.chat_template */
-    char tmpl_name[64];      /* what the model calls it, for the raw-mode warning */
+    char tmpl_name[64];      /* the start of the model's template ("": it has none), for the raw-mode warning */
     int32_t *history;        /* every id in the KV cache, in order: n_ctx */
     int32_t *out_ids;        /* opt.max_out_ids generated ids, or NULL */
     uint32_t n_shifts;       /* context shifts so far */
@@ -104,6 +108,17 @@ typedef struct {
     int32_t *slot_history[SESSION_MAX_SLOTS];
     int32_t *slot_sampler_history[SESSION_MAX_SLOTS];
     SeqState more_seq[SESSION_MAX_SLOTS - 1];
+    /* with opt.grammar, each slot's own grammar state (slot 0's is grammar
+     * below): several constrained replies decode side by side */
+    Grammar *slot_grammar[SESSION_MAX_SLOTS];
+    Grammar more_grammar[SESSION_MAX_SLOTS - 1];
+    Grammar grammar;         /* with opt.grammar: generation held to it while grammar_on */
+    GrammarVocab gvocab;
+    int grammar_on;
+    double grammar_seconds;  /* spent choosing tokens under the grammar (sampling included) */
+    uint32_t grammar_masks;  /* of which full vocabulary masks */
+    char *grammar_src;       /* SESSION_GRAMMAR_TEXT + 1 bytes each: a file or schema read in, */
+    char *grammar_text;      /* and the GBNF made from it */
     double load_seconds;
     char notice[1024];       /* the planner's note for stderr (context shrunk, streaming), or empty */
     char err[768];           /* why the last call failed */
@@ -125,6 +140,23 @@ void session_close(Session *s);
  * already in the cache (ChatOptions). */
 int64_t session_render_user(Session *s, const char *system, const char *user, size_t user_len,
                             int add_generation_prompt, int continuation);
+
+/* Grammars (opt.grammar): tokens longer than SESSION_GRAMMAR_PIECE bytes
+ * are never offered under one. */
+#define SESSION_GRAMMAR_PIECE 512
+#define SESSION_GRAMMAR_TEXT GRAMMAR_MAX_TEXT
+/* Holds what session_generate samples to the GBNF text[0..len) from the
+ * next token on, until session_clear_grammar (the state starts over here).
+ * -1 with "name: LINE:COL: what" in s->err if it does not compile. */
+int session_set_grammar(Session *s, const char *text, size_t len, const char *name);
+void session_clear_grammar(Session *s);
+/* Compiles a grammar into slot `slot`'s state (opt.grammar). 0, or -1
+ * with s->err. */
+int session_slot_grammar(Session *s, uint32_t slot, const char *text, size_t len, const char *name);
+/* Samples the next id from logits with sampler sm, held to grammar g
+ * unless g is NULL (the id is then taken into g's state), and accepts it
+ * into sm. 0, or -1 with s->err. */
+int session_sample_with(Session *s, Sampler *sm, Grammar *g, float *logits, int32_t *out);
 
 /* Sampling parameters for what follows (a server request's), and a fresh
  * sampler state. */

@@ -424,6 +424,163 @@ static void render_zephyr(const ChatMessage *msgs, int n, const ChatOptions *opt
     }
 }
 
+/* ---- SmolLM3 ------------------------------------------------------------
+ * Follows SmolLM3-3B's chat_template: a system turn always ("## Metadata"
+ * with the reasoning mode, then the custom instructions: the system message
+ * without "/think" and "/no_think", or a default text), /think or /no_think
+ * from enable_thinking unless the system message says one; in /no_think an
+ * empty <think></think> opens every assistant turn; tool results are user
+ * turns. The official template also prints "Today Date: " from the clock
+ * (strftime_now): pith leaves that line out, as the variant llama.cpp ships
+ * does (prompts stay reproducible; the core has no clock). */
+
+#define SMOLLM3_THINK_SYSTEM \
+    "You are a helpful AI assistant named SmolLM, trained by Hugging Face. Your role as an assistant involves " \
+    "thoroughly exploring questions through a systematic thinking process before providing the final precise and " \
+    "accurate solutions. This requires engaging in a comprehensive cycle of analysis, summarizing, exploration, " \
+    "reassessment, reflection, backtracking, and iteration to develop well-considered thinking process. Please " \
+    "structure your response into two main sections: Thought and Solution using the specified format: <think> " \
+    "Thought section </think> Solution section. In the Thought section, detail your reasoning process in steps. " \
+    "Each step should include detailed considerations such as analysing questions, summarizing relevant findings, " \
+    "brainstorming new ideas, verifying the accuracy of the current steps, refining any errors, and revisiting " \
+    "previous steps. In the Solution section, based on various attempts, explorations, and reflections from the " \
+    "Thought section, systematically present the final solution that you deem correct. The Solution section should " \
+    "be logical, accurate, and concise and detail necessary steps needed to reach the conclusion."
+
+/* The system message as the template makes it custom instructions:
+ * .replace("/no_think", "") then .replace("/think", "") then .rstrip(),
+ * written without a buffer. The first replace's result is walked with raw
+ * indices (skip_no_think), the second looks for "/think" in that result,
+ * which may span a removed "/no_think". */
+static size_t skip_no_think(Str s, size_t i)
+{
+    while (i + 9 <= s.n && memcmp(s.p + i, "/no_think", 9) == 0) i += 9;
+    return i;
+}
+
+/* "/think" in the first result from raw index i: the raw index after it, or 0 */
+static size_t think_at(Str s, size_t i)
+{
+    for (int k = 0; k < 6; k++) {
+        i = skip_no_think(s, i);
+        if (i >= s.n || s.p[i] != "/think"[k]) return 0;
+        i++;
+    }
+    return i;
+}
+
+static void smollm3_instructions(Out *o, Str s)
+{
+    size_t keep_end = 0; /* raw index after the last character that is not Python whitespace */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t i = skip_no_think(s, 0);
+        while (i < s.n) {
+            size_t after = think_at(s, i);
+            if (after) {
+                i = skip_no_think(s, after);
+                continue;
+            }
+            uint32_t cp = 0;
+            int l = utf8_at(s.p + i, s.n - i, &cp); /* the markers are ASCII: never inside a character */
+            if (l <= 0) l = 1;
+            if (pass == 0 && !py_space(cp)) keep_end = i + (size_t)l;
+            if (pass == 1 && i < keep_end) put(o, s.p + i, (size_t)l);
+            i = skip_no_think(s, i + (size_t)l);
+        }
+    }
+}
+
+static void render_smollm3(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    int think = opt->enable_thinking;
+    int has_system = n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM;
+    Str sys = has_system ? content_of(&msgs[0]) : str_make(NULL, 0);
+    if (has_system && str_find(sys, "/no_think", 0) >= 0) think = 0;
+    else if (has_system && str_find(sys, "/think", 0) >= 0) think = 1;
+    if (!opt->continuation) {
+        puts_(o, "<|im_start|>system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\nReasoning Mode: ");
+        puts_(o, think ? "/think" : "/no_think");
+        puts_(o, "\n\n## Custom Instructions\n\n");
+        uint64_t before = o->len;
+        if (has_system) smollm3_instructions(o, sys);
+        if (o->len == before) puts_(o, think ? SMOLLM3_THINK_SYSTEM : "You are a helpful AI assistant named SmolLM, trained by Hugging Face.");
+        puts_(o, "\n\n<|im_end|>\n");
+    }
+    for (int i = 0; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        if (m->role == CHAT_ROLE_USER || m->role == CHAT_ROLE_TOOL) {
+            puts_(o, "<|im_start|>user\n");
+            put_str(o, content_of(m));
+            puts_(o, "<|im_end|>\n");
+        } else if (m->role == CHAT_ROLE_ASSISTANT) {
+            puts_(o, think ? "<|im_start|>assistant\n" : "<|im_start|>assistant\n<think>\n\n</think>\n");
+            put_str(o, lstrip_nl(content_of(m)));
+            puts_(o, "<|im_end|>\n");
+        }
+    }
+    if (opt->add_generation_prompt)
+        puts_(o, think ? "<|im_start|>assistant\n" : "<|im_start|>assistant\n<think>\n\n</think>\n");
+}
+
+/* ---- Phi-3 / Phi-3.5 and Phi-4-mini ------------------------------------------
+ * Phi-3.5-mini: "<|role|>\n" + content + "<|end|>\n" for system (when not
+ * empty), user and assistant; "<|assistant|>\n" to generate, else the
+ * eos_token "<|endoftext|>". Phi-4-mini: "<|role|>" + content + "<|end|>"
+ * for every message, no newlines; "<|assistant|>" or "<|endoftext|>". */
+
+static void render_phi(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o, int phi4)
+{
+    for (int i = 0; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        if (!phi4 && (m->role == CHAT_ROLE_TOOL || (m->role == CHAT_ROLE_SYSTEM && m->content_len == 0))) continue;
+        puts_(o, "<|");
+        puts_(o, chat_role_name(m->role));
+        puts_(o, phi4 ? "|>" : "|>\n");
+        put_str(o, content_of(m));
+        puts_(o, phi4 ? "<|end|>" : "<|end|>\n");
+    }
+    if (opt->add_generation_prompt) puts_(o, phi4 ? "<|assistant|>" : "<|assistant|>\n");
+    else puts_(o, "<|endoftext|>");
+}
+
+static void render_phi3(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    render_phi(msgs, n, opt, o, 0);
+}
+
+static void render_phi4(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    render_phi(msgs, n, opt, o, 1);
+}
+
+/* ---- Gemma (2 and 3) ----------------------------------------------------
+ * Follows Gemma 3's chat_template: "<bos>", then each message as
+ * "<start_of_turn>" + role ("model" for the assistant) + "\n" + content
+ * trimmed + "<end_of_turn>\n"; a system message is not a turn: its content
+ * and "\n\n" open the first turn after it. "<start_of_turn>model\n" to
+ * generate. (The template refuses roles that do not alternate; pith renders
+ * them as given.) */
+
+static void render_gemma(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    int start = 0;
+    if (!opt->continuation) puts_(o, "<bos>");
+    if (n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM) start = 1;
+    for (int i = start; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        puts_(o, "<start_of_turn>");
+        puts_(o, m->role == CHAT_ROLE_ASSISTANT ? "model" : chat_role_name(m->role));
+        puts_(o, "\n");
+        if (i == start && start == 1) {
+            put_str(o, content_of(&msgs[0]));
+            puts_(o, "\n\n");
+        }
+        put_str(o, py_strip(content_of(m)));
+        puts_(o, "<end_of_turn>\n");
+    }
+    if (opt->add_generation_prompt) puts_(o, "<start_of_turn>model\n");
+}
+
 /* ---- Raw: no template known, the contents one after the other --------- */
 
 static void render_raw(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
@@ -466,6 +623,9 @@ static const TemplateInfo templates[] = {
      {NULL}, {NULL}, "<|im_end|>\n", render_qwen2},
     {CHAT_TEMPLATE_QWEN25, "qwen2.5", NULL, {"<|im_start|>", "<tool_call>", QWEN25_SYSTEM, NULL}, {NULL},
      "<|im_end|>\n", render_qwen25},
+    {CHAT_TEMPLATE_SMOLLM3, "smollm3", NULL,
+     {"<|im_start|>", "Knowledge Cutoff Date: June 2025", "Reasoning Mode: ", "/no_think", NULL}, {NULL},
+     "<|im_end|>\n", render_smollm3},
     /* SmolLM2's default system turn; SmolLM3 says more after the name */
     {CHAT_TEMPLATE_SMOLLM2, "smollm2", NULL, {"<|im_start|>", SMOLLM2_SYSTEM "<|im_end|>", NULL}, {NULL},
      "<|im_end|>\n", render_smollm2},
@@ -475,6 +635,11 @@ static const TemplateInfo templates[] = {
      {NULL}, "<|eot_id|>", render_llama31},
     {CHAT_TEMPLATE_LLAMA3, "llama3", NULL, {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", NULL},
      {"Cutting Knowledge Date"}, "<|eot_id|>", render_llama3},
+    {CHAT_TEMPLATE_GEMMA, "gemma", NULL, {"<start_of_turn>", "<end_of_turn>", NULL}, {NULL}, "<end_of_turn>\n",
+     render_gemma},
+    /* Phi-4-mini writes no newline after a role and knows tools */
+    {CHAT_TEMPLATE_PHI4, "phi4", NULL, {"<|assistant|>", "<|end|>", "<|tool|>", NULL}, {NULL}, "<|end|>", render_phi4},
+    {CHAT_TEMPLATE_PHI3, "phi3", NULL, {"<|assistant|>", "<|end|>", "<|user|>", NULL}, {NULL}, "<|end|>\n", render_phi3},
     /* Phi-3 uses <|user|> and <|assistant|> too, closed by <|end|> */
     {CHAT_TEMPLATE_ZEPHYR, "zephyr", NULL, {"<|user|>", "<|assistant|>", "<|system|>", "eos_token", NULL},
      {"<|end|>"}, "</s>\n", render_zephyr},
@@ -549,7 +714,8 @@ int chat_template_by_name(const char *name)
 
 const char *chat_template_names(void)
 {
-    return "raw, qwen3, chatml, qwen2, qwen2.5, smollm2, llama3, llama3.1 (= llama3.2, llama3.3), zephyr";
+    return "raw, qwen3, chatml, qwen2, qwen2.5, smollm2, smollm3, llama3, llama3.1 (= llama3.2, llama3.3), zephyr, "
+           "phi3, phi4, gemma";
 }
 
 const char *chat_template_turn_end(ChatTemplate t)
@@ -578,12 +744,13 @@ int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOp
 /* Longest fixed text a template adds per message (Qwen3's and Qwen2.5's
  * tool turn: 61; a Llama 3 turn: 57), per tool call (Qwen2.5: 53; Llama
  * 3.1's call with its header: 85, less than a message and a call), per tool
- * (1) and once (Qwen2.5's tools header with its default system text 471 +
- * generation prompt 22; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
+ * (1) and once (SmolLM3's system turn with its thinking text 1273 +
+ * generation prompt 41; Qwen2.5's tools header with its default system text
+ * 471 + 22; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
 #define CHAT_PER_MESSAGE 64
 #define CHAT_PER_TOOL_CALL 64
 #define CHAT_PER_TOOL 8
-#define CHAT_FIXED 512
+#define CHAT_FIXED 1536
 
 uint64_t chat_render_bound(uint64_t n_messages, uint64_t n_tool_calls, uint64_t n_tools, uint64_t text_bytes)
 {

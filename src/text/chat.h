@@ -32,6 +32,10 @@ typedef enum {
     CHAT_TEMPLATE_LLAMA3,  /* Llama 3: <|start_header_id|>role<|end_header_id|>, contents trimmed */
     CHAT_TEMPLATE_LLAMA31, /* Llama 3.1 / 3.2 / 3.3: Llama 3 plus a system turn with the knowledge date */
     CHAT_TEMPLATE_ZEPHYR,  /* Zephyr / TinyLlama chat: <|user|>\n...</s>\n */
+    CHAT_TEMPLATE_SMOLLM3, /* SmolLM3: ChatML, a "## Metadata" system turn, /think and /no_think */
+    CHAT_TEMPLATE_PHI3,    /* Phi-3 / Phi-3.5-mini: <|user|>\n...<|end|>\n */
+    CHAT_TEMPLATE_PHI4,    /* Phi-4-mini: <|user|>...<|end|>, no newlines */
+    CHAT_TEMPLATE_GEMMA,   /* Gemma 2/3: <bos><start_of_turn>user\n...<end_of_turn>\n, system in the first turn */
     CHAT_TEMPLATE_COUNT
 } ChatTemplate;
 
@@ -78,8 +82,9 @@ const char *chat_role_name(ChatRole r);           /* "user", ... */
 /* Recognizes a template from its Jinja text; CHAT_TEMPLATE_RAW if unknown. */
 ChatTemplate chat_template_detect(const char *template_text);
 /* The template called name (as chat_template_name gives it: "raw",
- * "qwen3", "chatml", "qwen2", "qwen2.5", "smollm2", "llama3", "llama3.1",
- * "zephyr"; "llama3.2" and "llama3.3" are "llama3.1"), or -1. */
+ * "qwen3", "chatml", "qwen2", "qwen2.5", "smollm2", "smollm3", "llama3",
+ * "llama3.1", "zephyr", "phi3", "phi4", "gemma"; "llama3.2" and "llama3.3" are
+ * "llama3.1"), or -1. */
 int chat_template_by_name(const char *name);
 /* The names chat_template_by_name knows, comma separated, for messages. */
 const char *chat_template_names(void);

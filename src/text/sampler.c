@@ -273,16 +273,24 @@ static void fill_top(SamplerTrace *t, const SamplerCand *c, int n, float max, fl
     }
 }
 
+static void load_candidates(Sampler *s, const float *logits)
+{
+    SamplerCand *c = s->cand;
+    for (size_t i = 0; i < (size_t)s->n_vocab; i++) {
+        c[i].logit = isnan(logits[i]) ? -INFINITY : logits[i];
+        c[i].id = (int32_t)i;
+    }
+    apply_penalties(s);
+}
+
+static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, SamplerTrace *trace, double z_full);
+
 int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
 {
     const SamplerParams *p = &s->params;
     size_t n = (size_t)s->n_vocab;
     SamplerCand *c = s->cand;
-    for (size_t i = 0; i < n; i++) {
-        c[i].logit = isnan(logits[i]) ? -INFINITY : logits[i];
-        c[i].id = (int32_t)i;
-    }
-    apply_penalties(s);
+    load_candidates(s, logits);
 
     /* the maximum and (for the trace) the full temperature-1 sum */
     size_t best = 0;
@@ -315,6 +323,15 @@ int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
         take_top(c, n, (size_t)p->top_k);
         n = sorted = (size_t)p->top_k;
     }
+    return draw_from(s, n, sorted, max, trace, z_full);
+}
+
+/* top-p, min-p, temperature and the draw over c[0, n) (c[0, sorted) the
+ * best in order; max the largest logit). */
+static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, SamplerTrace *trace, double z_full)
+{
+    const SamplerParams *p = &s->params;
+    SamplerCand *c = s->cand;
 
     if (p->top_p < 1.0f) {
         double z = 0;
@@ -384,6 +401,39 @@ int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
         if (z > 0 && isfinite(z)) fill_top(trace, c, (int)n, max, inv_temp, z);
     }
     return id;
+}
+
+/* ---- Constrained: only tokens a filter allows ------------------------------------
+ * Exactly the distribution of masking first, cheaper when the filter lets
+ * the best tokens through: greedy takes the argmax if it is allowed (an
+ * allowed argmax is the argmax of the masked logits); with top-k the draw
+ * depends only on the k best allowed tokens, so the candidates are taken
+ * best first and tested until k are allowed. Otherwise, and with a trace,
+ * the whole vocabulary is masked. */
+int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, const SamplerFilter *f)
+{
+    const SamplerParams *p = &s->params;
+    size_t n = (size_t)s->n_vocab;
+    SamplerCand *c = s->cand;
+    if (!trace && (p->temperature <= 0 || (p->top_k > 0 && (size_t)p->top_k < n))) {
+        load_candidates(s, logits);
+        /* greedy wants the best allowed token, top-k the k best: test the
+         * candidates best first, in growing rounds (256, then 4096) */
+        size_t k = p->temperature <= 0 ? 1 : (size_t)p->top_k, kept = 0, tested = 0;
+        for (size_t m = 8 * k < 256 ? 256 : 8 * k; kept < k; m *= 16) {
+            if (m > n) m = n;
+            if (tested == 0) take_top(c, n, m);
+            else select_top(c, tested, n, m - tested);
+            for (size_t i = tested; i < m && kept < k; i++)
+                if (c[i].logit > -INFINITY && f->allows(f->ctx, c[i].id)) c[kept++] = c[i];
+            tested = m;
+            if (m == n || m >= 4096) break;
+        }
+        if (kept == k && p->temperature <= 0) return c[0].id;
+        if (kept == k) return draw_from(s, k, k, c[0].logit, NULL, 0);
+    }
+    if (f->mask(f->ctx, logits) <= 0) return -1;
+    return sampler_sample(s, logits, trace);
 }
 
 /* ---- Trace as JSON --------------------------------------------------------------- */

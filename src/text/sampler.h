@@ -106,6 +106,21 @@ typedef struct {
  * trace when it is not NULL (costs one more pass over the vocabulary). */
 int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace);
 
+/* Which tokens may come next (a grammar): allows(ctx, id) for one token;
+ * mask(ctx, logits) sets every other token's logit to -INFINITY and
+ * returns how many are left (<= 0: none, or an error). */
+typedef struct {
+    int (*allows)(void *ctx, int32_t id);
+    int (*mask)(void *ctx, float *logits);
+    void *ctx;
+} SamplerFilter;
+
+/* As sampler_sample, drawing from exactly the distribution the chain gives
+ * the logits with every token the filter refuses masked out, testing only
+ * the best tokens when that decides it (greedy; top-k). May mask logits
+ * in place. Returns the id, or -1 if the filter leaves nothing. */
+int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, const SamplerFilter *f);
+
 /* Writes the trace as one JSON line (with '\n'):
  * {"pos":P,"id":I,"piece":"...","p":..,"greedy":false,"n_kept":K,
  *  "kept_mass":M,"top":[{"id":..,"p":..,"logit":..},...]}

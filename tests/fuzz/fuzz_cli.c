@@ -81,6 +81,16 @@ double port_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* No terminal here: progress is never shown. */
+void port_progress(const char *what, uint64_t done, uint64_t total, int bytes)
+{
+    (void)what, (void)done, (void)total, (void)bytes;
+}
+
+void port_progress_end(void)
+{
+}
+
 static char empty_dir[256];
 
 /* At exit: the directory is empty unless a command created a file, which

@@ -16,7 +16,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 seconds=${1:-10}
 shift
-names=${*:-"gguf model tokenizer chat json cli"}
+names=${*:-"gguf model tokenizer chat json cli grammar"}
 FIX=$(cd "${PITH_FIXTURES:-../shared/fixtures}" 2>/dev/null && pwd)
 export PITH_FIXTURES=$FIX
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}

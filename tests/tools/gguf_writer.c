@@ -9,6 +9,7 @@
 #include "../../src/kernels/ggml_type.h"
 #include "../../src/gguf/gguf.h"
 #include "../../src/kernels/quant.h"
+#include "../../port/port.h"
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -439,8 +440,11 @@ static int emit(GgufWriter *w, Sink *s)
      * they say when that is still ahead, else skipped (malformed files). */
     float *row = NULL;
     uint8_t *conv = NULL;
+    /* Writing a benchmark model takes a while: progress on a terminal. */
+    if (s->f) port_progress("writing", 0, 0, 1);
     for (int i = 0; i < w->n_tensors; i++) {
         GwTensor *t = &w->tensors[i];
+        if (s->f && s->pos > w->data_start) port_progress("writing", s->pos - w->data_start, rel, 1);
         if (w->data_start + t->offset < s->pos) continue;
         pad_to(s, w->data_start + t->offset);
         if (t->bytes) {
@@ -455,6 +459,10 @@ static int emit(GgufWriter *w, Sink *s)
                 put(s, conv, (size_t)gw_type_bytes(t->type, n));
             }
         }
+    }
+    if (s->f) {
+        port_progress("writing", s->pos - w->data_start, rel, 1);
+        port_progress_end();
     }
     free(row);
     free(conv);

