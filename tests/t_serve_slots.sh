@@ -97,6 +97,101 @@ for model in tiny-qwen3-f32.gguf tiny-qwen3-Q8_0.gguf; do
     stop_server
 done
 
+# Grammars and tool calls per slot: each slot holds its own grammar state,
+# so two schema-held replies decode side by side, and a forced tool call runs
+# beside a plain request. Every reply equals the same request alone; the
+# schema replies parse and carry their required keys, the tool calls come
+# back as message.tool_calls (or streamed deltas) with finish "tool_calls".
+M=$FIX/models/tiny-qwen3-f32.gguf
+PERSON='{"type":"object","properties":{"name":{"type":"string","maxLength":10},"age":{"type":"integer","minimum":0},"ok":{"type":"boolean"}},"required":["name","age","ok"],"additionalProperties":false}'
+ENUMS='{"type":"object","properties":{"color":{"enum":["red","green","blue"]},"size":{"enum":[1,2,3,null]},"mode":{"const":"fast"}},"required":["color","size","mode"]}'
+TOOLS='[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":12},"unit":{"enum":["c","f"]}},"required":["city","unit"]}}},{"type":"function","function":{"name":"add","parameters":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}}}]'
+greq() { # I -> JSON
+    case $1 in
+    0) echo "{\"messages\":[{\"role\":\"user\",\"content\":\"A person as JSON\"}],\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"person\",\"schema\":$PERSON}},\"temperature\":0,\"max_tokens\":200}" ;;
+    1) echo "{\"messages\":[{\"role\":\"user\",\"content\":\"Pick a color\"}],\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"enums\",\"schema\":$ENUMS}},\"temperature\":0,\"max_tokens\":200,\"stream\":true}" ;;
+    2) echo "{\"messages\":[{\"role\":\"user\",\"content\":\"Weather in Paris?\"}],\"tools\":$TOOLS,\"tool_choice\":\"required\",\"temperature\":0,\"max_tokens\":300}" ;;
+    3) echo '{"messages":[{"role":"user","content":"Hi there"}],"temperature":0,"max_tokens":24}' ;;
+    4) echo "{\"messages\":[{\"role\":\"user\",\"content\":\"Add two numbers\"}],\"tools\":$TOOLS,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"add\"}},\"temperature\":0,\"max_tokens\":300,\"stream\":true}" ;;
+    5) echo '{"prompt":"Once upon a time","temperature":0,"max_tokens":30,"stream":true}' ;;
+    esac
+}
+gpath() { case $1 in 5) echo /v1/completions ;; *) echo /v1/chat/completions ;; esac; }
+# A reply as one line: content, reasoning, tool calls (name and arguments, ids left out), finish_reason.
+shape_of() { # FILE
+    node -e '
+const s = require("fs").readFileSync(process.argv[1], "utf8");
+let content = null, reasoning = "", finish = null, calls = [];
+if (s.startsWith("data: ")) {
+  const ev = s.split("\n\n").filter(e => e.length);
+  if (ev[ev.length - 1] !== "data: [DONE]") throw new Error("no [DONE]");
+  for (const e of ev.slice(0, -1)) {
+    const ch = JSON.parse(e.slice(6)).choices[0];
+    if (!ch) continue;
+    const d = ch.delta || {};
+    const text = d.content !== undefined ? d.content : ch.text;
+    if (typeof text === "string") content = (content || "") + text;
+    reasoning += d.reasoning_content || "";
+    for (const t of d.tool_calls || []) {
+      const x = calls[t.index] ??= {name: "", arguments: ""};
+      if (t.function.name) x.name += t.function.name;
+      x.arguments += t.function.arguments || "";
+    }
+    if (ch.finish_reason) finish = ch.finish_reason;
+  }
+  if (content === "") content = null;
+} else {
+  const ch = JSON.parse(s).choices[0];
+  content = ch.message ? ch.message.content : ch.text;
+  if (content === "") content = null;
+  reasoning = ch.message && ch.message.reasoning_content || "";
+  calls = (ch.message && ch.message.tool_calls || []).map(t => {
+    if (t.type !== "function" || !t.id) throw new Error("a tool call without id or type");
+    return {name: t.function.name, arguments: t.function.arguments};
+  });
+  finish = ch.finish_reason;
+}
+process.stdout.write(JSON.stringify({content, reasoning, calls, finish}));' "$1"
+}
+start_server "$M" --slots 2 -t 1 --kv-type f32 -c 2048 --template qwen3
+if [ -z "$PORT" ]; then not_ok "grammar slots: server did not start: $(cat "$TMP/server.err")"; else
+    for i in 0 1 2 3 4 5; do post "$TMP/galone$i" "$(gpath $i)" "$(greq $i)" >/dev/null; done
+    # pairs at once on the 2 slots: two schemas; a forced call beside a plain reply (twice, streamed and not)
+    for pair in "0 1" "2 3" "4 5"; do
+        pids=
+        for i in $pair; do post "$TMP/gpair$i" "$(gpath $i)" "$(greq $i)" >"$TMP/gcode$i" & pids="$pids $!"; done
+        for p in $pids; do wait "$p"; done
+    done
+    same=0; diff=
+    for i in 0 1 2 3 4 5; do
+        a=$(shape_of "$TMP/galone$i" 2>&1); b=$(shape_of "$TMP/gpair$i" 2>&1)
+        if [ "$(cat "$TMP/gcode$i")" = 200 ] && [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $i:[$a] vs [$b]"; fi
+    done
+    [ $same -eq 6 ] && ok "grammar slots: 2 schema replies, a forced tool call beside a plain reply (streamed and not) at once equal each alone" \
+        || not_ok "grammar slots: $same of 6 equal alone:$(echo "$diff" | head -c 900)"
+    v=$(node -e '
+const f = p => JSON.parse(process.argv[p]);
+const a = f(1), b = f(2);
+const pa = JSON.parse(a.content), pb = JSON.parse(b.content);
+const okA = a.finish === "stop" && typeof pa.name === "string" && pa.name.length <= 10 && Number.isInteger(pa.age) && pa.age >= 0 && typeof pa.ok === "boolean" && Object.keys(pa).every(k => ["name","age","ok"].includes(k));
+const okB = b.finish === "stop" && ["red","green","blue"].includes(pb.color) && [1,2,3,null].includes(pb.size) && pb.mode === "fast";
+process.stdout.write(okA && okB ? "valid" : "invalid");' "$(shape_of "$TMP/gpair0")" "$(shape_of "$TMP/gpair1")" 2>&1)
+    [ "$v" = valid ] && ok "grammar slots: both schema replies (one streamed) parse and validate" \
+        || not_ok "grammar slots: schema replies $v: $(head -c 300 "$TMP/gpair0") $(head -c 300 "$TMP/gpair1")"
+    v=$(node -e '
+const c = JSON.parse(process.argv[1]), s = JSON.parse(process.argv[2]), p = JSON.parse(process.argv[3]);
+const args = x => { try { return typeof JSON.parse(x.arguments) === "object"; } catch (e) { return false; } };
+const okC = c.finish === "tool_calls" && c.content === null && c.calls.length > 0 && c.calls.every(x => ["get_weather","add"].includes(x.name) && args(x));
+const okS = s.finish === "tool_calls" && s.calls.length === 1 && s.calls[0].name === "add" && args(s.calls[0]) && Number.isInteger(JSON.parse(s.calls[0].arguments).a);
+const okP = p.calls.length === 0 && typeof p.content === "string" && p.finish !== "tool_calls";
+process.stdout.write([okC, okS, okP].join(" "));' "$(shape_of "$TMP/gpair2")" "$(shape_of "$TMP/gpair4")" "$(shape_of "$TMP/gpair3")" 2>&1)
+    [ "$v" = "true true true" ] && ok "grammar slots: tool_calls with content null and finish tool_calls, streamed deltas of a named call, the plain reply beside them untouched" \
+        || not_ok "grammar slots: tool calls $v: $(head -c 400 "$TMP/gpair2") $(head -c 400 "$TMP/gpair4")"
+    kill -0 "$SERVER" 2>/dev/null && ok "grammar slots: server alive" || not_ok "grammar slots: server died: $(tail -3 "$TMP/server.err")"
+    if grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err"; then not_ok "grammar slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"; fi
+    stop_server
+fi
+
 # Prefix reuse: the conversation goes on in the slot that holds it.
 M=$FIX/models/tiny-qwen3-f32.gguf
 start_server "$M" --slots 2 -t 1 -c 4096 --ignore-eos
