@@ -402,6 +402,7 @@ static void synthetic_models(void)
  * sequence's cache. */
 static void two_sequences(const char *path, const FixCase *a, const FixCase *b, KvType kv)
 {
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     static Gguf g;
     GgufError err;
     ModelConfig cfg;
@@ -418,7 +419,7 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b, 
     int named = 0;
     for (int i = 0; i < plan.n_items; i++)
         named += !strcmp(plan.items[i].what, "kv cache, sequence 0") || !strcmp(plan.items[i].what, "kv cache, sequence 1");
-    CHECK(named == 2, "two sequences: the plan has a kv cache row for each sequence");
+    CHECK(named == 2, "%s: two sequences: the plan has a kv cache row for each sequence", name);
     void *base = port_arena_map((size_t)plan.total);
     Arena arena;
     arena_init(&arena, base, plan.total);
@@ -428,7 +429,8 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b, 
     int ok = base && gguf_index(&g, &arena, &err) == 0 && model_load(&m, &g, &arena, &cfg, &opt, &err) == 0 &&
              seq_init(&seq[0], &cfg, &opt, &arena) == 0 && seq_init(&seq[1], &cfg, &opt, &arena) == 0 &&
              workspace_init(&ws, &m, &opt, &arena, &err) == 0;
-    CHECK(ok && arena.used == plan.total, "two sequences: weights, two caches and a workspace fill the plan exactly");
+    CHECK(ok && arena.used == plan.total, "%s: two sequences: weights, two caches and a workspace fill the plan exactly",
+          name);
     if (!ok) {
         gguf_close(&g);
         return;
@@ -459,8 +461,8 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b, 
             same = same && ok && memcmp(ws.logits, alone[k] + (size_t)i * V, V * sizeof(float)) == 0;
         }
     CHECK(ok && same && seq[0].n_past == (uint32_t)a->n_prompt && seq[1].n_past == (uint32_t)b->n_prompt,
-          "two sequences (%s, %s, %s KV) fed in turns over one set of weights: each one's logits are bit for bit its own "
-          "alone", a->id, b->id, kvn);
+          "%s: two sequences (%s, %s, %s KV) fed in turns over one set of weights: each one's logits are bit for bit its own "
+          "alone", name, a->id, b->id, kvn);
 
     /* together in one step (forward_parts, batched decoding): one token
      * each, each sequence's logits row bit for bit its own alone */
@@ -479,8 +481,8 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b, 
         }
     }
     CHECK(ok && same && seq[0].n_past == (uint32_t)a->n_prompt && seq[1].n_past == (uint32_t)b->n_prompt,
-          "two sequences (%s, %s, %s KV) decoded together, one token each per step: bit for bit their logits alone",
-          a->id, b->id, kvn);
+          "%s: two sequences (%s, %s, %s KV) decoded together, one token each per step: bit for bit their logits alone",
+          name, a->id, b->id, kvn);
 
     /* a prompt chunk of one sequence beside the other's single token (a
      * prompt interleaved with a running reply), every row's logits */
@@ -505,8 +507,8 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b, 
             pos[k] += pt[p].n;
         }
     }
-    CHECK(ok && same, "two sequences (%s, %s, %s KV): chunks of 5 prompt tokens beside single tokens in one step: "
-          "bit for bit", a->id, b->id, kvn);
+    CHECK(ok && same, "%s: two sequences (%s, %s, %s KV): chunks of 5 prompt tokens beside single tokens in one step: "
+          "bit for bit", name, a->id, b->id, kvn);
 
     /* refused steps: a sequence twice, more tokens than the batch */
     ForwardPart twice[2] = {{&seq[0], a->prompt, 1, 0, FORWARD_LOGITS_LAST, -1},
@@ -516,7 +518,7 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b, 
                           {&seq[1], zeros, 7, 0, FORWARD_LOGITS_LAST, -1}};
     CHECK(forward_parts(&m, &ws, twice, 2) != 0 && forward_parts(&m, &ws, big, 2) != 0 &&
               seq[0].n_past == (uint32_t)a->n_prompt,
-          "a step with one sequence twice or over the batch is refused and changes nothing (%s)", ws.err);
+          "%s: a step with one sequence twice or over the batch is refused and changes nothing (%s)", name, ws.err);
     free(alone[0]);
     free(alone[1]);
     port_arena_unmap(base, (size_t)plan.total);
@@ -572,6 +574,34 @@ int main(void)
     if (pair[0] && pair[1]) {
         two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1], KV_F16);
         two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1], KV_F32);
+        /* the same on a gemma3-shaped model whose windowed layers keep rings
+         * (windows of 4: rings of 4 + 16 - 1 rows, shorter than the prompts):
+         * each token reads its own sequence's rings */
+        char g3[256], cmd[1024];
+        const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        const char *mk = getenv("PITH_MKMODEL") ? getenv("PITH_MKMODEL") : "build/asan/tools/mkmodel";
+        snprintf(g3, sizeof g3, "%s/pith-test-forward-gemma3-%d.gguf", tmp, (int)getpid());
+        snprintf(cmd, sizeof cmd,
+                 "%s %s --arch gemma3 --layers 3 --swa-pattern 3 --embd 64 --ff 128 --heads 4 --kv-heads 2 --head-dim 16 "
+                 "--window 4 --type f32 --seed 5 --tokenizer-from %s >/dev/null 2>&1",
+                 mk, g3, fix_model_path("tiny-qwen3-f32.gguf"));
+        int made = system(cmd) == 0;
+        CHECK(made, "a gemma3-shaped model with windows of 4 made by %s", mk);
+        /* prompts of 45 and 60 ids (the fixtures' are shorter than the rings) */
+        static int32_t ids[2][60];
+        static FixCase longer[2];
+        for (int k = 0; k < 2; k++) {
+            for (int i = 0; i < 60; i++) ids[k][i] = pair[k]->prompt[(i * (k + 3)) % pair[k]->n_prompt];
+            longer[k] = *pair[k];
+            snprintf(longer[k].id, sizeof longer[k].id, "%d ids", k ? 60 : 45);
+            longer[k].prompt = ids[k];
+            longer[k].n_prompt = k ? 60 : 45;
+        }
+        if (made) {
+            two_sequences(g3, &longer[0], &longer[1], KV_F16);
+            two_sequences(g3, &longer[0], &longer[1], KV_F32);
+        }
+        remove(g3);
     }
     for (int i = 0; i < N_MODELS; i++)
         printf("# %-28s worst: max rel %.3g, mean KL %.3g, max KL %.3g\n", worst[i].model, worst[i].max_rel,
