@@ -192,6 +192,42 @@ process.stdout.write([okC, okS, okP].join(" "));' "$(shape_of "$TMP/gpair2")" "$
     stop_server
 fi
 
+# gemma3's sliding-window rings per slot: a gemma3-shaped model with a window
+# of 16 (rings of 16 + 8 - 1 rows at -b 8), prompts longer than a ring, two
+# slots at once: every greedy reply equals the same request alone. Sent twice
+# at once: the second time each slot's cache holds a prompt again, reused
+# where its rings still hold the window (4 generated tokens) and fed from
+# the start where they do not (30 generated tokens: seq_can_resume).
+MK=${MK:-build/asan/tools/mkmodel}
+G3=$TMP/gemma3-window16.gguf
+if ! "$MK" "$G3" --arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16 \
+    --type f32 --seed 71 >"$TMP/mk.out" 2>&1; then not_ok "gemma3: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; else
+    start_server "$G3" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
+    W1=$(printf 'a long story about the sea and ships %.0s' $(seq 1 6))
+    W2=$(printf 'mountains rivers and old forests %.0s' $(seq 1 7))
+    wreq() { case $1 in
+        0) echo "{\"prompt\":\"$W1\",\"temperature\":0,\"max_tokens\":30}" ;;
+        1) echo "{\"prompt\":\"$W2\",\"temperature\":0,\"max_tokens\":4,\"stream\":true}" ;;
+        esac; }
+    for i in 0 1; do post "$TMP/walone$i" /v1/completions "$(wreq $i)" >/dev/null; done
+    for round in a b; do
+        pids=
+        for i in 0 1; do post "$TMP/w$round$i" /v1/completions "$(wreq $i)" >/dev/null & pids="$pids $!"; done
+        for p in $pids; do wait "$p"; done
+    done
+    same=0; diff=
+    for f in a0 a1 b0 b1; do
+        i=${f#?}; a=$(text_of "$TMP/walone$i"); b=$(text_of "$TMP/w$f")
+        if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
+    done
+    n0=$(node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).usage.prompt_tokens))' "$TMP/walone0")
+    [ $same -eq 4 ] && [ "$n0" -gt 23 ] \
+        && ok "gemma3 (window 16, rings of 23 rows): 2 slots at once, prompts of $n0+ tokens, twice: every reply equals alone" \
+        || not_ok "gemma3 slots: $same of 4 equal alone, prompt $n0 tokens:$(echo "$diff" | head -c 600)"
+    grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "gemma3 slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
+    stop_server
+fi
+
 # Prefix reuse: the conversation goes on in the slot that holds it.
 M=$FIX/models/tiny-qwen3-f32.gguf
 start_server "$M" --slots 2 -t 1 -c 4096 --ignore-eos
