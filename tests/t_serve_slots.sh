@@ -224,6 +224,14 @@ if ! "$MK" "$G3" --arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-hea
     [ $same -eq 4 ] && [ "$n0" -gt 23 ] \
         && ok "gemma3 (window 16, rings of 23 rows): 2 slots at once, prompts of $n0+ tokens, twice: every reply equals alone" \
         || not_ok "gemma3 slots: $same of 4 equal alone, prompt $n0 tokens:$(echo "$diff" | head -c 600)"
+    cached() { node -e '
+const s = require("fs").readFileSync(process.argv[1], "utf8");
+const u = s.startsWith("data: ") ? s.split("\n\n").filter(e => e.startsWith("data: {")).map(e => JSON.parse(e.slice(6))).filter(c => c.usage).pop().usage : JSON.parse(s).usage;
+process.stdout.write(u.prompt_tokens_details.cached_tokens + "/" + u.prompt_tokens);' "$1"; }
+    c0=$(cached "$TMP/wb0"); c1=$(cached "$TMP/wb1")
+    [ "${c0%/*}" = 0 ] && [ "${c1%/*}" = $((${c1#*/} - 1)) ] \
+        && ok "gemma3 slots: a prompt again after 4 tokens is reused from the rings ($c1 cached), after 30 fed from the start ($c0)" \
+        || not_ok "gemma3 slots: cached $c0 and $c1"
     grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "gemma3 slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
     stop_server
 fi
