@@ -7,21 +7,24 @@
  * One thread, one event loop (server.c) over a fixed table of connections:
  * the listening socket, clients sending their request (head, then body),
  * requests waiting for the model (the queue), and closing connections
- * draining what their client still sends. The model serves one request at
- * a time (one slot: the Model has one KV cache); while it generates, the
- * loop keeps running between tokens, so new clients are read, queued,
- * answered (health, models, errors) or refused (503) without waiting.
+ * draining what their client still sends. The model serves up to --slots
+ * requests together (one step feeds a token of each); between steps the
+ * loop keeps running, so new clients are read, queued, answered (health,
+ * models, slots, metrics, errors) or refused (503) without waiting.
  *
  * Memory: every buffer is planned before the model loads (server_plan)
  * and carved from the server's arena (server_init): per connection a
  * buffer of head + --max-body bytes, one region for the request being
  * served (the conversation read from JSON and its rendered text, bounded
- * by chat_arena_bound(--max-body)), and one output buffer. A flood of
+ * by chat_arena_bound(--max-body)), and per slot an output buffer and
+ * the tool-call buffers (SERVE_TOOLS_SCRATCH: a reply outlives the request
+ * region, which the next request reuses). A flood of
  * connections cannot grow anything: past the table, a new connection gets
  * an immediate 503 and is closed.
  *
  * The endpoints (server_api.c): POST /v1/chat/completions,
- * POST /v1/completions, GET /v1/models, GET /health. */
+ * POST /v1/completions, GET /v1/models, GET /health, GET /slots and, with
+ * --metrics, GET /metrics. */
 #ifndef PITH_SERVER_H
 #define PITH_SERVER_H
 
