@@ -130,6 +130,8 @@ bench-arm:
 
 TEST_BINS = $(patsubst tests/%.c,$(ASAN)/tests/%,$(TEST_SRC))
 TOOL_BINS = $(patsubst tests/tools/main_%.c,$(ASAN)/tools/%,$(filter tests/tools/main_%.c,$(TOOL_SRC)))
+# test_forward makes a gemma3-shaped model with mkmodel (its rings with two sequences)
+$(ASAN)/tests/test_forward: | $(ASAN)/tools/mkmodel
 
 test: $(ASAN)/pith $(TEST_BINS) $(TOOL_BINS) pith $(REL)/tools/mkmodel build/pith.1
 	@sh tests/run.sh

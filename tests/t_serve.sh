@@ -272,7 +272,8 @@ if build/asan/tools/mkmodel "$Q3" --layers 2 --embd 64 --ff 128 --heads 2 --kv-h
 else not_ok "mkmodel: $(head -c 300 "$TMP/mk.out")"; fi
 
 # Command-line errors: one line, status 2.
-expect_fail2 "serve: --slots 2 refused" $PITH serve "$M" --slots 2
+expect_fail2 "serve: --slots 17 refused" $PITH serve "$M" --slots 17
+expect_fail2 "serve: --slots 0 refused" $PITH serve "$M" --slots 0
 expect_fail2 "serve: --host must be numeric" $PITH serve "$M" --host example.com --port 0
 expect_fail2 "serve: empty key file" $PITH serve "$M" --api-key-file /dev/null
 finish

@@ -400,12 +400,14 @@ static void synthetic_models(void)
  * arena planned for both: fed in turns, token by token, each gets exactly
  * the logits it gets alone (and in one batch), and the plan names each
  * sequence's cache. */
-static void two_sequences(const char *path, const FixCase *a, const FixCase *b)
+static void two_sequences(const char *path, const FixCase *a, const FixCase *b, KvType kv)
 {
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     static Gguf g;
     GgufError err;
     ModelConfig cfg;
-    ModelOptions opt = {.n_ctx = 64, .kv_type = KV_F16, .batch = 16, .all_logits = 1, .n_seq = 2};
+    ModelOptions opt = {.n_ctx = 64, .kv_type = kv, .batch = 16, .all_logits = 1, .n_seq = 2};
+    const char *kvn = kv == KV_F32 ? "F32" : "F16";
     if (gguf_open(&g, path, 1, NULL, &err) != 0 || model_read_config(&g, &cfg, &err) != 0) {
         CHECK(0, "two sequences: %s opens (%s)", path, err.msg);
         return;
@@ -417,7 +419,7 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b)
     int named = 0;
     for (int i = 0; i < plan.n_items; i++)
         named += !strcmp(plan.items[i].what, "kv cache, sequence 0") || !strcmp(plan.items[i].what, "kv cache, sequence 1");
-    CHECK(named == 2, "two sequences: the plan has a kv cache row for each sequence");
+    CHECK(named == 2, "%s: two sequences: the plan has a kv cache row for each sequence", name);
     void *base = port_arena_map((size_t)plan.total);
     Arena arena;
     arena_init(&arena, base, plan.total);
@@ -427,7 +429,8 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b)
     int ok = base && gguf_index(&g, &arena, &err) == 0 && model_load(&m, &g, &arena, &cfg, &opt, &err) == 0 &&
              seq_init(&seq[0], &cfg, &opt, &arena) == 0 && seq_init(&seq[1], &cfg, &opt, &arena) == 0 &&
              workspace_init(&ws, &m, &opt, &arena, &err) == 0;
-    CHECK(ok && arena.used == plan.total, "two sequences: weights, two caches and a workspace fill the plan exactly");
+    CHECK(ok && arena.used == plan.total, "%s: two sequences: weights, two caches and a workspace fill the plan exactly",
+          name);
     if (!ok) {
         gguf_close(&g);
         return;
@@ -458,8 +461,64 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b)
             same = same && ok && memcmp(ws.logits, alone[k] + (size_t)i * V, V * sizeof(float)) == 0;
         }
     CHECK(ok && same && seq[0].n_past == (uint32_t)a->n_prompt && seq[1].n_past == (uint32_t)b->n_prompt,
-          "two sequences (%s, %s) fed in turns over one set of weights: each one's logits are bit for bit its own "
-          "alone", a->id, b->id);
+          "%s: two sequences (%s, %s, %s KV) fed in turns over one set of weights: each one's logits are bit for bit its own "
+          "alone", name, a->id, b->id, kvn);
+
+    /* together in one step (forward_parts, batched decoding): one token
+     * each, each sequence's logits row bit for bit its own alone */
+    seq_reset(&seq[0]);
+    seq_reset(&seq[1]);
+    same = ok;
+    for (int i = 0; i < longest && ok; i++) {
+        ForwardPart pt[2];
+        int np = 0;
+        for (int k = 0; k < 2; k++)
+            if (i < cs[k]->n_prompt) pt[np++] = (ForwardPart){&seq[k], cs[k]->prompt + i, 1, (uint32_t)i, FORWARD_LOGITS_LAST, -1};
+        ok = forward_parts(&m, &ws, pt, np) == 0;
+        for (int p = 0; p < np && ok; p++) {
+            int k = pt[p].seq == &seq[0] ? 0 : 1;
+            same = same && memcmp(ws.logits + (size_t)pt[p].logits_row * V, alone[k] + (size_t)i * V, V * sizeof(float)) == 0;
+        }
+    }
+    CHECK(ok && same && seq[0].n_past == (uint32_t)a->n_prompt && seq[1].n_past == (uint32_t)b->n_prompt,
+          "%s: two sequences (%s, %s, %s KV) decoded together, one token each per step: bit for bit their logits alone",
+          name, a->id, b->id, kvn);
+
+    /* a prompt chunk of one sequence beside the other's single token (a
+     * prompt interleaved with a running reply), every row's logits */
+    seq_reset(&seq[0]);
+    seq_reset(&seq[1]);
+    same = ok;
+    int pos[2] = {0, 0};
+    while (ok && (pos[0] < a->n_prompt || pos[1] < b->n_prompt)) {
+        ForwardPart pt[2];
+        int np = 0;
+        for (int k = 0; k < 2; k++) {
+            int left = cs[k]->n_prompt - pos[k], want = k == 0 ? 5 : 1;
+            if (left > 0)
+                pt[np++] = (ForwardPart){&seq[k], cs[k]->prompt + pos[k], left < want ? left : want, (uint32_t)pos[k],
+                                         FORWARD_LOGITS_ALL, -1};
+        }
+        ok = forward_parts(&m, &ws, pt, np) == 0;
+        for (int p = 0; p < np && ok; p++) {
+            int k = pt[p].seq == &seq[0] ? 0 : 1;
+            same = same && memcmp(ws.logits + (size_t)pt[p].logits_row * V, alone[k] + (size_t)pos[k] * V,
+                                  (size_t)pt[p].n * V * sizeof(float)) == 0;
+            pos[k] += pt[p].n;
+        }
+    }
+    CHECK(ok && same, "%s: two sequences (%s, %s, %s KV): chunks of 5 prompt tokens beside single tokens in one step: "
+          "bit for bit", name, a->id, b->id, kvn);
+
+    /* refused steps: a sequence twice, more tokens than the batch */
+    ForwardPart twice[2] = {{&seq[0], a->prompt, 1, 0, FORWARD_LOGITS_LAST, -1},
+                            {&seq[0], a->prompt, 1, 0, FORWARD_LOGITS_LAST, -1}};
+    static const int32_t zeros[16];
+    ForwardPart big[2] = {{&seq[0], zeros, 10, 0, FORWARD_LOGITS_LAST, -1},
+                          {&seq[1], zeros, 7, 0, FORWARD_LOGITS_LAST, -1}};
+    CHECK(forward_parts(&m, &ws, twice, 2) != 0 && forward_parts(&m, &ws, big, 2) != 0 &&
+              seq[0].n_past == (uint32_t)a->n_prompt,
+          "%s: a step with one sequence twice or over the batch is refused and changes nothing (%s)", name, ws.err);
     free(alone[0]);
     free(alone[1]);
     port_arena_unmap(base, (size_t)plan.total);
@@ -512,7 +571,38 @@ int main(void)
             else if (!pair[1]) pair[1] = &cases[i];
         }
     CHECK(pair[0] && pair[1], "two logits cases of tiny-qwen3-f32 for the two-sequence test");
-    if (pair[0] && pair[1]) two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1]);
+    if (pair[0] && pair[1]) {
+        two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1], KV_F16);
+        two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1], KV_F32);
+        /* the same on a gemma3-shaped model whose windowed layers keep rings
+         * (windows of 4: rings of 4 + 16 - 1 rows, shorter than the prompts):
+         * each token reads its own sequence's rings */
+        char g3[256], cmd[1024];
+        const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        const char *mk = getenv("PITH_MKMODEL") ? getenv("PITH_MKMODEL") : "build/asan/tools/mkmodel";
+        snprintf(g3, sizeof g3, "%s/pith-test-forward-gemma3-%d.gguf", tmp, (int)getpid());
+        snprintf(cmd, sizeof cmd,
+                 "%s %s --arch gemma3 --layers 3 --swa-pattern 3 --embd 64 --ff 128 --heads 4 --kv-heads 2 --head-dim 16 "
+                 "--window 4 --type f32 --seed 5 --tokenizer-from %s >/dev/null 2>&1",
+                 mk, g3, fix_model_path("tiny-qwen3-f32.gguf"));
+        int made = system(cmd) == 0;
+        CHECK(made, "a gemma3-shaped model with windows of 4 made by %s", mk);
+        /* prompts of 45 and 60 ids (the fixtures' are shorter than the rings) */
+        static int32_t ids[2][60];
+        static FixCase longer[2];
+        for (int k = 0; k < 2; k++) {
+            for (int i = 0; i < 60; i++) ids[k][i] = pair[k]->prompt[(i * (k + 3)) % pair[k]->n_prompt];
+            longer[k] = *pair[k];
+            snprintf(longer[k].id, sizeof longer[k].id, "%d ids", k ? 60 : 45);
+            longer[k].prompt = ids[k];
+            longer[k].n_prompt = k ? 60 : 45;
+        }
+        if (made) {
+            two_sequences(g3, &longer[0], &longer[1], KV_F16);
+            two_sequences(g3, &longer[0], &longer[1], KV_F32);
+        }
+        remove(g3);
+    }
     for (int i = 0; i < N_MODELS; i++)
         printf("# %-28s worst: max rel %.3g, mean KL %.3g, max KL %.3g\n", worst[i].model, worst[i].max_rel,
                worst[i].mean_kl, worst[i].max_kl);

@@ -1,8 +1,10 @@
 /* pith serve MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY | --api-key-file F]
- *                  [--max-body 1M] [--queue 4] [--timeout 10] [--slots 1] [session options]
+ *                  [--max-body 1M] [--queue 4] [--timeout 10] [--slots 1] [--metrics]
+ *                  [session options]
  *
  * An OpenAI-compatible HTTP server for one model (server.h): loaded once,
- * one request generated at a time, the others waiting in a bounded queue.
+ * up to --slots requests generated together (one KV cache each), the
+ * others waiting in a bounded queue.
  * Safe by default: loopback only unless --host, an optional API key on
  * every request, bounded bodies, deadlines for slow clients, every buffer
  * planned before the model loads. */
@@ -92,10 +94,9 @@ int cmd_serve(int argc, char **argv)
             if (so.max_body > CHAT_JSON_MAX_BYTES) port_die("--max-body: at most %zu bytes", CHAT_JSON_MAX_BYTES);
         } else if (!strcmp(a, "--queue")) so.queue = (int)cli_int(a, cli_value(argc, argv, &i), 0, 256);
         else if (!strcmp(a, "--timeout")) so.timeout = cli_float(a, cli_value(argc, argv, &i), 0.1, 3600);
-        else if (!strcmp(a, "--slots")) {
-            if (cli_int(a, cli_value(argc, argv, &i), 1, 64) != 1)
-                port_die("--slots: only 1 slot is supported (the model has one KV cache)");
-        } else if (a[0] == '-' && a[1] != '\0') cli_unknown("serve", a);
+        else if (!strcmp(a, "--slots")) so.slots = (int)cli_int(a, cli_value(argc, argv, &i), 1, SESSION_MAX_SLOTS);
+        else if (!strcmp(a, "--metrics")) so.metrics = 1;
+        else if (a[0] == '-' && a[1] != '\0') cli_unknown("serve", a);
         else if (!o.model_path) o.model_path = a;
         else port_die("%s: unexpected argument (" USAGE ")", a);
     }
@@ -118,7 +119,10 @@ int cmd_serve(int argc, char **argv)
     if (text > so.max_body) text = so.max_body;
     o.max_text = text + 64 * 1024;
     o.no_shift = 1; /* a full context ends the reply ("length"), never drops the prompt */
-    o.grammar = 1;  /* response_format and forced tool calls */
+    o.grammar = 1;  /* response_format and forced tool calls: one grammar state per slot */
+    o.slots = (uint32_t)(so.slots > 0 ? so.slots : 1);
+    if (o.batch < (int64_t)o.slots)
+        port_die("-b: a step holds a token of each of the %u slots: -b %lld is too small", o.slots, (long long)o.batch);
 
     static Session s;
     static Server sv;
@@ -130,6 +134,7 @@ int cmd_serve(int argc, char **argv)
     if (server_init(&sv, &so, &s, err, sizeof err) != 0) port_die("%s", err);
     sv.dispatch = api_dispatch;
     sv.generate = api_generate;
+    sv.step = api_step;
     Plan sp;
     plan_init(&sp);
     server_plan(&so, &sp);
@@ -141,10 +146,10 @@ int cmd_serve(int argc, char **argv)
     if (!sv.loopback && !so.api_key)
         port_err("warning: listening on %s without --api-key: anyone who can reach this address can use the model\n",
                  so.host);
-    port_err("pith serve: %s on http://%s%s%s:%d/v1 (context %u, queue %d, max body %llu bytes, arena %.1f MiB, of which "
+    port_err("pith serve: %s on http://%s%s%s:%d/v1 (%d slot%s, context %u each, queue %d, max body %llu bytes, arena %.1f MiB, of which "
              "server %.1f MiB)\n",
              sv.model_name, strchr(so.host, ':') ? "[" : "", so.host, strchr(so.host, ':') ? "]" : "", sv.bound_port,
-             s.mopt.n_ctx, so.queue, (unsigned long long)so.max_body, (double)s.plan.total / 1048576.0,
+             sv.n_slots, sv.n_slots > 1 ? "s" : "", s.mopt.n_ctx, so.queue, (unsigned long long)so.max_body, (double)s.plan.total / 1048576.0,
              (double)sv.planned / 1048576.0);
     server_run(&sv);
 }

@@ -45,7 +45,8 @@ typedef struct {
 } Buffer;
 
 enum { S_KCACHE, S_VCACHE, S_KRING, S_VRING, S_COUNT };
-enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_COUNT };
+enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_TSEQ, W_TPOS, W_TID,
+       W_COUNT };
 
 /* Widest input of any matmul: the quantized activation buffers hold a step
  * of it in each format. */
@@ -105,6 +106,19 @@ int seq_can_resume(const ModelConfig *c, const SeqState *s, uint32_t pos0)
     return need >= s->n_past - s->ring;
 }
 
+static uint32_t n_seq(const ModelOptions *o)
+{
+    return o->n_seq ? o->n_seq : 1;
+}
+
+/* Rows of logits a step fills: every token's, or one per sequence (a
+ * batched decoding step gives each sequence its next token's). */
+static uint64_t logit_rows(const ModelOptions *o)
+{
+    uint64_t r = o->all_logits ? o->batch : 1;
+    return r > n_seq(o) ? r : n_seq(o);
+}
+
 static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, Buffer *b)
 {
     uint64_t B = o->batch;
@@ -117,14 +131,13 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     b[W_HB] = (Buffer){"workspace: activations", B * c->n_ff, 4};
     b[W_HB2] = (Buffer){"workspace: activations", B * c->n_ff, 4};
     b[W_SCORES] = (Buffer){"workspace: attention scores", plan_mul(p, c->n_head, o->n_ctx), 4};
-    b[W_LOGITS] = (Buffer){"workspace: logits", plan_mul(p, o->all_logits ? B : 1, c->n_vocab), 4};
+    b[W_LOGITS] = (Buffer){"workspace: logits", plan_mul(p, logit_rows(o), c->n_vocab), 4};
     b[W_ACT0] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_0, widest_input(c))};
     b[W_ACTK] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_K, widest_input(c))};
-}
-
-static uint32_t n_seq(const ModelOptions *o)
-{
-    return o->n_seq ? o->n_seq : 1;
+    /* each token's sequence, position and id in a step */
+    b[W_TSEQ] = (Buffer){"workspace: activations", B, sizeof(SeqState *)};
+    b[W_TPOS] = (Buffer){"workspace: activations", B, sizeof(uint32_t)};
+    b[W_TID] = (Buffer){"workspace: activations", B, sizeof(int32_t)};
 }
 
 void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
@@ -218,6 +231,10 @@ int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena
     ws->logits = p[W_LOGITS];
     ws->act_q8_0 = p[W_ACT0];
     ws->act_q8_k = p[W_ACTK];
+    ws->tok_seq = p[W_TSEQ];
+    ws->tok_pos = p[W_TPOS];
+    ws->tok_id = p[W_TID];
+    ws->logit_rows = (uint32_t)logit_rows(opt);
     kern_active(); /* chooses the kernels now, before any thread runs */
     if (m->load == LOAD_STREAM && wstream_init(&ws->stream, m, opt, arena, err) != 0) return -1;
     return 0;
@@ -419,11 +436,9 @@ static void matmul(Workspace *wk, const Weight *w, const float *x, int n, float 
 typedef struct {
     const Model *m;
     Workspace *ws;
-    SeqState *seq;
     const LayerWeights *lw;
     uint32_t layer;
-    int n;
-    uint32_t pos0;
+    int n;                    /* tokens of the step: ws->tok_seq, tok_pos say whose and where */
 } LayerJob;
 
 /* A Q8_0 key row is multiplied by q kept in float (more accurate than
@@ -472,9 +487,6 @@ static void attention_worker(void *ctx, int ith, int nth)
     const KernelSet *ks = kern_active();
     const ModelConfig *c = &j->m->cfg;
     const Workspace *ws = j->ws;
-    const SeqState *seq = j->seq;
-    KvType kt = seq->kv_type;
-    uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v);
     uint32_t group = c->n_head / c->n_head_kv;
     float scale = c->attn_scale;
     int windowed = model_layer_swa(c, j->layer);
@@ -485,13 +497,17 @@ static void attention_worker(void *ctx, int ith, int nth)
     /* the q heads of one kv head together: its rows are read once for all */
     for (uint32_t h = h0; h < h1;) {
         uint32_t kvh = h / group, hn = (kvh + 1) * group < h1 ? (kvh + 1) * group : h1, nq = hn - h;
-        uint8_t *kh, *vh;
-        uint32_t rows;
-        seq_kv_head(c, seq, j->layer, kvh, &kh, &vh, &rows);
         float *s = ws->scores + (uint64_t)h * ws->n_ctx; /* head h + i: s + i * n_ctx */
         uint64_t n_ctx = ws->n_ctx;
         for (int t = 0; t < j->n; t++) {
-            uint32_t pos = j->pos0 + (uint32_t)t;
+            /* each token over its own sequence's cache (or window ring) */
+            const SeqState *seq = ws->tok_seq[t];
+            KvType kt = seq->kv_type;
+            uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v);
+            uint8_t *kh, *vh;
+            uint32_t rows;
+            seq_kv_head(c, seq, j->layer, kvh, &kh, &vh, &rows);
+            uint32_t pos = ws->tok_pos[t];
             /* positions lo..pos: all of them, or the window's; in a ring
              * they lie in up to two runs of rows */
             uint32_t lo = windowed && pos + 1 > c->n_swa ? pos + 1 - c->n_swa : 0, np = pos - lo + 1;
@@ -557,7 +573,8 @@ static void qk_worker(void *ctx, int ith, int nth)
     split((uint64_t)j->n, ith, nth, &t0, &t1);
     int ropes = model_layer_ropes(c, j->layer);
     for (uint64_t t = t0; t < t1; t++) {
-        uint32_t pos = j->pos0 + (uint32_t)t;
+        uint32_t pos = ws->tok_pos[t];
+        const SeqState *seq = ws->tok_seq[t];
         float *q = ws->q + t * qdim, *k = ws->k + t * kw;
         forward_rope_table(cs, c->n_rot, (double)pos, model_layer_swa(c, j->layer) ? c->rope_base_swa : c->rope_base,
                            m->rope_freqs);
@@ -576,8 +593,8 @@ static void qk_worker(void *ctx, int ith, int nth)
             if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
             if (ropes) forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
         }
-        cache_store(c, j->seq, 0, j->layer, pos, k, c->head_dim);
-        cache_store(c, j->seq, 1, j->layer, pos, ws->v + t * vw, c->head_dim_v);
+        cache_store(c, seq, 0, j->layer, pos, k, c->head_dim);
+        cache_store(c, seq, 1, j->layer, pos, ws->v + t * vw, c->head_dim_v);
     }
 }
 
@@ -629,28 +646,26 @@ static void add_normed(float *x, float *add, const float *w, uint64_t dim, float
 
 /* ---- one step ----------------------------------------------------------- */
 
-int forward_batch(const Model *m, Workspace *ws, SeqState *seq, const int32_t *tokens, int n, uint32_t pos0,
-                  int all_logits)
+/* The checks of one part of a step; -1 with ws->err. */
+static int part_check(const ModelConfig *c, Workspace *ws, const ForwardPart *pt)
 {
-    const ModelConfig *c = &m->cfg;
-    if (n < 1 || (uint32_t)n > ws->batch) {
-        snprintf(ws->err, sizeof ws->err, "a step of %d tokens is out of range [1, %u]", n, ws->batch);
+    const SeqState *seq = pt->seq;
+    if (pt->pos0 > seq->n_past) {
+        snprintf(ws->err, sizeof ws->err, "position %u is past the %u filled positions of the cache", pt->pos0,
+                 seq->n_past);
         return -1;
     }
-    if (pos0 > seq->n_past) {
-        snprintf(ws->err, sizeof ws->err, "position %u is past the %u filled positions of the cache", pos0, seq->n_past);
-        return -1;
-    }
-    if (!seq_can_resume(c, seq, pos0)) {
+    if (!seq_can_resume(c, seq, pt->pos0)) {
         snprintf(ws->err, sizeof ws->err, "position %u: the sliding-window rings no longer hold the positions before it",
-                 pos0);
+                 pt->pos0);
         return -1;
     }
-    if (seq->ring && (uint64_t)n + c->n_swa - 1 > seq->ring && seq->ring < seq->n_ctx) {
-        snprintf(ws->err, sizeof ws->err, "a step of %d tokens does not fit the sliding-window ring of %u", n, seq->ring);
+    if (seq->ring && (uint64_t)pt->n + c->n_swa - 1 > seq->ring && seq->ring < seq->n_ctx) {
+        snprintf(ws->err, sizeof ws->err, "a step of %d tokens does not fit the sliding-window ring of %u", pt->n,
+                 seq->ring);
         return -1;
     }
-    if ((uint64_t)pos0 + (uint64_t)n > seq->n_ctx) {
+    if ((uint64_t)pt->pos0 + (uint64_t)pt->n > seq->n_ctx) {
         snprintf(ws->err, sizeof ws->err, "the context is full (%u positions; use -c to allow more)", seq->n_ctx);
         return -1;
     }
@@ -659,22 +674,52 @@ int forward_batch(const Model *m, Workspace *ws, SeqState *seq, const int32_t *t
                  seq->n_ctx, ws->n_ctx);
         return -1;
     }
-    if (all_logits && n > 1 && !ws->all_logits) {
-        snprintf(ws->err, sizeof ws->err, "logits of every token were not planned for");
-        return -1;
-    }
-    for (int t = 0; t < n; t++) {
-        if (tokens[t] < 0 || (uint32_t)tokens[t] >= c->n_vocab) {
-            snprintf(ws->err, sizeof ws->err, "token id %d is out of range [0, %u)", tokens[t], c->n_vocab);
+    for (int t = 0; t < pt->n; t++) {
+        if (pt->tokens[t] < 0 || (uint32_t)pt->tokens[t] >= c->n_vocab) {
+            snprintf(ws->err, sizeof ws->err, "token id %d is out of range [0, %u)", pt->tokens[t], c->n_vocab);
             return -1;
         }
+    }
+    return 0;
+}
+
+int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts)
+{
+    const ModelConfig *c = &m->cfg;
+    int n = 0, rows = 0;
+    for (int p = 0; p < n_parts; p++) {
+        ForwardPart *pt = &parts[p];
+        if (pt->n < 1 || (uint64_t)n + (uint64_t)pt->n > ws->batch) {
+            snprintf(ws->err, sizeof ws->err, "a step of %lld tokens is out of range [1, %u]",
+                     (long long)n + (pt->n > 0 ? pt->n : 0), ws->batch);
+            return -1;
+        }
+        for (int q = 0; q < p; q++)
+            if (parts[q].seq == pt->seq) {
+                snprintf(ws->err, sizeof ws->err, "a sequence appears twice in one step");
+                return -1;
+            }
+        if (part_check(c, ws, pt) != 0) return -1;
+        for (int t = 0; t < pt->n; t++) {
+            ws->tok_seq[n + t] = pt->seq;
+            ws->tok_pos[n + t] = pt->pos0 + (uint32_t)t;
+            ws->tok_id[n + t] = pt->tokens[t];
+        }
+        n += pt->n;
+        int want = pt->logits == FORWARD_LOGITS_ALL ? pt->n : pt->logits ? 1 : 0;
+        pt->logits_row = want ? rows : -1;
+        rows += want;
+    }
+    if (n_parts < 1 || (uint32_t)rows > ws->logit_rows) {
+        snprintf(ws->err, sizeof ws->err, n_parts < 1 ? "a step without tokens" : "logits of every token were not planned for");
+        return -1;
     }
 
     uint64_t dim = c->n_embd;
     int streamed = m->load == LOAD_STREAM;
 
     for (int t = 0; t < n; t++) {
-        const uint8_t *row = wstream_embd_row(&ws->stream, m, tokens[t], t, ws->err, sizeof ws->err);
+        const uint8_t *row = wstream_embd_row(&ws->stream, m, ws->tok_id[t], t, ws->err, sizeof ws->err);
         if (!row) return -1;
         quant_dequant_row(m->tok_embd.type, row, ws->x + (uint64_t)t * dim, dim);
         if (c->arch->embd_scale) {
@@ -691,7 +736,7 @@ int forward_batch(const Model *m, Workspace *ws, SeqState *seq, const int32_t *t
         float *qkv_out[3] = {ws->q, ws->k, ws->v};
         matmul_group(ws, qkv, qkv_out, 3, ws->xb, n);
 
-        LayerJob lj = {m, ws, seq, lw, l, n, pos0};
+        LayerJob lj = {m, ws, lw, l, n};
         run_tokens(qk_worker, &lj, n);
         port_parallel(attention_worker, &lj);
 
@@ -710,29 +755,49 @@ int forward_batch(const Model *m, Workspace *ws, SeqState *seq, const int32_t *t
         else for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
     }
 
-    /* Only the rows whose logits are wanted go through the output matrix. */
-    int first = all_logits ? 0 : n - 1;
-    int rows = n - first;
-    rmsnorm_tokens(ws->xb, ws->x + (uint64_t)first * dim, m->output_norm, dim, c->norm_eps, rows);
-    if (streamed) {
-        /* by chunks of rows through the slots: the same rows, the same sums */
-        for (uint32_t ch = 0; ch < ws->stream.n_out_chunks; ch++) {
-            Weight part;
-            uint64_t r0 = wstream_output_chunk(&ws->stream, m, ch, &part);
-            const Weight *wp = &part;
-            float *out = ws->logits + r0;
-            matmul_group_stride(ws, &wp, &out, c->n_vocab, 1, ws->xb, rows);
+    /* Only the rows whose logits are wanted go through the output matrix:
+     * moved together first (a row only ever moves down). */
+    int r = 0, t0 = 0;
+    for (int p = 0; p < n_parts; p++) {
+        const ForwardPart *pt = &parts[p];
+        int first = pt->logits == FORWARD_LOGITS_ALL ? 0 : pt->logits ? pt->n - 1 : pt->n;
+        for (int t = first; t < pt->n; t++, r++)
+            if (r != t0 + t) memmove(ws->x + (uint64_t)r * dim, ws->x + (uint64_t)(t0 + t) * dim, dim * sizeof *ws->x);
+        t0 += pt->n;
+    }
+    if (rows > 0) {
+        rmsnorm_tokens(ws->xb, ws->x, m->output_norm, dim, c->norm_eps, rows);
+        if (streamed) {
+            /* by chunks of rows through the slots: the same rows, the same sums */
+            for (uint32_t ch = 0; ch < ws->stream.n_out_chunks; ch++) {
+                Weight part;
+                uint64_t r0 = wstream_output_chunk(&ws->stream, m, ch, &part);
+                const Weight *wp = &part;
+                float *out = ws->logits + r0;
+                matmul_group_stride(ws, &wp, &out, c->n_vocab, 1, ws->xb, rows);
+            }
+        } else {
+            matmul(ws, &m->output, ws->xb, rows, ws->logits);
         }
-    } else {
-        matmul(ws, &m->output, ws->xb, rows, ws->logits);
     }
     if (c->logit_softcap > 0.0f) {
         float cap = c->logit_softcap;
         for (uint64_t i = 0; i < (uint64_t)rows * c->n_vocab; i++) ws->logits[i] = cap * tanhf(ws->logits[i] * (1.0f / cap));
     }
     ws->n_logits = (uint32_t)rows;
-    seq->n_past = pos0 + (uint32_t)n;
+    for (int p = 0; p < n_parts; p++) parts[p].seq->n_past = parts[p].pos0 + (uint32_t)parts[p].n;
     return 0;
+}
+
+int forward_batch(const Model *m, Workspace *ws, SeqState *seq, const int32_t *tokens, int n, uint32_t pos0,
+                  int all_logits)
+{
+    ForwardPart pt = {seq, tokens, n, pos0, all_logits ? FORWARD_LOGITS_ALL : FORWARD_LOGITS_LAST, -1};
+    if (all_logits && n > 1 && !ws->all_logits) {
+        snprintf(ws->err, sizeof ws->err, "logits of every token were not planned for");
+        return -1;
+    }
+    return forward_parts(m, ws, &pt, 1);
 }
 
 int forward_prompt(const Model *m, Workspace *ws, SeqState *seq, const int32_t *tokens, int n)

@@ -52,6 +52,10 @@ typedef struct {
     void *act_q8_0, *act_q8_k;/* the step's matmul input quantized for the kernels (kernels.h) */
     float *logits;            /* [batch or 1][n_vocab] */
     uint32_t n_logits;        /* rows of logits filled by the last step */
+    uint32_t logit_rows;      /* rows of logits planned: batch with all_logits, else one per sequence */
+    SeqState **tok_seq;       /* [batch] each token's sequence in a step */
+    uint32_t *tok_pos;        /* [batch] its position */
+    int32_t *tok_id;          /* [batch] its id */
     WeightStream stream;      /* the model is streamed (LOAD_STREAM) */
     char err[256];            /* why the last step failed */
 } Workspace;
@@ -87,6 +91,27 @@ void workspace_close(Workspace *ws);
  * ws->err (cache full, bad token, too many tokens, a failed read). */
 int forward_batch(const Model *m, Workspace *ws, SeqState *s, const int32_t *tokens, int n, uint32_t pos0,
                   int all_logits);
+
+/* One sequence's share of a step (forward_parts). */
+enum { FORWARD_LOGITS_NONE = 0, FORWARD_LOGITS_LAST = 1, FORWARD_LOGITS_ALL = 2 };
+typedef struct {
+    SeqState *seq;
+    const int32_t *tokens;
+    int n;                    /* >= 1 */
+    uint32_t pos0;            /* <= seq->n_past, as for forward_batch */
+    int logits;               /* FORWARD_LOGITS_*: none, its last token's row, or a row per token */
+    int logits_row;           /* out: its first row in ws->logits, or -1 */
+} ForwardPart;
+
+/* One step over several sequences at once (continuous batching): the
+ * parts' tokens (at most ws->batch in all, each sequence once) go through
+ * every matmul together, one call per weight for all of them; attention
+ * takes each token over its own sequence's cache. A token's arithmetic is
+ * the same whatever else shares the step, so each sequence's logits are
+ * bit for bit what forward_batch gives it alone. Logits rows follow the
+ * parts' order (logits_row); at most ws->logit_rows of them. Returns 0, or
+ * -1 with ws->err (nothing is changed by a refused step). */
+int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts);
 
 /* Feeds any number of tokens from s->n_past on, in steps of ws->batch;
  * leaves the last token's logits in row 0 of ws->logits. */

@@ -14,13 +14,25 @@
 #define DRAIN_SECONDS 1.0        /* a closing connection reads what its client still sends */
 #define ACCEPT_PER_ROUND 64
 
+static int n_slots(const ServerOptions *o)
+{
+    return o->slots > 0 ? o->slots : 1;
+}
+
 void server_plan(const ServerOptions *o, Plan *plan)
 {
-    uint64_t n_conns = (uint64_t)o->queue + 1;
+    uint64_t n_conns = (uint64_t)o->queue + (uint64_t)n_slots(o);
     plan_add(plan, "server connections", plan_mul(plan, n_conns, sizeof(Conn)));
     plan_add(plan, "server request buffers", plan_mul(plan, n_conns, SERVE_MAX_HEAD + o->max_body));
-    plan_add(plan, "server request scratch", chat_arena_bound(o->max_body) + SERVE_TOOLS_SCRATCH);
-    plan_add(plan, "server response buffer", SERVE_OUT_CAP + 64);
+    plan_add(plan, "server request scratch", chat_arena_bound(o->max_body));
+    /* each slot's reply outlives the request scratch (the next request
+     * reuses it): its response buffer and its tool-call buffers */
+    for (int i = 0; i < n_slots(o); i++) {
+        plan_add(plan, n_slots(o) > 1 ? "server response buffers, one per slot" : "server response buffer",
+                 SERVE_OUT_CAP + 64);
+        plan_add(plan, n_slots(o) > 1 ? "server tool-call buffers, one per slot" : "server tool-call buffers",
+                 SERVE_TOOLS_SCRATCH);
+    }
 }
 
 int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_t cap)
@@ -30,7 +42,9 @@ int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_
     /* The server's buffers were planned into the session's arena
      * (SessionOptions.plan_extra): carve them from it. */
     Arena *arena = &s->arena;
-    sv->n_conns = o->queue + 1;
+    sv->n_slots = n_slots(o);
+    sv->n_conns = o->queue + sv->n_slots;
+    sv->started = port_seconds();
     sv->conn_cap = SERVE_MAX_HEAD + (size_t)o->max_body;
     sv->conns = arena_take(arena, (uint64_t)sv->n_conns * sizeof(Conn));
     static const char too_small[] = "internal error: the server plan is too small";
@@ -40,10 +54,14 @@ int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_
         sv->conns[i].buf = arena_take(arena, sv->conn_cap);
         if (!sv->conns[i].buf) return snprintf(err, cap, "%s", too_small), -1;
     }
-    sv->region_size = chat_arena_bound(o->max_body) + SERVE_TOOLS_SCRATCH;
+    sv->region_size = chat_arena_bound(o->max_body);
     sv->region = arena_take(arena, sv->region_size);
-    sv->out = arena_take(arena, SERVE_OUT_CAP + 64);
-    if (!sv->region || !sv->out) return snprintf(err, cap, "%s", too_small), -1;
+    for (int i = 0; i < sv->n_slots; i++)
+        if (!(sv->slot_out[i] = arena_take(arena, SERVE_OUT_CAP + 64)) ||
+            !(sv->slot_tools[i] = arena_take(arena, SERVE_TOOLS_SCRATCH)))
+            return snprintf(err, cap, "%s", too_small), -1;
+    sv->out = sv->slot_out[0];
+    if (!sv->region) return snprintf(err, cap, "%s", too_small), -1;
 
     sv->listen_fd = port_net_listen(o->host, o->port, LISTEN_BACKLOG, &sv->bound_port, err, cap);
     if (sv->listen_fd < 0) return -1;
@@ -234,6 +252,7 @@ static void accept_new(Server *sv)
             continue;
         }
         memset(&c->req, 0, sizeof c->req);
+        c->gone = 0;
         c->fd = fd;
         c->state = CONN_HEAD;
         c->len = 0;
@@ -264,7 +283,8 @@ static int check_head(Server *sv, Conn *c)
               http_path_is(r->path, r->path_len, "/v1/completions") ||
               http_path_is(r->path, r->path_len, "/completions");
     int get = health || http_path_is(r->path, r->path_len, "/v1/models") ||
-              http_path_is(r->path, r->path_len, "/models");
+              http_path_is(r->path, r->path_len, "/models") || http_path_is(r->path, r->path_len, "/slots") ||
+              (sv->opt.metrics && http_path_is(r->path, r->path_len, "/metrics"));
     if (!gen && !get) {
         server_error(sv, c, 404, "not_found", "no such endpoint: %.*s", (int)(r->path_len < 200 ? r->path_len : 200),
                      r->path);
@@ -312,8 +332,10 @@ static void read_conn(Server *sv, Conn *c)
         /* nothing more is expected: read it away, notice a close */
         long n = port_net_recv(c->fd, sink, sizeof sink);
         if (n == 0 || n == -2) {
-            if (c->state == CONN_ACTIVE) sv->out_failed = 1; /* the generation stops */
-            else server_close(sv, c, 0);
+            if (c->state == CONN_ACTIVE) {
+                c->gone = 1; /* its slot is freed at the next step */
+                if (c == sv->active) sv->out_failed = 1;
+            } else server_close(sv, c, 0);
         }
         return;
     }
@@ -383,22 +405,32 @@ void server_service(Server *sv, int timeout_ms)
     }
 }
 
+int server_queued(const Server *sv)
+{
+    int n = 0;
+    for (int i = 0; i < sv->n_conns; i++) n += sv->conns[i].state == CONN_QUEUED;
+    return n;
+}
+
 _Noreturn void server_run(Server *sv)
 {
     for (;;) {
-        Conn *next = NULL;
-        for (int i = 0; i < sv->n_conns; i++) {
-            Conn *c = &sv->conns[i];
-            if (c->state == CONN_QUEUED && (!next || c->seq < next->seq)) next = c;
-        }
-        if (next && !sv->active) {
+        /* queued requests take the free slots, first come first served */
+        while (sv->n_busy < sv->n_slots) {
+            Conn *next = NULL;
+            for (int i = 0; i < sv->n_conns; i++) {
+                Conn *c = &sv->conns[i];
+                if (c->state == CONN_QUEUED && (!next || c->seq < next->seq)) next = c;
+            }
+            if (!next) break;
             next->state = CONN_ACTIVE;
-            sv->active = next;
-            sv->generate(sv, next);
-            if (next->state == CONN_ACTIVE) server_close(sv, next, 1);
-            sv->active = NULL;
-            continue;
+            sv->generate(sv, next); /* takes a slot, or answers an error */
         }
-        server_service(sv, 1000);
+        if (sv->n_busy) {
+            sv->step(sv);
+            server_service(sv, 0); /* between steps: other clients, and ours leaving */
+        } else {
+            server_service(sv, 1000);
+        }
     }
 }

@@ -7,21 +7,24 @@
  * One thread, one event loop (server.c) over a fixed table of connections:
  * the listening socket, clients sending their request (head, then body),
  * requests waiting for the model (the queue), and closing connections
- * draining what their client still sends. The model serves one request at
- * a time (one slot: the Model has one KV cache); while it generates, the
- * loop keeps running between tokens, so new clients are read, queued,
- * answered (health, models, errors) or refused (503) without waiting.
+ * draining what their client still sends. The model serves up to --slots
+ * requests together (one step feeds a token of each); between steps the
+ * loop keeps running, so new clients are read, queued, answered (health,
+ * models, slots, metrics, errors) or refused (503) without waiting.
  *
  * Memory: every buffer is planned before the model loads (server_plan)
  * and carved from the server's arena (server_init): per connection a
  * buffer of head + --max-body bytes, one region for the request being
  * served (the conversation read from JSON and its rendered text, bounded
- * by chat_arena_bound(--max-body)), and one output buffer. A flood of
+ * by chat_arena_bound(--max-body)), and per slot an output buffer and
+ * the tool-call buffers (SERVE_TOOLS_SCRATCH: a reply outlives the request
+ * region, which the next request reuses). A flood of
  * connections cannot grow anything: past the table, a new connection gets
  * an immediate 503 and is closed.
  *
  * The endpoints (server_api.c): POST /v1/chat/completions,
- * POST /v1/completions, GET /v1/models, GET /health. */
+ * POST /v1/completions, GET /v1/models, GET /health, GET /slots and, with
+ * --metrics, GET /metrics. */
 #ifndef PITH_SERVER_H
 #define PITH_SERVER_H
 
@@ -34,7 +37,7 @@
 
 #define SERVE_MAX_HEAD (16 * 1024)    /* request line and headers */
 #define SERVE_OUT_CAP (64 * 1024)     /* response buffer: one HTTP chunk */
-#define SERVE_TOOLS_SCRATCH (192 * 1024) /* request scratch for tool calls (server_api.c) */
+#define SERVE_TOOLS_SCRATCH (192 * 1024) /* a slot's tool-call buffers (server_api.c) */
 #define SERVE_MAX_STOPS 4             /* as OpenAI: up to 4 stop strings */
 #define SERVE_MAX_STOP_LEN 128        /* bytes of one stop string */
 #define SERVE_BYTES_PER_TOKEN 16      /* prompt text planned per context token (plus 64 KiB) */
@@ -91,6 +94,8 @@ typedef struct {
     int queue;                 /* --queue: connections waiting besides the one served */
     double timeout;            /* --timeout seconds: request head, body, each stalled write */
     int sampling_cli[4];       /* --temp, --top-k, --top-p, --min-p given on the command line */
+    int slots;                 /* --slots: requests generated together (0 counts as 1) */
+    int metrics;               /* --metrics: GET /metrics answers */
 } ServerOptions;
 
 enum { CONN_FREE = 0, CONN_HEAD, CONN_BODY, CONN_QUEUED, CONN_ACTIVE, CONN_DRAIN };
@@ -103,6 +108,7 @@ typedef struct {
     char *buf;                 /* head + body: SERVE_MAX_HEAD + max_body bytes */
     size_t len;
     HttpRequest req;
+    int gone;                  /* CONN_ACTIVE: the client closed; its slot is freed at the next step */
 } Conn;
 
 typedef struct Server {
@@ -113,6 +119,8 @@ typedef struct Server {
      * and a queued generation request (the connection is closed after). */
     void (*dispatch)(struct Server *sv, Conn *c);
     void (*generate)(struct Server *sv, Conn *c);
+    /* One decoding step of every busy slot (continuous batching). */
+    void (*step)(struct Server *sv);
     char model_name[1024];     /* the model file's name as a JSON string (at most 120 bytes, escaped) */
     int loopback;              /* bound to a loopback address: Host must name it too */
     int listen_fd;
@@ -123,7 +131,11 @@ typedef struct Server {
     size_t conn_cap;
     uint8_t *region;           /* per-request scratch, reused by every request */
     uint64_t region_size;
-    char *out;                 /* response buffer */
+    char *out;                 /* response buffer of the slot being written (slot_out[i]) */
+    char *slot_out[SESSION_MAX_SLOTS]; /* each slot's response buffer */
+    char *slot_tools[SESSION_MAX_SLOTS]; /* each slot's tool-call buffers (SERVE_TOOLS_SCRATCH) */
+    int n_slots;               /* --slots */
+    int n_busy;                /* slots holding a request (server_api.c keeps it) */
     size_t out_len;
     int out_chunked;
     int out_failed;            /* the client is gone or stalled: stop writing */
@@ -131,6 +143,13 @@ typedef struct Server {
     uint64_t next_seq;
     uint64_t n_requests;
     SamplerParams cli_sampling; /* the command line's sampling settings */
+    /* /metrics */
+    double started;            /* port_seconds() at start */
+    uint64_t n_requests_slotted; /* generation requests that took a slot */
+    uint64_t n_done;           /* generation requests answered in full */
+    uint64_t n_prompt_tokens, n_cached_tokens, n_gen_tokens;
+    uint64_t n_steps;          /* forward steps of the slots */
+    double step_seconds;       /* time in them */
 } Server;
 
 /* Adds the server's buffers to plan (before anything is mapped). */
@@ -145,6 +164,8 @@ _Noreturn void server_run(Server *sv);
 /* Runs the event loop once without waiting (between generated tokens):
  * accepts, reads, answers or queues; reports the active client gone. */
 void server_service(Server *sv, int timeout_ms);
+/* Connections waiting for a slot. */
+int server_queued(const Server *sv);
 /* Sends a complete small response and starts closing the connection. */
 void server_respond(Server *sv, Conn *c, int status, const char *content_type, const char *body, size_t n);
 /* An OpenAI-style error: {"error": {"message", "type", "code"}}. */

@@ -3,6 +3,7 @@
  * prefix reuse, and replies written as JSON or server-sent events while
  * they are generated. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 
 #define TOOL_BLOCK_CAP (64 * 1024) /* one <tool_call> block of a reply */
 #define TOOL_CALLS_CAP (128 * 1024) /* the tool_calls array of a whole reply */
+_Static_assert(TOOL_BLOCK_CAP + TOOL_CALLS_CAP <= SERVE_TOOLS_SCRATCH, "a slot's tool-call buffers");
 
 typedef struct {
     int chat;                /* /v1/chat/completions (else /v1/completions) */
@@ -432,22 +434,404 @@ static void write_usage(Server *sv, int n_prompt, int n_cached, int n_gen, doubl
 }
 
 /* Each generated token: its text through the stop strings into the reply
- * (a chunk of its own when streaming); other clients are served between
- * tokens, and ours leaving stops the generation. */
-static int reply_token(void *ctx, int32_t id)
+ * (a chunk of its own when streaming). */
+static int reply_token(Reply *rp, int32_t id)
 {
-    Reply *rp = ctx;
     Server *sv = rp->sv;
     Session *s = sv->s;
     int len = token_stream_push(&rp->ts, &s->tok, id, s->piece, s->piece_cap);
     int stopped = len > 0 && serve_text_push(&rp->text, s->piece, (size_t)len);
     if (rp->rq->stream) chunk_close(rp);
     if (stopped) return REPLY_STOPPED;
-    server_service(sv, 0); /* other clients: read, queue, answer; notice ours leaving */
     return sv->out_failed ? REPLY_GONE : 0;
 }
 
+/* ---- Slots ------------------------------------------------------------------
+ * A request in a slot: its sequence (KV cache and the ids in it), its own
+ * sampler state (seed, penalty history), its reply. Every step feeds the
+ * next token of each decoding slot and a chunk of the prompts being
+ * prefilled, all in one forward pass (forward_parts). */
+typedef struct {
+    int busy;
+    Conn *c;
+    SeqState *seq;
+    int32_t *hist;             /* the ids in the cache, in order */
+    Sampler sampler;           /* shares the session's scratch tables, owns its history */
+    Grammar *grammar;          /* the slot's grammar state, or NULL (no response_format, no forced call) */
+    Request rq;
+    Reply rp;
+    int n_prompt;              /* ids of the prompt, in hist */
+    uint32_t n_cached;         /* of them, reused from the cache */
+    int head_sent;             /* prefill is over: the reply has begun */
+    int64_t n_predict;
+    int n_gen;
+    int32_t next;              /* generated, to be fed at the next step */
+    double t0, t_prompt, tg0;
+    size_t out_len;            /* its response buffer, sv->slot_out[i] */
+    int out_failed;
+    uint64_t order, last_used;
+} Slot;
+
+static Slot slots[SESSION_MAX_SLOTS];
+static uint64_t slot_clock;
+
+/* Points the server's output at slot i (server_out* write the active
+ * connection's buffer). */
+static void slot_enter(Server *sv, int i)
+{
+    Slot *sl = &slots[i];
+    sv->active = sl->c;
+    sv->out = sv->slot_out[i];
+    sv->out_len = sl->out_len;
+    sv->out_failed = sl->out_failed;
+    sv->out_chunked = 1;
+}
+
+static void slot_leave(Server *sv, int i)
+{
+    Slot *sl = &slots[i];
+    sl->out_len = sv->out_len;
+    sl->out_failed = sv->out_failed;
+    sv->active = NULL;
+}
+
+static void slot_free(Server *sv, int i)
+{
+    slots[i].busy = 0;
+    slots[i].c = NULL;
+    slots[i].last_used = ++slot_clock;
+    sv->n_busy--;
+}
+
+/* The slot's reply ends here: the tail (finish_reason, usage), the log
+ * line, the connection closed. gone: the client left; nothing is written. */
+static void slot_finish(Server *sv, int i, const char *finish, int gone)
+{
+    Slot *sl = &slots[i];
+    Session *s = sv->s;
+    Request *rq = &sl->rq;
+    Reply *rp = &sl->rp;
+    HttpRequest *hr = &sl->c->req;
+    int n = sl->n_prompt, k = (int)sl->n_cached, n_gen = sl->n_gen;
+    double t_prompt = sl->t_prompt, t_gen = port_seconds() - sl->tg0;
+    slot_enter(sv, i);
+    gone = gone || sv->out_failed || sl->c->gone;
+    if (!gone) {
+        int len = token_stream_flush(&rp->ts, s->piece, s->piece_cap);
+        if (len > 0) serve_text_push(&rp->text, s->piece, (size_t)len);
+        serve_text_finish(&rp->text);
+        if (rp->split_tools) {
+            tool_split_finish(&rp->split);
+            if (rp->split.n_calls > 0 && !strcmp(finish, "stop")) finish = "tool_calls";
+        }
+        if (rq->stream) {
+            chunk_close(rp);
+            chunk_open(rp);
+            if (rq->chat) server_outf(sv, "},\"finish_reason\":\"%s\"}],", finish);
+            else server_outf(sv, "\"text\":\"\",\"logprobs\":null,\"finish_reason\":\"%s\"}],", finish);
+            write_usage(sv, n, k, n_gen, t_prompt, t_gen);
+            OUT_LIT(sv, "}\n\n");
+            rp->chunk_open = 0;
+            if (rq->include_usage) {
+                server_outf(sv,
+                            "data: {\"id\":\"%s-%llu\",\"object\":\"%s\",\"created\":%lld,\"model\":%s,\"choices\":[],",
+                            rq->chat ? "chatcmpl" : "cmpl", (unsigned long long)rp->id,
+                            rq->chat ? "chat.completion.chunk" : "text_completion", (long long)rp->created,
+                            model_json(sv));
+                write_usage(sv, n, k, n_gen, t_prompt, t_gen);
+                OUT_LIT(sv, "}\n\n");
+            }
+            OUT_LIT(sv, "data: [DONE]\n\n");
+        } else {
+            if (rp->field) OUT_LIT(sv, "\"");
+            if (rq->chat) {
+                int calls = rp->split_tools && rp->split.n_calls > 0;
+                if (!rp->any_content) {
+                    if (calls) OUT_LIT(sv, ",\"content\":null");
+                    else OUT_LIT(sv, ",\"content\":\"\"");
+                }
+                if (calls && rp->calls_n <= rp->calls_cap) {
+                    OUT_LIT(sv, ",\"tool_calls\":[");
+                    server_out(sv, rp->calls, rp->calls_n);
+                    OUT_LIT(sv, "]");
+                }
+                server_outf(sv, "},\"finish_reason\":\"%s\"}],", finish);
+            } else {
+                server_outf(sv, ",\"logprobs\":null,\"finish_reason\":\"%s\"}],", finish);
+            }
+            write_usage(sv, n, k, n_gen, t_prompt, t_gen);
+            OUT_LIT(sv, "}\n");
+        }
+        server_out_end(sv);
+        if (!sv->out_failed) sv->n_done++;
+    }
+    port_err("serve: %s %.*s: prompt %d tokens (%u cached) in %.3f s, %d generated in %.3f s (%.1f tokens/s), %s\n",
+             rq->stream ? "stream" : "json", (int)hr->path_len, hr->path, n, sl->n_cached, t_prompt, n_gen, t_gen,
+             t_gen > 0 ? n_gen / t_gen : 0.0, gone || sv->out_failed ? "client gone" : finish);
+    Conn *c = sl->c;
+    slot_leave(sv, i);
+    server_close(sv, c, 1);
+    slot_free(sv, i);
+}
+
+/* A request the model cannot answer (a forward error, non-finite logits):
+ * 500 before the reply has begun, else the stream ends with the reason;
+ * the slot's sequence is emptied so no later request reuses it. */
+static void slot_fail(Server *sv, int i, const char *why)
+{
+    Slot *sl = &slots[i];
+    Conn *c = sl->c;
+    HttpRequest *hr = &c->req;
+    seq_reset(sl->seq);
+    if (!sl->head_sent) {
+        server_error(sv, c, 500, "internal_error", "%s", why);
+        port_err("serve: %.*s: %s\n", (int)hr->path_len, hr->path, why);
+    } else {
+        port_err("serve: %.*s: %s\n", (int)hr->path_len, hr->path, why);
+        slot_enter(sv, i);
+        if (sl->rq.stream && !sv->out_failed) {
+            chunk_close(&sl->rp);
+            OUT_LIT(sv, "data: {\"error\":{\"message\":\"");
+            server_out_json_text(sv, why, strlen(why));
+            OUT_LIT(sv, "\",\"type\":\"server_error\",\"code\":\"internal_error\"}}\n\n");
+        }
+        server_out_end(sv);
+        slot_leave(sv, i);
+        server_close(sv, c, 1);
+    }
+    slot_free(sv, i);
+}
+
+/* The prompt is in: the reply begins. */
+static void slot_begin_reply(Server *sv, int i)
+{
+    Slot *sl = &slots[i];
+    Request *rq = &sl->rq;
+    Reply *rp = &sl->rp;
+    sl->t_prompt = port_seconds() - sl->t0;
+    sl->head_sent = 1;
+    sl->out_len = 0;
+    sl->out_failed = 0;
+    sv->active = sl->c;
+    server_out_head(sv, sl->c, rq->stream ? "text/event-stream" : "application/json");
+    sl->out_failed = sv->out_failed;
+    slot_enter(sv, i);
+    if (rq->stream && rq->chat) {
+        chunk_open(rp);
+        OUT_LIT(sv, "\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n");
+        rp->chunk_open = 0;
+        server_out_flush(sv);
+    } else if (!rq->stream) {
+        if (rq->chat)
+            server_outf(sv,
+                        "{\"id\":\"chatcmpl-%llu\",\"object\":\"chat.completion\",\"created\":%lld,\"model\":%s,"
+                        "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\"",
+                        (unsigned long long)rp->id, (long long)rp->created, model_json(sv));
+        else {
+            server_outf(sv,
+                        "{\"id\":\"cmpl-%llu\",\"object\":\"text_completion\",\"created\":%lld,\"model\":%s,"
+                        "\"choices\":[{\"index\":0,\"text\":\"",
+                        (unsigned long long)rp->id, (long long)rp->created, model_json(sv));
+            rp->field = 1;
+        }
+    }
+    slot_leave(sv, i);
+    token_stream_init(&rp->ts);
+    sl->tg0 = port_seconds();
+}
+
+/* The logits of the slot's last fed token: sample, write, and either
+ * finish or keep the token for the next step. */
+static void slot_logits(Server *sv, int i, float *logits)
+{
+    Slot *sl = &slots[i];
+    Session *s = sv->s;
+    if (session_check_row(s, logits, sl->seq) != 0) {
+        slot_fail(sv, i, s->err);
+        return;
+    }
+    if (!sl->head_sent) slot_begin_reply(sv, i);
+    /* as session_generate: max_tokens, then a full context ("length":
+     * serve never shifts the context) */
+    if (sl->n_gen >= sl->n_predict || sl->seq->n_past >= s->mopt.n_ctx) {
+        slot_finish(sv, i, "length", 0);
+        return;
+    }
+    int32_t id;
+    if (session_sample_with(s, &sl->sampler, sl->grammar, logits, &id) != 0) {
+        slot_fail(sv, i, s->err);
+        return;
+    }
+    if (tokenizer_is_eog(&s->tok, id)) {
+        slot_finish(sv, i, "stop", 0);
+        return;
+    }
+    sl->n_gen++;
+    sv->n_gen_tokens++;
+    slot_enter(sv, i);
+    int code = reply_token(&sl->rp, id);
+    slot_leave(sv, i);
+    if (code == REPLY_STOPPED) slot_finish(sv, i, "stop", 0);
+    else if (code == REPLY_GONE) slot_finish(sv, i, "stop", 1);
+    else if (sl->n_gen >= sl->n_predict) slot_finish(sv, i, "length", 0);
+    else sl->next = id;
+}
+
+/* One step: the next token of every decoding slot, then prompt chunks of
+ * the slots still prefilling (oldest first) in what is left of the batch,
+ * so a long prompt holds the running replies for one step at most. */
+void api_step(Server *sv)
+{
+    Session *s = sv->s;
+    ForwardPart parts[SESSION_MAX_SLOTS];
+    int who[SESSION_MAX_SLOTS], np = 0;
+    for (int i = 0; i < sv->n_slots; i++) {
+        Slot *sl = &slots[i];
+        if (sl->busy && (sl->c->gone || sl->out_failed)) slot_finish(sv, i, "stop", 1);
+    }
+    int used = 0, budget = (int)s->ws.batch;
+    for (int i = 0; i < sv->n_slots; i++) {
+        Slot *sl = &slots[i];
+        if (!sl->busy || !sl->head_sent) continue;
+        sl->hist[sl->seq->n_past] = sl->next;
+        parts[np] = (ForwardPart){sl->seq, &sl->hist[sl->seq->n_past], 1, sl->seq->n_past, FORWARD_LOGITS_LAST, -1};
+        who[np++] = i;
+        used++;
+    }
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < sv->n_slots; i++) {
+            Slot *sl = &slots[i];
+            int taken = 0;
+            for (int p = 0; p < np; p++) taken |= who[p] == i;
+            if (sl->busy && !sl->head_sent && !taken && (best < 0 || sl->order < slots[best].order)) best = i;
+        }
+        if (best < 0 || used >= budget) break;
+        Slot *sl = &slots[best];
+        int left = sl->n_prompt - (int)sl->seq->n_past, n = left < budget - used ? left : budget - used;
+        parts[np] = (ForwardPart){sl->seq, &sl->hist[sl->seq->n_past], n, sl->seq->n_past,
+                                  n == left ? FORWARD_LOGITS_LAST : FORWARD_LOGITS_NONE, -1};
+        who[np++] = best;
+        used += n;
+        sv->n_prompt_tokens += (uint64_t)n;
+    }
+    if (np == 0) return;
+    double t0 = port_seconds();
+    int rc = forward_parts(&s->model, &s->ws, parts, np);
+    sv->step_seconds += port_seconds() - t0;
+    sv->n_steps++;
+    if (rc != 0) {
+        char why[sizeof s->ws.err + 256];
+        snprintf(why, sizeof why, "%s: %s", s->opt.model_path, s->ws.err);
+        for (int p = 0; p < np; p++) slot_fail(sv, who[p], why);
+        return;
+    }
+    for (int p = 0; p < np; p++)
+        if (parts[p].logits_row >= 0) slot_logits(sv, who[p], s->ws.logits + (uint64_t)parts[p].logits_row * s->cfg.n_vocab);
+}
+
+/* The free slot whose cache the request continues (the same conversation
+ * going on: the common prefix is at least half of what the slot holds),
+ * the longest such prefix first; else an empty slot; else the one unused
+ * longest. *common: the prefix it shares with ids, reused. */
+static int slot_choose(Server *sv, const int32_t *ids, int n, uint32_t *common)
+{
+    int best = -1, other = -1;
+    uint32_t best_k = 0, prefix[SESSION_MAX_SLOTS];
+    for (int i = 0; i < sv->n_slots; i++) {
+        Slot *sl = &slots[i];
+        if (sl->busy) continue;
+        const int32_t *hist = sv->s->slot_history[i];
+        uint32_t k = 0, past = sv->s->slot_seq[i]->n_past;
+        while (k < past && k < (uint32_t)n && hist[k] == ids[k]) k++;
+        prefix[i] = k;
+        if (k > 0 && 2 * k >= past && k > best_k) {
+            best = i;
+            best_k = k;
+        }
+        if (other < 0) other = i;
+        else {
+            uint32_t po = sv->s->slot_seq[other]->n_past;
+            if ((past == 0 && po > 0) || ((past == 0) == (po == 0) && sl->last_used < slots[other].last_used)) other = i;
+        }
+    }
+    if (best < 0) best = other;
+    *common = best >= 0 ? prefix[best] : 0;
+    return best;
+}
+
 /* ---- Endpoints ------------------------------------------------------------- */
+
+/* GET /slots: each slot's state and the positions its cache holds. */
+static void api_slots(Server *sv, Conn *c)
+{
+    char body[SESSION_MAX_SLOTS * 160 + 64];
+    size_t n = 0;
+    n += (size_t)snprintf(body + n, sizeof body - n, "[");
+    for (int i = 0; i < sv->n_slots; i++) {
+        const Slot *sl = &slots[i];
+        const SeqState *q = sv->s->slot_seq[i];
+        n += (size_t)snprintf(body + n, sizeof body - n,
+                              "%s{\"id\":%d,\"state\":\"%s\",\"n_ctx\":%u,\"n_past\":%u,\"n_prompt\":%d,"
+                              "\"n_cached\":%u,\"n_generated\":%d}",
+                              i ? "," : "", i, !sl->busy ? "idle" : sl->head_sent ? "generating" : "prompt", q->n_ctx,
+                              q->n_past, sl->busy ? sl->n_prompt : 0, sl->busy ? sl->n_cached : 0,
+                              sl->busy ? sl->n_gen : 0);
+    }
+    n += (size_t)snprintf(body + n, sizeof body - n, "]\n");
+    server_respond(sv, c, 200, "application/json", body, n < sizeof body ? n : 0);
+}
+
+/* GET /metrics (--metrics): the Prometheus text format. */
+static void api_metrics(Server *sv, Conn *c)
+{
+    char body[4096];
+    uint64_t kv_used = 0, kv_total = 0;
+    int busy = 0;
+    for (int i = 0; i < sv->n_slots; i++) {
+        kv_used += sv->s->slot_seq[i]->n_past;
+        kv_total += sv->s->slot_seq[i]->n_ctx;
+        busy += slots[i].busy;
+    }
+    double up = port_seconds() - sv->started;
+    int n = snprintf(
+        body, sizeof body,
+        "# HELP pith_requests_total Generation requests taken into a slot.\n# TYPE pith_requests_total counter\n"
+        "pith_requests_total %llu\n"
+        "# HELP pith_requests_completed_total Replies sent in full.\n# TYPE pith_requests_completed_total counter\n"
+        "pith_requests_completed_total %llu\n"
+        "# HELP pith_prompt_tokens_total Prompt tokens fed (cached ones not counted).\n"
+        "# TYPE pith_prompt_tokens_total counter\npith_prompt_tokens_total %llu\n"
+        "# HELP pith_prompt_tokens_cached_total Prompt tokens reused from a slot's cache.\n"
+        "# TYPE pith_prompt_tokens_cached_total counter\npith_prompt_tokens_cached_total %llu\n"
+        "# HELP pith_tokens_generated_total Tokens generated.\n# TYPE pith_tokens_generated_total counter\n"
+        "pith_tokens_generated_total %llu\n"
+        "# HELP pith_tokens_generated_per_second Tokens generated per second of forward steps.\n"
+        "# TYPE pith_tokens_generated_per_second gauge\npith_tokens_generated_per_second %.3f\n"
+        "# HELP pith_forward_steps_total Batched forward steps.\n# TYPE pith_forward_steps_total counter\n"
+        "pith_forward_steps_total %llu\n"
+        "# HELP pith_forward_seconds_total Seconds spent in forward steps.\n# TYPE pith_forward_seconds_total counter\n"
+        "pith_forward_seconds_total %.3f\n"
+        "# HELP pith_slots Slots.\n# TYPE pith_slots gauge\npith_slots %d\n"
+        "# HELP pith_slots_busy Slots holding a request.\n# TYPE pith_slots_busy gauge\npith_slots_busy %d\n"
+        "# HELP pith_queue_length Requests waiting for a slot.\n# TYPE pith_queue_length gauge\n"
+        "pith_queue_length %d\n"
+        "# HELP pith_kv_cache_used_positions Positions held in the slots' KV caches.\n"
+        "# TYPE pith_kv_cache_used_positions gauge\npith_kv_cache_used_positions %llu\n"
+        "# HELP pith_kv_cache_positions Positions the slots' KV caches can hold.\n"
+        "# TYPE pith_kv_cache_positions gauge\npith_kv_cache_positions %llu\n"
+        "# HELP pith_kv_cache_usage_ratio Used positions over all positions.\n"
+        "# TYPE pith_kv_cache_usage_ratio gauge\npith_kv_cache_usage_ratio %.4f\n"
+        "# HELP pith_uptime_seconds Seconds since the server started.\n# TYPE pith_uptime_seconds gauge\n"
+        "pith_uptime_seconds %.1f\n",
+        (unsigned long long)sv->n_requests_slotted, (unsigned long long)sv->n_done,
+        (unsigned long long)sv->n_prompt_tokens, (unsigned long long)sv->n_cached_tokens,
+        (unsigned long long)sv->n_gen_tokens, sv->step_seconds > 0 ? (double)sv->n_gen_tokens / sv->step_seconds : 0.0,
+        (unsigned long long)sv->n_steps, sv->step_seconds, sv->n_slots, busy, server_queued(sv),
+        (unsigned long long)kv_used, (unsigned long long)kv_total, kv_total ? (double)kv_used / (double)kv_total : 0.0,
+        up);
+    server_respond(sv, c, 200, "text/plain; version=0.0.4", body, n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
+}
 
 void api_dispatch(Server *sv, Conn *c)
 {
@@ -462,6 +846,10 @@ void api_dispatch(Server *sv, Conn *c)
                          "\"owned_by\":\"pith\",\"meta\":{\"n_ctx\":%u,\"n_vocab\":%u}}]}\n",
                          model_json(sv), (long long)port_wall_seconds(), sv->s->mopt.n_ctx, sv->s->cfg.n_vocab);
         server_respond(sv, c, 200, "application/json", body, n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
+    } else if (http_path_is(r->path, r->path_len, "/slots")) {
+        api_slots(sv, c);
+    } else if (http_path_is(r->path, r->path_len, "/metrics")) {
+        api_metrics(sv, c);
     }
     /* generation requests stay queued for server_run */
 }
@@ -480,7 +868,6 @@ void api_generate(Server *sv, Conn *c)
     rq.max_tokens = -1;
     rq.sp = sv->cli_sampling;
     rq.response_format = rq.tool_choice = rq.tools = API_ABSENT;
-    session_clear_grammar(s);
     rp.sv = sv;
     rp.rq = &rq;
     rp.id = ++sv->n_requests;
@@ -503,26 +890,9 @@ void api_generate(Server *sv, Conn *c)
         server_error(sv, c, 400, "invalid_request", "%s", rq.why);
         return;
     }
-    if (ac.grammar_len) {
-        /* held from the first token: no thinking block */
-        rq.thinking = 0;
-        if (session_set_grammar(s, s->grammar_text, ac.grammar_len, ac.what) != 0) {
-            server_error(sv, c, 400, "invalid_request", "%s", s->err);
-            return;
-        }
-    }
-    if (ac.parse) {
-        char *block = arena_take(&ra, TOOL_BLOCK_CAP);
-        rp.calls = arena_take(&ra, TOOL_CALLS_CAP);
-        rp.calls_cap = TOOL_CALLS_CAP;
-        if (!block || !rp.calls) {
-            session_clear_grammar(s);
-            server_error(sv, c, 500, "internal_error", "the request scratch is too small for tool calls (--max-body)");
-            return;
-        }
-        tool_split_init(&rp.split, block, TOOL_BLOCK_CAP, on_split_content, on_tool_call, &rp);
-        rp.split_tools = 1;
-    }
+    /* held from the first token: no thinking block (the grammar is compiled
+     * into the slot's state once the slot is chosen) */
+    if (ac.grammar_len) rq.thinking = 0;
     serve_text_think(&rp.text, rq.chat);
 
     /* Sampling: Qwen3's defaults for the thinking mode, what the command
@@ -638,118 +1008,55 @@ void api_generate(Server *sv, Conn *c)
         return;
     }
 
-    /* Prefix reuse: the cache keeps the ids of the previous request; only
-     * what differs is prefilled. A failure (a forward error, non-finite
-     * logits from broken weights) is this request's: 500, the sequence is
-     * emptied (nothing poisoned is reused) and the server goes on. */
-    session_set_sampling(s, &sp);
-    uint32_t k = 0;
-    double t0 = port_seconds();
-    if (session_prefill_reuse(s, s->ids, n, &k) != 0 || session_check_logits(s) != 0) {
-        server_error(sv, c, 500, "internal_error", "%s", s->err);
-        port_err("serve: %.*s: %s\n", (int)hr->path_len, hr->path, s->err);
+    /* Prefix reuse: the slot whose cache holds the longest prefix of these
+     * ids takes the request, and only what differs is prefilled, in chunks
+     * between the other slots' tokens (api_step). */
+    uint32_t k;
+    int i = slot_choose(sv, s->ids, n, &k);
+    if (i < 0) { /* server_run hands a request over only with a slot free */
+        server_error(sv, c, 503, "busy", "no free slot");
         return;
     }
-    double t_prompt = port_seconds() - t0;
-
-    int64_t n_predict = (int64_t)n_ctx - n;
-    if (rq.max_tokens >= 0 && rq.max_tokens < n_predict) n_predict = rq.max_tokens;
-
-    /* The reply. */
-    server_out_head(sv, c, rq.stream ? "text/event-stream" : "application/json");
-    if (rq.stream && rq.chat) {
-        chunk_open(&rp);
-        OUT_LIT(sv, "\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n");
-        rp.chunk_open = 0;
-        server_out_flush(sv);
-    } else if (!rq.stream) {
-        if (rq.chat)
-            server_outf(sv,
-                        "{\"id\":\"chatcmpl-%llu\",\"object\":\"chat.completion\",\"created\":%lld,\"model\":%s,"
-                        "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\"",
-                        (unsigned long long)rp.id, (long long)rp.created, model_json(sv));
-        else {
-            server_outf(sv,
-                        "{\"id\":\"cmpl-%llu\",\"object\":\"text_completion\",\"created\":%lld,\"model\":%s,"
-                        "\"choices\":[{\"index\":0,\"text\":\"",
-                        (unsigned long long)rp.id, (long long)rp.created, model_json(sv));
-            rp.field = 1;
-        }
-    }
-
-    /* A full context ends the reply with "length" (serve sets --no-shift). */
-    token_stream_init(&rp.ts);
-    GenOptions g = {n_predict, 0, reply_token, NULL, &rp};
-    GenResult gr;
-    double tg0 = port_seconds();
-    int failed = session_generate(s, &g, &gr) != 0;
-    session_clear_grammar(s);
-    int gone = gr.stop == GEN_CALLER && gr.caller_code == REPLY_GONE;
-    const char *finish = gr.stop == GEN_EOG || (gr.stop == GEN_CALLER && gr.caller_code == REPLY_STOPPED) ? "stop" : "length";
-    int n_gen = gr.n_gen;
-    if (failed) {
-        /* The head is sent: the reply ends here, unfinished, with the reason
-         * in the log; the connection closes and the server goes on. */
-        port_err("serve: %.*s: %s\n", (int)hr->path_len, hr->path, s->err);
-        if (rq.stream && !sv->out_failed) {
-            chunk_close(&rp);
-            OUT_LIT(sv, "data: {\"error\":{\"message\":\"");
-            server_out_json_text(sv, s->err, strlen(s->err));
-            OUT_LIT(sv, "\",\"type\":\"server_error\",\"code\":\"internal_error\"}}\n\n");
-        }
-        server_out_end(sv);
+    if (k == (uint32_t)n) k--; /* the last id is fed again, for its logits */
+    if (!seq_can_resume(&s->cfg, s->slot_seq[i], k)) k = 0; /* the rings lost the window before k: from the start */
+    /* response_format or forced tool calls: the slot's own grammar state */
+    if (ac.grammar_len && session_slot_grammar(s, (uint32_t)i, s->grammar_text, ac.grammar_len, ac.what) != 0) {
+        server_error(sv, c, 400, "invalid_request", "%s", s->err);
         return;
     }
-    double t_gen = port_seconds() - tg0;
-    if (!gone) {
-        int len = token_stream_flush(&rp.ts, s->piece, s->piece_cap);
-        if (len > 0) serve_text_push(&rp.text, s->piece, (size_t)len);
-        serve_text_finish(&rp.text);
-        if (rp.split_tools) {
-            tool_split_finish(&rp.split);
-            if (rp.split.n_calls > 0 && !strcmp(finish, "stop")) finish = "tool_calls";
-        }
-        if (rq.stream) {
-            chunk_close(&rp);
-            chunk_open(&rp);
-            if (rq.chat) server_outf(sv, "},\"finish_reason\":\"%s\"}],", finish);
-            else server_outf(sv, "\"text\":\"\",\"logprobs\":null,\"finish_reason\":\"%s\"}],", finish);
-            write_usage(sv, n, (int)k, n_gen, t_prompt, t_gen);
-            OUT_LIT(sv, "}\n\n");
-            rp.chunk_open = 0;
-            if (rq.include_usage) {
-                server_outf(sv,
-                            "data: {\"id\":\"%s-%llu\",\"object\":\"%s\",\"created\":%lld,\"model\":%s,\"choices\":[],",
-                            rq.chat ? "chatcmpl" : "cmpl", (unsigned long long)rp.id,
-                            rq.chat ? "chat.completion.chunk" : "text_completion", (long long)rp.created,
-                            model_json(sv));
-                write_usage(sv, n, (int)k, n_gen, t_prompt, t_gen);
-                OUT_LIT(sv, "}\n\n");
-            }
-            OUT_LIT(sv, "data: [DONE]\n\n");
-        } else {
-            if (rp.field) OUT_LIT(sv, "\"");
-            if (rq.chat) {
-                int calls = rp.split_tools && rp.split.n_calls > 0;
-                if (!rp.any_content) {
-                    if (calls) OUT_LIT(sv, ",\"content\":null");
-                    else OUT_LIT(sv, ",\"content\":\"\"");
-                }
-                if (calls && rp.calls_n <= rp.calls_cap) {
-                    OUT_LIT(sv, ",\"tool_calls\":[");
-                    server_out(sv, rp.calls, rp.calls_n);
-                    OUT_LIT(sv, "]");
-                }
-                server_outf(sv, "},\"finish_reason\":\"%s\"}],", finish);
-            } else {
-                server_outf(sv, ",\"logprobs\":null,\"finish_reason\":\"%s\"}],", finish);
-            }
-            write_usage(sv, n, (int)k, n_gen, t_prompt, t_gen);
-            OUT_LIT(sv, "}\n");
-        }
-        server_out_end(sv);
+    Slot *sl = &slots[i];
+    memset(sl, 0, offsetof(Slot, last_used));
+    sl->busy = 1;
+    sl->c = c;
+    sl->seq = s->slot_seq[i];
+    sl->hist = s->slot_history[i];
+    sl->rq = rq;
+    sl->rp = rp;
+    sl->rp.rq = &sl->rq;
+    sl->rp.text.ctx = &sl->rp;
+    sl->grammar = ac.grammar_len ? s->slot_grammar[i] : NULL;
+    if (ac.parse) {
+        /* the slot's tool-call buffers: the request scratch is the next request's */
+        sl->rp.calls = sv->slot_tools[i] + TOOL_BLOCK_CAP;
+        sl->rp.calls_cap = TOOL_CALLS_CAP;
+        tool_split_init(&sl->rp.split, sv->slot_tools[i], TOOL_BLOCK_CAP, on_split_content, on_tool_call, &sl->rp);
+        sl->rp.split_tools = 1;
     }
-    port_err("serve: %s %.*s: prompt %d tokens (%u cached) in %.3f s, %d generated in %.3f s (%.1f tokens/s), %s\n",
-             rq.stream ? "stream" : "json", (int)hr->path_len, hr->path, n, k, t_prompt, n_gen, t_gen,
-             t_gen > 0 ? n_gen / t_gen : 0.0, gone || sv->out_failed ? "client gone" : finish);
+    sl->order = ++slot_clock;
+    sl->t0 = sl->tg0 = port_seconds();
+    sl->n_prompt = n;
+    sl->n_cached = k;
+    memcpy(sl->hist + k, s->ids + k, (size_t)(n - (int)k) * sizeof(int32_t));
+    sl->seq->n_past = k;
+    /* its own sampler: the session's scratch tables, its own history */
+    sl->sampler = s->sampler;
+    sl->sampler.history = s->slot_sampler_history[i];
+    sl->sampler.params = sp;
+    sampler_reset(&sl->sampler);
+    for (int t = 0; t < n; t++) sampler_accept(&sl->sampler, s->ids[t]);
+    sl->n_predict = (int64_t)n_ctx - n;
+    if (rq.max_tokens >= 0 && rq.max_tokens < sl->n_predict) sl->n_predict = rq.max_tokens;
+    sv->n_busy++;
+    sv->n_requests_slotted++;
+    sv->n_cached_tokens += k;
 }

@@ -10,7 +10,9 @@
 /* A complete request whose head passed the checks: answers GET endpoints
  * at once, leaves generation requests queued. */
 void api_dispatch(Server *sv, Conn *c);
-/* Serves a queued generation request (the connection is closed after). */
+/* Takes a queued generation request into a free slot (or answers its error). */
 void api_generate(Server *sv, Conn *c);
+/* One batched step of every busy slot (server_run calls it while any is). */
+void api_step(Server *sv);
 
 #endif

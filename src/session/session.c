@@ -72,10 +72,14 @@ static int plan_base(Session *s, uint64_t max_text, Plan *base)
         plan_add(base, "text and token scratch", PIECE_CAP);
         if (o->trace_path) plan_add(base, "trace line", TRACE_LINE_CAP);
         if (o->max_out_ids) plan_add(base, "generated ids", plan_mul(base, o->max_out_ids, sizeof(int32_t)));
+        for (uint32_t i = 1; i < s->n_slots; i++)
+            plan_add(base, "sampler history, slots", SAMPLER_MAX_HISTORY * sizeof(int32_t));
         plan_add(base, "chat template text", TEMPLATE_CAP);
         if (o->grammar) {
             grammar_vocab_plan((int32_t)s->cfg.n_vocab, base);
             plan_add(base, "grammar state", grammar_bytes(SESSION_GRAMMAR_PIECE));
+            for (uint32_t i = 1; i < s->n_slots; i++)
+                plan_add(base, "grammar state, slots", grammar_bytes(SESSION_GRAMMAR_PIECE));
             plan_add(base, "grammar text", 2 * arena_round(SESSION_GRAMMAR_TEXT + 1));
         }
     }
@@ -116,7 +120,8 @@ static void session_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t stre
     ModelConfig cfg = s->cfg;
     cfg.mapped = load == LOAD_MMAP; /* planned before the file is mapped */
     forward_plan(&cfg, &mo, p);
-    if (!s->opt.model_only) plan_add(p, "token history", plan_mul(p, n_ctx, sizeof(int32_t)));
+    if (!s->opt.model_only) /* one piece per slot, as carved (each rounded) */
+        for (uint32_t i = 0; i < s->n_slots; i++) plan_add(p, "token history", plan_mul(p, n_ctx, sizeof(int32_t)));
 }
 
 /* The planner's answer (mem_decide) made final: a refusal is one line in
@@ -126,6 +131,14 @@ static int decided(Session *s, int rc)
     if (rc != 0) {
         s->refused = 1;
         mem_refusal(&s->budget, &s->req, &s->mem, s->err, sizeof s->err);
+        size_t len = strlen(s->err);
+        uint64_t kv = 0;
+        for (int i = 0; i < s->mem.plan.n_items; i++)
+            if (!strncmp(s->mem.plan.items[i].what, "kv cache", 8)) kv += s->mem.plan.items[i].bytes;
+        if (s->n_slots > 1 && len < sizeof s->err)
+            snprintf(s->err + len, sizeof s->err - len,
+                     "; --slots %u: %u KV caches of %.2f MiB at a context of %u (fewer slots, a smaller -c or a larger "
+                     "--mem)", s->n_slots, s->n_slots, (double)kv / s->n_slots / 1048576.0, s->mem.n_ctx);
         return -1;
     }
     if (!s->opt.show_plan) mem_notice(&s->budget, &s->req, &s->mem, s->notice, sizeof s->notice);
@@ -149,6 +162,13 @@ static int load_text_side(Session *s, uint64_t max_text)
     s->piece = arena_take(&s->arena, PIECE_CAP);
     if (o->trace_path) s->trace_line = arena_take(&s->arena, TRACE_LINE_CAP);
     s->history = arena_take(&s->arena, (uint64_t)s->mopt.n_ctx * sizeof(int32_t));
+    s->slot_history[0] = s->history;
+    s->slot_sampler_history[0] = s->sampler.history;
+    for (uint32_t i = 1; i < s->n_slots; i++) {
+        s->slot_history[i] = arena_take(&s->arena, (uint64_t)s->mopt.n_ctx * sizeof(int32_t));
+        s->slot_sampler_history[i] = arena_take(&s->arena, SAMPLER_MAX_HISTORY * sizeof(int32_t));
+        if (!s->slot_history[i] || !s->slot_sampler_history[i]) return fail(s, "internal error: the memory plan is too small");
+    }
     if (o->max_out_ids) s->out_ids = arena_take(&s->arena, o->max_out_ids * sizeof(int32_t));
     char *tmpl_text = arena_take(&s->arena, TEMPLATE_CAP);
     if (o->grammar) {
@@ -157,6 +177,12 @@ static int load_text_side(Session *s, uint64_t max_text)
         if (!s->grammar_src || !s->grammar_text || grammar_vocab_build(&s->gvocab, &s->arena, &s->tok) != 0 ||
             grammar_init(&s->grammar, &s->arena, SESSION_GRAMMAR_PIECE) != 0)
             return fail(s, "internal error: the grammar does not fit its plan");
+        s->slot_grammar[0] = &s->grammar;
+        for (uint32_t i = 1; i < s->n_slots; i++) {
+            s->slot_grammar[i] = &s->more_grammar[i - 1];
+            if (grammar_init(s->slot_grammar[i], &s->arena, SESSION_GRAMMAR_PIECE) != 0)
+                return fail(s, "internal error: the slots' grammars do not fit their plan");
+        }
     }
     if (!s->text || !s->ids || !s->piece || !s->history || !tmpl_text || (o->trace_path && !s->trace_line) ||
         (o->max_out_ids && !s->out_ids))
@@ -190,6 +216,8 @@ int session_open(Session *s, const SessionOptions *o)
     double t0 = port_seconds();
     memset(s, 0, sizeof *s);
     s->opt = *o;
+    s->n_slots = o->slots ? o->slots : 1;
+    if (s->n_slots > SESSION_MAX_SLOTS) return fail(s, "--slots: at most %d", SESSION_MAX_SLOTS);
     apply_sampling_defaults(&s->opt);
     char why[256];
     if (!o->model_only && sampler_params_check(&s->opt.sampling, why, sizeof why) != 0) return fail(s, "%s", why);
@@ -215,7 +243,7 @@ int session_open(Session *s, const SessionOptions *o)
     mo->all_logits = o->all_logits;
     mo->stream_window = o->stream_window;
     mo->stream_keep_cache = o->stream_keep_cache;
-    mo->n_seq = 1;
+    mo->n_seq = s->n_slots;
     if (model_check_options(&s->cfg, mo, &err) != 0) return fail(s, "%s", err.msg);
 
     uint64_t max_text = o->max_text ? o->max_text : 4096;
@@ -285,8 +313,12 @@ int session_open(Session *s, const SessionOptions *o)
     arena_init(&s->arena, s->arena_base, p->total);
     if (gguf_index(&s->gguf, &s->arena, &err) != 0) return fail(s, "%s", err.msg);
     if (model_load(&s->model, &s->gguf, &s->arena, &s->cfg, mo, &err) != 0) return fail(s, "%s", err.msg);
-    if (seq_init(&s->seq, &s->cfg, mo, &s->arena) != 0 || workspace_init(&s->ws, &s->model, mo, &s->arena, &err) != 0)
-        return fail(s, "%s", s->seq.k_cache ? err.msg : "internal error: memory plan too small for the KV cache");
+    s->slot_seq[0] = &s->seq;
+    for (uint32_t i = 1; i < s->n_slots; i++) s->slot_seq[i] = &s->more_seq[i - 1];
+    for (uint32_t i = 0; i < s->n_slots; i++)
+        if (seq_init(s->slot_seq[i], &s->cfg, mo, &s->arena) != 0)
+            return fail(s, "internal error: memory plan too small for the KV cache");
+    if (workspace_init(&s->ws, &s->model, mo, &s->arena, &err) != 0) return fail(s, "%s", err.msg);
     if (!o->model_only && load_text_side(s, max_text) != 0) return -1;
     s->load_seconds = port_seconds() - t0;
     return 0;
@@ -422,20 +454,24 @@ static int feed(Session *s, int32_t id)
  * logit at -Inf nothing can be sampled either. */
 int session_check_logits(Session *s)
 {
-    const float *l = s->ws.logits;
+    return session_check_row(s, s->ws.logits, &s->seq);
+}
+
+int session_check_row(Session *s, const float *l, SeqState *q)
+{
     int any = 0;
     for (uint32_t i = 0; i < s->cfg.n_vocab; i++) {
         if (isnan(l[i]) || l[i] == INFINITY) {
-            uint32_t pos = s->seq.n_past;
-            seq_reset(&s->seq);
+            uint32_t pos = q->n_past;
+            seq_reset(q);
             return fail(s, "%s: the model computed a non-finite logit at position %u (NaN or Inf weights?)",
                         s->opt.model_path, pos);
         }
         any |= l[i] > -INFINITY;
     }
     if (!any) {
-        uint32_t pos = s->seq.n_past;
-        seq_reset(&s->seq);
+        uint32_t pos = q->n_past;
+        seq_reset(q);
         return fail(s, "%s: every logit is -Inf at position %u (broken weights?)", s->opt.model_path, pos);
     }
     return 0;
@@ -455,17 +491,65 @@ void session_clear_grammar(Session *s)
     s->grammar_on = 0;
 }
 
+int session_slot_grammar(Session *s, uint32_t slot, const char *text, size_t len, const char *name)
+{
+    if (!s->opt.grammar || slot >= s->n_slots || !s->slot_grammar[slot])
+        return fail(s, "%s: internal error: no grammar was planned for slot %u", name, slot);
+    return grammar_compile(s->slot_grammar[slot], text, len, name, s->err, sizeof s->err);
+}
+
+typedef struct {
+    Session *s;
+    Grammar *g;
+} GrammarCtx;
+
 static int grammar_allows_cb(void *ctx, int32_t id)
 {
-    Session *s = ctx;
-    return grammar_allows(&s->grammar, &s->tok, id);
+    GrammarCtx *gc = ctx;
+    return grammar_allows(gc->g, &gc->s->tok, id);
 }
 
 static int grammar_mask_cb(void *ctx, float *logits)
 {
-    Session *s = ctx;
+    GrammarCtx *gc = ctx;
+    Session *s = gc->s;
     s->grammar_masks++;
-    return grammar_mask(&s->grammar, &s->gvocab, &s->tok, logits, s->err, sizeof s->err);
+    return grammar_mask(gc->g, &s->gvocab, &s->tok, logits, s->err, sizeof s->err);
+}
+
+/* The next id from logits by sampler sm, held to g unless NULL. */
+static int sample_held(Session *s, Sampler *sm, Grammar *g, float *logits, SamplerTrace *tp, int32_t *out)
+{
+    int32_t id;
+    if (g) {
+        /* only tokens that continue the grammar; each one taken into its state */
+        GrammarCtx gc = {s, g};
+        SamplerFilter f = {grammar_allows_cb, grammar_mask_cb, &gc};
+        s->err[0] = '\0';
+        double t0 = port_seconds();
+        id = sampler_sample_filtered(sm, logits, tp, &f);
+        if (id < 0) return s->err[0] ? -1 : fail(s, "grammar: no token of the vocabulary can continue the text");
+        if (!tokenizer_is_eog(&s->tok, id)) {
+            size_t len;
+            const char *piece = tokenizer_piece(&s->tok, id, &len);
+            if (grammar_accept(g, piece, len) != 0)
+                return fail(s, "internal error: the grammar refused token %d it allowed", (int)id);
+        }
+        s->grammar_seconds += port_seconds() - t0;
+    } else {
+        id = sampler_sample(sm, logits, tp);
+    }
+    sampler_accept(sm, id);
+    *out = id;
+    return 0;
+}
+
+int session_sample_with(Session *s, Sampler *sm, Grammar *g, float *logits, int32_t *out)
+{
+    if (s->opt.ignore_eos)
+        for (uint32_t i = 0; i < s->cfg.n_vocab; i++)
+            if (tokenizer_is_eog(&s->tok, (int32_t)i)) logits[i] = -INFINITY;
+    return sample_held(s, sm, g, logits, NULL, out);
 }
 
 int session_sample(Session *s, int32_t *out)
@@ -477,24 +561,7 @@ int session_sample(Session *s, int32_t *out)
             if (tokenizer_is_eog(&s->tok, (int32_t)i)) logits[i] = -INFINITY;
     SamplerTrace trace, *tp = s->opt.trace_path ? &trace : NULL;
     int32_t id;
-    if (s->grammar_on) {
-        /* only tokens that continue the grammar; each one taken into its state */
-        SamplerFilter f = {grammar_allows_cb, grammar_mask_cb, s};
-        s->err[0] = '\0';
-        double t0 = port_seconds();
-        id = sampler_sample_filtered(&s->sampler, logits, tp, &f);
-        if (id < 0) return s->err[0] ? -1 : fail(s, "grammar: no token of the vocabulary can continue the text");
-        if (!tokenizer_is_eog(&s->tok, id)) {
-            size_t len;
-            const char *piece = tokenizer_piece(&s->tok, id, &len);
-            if (grammar_accept(&s->grammar, piece, len) != 0)
-                return fail(s, "internal error: the grammar refused token %d it allowed", (int)id);
-        }
-        s->grammar_seconds += port_seconds() - t0;
-    } else {
-        id = sampler_sample(&s->sampler, logits, tp);
-    }
-    sampler_accept(&s->sampler, id);
+    if (sample_held(s, &s->sampler, s->grammar_on ? &s->grammar : NULL, logits, tp, &id) != 0) return -1;
     if (tp) {
         size_t len = 0;
         const char *piece = tokenizer_piece(&s->tok, id, &len);

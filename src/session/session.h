@@ -27,6 +27,7 @@
 #include "../text/sampler.h"
 #include "../text/tokenizer.h"
 
+#define SESSION_MAX_SLOTS 16   /* sequences one session can hold (pith serve --slots) */
 #define SESSION_DEFAULT_BATCH 64 /* prompt tokens per step: 32 measured 20% slower (Q8_0, AVX-512) */
 
 enum { SESSION_SET_TEMP, SESSION_SET_TOP_K, SESSION_SET_TOP_P, SESSION_SET_MIN_P };
@@ -65,6 +66,8 @@ typedef struct {
     int all_logits;          /* logits of every token of a step */
     uint64_t stream_window;  /* --stream-window */
     int stream_keep_cache;   /* --keep-cache */
+    uint32_t slots;          /* sequences (serve --slots), each with its KV cache, token history and
+                                sampler history; 0 counts as 1 */
     int grammar;             /* plan a grammar (--grammar, --json-schema; serve): session_set_grammar */
     const char *grammar_file;/* --grammar FILE or --json-schema FILE (read by the command) */
     int grammar_is_schema;
@@ -98,6 +101,17 @@ typedef struct {
     int32_t *history;        /* every id in the KV cache, in order: n_ctx */
     int32_t *out_ids;        /* opt.max_out_ids generated ids, or NULL */
     uint32_t n_shifts;       /* context shifts so far */
+    /* Slots (opt.slots): slot 0 is seq/history/sampler above; every slot
+     * has a KV cache of mopt.n_ctx, a token history and a sampler history. */
+    uint32_t n_slots;
+    SeqState *slot_seq[SESSION_MAX_SLOTS];
+    int32_t *slot_history[SESSION_MAX_SLOTS];
+    int32_t *slot_sampler_history[SESSION_MAX_SLOTS];
+    SeqState more_seq[SESSION_MAX_SLOTS - 1];
+    /* with opt.grammar, each slot's own grammar state (slot 0's is grammar
+     * below): several constrained replies decode side by side */
+    Grammar *slot_grammar[SESSION_MAX_SLOTS];
+    Grammar more_grammar[SESSION_MAX_SLOTS - 1];
     Grammar grammar;         /* with opt.grammar: generation held to it while grammar_on */
     GrammarVocab gvocab;
     int grammar_on;
@@ -136,6 +150,13 @@ int64_t session_render_user(Session *s, const char *system, const char *user, si
  * -1 with "name: LINE:COL: what" in s->err if it does not compile. */
 int session_set_grammar(Session *s, const char *text, size_t len, const char *name);
 void session_clear_grammar(Session *s);
+/* Compiles a grammar into slot `slot`'s state (opt.grammar). 0, or -1
+ * with s->err. */
+int session_slot_grammar(Session *s, uint32_t slot, const char *text, size_t len, const char *name);
+/* Samples the next id from logits with sampler sm, held to grammar g
+ * unless g is NULL (the id is then taken into g's state), and accepts it
+ * into sm. 0, or -1 with s->err. */
+int session_sample_with(Session *s, Sampler *sm, Grammar *g, float *logits, int32_t *out);
 
 /* Sampling parameters for what follows (a server request's), and a fresh
  * sampler state. */
@@ -157,6 +178,8 @@ int session_make_room(Session *s, uint32_t n);
 /* -1 (s->err, and the sequence is emptied) if the last logits hold NaN or
  * +Inf, or are all -Inf: broken weights; 0 if they can be sampled. */
 int session_check_logits(Session *s);
+/* The same for one row of logits of sequence q (a batched step's). */
+int session_check_row(Session *s, const float *logits, SeqState *q);
 /* Samples the next token from the last logits into *id, writing a --trace
  * line when asked. -1 (s->err) if the logits are not finite (NaN/Inf
  * weights). */
