@@ -7,27 +7,8 @@
 . tests/lib.sh
 S=$FIX/models/stories260K.gguf
 Q=$FIX/models/tiny-qwen3-Q8_0.gguf
-SERVER=
-cleanup() {
-    [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-start_server() { # MODEL [options]
-    model=$1; shift
-    $PITH serve "$model" --port 0 -t 1 "$@" 2>"$TMP/server.err" &
-    SERVER=$!
-    PORT=
-    i=0
-    while [ $i -lt 300 ] && [ -z "$PORT" ] && kill -0 "$SERVER" 2>/dev/null; do
-        sleep 0.1
-        PORT=$(sed -n 's|^pith serve: .* on http://127\.0\.0\.1:\([0-9]*\)/v1 .*|\1|p' "$TMP/server.err")
-        i=$((i + 1))
-    done
-    URL=http://127.0.0.1:$PORT
-}
-stop_server() { kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; SERVER=; }
+. tests/serve_lib.sh
+start_server() { model=$1; shift; serve_start "$PITH" "$model" -t 1 "$@"; } # MODEL [options]
 post() { # PATH JSON [curl options]: status code; the body in $TMP/body
     p=$1; d=$2; shift 2
     curl -s -m 60 -o "$TMP/body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$d" "$@" "$URL$p"

@@ -6,30 +6,9 @@
 . tests/lib.sh
 M=$FIX/models/tiny-qwen3-f32.gguf
 KEY=test-key-0123456789
-SERVER=
-cleanup() {
-    [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+. tests/serve_lib.sh
 
-# Starts the server on a free port (the kernel picks it: --port 0) and
-# reads the port from its first line.
-start_server() { # MODEL [options]
-    model=$1; shift
-    $PITH serve "$model" --port 0 -t 1 "$@" 2>"$TMP/server.err" &
-    SERVER=$!
-    PORT=
-    i=0
-    while [ $i -lt 200 ] && [ -z "$PORT" ] && kill -0 "$SERVER" 2>/dev/null; do
-        sleep 0.1
-        PORT=$(sed -n 's|^pith serve: .* on http://127\.0\.0\.1:\([0-9]*\)/v1 .*|\1|p' "$TMP/server.err")
-        i=$((i + 1))
-    done
-    URL=http://127.0.0.1:$PORT
-}
-stop_server() { kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; SERVER=; }
+start_server() { model=$1; shift; serve_start "$PITH" "$model" -t 1 "$@"; } # MODEL [options]
 # curl with the key, JSON body; prints the status code, the body goes to $TMP/body
 post() { # PATH JSON [curl options]
     p=$1; d=$2; shift 2

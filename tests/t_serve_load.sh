@@ -9,29 +9,11 @@
 . tests/lib.sh
 M=$FIX/models/tiny-qwen3-f32.gguf
 REL=${PITH_REL:-./pith}
-SERVER=
-cleanup() {
-    [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+. tests/serve_lib.sh
 for tool in curl node; do
     command -v $tool >/dev/null 2>&1 || { not_ok "load: $tool is not installed"; finish; }
 done
-start_server() { # BIN
-    $1 serve "$M" --port 0 -t 2 --slots 4 --queue 16 -c 1024 --metrics 2>"$TMP/server.err" &
-    SERVER=$!
-    PORT=
-    i=0
-    while [ $i -lt 200 ] && [ -z "$PORT" ] && kill -0 "$SERVER" 2>/dev/null; do
-        sleep 0.1
-        PORT=$(sed -n 's|^pith serve: .* on http://127\.0\.0\.1:\([0-9]*\)/v1 .*|\1|p' "$TMP/server.err")
-        i=$((i + 1))
-    done
-    URL=http://127.0.0.1:$PORT
-}
-stop_server() { kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; SERVER=; }
+start_server() { serve_start "$1" "$M" -t 2 --slots 4 --queue 16 -c 1024 --metrics; } # BIN
 rss() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SERVER/status"; }
 field() { echo "$1" | node -e 'const r=JSON.parse(require("fs").readFileSync(0,"utf8")); process.stdout.write(String(r[process.argv[1]]))' "$2"; }
 greedy() {

@@ -16,13 +16,7 @@
 . tests/lib.sh
 TOOLS=build/asan/tools
 [ -x $TOOLS/mkmodel ] && [ -x $TOOLS/ggufedit ] || TOOLS=build/rel/tools
-SERVER=
-cleanup() {
-    [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+. tests/serve_lib.sh
 
 for tool in curl node; do
     command -v $tool >/dev/null 2>&1 || { not_ok "serve nan: $tool is not installed"; finish; }

@@ -5,28 +5,9 @@
 # prefix reuse goes to the slot holding the conversation; a client leaving
 # mid-stream frees its slot; /slots, /metrics; the plan and its refusal.
 . tests/lib.sh
-SERVER=
-cleanup() {
-    [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+. tests/serve_lib.sh
 
-start_server() { # MODEL [options]
-    model=$1; shift
-    $PITH serve "$model" --port 0 "$@" 2>"$TMP/server.err" &
-    SERVER=$!
-    PORT=
-    i=0
-    while [ $i -lt 200 ] && [ -z "$PORT" ] && kill -0 "$SERVER" 2>/dev/null; do
-        sleep 0.1
-        PORT=$(sed -n 's|^pith serve: .* on http://127\.0\.0\.1:\([0-9]*\)/v1 .*|\1|p' "$TMP/server.err")
-        i=$((i + 1))
-    done
-    URL=http://127.0.0.1:$PORT
-}
-stop_server() { kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; SERVER=; }
+start_server() { model=$1; shift; serve_start "$PITH" "$model" "$@"; } # MODEL [options]
 post() { # OUT PATH JSON
     curl -s -m 60 -o "$1" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$3" "$URL$2"
 }
