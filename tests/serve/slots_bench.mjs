@@ -43,7 +43,11 @@ async function round(k) {
 }
 if (opt.long) {
     let last = 0n, worst = 0, count = 0, longDone = null;
-    const longPrompt = 'the quick brown fox jumps over the lazy dog '.repeat(Math.ceil(opt.long / 9));
+    // the vocabulary decides how many tokens a sentence makes: ask the server
+    const sentence = 'the quick brown fox jumps over the lazy dog ';
+    const probe = JSON.parse(await post({prompt: sentence.repeat(10), max_tokens: 1, temperature: 0}));
+    const perSentence = probe.usage.prompt_tokens / 10;
+    const longPrompt = sentence.repeat(Math.max(1, Math.floor(opt.long / perSentence)));
     const stream = post({prompt: 'once upon a time', max_tokens: opt.n, temperature: 0, stream: true}, d => {
         const now = process.hrtime.bigint();
         const events = (d.match(/"text":"/g) || []).length;
@@ -55,6 +59,7 @@ if (opt.long) {
     });
     await stream;
     const lr = JSON.parse(await longDone);
+    if (!lr.usage) throw new Error(`the long prompt failed: ${JSON.stringify(lr)}`);
     console.log(`pith: a ${lr.usage.prompt_tokens}-token prompt sent during a ${opt.n}-token stream: worst gap between ` +
                 `two of the stream's tokens ${worst.toFixed(0)} ms (prompt took ${lr.timings.prompt_ms.toFixed(0)} ms)`);
 } else {
