@@ -78,3 +78,32 @@ n=$(tr ',' '\n' <"$TMP/out" | grep -c .)
 # what pith does not do, refused by name
 "$MK" "$TMP/lfm2-swa.gguf" $LFM --window 16 >/dev/null 2>&1
 expect_fail2 "lfm2 with a sliding window (LFM2.5's variant) is refused" "$PITH" run "$TMP/lfm2-swa.gguf" -p hi
+
+# LFM2's tokenizer.ggml.pre "lfm2": llama.cpp reads it as llama3's
+# pre-tokenizer (digits in runs of up to 3, whole-token pieces kept whole,
+# a BOS by default). LFM2's own vocabulary cannot be obtained here: Qwen3's
+# 151k-token one from the fixtures, written with pre "lfm2", tokenized by
+# both (its merges have no multi-digit tokens, so the digit runs are not
+# told apart from qwen2's by these texts).
+"$MK" "$TMP/lfm2-vocab.gguf" $LFM --layers 2 --attn-layers 1 --tokenizer-from "$FIX/tokenizer/qwen3-vocab.gguf" --pre lfm2 \
+    >/dev/null 2>&1
+cat >"$TMP/texts.json" <<'JSON'
+["Hello world", "The year 2025 had 365 days; 3.14159 and 1,000,000 and 1234567.", " Hello  world ", "Hello\n\nworld\t!",
+ "naïve café, Straße", "東京は日本の首都です。", "def f(x):\n    return x**2  # square\n", "I'm we'LL they'RE",
+ "<|im_start|>user\nHi<|im_end|>\n", "emoji 🙂👍🏽", "   ", ""]
+JSON
+if node "$NODE_DIR/tokenize.mjs" "$TMP/lfm2-vocab.gguf" "$TMP/texts.json" >"$TMP/ref" 2>"$TMP/err"; then
+    node -e 'for (const t of JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))) console.log(JSON.stringify(t))' \
+        "$TMP/texts.json" >"$TMP/texts.lines"
+    i=0 same=0 diff=
+    while IFS= read -r line; do
+        i=$((i + 1))
+        node -e 'process.stdout.write(JSON.parse(process.argv[1]))' "$line" >"$TMP/text"
+        want=$(sed -n "${i}p" "$TMP/ref")
+        got=$("$PITH" tokenize "$TMP/lfm2-vocab.gguf" --file "$TMP/text" 2>&1)
+        if [ "$got" = "$want" ]; then same=$((same + 1)); else diff="$diff $line: [$got] vs [$want]"; fi
+    done <"$TMP/texts.lines"
+    [ "$same" -eq "$i" ] && ok "lfm2 pre-tokenizer: the same ids as llama.cpp on $i texts" || not_ok "lfm2 tokenize:$diff"
+else
+    not_ok "llama.cpp tokenize failed: $(tail -c 300 "$TMP/err")"
+fi

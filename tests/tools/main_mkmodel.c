@@ -6,7 +6,7 @@
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
  *               [--rope-dim N] [--rope-freqs] [--rope-factors ORIG_CTX] [--bias]
  *               [--window N] [--swa-pattern P] [--softcap C] [--attn-layers L,L,...] [--conv-l N]
- *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
+ *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE] [--pre NAME]
  *
  * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
  * per-head q/k norms, qwen2 q/k/v biases (llama too with --bias), llama
@@ -34,7 +34,8 @@
  * --vocab. --tokenizer-from copies every tokenizer.* key of another GGUF
  * instead (e.g. the real Qwen3 vocabulary); --template-from (alias
  * --vocab-from) copies only its tokenizer.chat_template; --template-file
- * writes a text file's contents as the template. --split N writes
+ * writes a text file's contents as the template; --pre NAME writes NAME as
+ * tokenizer.ggml.pre instead (of "qwen2" or the copied one). --split N writes
  * OUT (which must end in .gguf) as N files PREFIX-0000k-of-0000N.gguf.
  *
  * --type q4_k_m approximates llama.cpp's Q4_K_M mix: Q4_K everywhere except
@@ -203,6 +204,8 @@ static void build_vocab(Vocab *v, uint64_t want)
 
 /* ---- copying keys from another GGUF ------------------------------------------ */
 
+static const char *pre_name; /* --pre */
+
 typedef struct {
     GgufWriter *w;
     int template_only;
@@ -216,6 +219,7 @@ static int copy_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
     CopyCtx *c = ctx;
     if (strncmp(kv->key, "tokenizer.", 10) != 0) return 0;
     if (c->template_only && strcmp(kv->key, "tokenizer.chat_template") != 0) return 0;
+    if (pre_name && strcmp(kv->key, "tokenizer.ggml.pre") == 0) return 0;
     if (strcmp(kv->key, "tokenizer.ggml.tokens") == 0) c->n_vocab = kv->arr_len;
     if (gw_kv_copy(c->w, g, kv) != 0) die("%s: cannot read a value", g->files[0].path);
     c->found++;
@@ -334,6 +338,8 @@ int main(int argc, char **argv)
             template_from = v, i++;
         } else if (strcmp(a, "--template-file") == 0 && v) {
             template_file = v, i++;
+        } else if (strcmp(a, "--pre") == 0 && v) {
+            pre_name = v, i++;
         } else if (strcmp(a, "--tokenizer-from") == 0 && v) {
             tokenizer_from = v, i++;
         } else if (strcmp(a, "--arch") == 0 && v) {
@@ -436,11 +442,12 @@ int main(int argc, char **argv)
     Vocab v = {0};
     if (tokenizer_from) {
         n_vocab = copy_tokenizer(w, tokenizer_from, 0);
+        if (pre_name) gw_kv_str(w, "tokenizer.ggml.pre", pre_name);
     } else {
         build_vocab(&v, vocab);
         n_vocab = (uint64_t)v.n_tokens;
         gw_kv_str(w, "tokenizer.ggml.model", "gpt2");
-        gw_kv_str(w, "tokenizer.ggml.pre", "qwen2");
+        gw_kv_str(w, "tokenizer.ggml.pre", pre_name ? pre_name : "qwen2");
         gw_kv_str_array(w, "tokenizer.ggml.tokens", (const char *const *)v.tokens, (uint64_t)v.n_tokens);
         gw_kv_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, v.types, (uint64_t)v.n_tokens);
         gw_kv_str_array(w, "tokenizer.ggml.merges", (const char *const *)v.merges, (uint64_t)v.n_merges);
