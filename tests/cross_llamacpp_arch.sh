@@ -45,4 +45,7 @@ model phi4-q8_0 QUANT "-c 256" $PHI4 --rope-factors 4096 --type q8_0 --seed 53
 GEMMA="--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16"
 model gemma3-f16 F16 "" $GEMMA --type f16 --seed 71
 model gemma3-q4_k_m QUANT "" $GEMMA --type q4_k_m --seed 73
+LFM="--arch lfm2 --layers 16 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64"
+model lfm2-f32 F32 "" $LFM --seed 81
+model lfm2-q4_k_m QUANT "" $LFM --type q4_k_m --seed 84
 finish

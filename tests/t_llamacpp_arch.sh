@@ -16,6 +16,9 @@
 #            attention factor); Phi-3-mini: heads of 96, no GQA, no factors
 #   gemma3   Gemma 3 270M/1B: heads of 256, sliding-window layers (rings)
 #            and a global one of every six, q/k norms, post-norms, GELU
+#   lfm2     LFM2-350M/700M/1.2B: short-convolution layers (a state of 2
+#            values per channel) among attention layers with q/k norms;
+#            memory, context shift and slots in tests/lfm2_lib.sh
 . tests/lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
 CMP=${CMP:-build/asan/tools/cmplogits}
@@ -148,9 +151,23 @@ else
     not_ok "gemma3 context full: $(head -c 300 "$TMP/err")"
 fi
 
+# LFM2 (350M, 700M, 1.2B: 16 layers, short convolutions of 3 taps but the
+# attention layers 2, 5, 8, 10, 12 and 14; 16/24/32 q heads on 8 kv heads
+# of 64, q/k norms): that pattern, 4 q heads on 2 kv heads, width 256.
+LFM="--arch lfm2 --layers 16 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64"
+compare lfm2-f32 F32 "" $LFM --seed 81
+greedy lfm2-f32 1e-3 ""
+compare lfm2-f16 F16 "" $LFM --type f16 --untied --seed 82
+compare lfm2-q8_0 QUANT "" $LFM --type q8_0 --seed 83
+greedy lfm2-q8_0 0.3 ""
+compare lfm2-q4_k_m QUANT "" $LFM --type q4_k_m --seed 84
+# kernels of 5 taps (a state of 4 per channel, deeper than a step of 1 or 3)
+compare lfm2-l5-f32 F32 "" $LFM --conv-l 5 --attn-layers 1,3 --layers 4 --seed 85
+. tests/lfm2_lib.sh
+
 # the three load modes and the q8_0 cache give the same greedy tokens on
-# the fused matrices and the RoPE-less layers
-for name in phi4-q8_0 smollm3-q8_0 gemma3-q8_0; do
+# the fused matrices, the RoPE-less layers and the convolution states
+for name in phi4-q8_0 smollm3-q8_0 gemma3-q8_0 lfm2-q8_0; do
     "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 >"$TMP/mmap.ids" 2>/dev/null
     for mode in read stream; do
         "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 --load $mode \

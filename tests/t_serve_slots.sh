@@ -217,6 +217,35 @@ process.stdout.write(u.prompt_tokens_details.cached_tokens + "/" + u.prompt_toke
     stop_server
 fi
 
+# lfm2's convolution state per slot: an lfm2-shaped model (10 short
+# convolutions, 6 attention layers), the same two requests on 2 slots at
+# once, twice: every greedy reply equals alone; the second time the slots'
+# states have gone past the prompts, so they are fed from the start.
+L2=$TMP/lfm2.gguf
+if ! "$MK" "$L2" --arch lfm2 --layers 16 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64 --type f32 --seed 81 \
+    >"$TMP/mk.out" 2>&1; then not_ok "lfm2: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; else
+    start_server "$L2" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
+    for i in 0 1; do post "$TMP/lalone$i" /v1/completions "$(wreq $i)" >/dev/null; done
+    for round in a b; do
+        pids=
+        for i in 0 1; do post "$TMP/l$round$i" /v1/completions "$(wreq $i)" >/dev/null & pids="$pids $!"; done
+        for p in $pids; do wait "$p"; done
+    done
+    same=0; diff=
+    for f in a0 a1 b0 b1; do
+        i=${f#?}; a=$(text_of "$TMP/lalone$i"); b=$(text_of "$TMP/l$f")
+        if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
+    done
+    [ $same -eq 4 ] && ok "lfm2: 2 slots at once, twice: every reply equals alone (a convolution state per slot)" \
+        || not_ok "lfm2 slots: $same of 4 equal alone:$(echo "$diff" | head -c 600)"
+    c0=$(cached "$TMP/lb0"); c1=$(cached "$TMP/lb1")
+    [ "${c0%/*}" = 0 ] && [ "${c1%/*}" = 0 ] \
+        && ok "lfm2 slots: a prompt again is fed from the start ($c0, $c1 cached): the states went past it" \
+        || not_ok "lfm2 slots: cached $c0 and $c1"
+    grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "lfm2 slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
+    stop_server
+fi
+
 # Prefix reuse: the conversation goes on in the slot that holds it.
 M=$FIX/models/tiny-qwen3-f32.gguf
 start_server "$M" --slots 2 -t 1 -c 4096 --ignore-eos

@@ -42,6 +42,16 @@ render "gemma: the system message opens the first turn, contents trimmed" "$TMP/
 printf '<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n' >"$TMP/gemma2"
 render "gemma: one user turn" "$TMP/gemma2" '[{"role": "user", "content": "Hi"}]' --template gemma
 
+# LFM2: its model card's format (<|startoftext|>, ChatML turns), tools in
+# the system turn (each as tojson writes it), a tool result wrapped in its
+# markers
+printf '<|startoftext|><|im_start|>system\nYou are a helpful assistant trained by Liquid AI.<|im_end|>\n<|im_start|>user\nWhat is C. elegans?<|im_end|>\n<|im_start|>assistant\nIt'"'"'s a tiny nematode that lives in temperate soil environments.<|im_end|>\n' >"$TMP/lfm1"
+render "lfm2: the model card's example" "$TMP/lfm1" '[{"role": "system", "content": "You are a helpful assistant trained by Liquid AI."}, {"role": "user", "content": "What is C. elegans?"}, {"role": "assistant", "content": "It'"'"'s a tiny nematode that lives in temperate soil environments."}]' --template lfm2 --no-generation-prompt
+printf '<|startoftext|><|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n' >"$TMP/lfm2"
+render "lfm2: one user turn, no system turn" "$TMP/lfm2" '[{"role": "user", "content": "Hi"}]' --template lfm2
+printf '<|startoftext|><|im_start|>system\nBe brief.\nList of tools: <|tool_list_start|>[{"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "g"}}]<|tool_list_end|><|im_end|>\n<|im_start|>user\nCall f<|im_end|>\n<|im_start|>assistant\n<|tool_call_start|>[f()]<|tool_call_end|><|im_end|>\n<|im_start|>tool\n<|tool_response_start|>42<|tool_response_end|><|im_end|>\n<|im_start|>assistant\n' >"$TMP/lfm3"
+render "lfm2: tools listed after the system text, a tool result in its markers" "$TMP/lfm3" '{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Call f"}, {"role": "assistant", "content": "<|tool_call_start|>[f()]<|tool_call_end|>"}, {"role": "tool", "content": "42"}], "tools": [{"type":"function","function":{"name":"f"}}, {"type":"function","function":{"name":"g"}}]}' --template lfm2
+
 # detection from the template text in the file (markers of each model's template)
 detect() {
     want=$1 text=$2
@@ -57,4 +67,5 @@ detect smollm3 '{{- "<|im_start|>system\n" -}}{{- "Knowledge Cutoff Date: June 2
 detect phi3 "{% for message in messages %}{{'<|' + message['role'] + '|>\n' + message['content'] + '<|end|>\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}<|user|>"
 detect phi4 "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message %}{{ '<|tool|>' }}{% endif %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
 detect gemma "{{ bos_token }}{%- for message in loop_messages -%}{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}{{ '<end_of_turn>\n' }}{%- endfor -%}"
+detect lfm2 '{{- bos_token -}}{%- if tools -%}{%- set ns.system_prompt = ns.system_prompt + "List of tools: <|tool_list_start|>[" -%}{%- endif -%}{{- "<|im_start|>" + message["role"] + "\n" -}}{%- set content = "<|tool_response_start|>" + content + "<|tool_response_end|>" -%}'
 finish

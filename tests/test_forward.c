@@ -20,6 +20,7 @@
 #include "../src/kernels/ggml_type.h"
 #include "../src/gguf/gguf.h"
 #include "../src/model/model.h"
+#include "../src/model/shortconv.h"
 #include "check.h"
 #include "tools/fixtures.h"
 #include "tools/gguf_writer.h"
@@ -420,6 +421,13 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b, 
     for (int i = 0; i < plan.n_items; i++)
         named += !strcmp(plan.items[i].what, "kv cache, sequence 0") || !strcmp(plan.items[i].what, "kv cache, sequence 1");
     CHECK(named == 2, "%s: two sequences: the plan has a kv cache row for each sequence", name);
+    if (model_conv_before(&cfg, cfg.n_layer)) {
+        named = 0;
+        for (int i = 0; i < plan.n_items; i++)
+            named += (!strcmp(plan.items[i].what, "conv state, sequence 0") || !strcmp(plan.items[i].what, "conv state, sequence 1")) &&
+                     plan.items[i].bytes == arena_round(shortconv_state_bytes(&cfg) * model_conv_before(&cfg, cfg.n_layer));
+        CHECK(named == 2, "%s: two sequences: the plan has a conv state row of its exact size for each sequence", name);
+    }
     void *base = port_arena_map((size_t)plan.total);
     Arena arena;
     arena_init(&arena, base, plan.total);
@@ -519,6 +527,16 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b, 
     CHECK(forward_parts(&m, &ws, twice, 2) != 0 && forward_parts(&m, &ws, big, 2) != 0 &&
               seq[0].n_past == (uint32_t)a->n_prompt,
           "%s: a step with one sequence twice or over the batch is refused and changes nothing (%s)", name, ws.err);
+    if (seq[0].recurrent) { /* a convolution state holds n_past only: no going back but to 0 */
+        CHECK(forward_batch(&m, &ws, &seq[0], a->prompt, 1, 3, 0) != 0 && seq[0].n_past == (uint32_t)a->n_prompt &&
+                  !seq_can_resume(&cfg, &seq[0], 3) && seq_can_resume(&cfg, &seq[0], 0) &&
+                  seq_can_resume(&cfg, &seq[0], seq[0].n_past),
+              "%s: feeding at position 3 of %u is refused (%s): only n_past or 0", name, seq[0].n_past, ws.err);
+        /* from 0 again: the state starts from zero, the logits are the first run's */
+        ok = forward_batch(&m, &ws, &seq[0], a->prompt, 1, 0, 0) == 0;
+        CHECK(ok && memcmp(ws.logits, alone[0], V * sizeof(float)) == 0,
+              "%s: feeding from position 0 again clears the convolution state: bit for bit the first logits", name);
+    }
     free(alone[0]);
     free(alone[1]);
     port_arena_unmap(base, (size_t)plan.total);
@@ -597,6 +615,20 @@ int main(void)
             longer[k].prompt = ids[k];
             longer[k].n_prompt = k ? 60 : 45;
         }
+        if (made) {
+            two_sequences(g3, &longer[0], &longer[1], KV_F16);
+            two_sequences(g3, &longer[0], &longer[1], KV_F32);
+        }
+        remove(g3);
+        /* and on an lfm2-shaped model: short convolutions around an
+         * attention layer, a convolution state per sequence */
+        snprintf(g3, sizeof g3, "%s/pith-test-forward-lfm2-%d.gguf", tmp, (int)getpid());
+        snprintf(cmd, sizeof cmd,
+                 "%s %s --arch lfm2 --layers 3 --attn-layers 1 --embd 64 --ff 128 --heads 4 --kv-heads 2 --head-dim 16 "
+                 "--type f32 --seed 6 --tokenizer-from %s >/dev/null 2>&1",
+                 mk, g3, fix_model_path("tiny-qwen3-f32.gguf"));
+        made = system(cmd) == 0;
+        CHECK(made, "an lfm2-shaped model made by %s", mk);
         if (made) {
             two_sequences(g3, &longer[0], &longer[1], KV_F16);
             two_sequences(g3, &longer[0], &longer[1], KV_F32);

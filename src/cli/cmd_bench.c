@@ -35,7 +35,7 @@ static uint64_t bytes_per_token(const Model *m, char *types, size_t cap)
     uint64_t count[GGML_TYPE_COUNT] = {0}, total = 0;
     for (uint32_t l = 0; l < m->cfg.n_layer; l++) {
         for (int i = 0; i < LT_COUNT; i++) {
-            if (!layer_tensors[i].matrix || !m->cfg.has[i]) continue;
+            if (!layer_tensors[i].matrix || !model_layer_has(&m->cfg, l, i)) continue;
             const Weight *w = layer_matrix(&m->layers[l], i);
             total += weight_bytes(w);
             count[w->type]++;

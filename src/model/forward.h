@@ -25,7 +25,8 @@
 
 /* What changes while one sequence runs: its KV cache and its position.
  * Architectures whose layers keep a recurrent state instead of (or beside)
- * a cache get it here too, recurrent_layer_bytes per layer (none yet). */
+ * a cache get it here too, recurrent_layer_bytes per such layer (LFM2's
+ * short convolutions: shortconv.h). */
 typedef struct {
     uint32_t n_ctx;           /* positions the cache holds */
     KvType kv_type;
@@ -35,7 +36,7 @@ typedef struct {
                                  the window of a step's first token plus the step (0: no such layer) */
     void *k_ring, *v_ring;    /* [windowed layer][n_head_kv][ring], position p in row p % ring */
     uint32_t n_past;          /* positions of the cache that are filled */
-    uint8_t *recurrent;       /* [n_layer][recurrent_layer_bytes], or NULL */
+    uint8_t *recurrent;       /* [short-convolution layer][recurrent_layer_bytes], or NULL */
     uint64_t recurrent_layer_bytes;
 } SeqState;
 
@@ -56,6 +57,7 @@ typedef struct {
     SeqState **tok_seq;       /* [batch] each token's sequence in a step */
     uint32_t *tok_pos;        /* [batch] its position */
     int32_t *tok_id;          /* [batch] its id */
+    float *conv;              /* [batch][3 n_embd]: a short-convolution layer's in_proj output (or NULL) */
     WeightStream stream;      /* the model is streamed (LOAD_STREAM) */
     char err[256];            /* why the last step failed */
 } Workspace;

@@ -27,17 +27,22 @@
  * carry LongRoPE factors. Layer rules in LayerTensorId order:
  *   attn_norm ffn_norm q_norm k_norm q_bias k_bias v_bias | q k v out gate up down | qkv gate_up
  *   | attn_post_norm ffn_post_norm
- * then rope_freqs, rope_factors, no_rope_every, partial_rope, embd_scale. */
+ *   | conv conv_in conv_out
+ * then rope_freqs, rope_factors, no_rope_every, partial_rope, embd_scale, shortconv, output_norm. */
 /* Gemma 3: q/k norms, norms after attention and FFN too, GELU gate,
  * embeddings scaled by sqrt(n_embd), sliding-window layers. */
 static const ArchInfo arch_table[] = {
-    {"qwen3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0},
-    {"qwen2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, R, R, R, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0},
-    {"llama", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, O, X, 0, 0, 0},
-    {"smollm3", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, X, X, 4, 0, 0},
-    {"phi3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, X, X, X, X, X, X, R, X, X, R, R, R}, X, O, 0, 1, 0},
+    {"qwen3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0, 0, NULL},
+    {"qwen2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, R, R, R, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0, 0, NULL},
+    {"llama", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, O, X, 0, 0, 0, 0, NULL},
+    {"smollm3", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, X, X, 4, 0, 0, 0, NULL},
+    {"phi3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, X, X, X, X, X, X, R, X, X, R, R, R}, X, O, 0, 1, 0, 0, NULL},
     {"gemma3", ROPE_NEOX, ACT_GELU, NORM_PRE_POST, ATTN_SWA, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X, R, R}, X, X,
-     0, 0, 1},
+     0, 0, 1, 0, NULL},
+    /* LFM2: short-convolution layers (head_count_kv[l] = 0) among
+     * attention layers with q/k norms; the final norm is token_embd_norm */
+    {"lfm2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X, X, X, R, R, R}, X,
+     X, 0, 0, 0, 1, "token_embd_norm.weight"},
 };
 #undef R
 #undef O
@@ -47,22 +52,25 @@ static const ArchInfo arch_table[] = {
 const LayerTensor layer_tensors[LT_COUNT] = {
     [LT_ATTN_NORM] = {"attn_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(attn_norm)},
     [LT_FFN_NORM] = {"ffn_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_norm)},
-    [LT_Q_NORM] = {"attn_q_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(q_norm)},
-    [LT_K_NORM] = {"attn_k_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(k_norm)},
-    [LT_Q_BIAS] = {"attn_q", "bias", 0, DIM_Q, DIM_ONE, LW(bq)},
-    [LT_K_BIAS] = {"attn_k", "bias", 0, DIM_KV, DIM_ONE, LW(bk)},
-    [LT_V_BIAS] = {"attn_v", "bias", 0, DIM_V, DIM_ONE, LW(bv)},
-    [LT_Q] = {"attn_q", "weight", 1, DIM_EMBD, DIM_Q, LW(wq)},
-    [LT_K] = {"attn_k", "weight", 1, DIM_EMBD, DIM_KV, LW(wk)},
-    [LT_V] = {"attn_v", "weight", 1, DIM_EMBD, DIM_V, LW(wv)},
-    [LT_OUT] = {"attn_output", "weight", 1, DIM_ATT, DIM_EMBD, LW(wo)},
+    [LT_Q_NORM] = {"attn_q_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(q_norm), PART_ATTN},
+    [LT_K_NORM] = {"attn_k_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(k_norm), PART_ATTN},
+    [LT_Q_BIAS] = {"attn_q", "bias", 0, DIM_Q, DIM_ONE, LW(bq), PART_ATTN},
+    [LT_K_BIAS] = {"attn_k", "bias", 0, DIM_KV, DIM_ONE, LW(bk), PART_ATTN},
+    [LT_V_BIAS] = {"attn_v", "bias", 0, DIM_V, DIM_ONE, LW(bv), PART_ATTN},
+    [LT_Q] = {"attn_q", "weight", 1, DIM_EMBD, DIM_Q, LW(wq), PART_ATTN},
+    [LT_K] = {"attn_k", "weight", 1, DIM_EMBD, DIM_KV, LW(wk), PART_ATTN},
+    [LT_V] = {"attn_v", "weight", 1, DIM_EMBD, DIM_V, LW(wv), PART_ATTN},
+    [LT_OUT] = {"attn_output", "weight", 1, DIM_ATT, DIM_EMBD, LW(wo), PART_ATTN},
     [LT_GATE] = {"ffn_gate", "weight", 1, DIM_EMBD, DIM_FF, LW(w_gate)},
     [LT_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF, LW(w_up)},
     [LT_DOWN] = {"ffn_down", "weight", 1, DIM_FF, DIM_EMBD, LW(w_down)},
-    [LT_QKV] = {"attn_qkv", "weight", 1, DIM_EMBD, DIM_QKV, LW(wqkv)},
+    [LT_QKV] = {"attn_qkv", "weight", 1, DIM_EMBD, DIM_QKV, LW(wqkv), PART_ATTN},
     [LT_GATE_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF2, LW(w_gate_up)},
     [LT_ATTN_POST_NORM] = {"post_attention_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(attn_post_norm)},
     [LT_FFN_POST_NORM] = {"post_ffw_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_post_norm)},
+    [LT_CONV] = {"shortconv.conv", "weight", 0, DIM_CONV, DIM_EMBD, LW(conv), PART_CONV},
+    [LT_CONV_IN] = {"shortconv.in_proj", "weight", 1, DIM_EMBD, DIM_EMBD3, LW(conv_in), PART_CONV},
+    [LT_CONV_OUT] = {"shortconv.out_proj", "weight", 1, DIM_EMBD, DIM_EMBD, LW(conv_out), PART_CONV},
 };
 #undef LW
 
@@ -86,6 +94,8 @@ uint64_t model_dim(const ModelConfig *c, ModelDim d)
     case DIM_ONE: return 1;
     case DIM_QKV: return (uint64_t)c->n_head * c->head_dim + (uint64_t)c->n_head_kv * (c->head_dim + c->head_dim_v);
     case DIM_FF2: return 2 * (uint64_t)c->n_ff;
+    case DIM_CONV: return c->conv_l;
+    case DIM_EMBD3: return 3 * (uint64_t)c->n_embd;
     }
     return 0;
 }
@@ -119,7 +129,7 @@ void model_layer_views(const ModelConfig *c, LayerWeights *lw)
 enum {
     K_BLOCKS, K_EMBD, K_FF, K_HEADS, K_HEADS_KV, K_KEY_LEN, K_VAL_LEN, K_CTX, K_ROPE_BASE, K_EPS, K_ROPE_DIM,
     K_ROPE_ATTN_FACTOR, K_ROPE_ORIG_CTX, K_ROPE_SCALE, K_SWA, K_SWA_PATTERN, K_ROPE_BASE_SWA, K_SOFTCAP,
-    K_COUNT
+    K_CONV_L, K_COUNT
 };
 
 static const struct {
@@ -146,6 +156,7 @@ static const struct {
     [K_SWA_PATTERN] = {"attention.sliding_window_pattern", 0, 0, 0, 4096},
     [K_ROPE_BASE_SWA] = {"rope.freq_base_swa", 1, 0, 1e-3, 1e12},
     [K_SOFTCAP] = {"final_logit_softcapping", 1, 0, 0, 1e6},
+    [K_CONV_L] = {"shortconv.l_cache", 0, 0, 2, 64},
 };
 
 typedef struct {
@@ -160,10 +171,50 @@ typedef struct {
     double val[K_COUNT];
     int have_embd_tensor;
     uint64_t n_present[LT_COUNT]; /* layers that have each tensor */
-    uint64_t matrix_max[LT_COUNT];/* largest of each layer matrix over the layers, arena-rounded */
     uint64_t output_row_bytes;
     int n_rope_factors;     /* rope_factors_short and _long seen */
+    uint64_t n_kv_per_layer;/* length of a per-layer head_count_kv array (LFM2), or 0 */
+    uint64_t kind_max[2][LT_COUNT]; /* matrix_max of attention (0) and convolution (1) layers */
 } ConfigWalk;
+
+/* attention.head_count_kv as an array, one count per layer (LFM2): 0 marks
+ * a short-convolution layer, the others must agree. */
+static int kv_heads_per_layer(ConfigWalk *w, Gguf *g, const GgufKV *kv, GgufError *err)
+{
+    static const uint8_t size[GGUF_TYPE_COUNT] = {1, 1, 2, 2, 4, 4, 0, 0, 0, 0, 8, 8, 0};
+    uint8_t buf[MODEL_MAX_LAYERS_MIXED * 8];
+    uint32_t es = kv->arr_type < GGUF_TYPE_COUNT ? size[kv->arr_type] : 0;
+    const uint8_t *p = NULL;
+    if (!w->cfg->arch->shortconv || es == 0 || kv->arr_len < 1 || kv->arr_len > MODEL_MAX_LAYERS_MIXED ||
+        !(p = gguf_value_bytes(g, kv, buf))) {
+        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s: a per-layer array (of %s) is not supported for %s%s",
+                 w->path, (unsigned long long)kv->value_offset, kv->key, gguf_value_type_name(kv->arr_type), w->arch,
+                 w->cfg->arch->shortconv ? " (integers, at most 256 layers)" : "");
+        return -1;
+    }
+    uint64_t heads = 0;
+    memset(w->cfg->conv_layers, 0, sizeof w->cfg->conv_layers);
+    for (uint64_t l = 0; l < kv->arr_len; l++) {
+        uint64_t v = 0;
+        for (uint32_t b = 0; b < es; b++) v |= (uint64_t)p[l * es + b] << (8 * b);
+        if (v == 0) {
+            w->cfg->conv_layers[l / 64] |= (uint64_t)1 << (l % 64);
+        } else if ((heads && v != heads) || v > 4096) {
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s[%llu] = %llu: the attention layers must agree (%llu)",
+                     w->path, (unsigned long long)kv->value_offset, kv->key, (unsigned long long)l,
+                     (unsigned long long)v, (unsigned long long)(heads ? heads : v));
+            return -1;
+        } else {
+            heads = v;
+        }
+    }
+    w->n_kv_per_layer = kv->arr_len;
+    if (heads) {
+        w->have[K_HEADS_KV] = 1;
+        w->val[K_HEADS_KV] = (double)heads;
+    }
+    return 0;
+}
 
 static int kv_number(const GgufKV *kv, int want_float, double *out)
 {
@@ -203,7 +254,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         w->cfg->arch = model_arch(w->arch);
         if (!w->cfg->arch) {
-            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3)",
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2)",
                      w->path, w->arch);
             return -1;
         }
@@ -228,6 +279,8 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         return 0;
     }
+    if (strcmp(suffix, "attention.head_count_kv") == 0 && kv->type == GGUF_TYPE_ARRAY)
+        return kv_heads_per_layer(w, g, kv, err);
     for (int k = 0; k < K_COUNT; k++) {
         if (strcmp(suffix, config_keys[k].suffix) != 0) continue;
         double v;
@@ -287,6 +340,23 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
                  w->path, w->arch, w->val[K_ROPE_SCALE]);
         return -1;
     }
+    if (w->n_kv_per_layer && w->n_kv_per_layer != cfg->n_layer) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv has %llu entries for %u layers", w->path,
+                 w->arch, (unsigned long long)w->n_kv_per_layer, cfg->n_layer);
+        return -1;
+    }
+    if (model_conv_before(cfg, cfg->n_layer)) {
+        if (!w->have[K_CONV_L]) {
+            snprintf(err->msg, sizeof err->msg, "%s: missing key %s.shortconv.l_cache", w->path, w->arch);
+            return -1;
+        }
+        cfg->conv_l = (uint32_t)w->val[K_CONV_L];
+    }
+    if (cfg->arch->shortconv && w->have[K_SWA] && w->val[K_SWA] > 0) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.attention.sliding_window = %g: windowed attention in %s is not supported yet",
+                 w->path, w->arch, w->val[K_SWA], w->arch);
+        return -1;
+    }
     if (cfg->n_head_kv > cfg->n_head || cfg->n_head % cfg->n_head_kv != 0) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv = %u does not divide head_count = %u",
                  w->path, w->arch, cfg->n_head_kv, cfg->n_head);
@@ -339,7 +409,7 @@ enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS, ROLE_ROPE
 static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
 {
     if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "output.weight") == 0) return ROLE_MATRIX;
-    if (strcmp(name, "output_norm.weight") == 0) return ROLE_NORM;
+    if (strcmp(name, cfg->arch->output_norm ? cfg->arch->output_norm : "output_norm.weight") == 0) return ROLE_NORM;
     if (strcmp(name, "rope_freqs.weight") == 0) return cfg->arch->rope_freqs != TENSOR_REFUSED ? ROLE_ROPE_FREQS : ROLE_NONE;
     if (strcmp(name, "rope_factors_long.weight") == 0 || strcmp(name, "rope_factors_short.weight") == 0)
         return cfg->arch->rope_factors != TENSOR_REFUSED ? ROLE_ROPE_FACTORS : ROLE_NONE;
@@ -356,7 +426,8 @@ static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
         const LayerTensor *t = &layer_tensors[i];
         size_t len = strlen(t->name);
         if (strncmp(p, t->name, len) == 0 && p[len] == '.' && strcmp(p + len + 1, t->suffix) == 0 &&
-            cfg->arch->layer[i] != TENSOR_REFUSED) {
+            cfg->arch->layer[i] != TENSOR_REFUSED &&
+            (t->part == PART_ANY || (t->part == PART_CONV) == (model_layer_conv(cfg, (uint32_t)layer) != 0))) {
             *lt = i;
             return ROLE_LAYER;
         }
@@ -403,7 +474,12 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
         uint64_t row = t->n_bytes / (t->n_elements / t->ne[0]); /* dims >= 1: n_elements >= ne[0] */
         if (strcmp(t->name, "token_embd.weight") == 0) cfg->embd_row_bytes = row;
         if (strcmp(t->name, "output.weight") == 0) w->output_row_bytes = row;
-        if (role == ROLE_LAYER && r > w->matrix_max[lt]) w->matrix_max[lt] = r;
+        if (role == ROLE_LAYER) {
+            uint32_t layer = 0; /* "blk.N.": tensor_role checked N */
+            for (const char *q = t->name + 4; *q >= '0' && *q <= '9'; q++) layer = layer * 10 + (uint32_t)(*q - '0');
+            int kind = model_layer_conv(cfg, layer) != 0;
+            if (r > w->kind_max[kind][lt]) w->kind_max[kind][lt] = r;
+        }
     }
     return 0;
 }
@@ -439,6 +515,7 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
                  w.arch);
         return -1;
     }
+    uint32_t n_conv = model_conv_before(cfg, cfg->n_layer);
     for (int i = 0; i < LT_COUNT; i++) {
         TensorRule rule = cfg->arch->layer[i];
         if (rule == TENSOR_OPTIONAL && w.n_present[i] != 0 && w.n_present[i] != cfg->n_layer) {
@@ -457,11 +534,17 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
     /* vectors are copied into the arena as floats (of the rope factors, the
      * ones the context chooses) */
     cfg->norm_floats = cfg->n_embd + (cfg->rope_freqs || cfg->rope_factors ? cfg->n_rot / 2 : 0);
-    for (int i = 0; i < LT_COUNT; i++)
-        if (cfg->has[i] && !layer_tensors[i].matrix)
-            cfg->norm_floats += (uint64_t)cfg->n_layer * model_dim(cfg, layer_tensors[i].cols);
+    for (int i = 0; i < LT_COUNT; i++) {
+        const LayerTensor *t = &layer_tensors[i];
+        uint32_t layers = t->part == PART_ANY ? cfg->n_layer : t->part == PART_CONV ? n_conv : cfg->n_layer - n_conv;
+        if (cfg->has[i] && !t->matrix) cfg->norm_floats += (uint64_t)layers * model_dim(cfg, t->cols) * model_dim(cfg, t->rows);
+    }
     cfg->out_row_bytes = cfg->tied_output ? cfg->embd_row_bytes : w.output_row_bytes;
-    for (int i = 0; i < LT_COUNT; i++) cfg->stream_layer_bytes += w.matrix_max[i]; /* each <= weight_bytes: no overflow */
+    for (int kind = 0; kind < 2; kind++) { /* a slot holds either kind of layer */
+        uint64_t sum = 0;
+        for (int i = 0; i < LT_COUNT; i++) sum += w.kind_max[kind][i]; /* each <= weight_bytes: no overflow */
+        if (sum > cfg->stream_layer_bytes) cfg->stream_layer_bytes = sum;
+    }
     cfg->mapped = 1;
     for (uint32_t i = 0; i < g->n_files; i++)
         if (!g->files[i].map) cfg->mapped = 0;
@@ -593,11 +676,13 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
     return 0;
 }
 
-/* Vectors (norms, biases, rope factors) are F32 and always copied, so the
+/* Vectors (norms, biases, rope factors) and LFM2's convolution kernels
+ * ([ne0, ne1]) are F32 and always copied, so the
  * forward pass gets aligned floats. */
-static int bind_norm(Loader *L, float *dst, const char *name, uint64_t n)
+static int bind_norm(Loader *L, float *dst, const char *name, uint64_t ne0, uint64_t ne1)
 {
-    const GgufTensor *t = find_checked(L, name, n, 1);
+    uint64_t n = ne0 * ne1;
+    const GgufTensor *t = find_checked(L, name, ne0, ne1);
     if (!t) return -1;
     if (t->type != GGML_TYPE_F32) {
         const GgmlTypeInfo *ti = ggml_type_info(t->type);
@@ -655,7 +740,8 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
     }
     m->output_norm = norms;
     norms += c->n_embd;
-    if (bind_norm(&L, m->output_norm, "output_norm.weight", c->n_embd) != 0) return -1;
+    if (bind_norm(&L, m->output_norm, c->arch->output_norm ? c->arch->output_norm : "output_norm.weight", c->n_embd, 1) != 0)
+        return -1;
     if (c->rope_freqs || c->rope_factors) {
         /* LongRoPE: the long factors when the context is longer than the
          * original one, as llama.cpp chooses them for its context */
@@ -663,7 +749,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
                           : opt->n_ctx > c->n_ctx_orig ? "rope_factors_long.weight" : "rope_factors_short.weight";
         m->rope_freqs = norms;
         norms += c->n_rot / 2;
-        if (bind_norm(&L, m->rope_freqs, fname, c->n_rot / 2) != 0) return -1;
+        if (bind_norm(&L, m->rope_freqs, fname, c->n_rot / 2, 1) != 0) return -1;
         for (uint32_t i = 0; i < c->n_rot / 2; i++) {
             if (!(m->rope_freqs[i] > 0.0f)) { /* a divisor of every angle */
                 snprintf(err->msg, sizeof err->msg, "%s: %s[%u] = %g is not positive", g->files[0].path, fname, i,
@@ -679,7 +765,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         L.stream = m->load == LOAD_STREAM && l >= m->resident_layers;
         for (int i = 0; i < LT_COUNT; i++) {
             const LayerTensor *t = &layer_tensors[i];
-            if (!c->has[i]) continue;
+            if (!model_layer_has(c, l, i)) continue;
             snprintf(name, sizeof name, "blk.%u.%s.%s", l, t->name, t->suffix);
             void *field = (char *)lw + t->offset;
             uint64_t cols = model_dim(c, t->cols);
@@ -687,9 +773,10 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
                 if (bind_matrix(&L, field, name, cols, model_dim(c, t->rows)) != 0) return -1;
             } else {
                 float *v = norms;
-                norms += cols;
+                uint64_t rows = model_dim(c, t->rows);
+                norms += cols * rows;
                 memcpy(field, &v, sizeof v);
-                if (bind_norm(&L, v, name, cols) != 0) return -1;
+                if (bind_norm(&L, v, name, cols, rows) != 0) return -1;
             }
         }
         model_layer_views(c, lw);

@@ -21,8 +21,8 @@
  *      rule for every layer tensor (required, optional, refused);
  *   2. a tensor it has that no architecture had: an LT_* id, a field in
  *      LayerWeights and a row of layer_tensors[] (name, shape from the
- *      configuration's widths); loading, streaming and `pith bench` take it
- *      from the table;
+ *      configuration's widths, which kind of layer has it); loading,
+ *      streaming and `pith bench` take it from the table;
  *   3. a trait value no architecture had (a new activation, a sliding
  *      window, a recurrent layer): the new enum value and the step in
  *      forward.c that is truly its own; per-sequence state it keeps goes
@@ -75,18 +75,26 @@ typedef enum {
     LT_QKV,      /* q, k, v in one matrix (Phi-3): wq, wk, wv are views of its rows */
     LT_GATE_UP,  /* "ffn_up" holding gate then up (Phi-3): w_gate, w_up are views */
     LT_ATTN_POST_NORM, LT_FFN_POST_NORM, /* NORM_PRE_POST's norms of the outputs */
+    LT_CONV, LT_CONV_IN, LT_CONV_OUT,    /* a short-convolution layer's kernel and projections (LFM2) */
     LT_COUNT
 } LayerTensorId;
 
 /* Widths a tensor's shape is made of, from the configuration (model_dim). */
-typedef enum { DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE, DIM_QKV, DIM_FF2 } ModelDim;
+typedef enum { DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE, DIM_QKV, DIM_FF2, DIM_CONV,
+               DIM_EMBD3 } ModelDim;
+
+/* Which layers have a tensor: every layer, or (an architecture mixing
+ * kinds of layers, LFM2) only the attention or only the short-convolution
+ * ones. */
+typedef enum { PART_ANY = 0, PART_ATTN = 1, PART_CONV = 2 } LayerPart;
 
 typedef struct {
     const char *name;     /* blk.N.<name>.<suffix> */
     const char *suffix;   /* "weight" or "bias" */
-    int matrix;           /* 1: a Weight (any computable type); 0: an F32 vector, copied */
-    ModelDim cols, rows;  /* ne[0], ne[1] (a vector: ne[0] only) */
+    int matrix;           /* 1: a Weight (any computable type); 0: F32 floats, copied */
+    ModelDim cols, rows;  /* ne[0], ne[1] (a vector: rows DIM_ONE) */
     size_t offset;        /* of its Weight or float * in LayerWeights */
+    LayerPart part;
 } LayerTensor;
 
 typedef struct {
@@ -102,7 +110,13 @@ typedef struct {
     uint8_t no_rope_every;/* k > 0: layers l with (l + 1) % k == 0 skip RoPE (SmolLM3: 4) */
     uint8_t partial_rope; /* rope.dimension_count may be below the head dimension (Phi-4-mini) */
     uint8_t embd_scale;   /* the token embeddings are multiplied by sqrt(n_embd) (Gemma) */
+    uint8_t shortconv;    /* layers whose attention.head_count_kv[l] is 0 are short convolutions (LFM2) */
+    const char *output_norm; /* the final norm's tensor when not output_norm.weight */
 } ArchInfo;
+
+/* An architecture mixing kinds of layers (per-layer head_count_kv) has at
+ * most this many. */
+#define MODEL_MAX_LAYERS_MIXED 256
 
 typedef struct {
     const ArchInfo *arch;
@@ -130,6 +144,8 @@ typedef struct {
     float rope_base_swa;  /* rope.freq_base_swa (default 10000): the windowed layers' base */
     float attn_scale;     /* of q.k: 1/sqrt(head_dim) (Gemma 3 27B: 1/sqrt(n_embd/n_head), as llama.cpp) */
     float logit_softcap;  /* final_logit_softcapping: logits = c * tanh(logits / c) (0: none) */
+    uint32_t conv_l;      /* shortconv.l_cache: taps of a short convolution's kernel (LFM2: 3) */
+    uint64_t conv_layers[MODEL_MAX_LAYERS_MIXED / 64]; /* bit l: layer l is a short convolution */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
@@ -210,6 +226,8 @@ typedef struct {
     Weight w_gate, w_up, w_down;
     Weight wqkv, w_gate_up;   /* fused (LT_QKV, LT_GATE_UP): the views above are set from them */
     float *attn_post_norm, *ffn_post_norm;
+    float *conv;              /* [n_embd][conv_l]: each channel's taps, oldest first */
+    Weight conv_in, conv_out; /* n_embd -> 3 n_embd (b, c, x), n_embd -> n_embd */
 } LayerWeights;
 
 extern const LayerTensor layer_tensors[LT_COUNT];
@@ -238,6 +256,31 @@ static inline uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
     if (c->swa_pattern == 0) return l;
     uint32_t p = c->swa_pattern, r = l % p;
     return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
+}
+
+/* Whether layer l is a short convolution (LFM2) instead of attention. */
+static inline int model_layer_conv(const ModelConfig *c, uint32_t l)
+{
+    return l < MODEL_MAX_LAYERS_MIXED && (c->conv_layers[l / 64] >> (l % 64) & 1);
+}
+
+/* Short-convolution layers among layers 0..l-1. */
+static inline uint32_t model_conv_before(const ModelConfig *c, uint32_t l)
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < MODEL_MAX_LAYERS_MIXED / 64 && w * 64 < l; w++) {
+        uint64_t bits = c->conv_layers[w];
+        if (l < w * 64 + 64) bits &= ((uint64_t)1 << (l - w * 64)) - 1;
+        n += (uint32_t)__builtin_popcountll(bits);
+    }
+    return n;
+}
+
+/* Whether layer l has tensor i (the architecture's, of the layer's kind). */
+static inline int model_layer_has(const ModelConfig *c, uint32_t l, int i)
+{
+    return c->has[i] && (layer_tensors[i].part == PART_ANY ||
+                         (layer_tensors[i].part == PART_CONV) == (model_layer_conv(c, l) != 0));
 }
 
 /* Whether layer l rotates q and k (SmolLM3 leaves every fourth out). */

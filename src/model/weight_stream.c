@@ -25,7 +25,7 @@ static void fetch(WeightStream *S, const Model *m, uint32_t u, int s)
         *lw = m->layers[S->resident_layers + u];
         uint64_t off = 0;
         for (int i = 0; i < LT_COUNT; i++) {
-            if (!layer_tensors[i].matrix || !m->cfg.has[i]) continue;
+            if (!layer_tensors[i].matrix || !model_layer_has(&m->cfg, S->resident_layers + u, (int)i)) continue;
             Weight *w = (Weight *)(void *)((char *)lw + layer_tensors[i].offset);
             uint64_t len = w->rows * w->row_bytes;
             w->data = S->slot[s] + off;

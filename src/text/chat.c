@@ -581,6 +581,46 @@ static void render_gemma(const ChatMessage *msgs, int n, const ChatOptions *opt,
     if (opt->add_generation_prompt) puts_(o, "<start_of_turn>model\n");
 }
 
+/* ---- LFM2 ----------------------------------------------------------------
+ * Follows LFM2's chat_template (its model card's format): "<|startoftext|>",
+ * then ChatML turns; a first system message and the tools (as "List of
+ * tools: <|tool_list_start|>[t1, t2]<|tool_list_end|>", after the system
+ * text and a newline) make the system turn, printed only when not empty; a
+ * tool result is wrapped in <|tool_response_start|>...<|tool_response_end|>;
+ * "<|im_start|>assistant\n" to generate. */
+
+static void render_lfm2(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    int start = n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM;
+    Str sys = start ? content_of(&msgs[0]) : str_make("", 0);
+    if (!opt->continuation) puts_(o, "<|startoftext|>");
+    if (sys.n || opt->n_tools) {
+        puts_(o, "<|im_start|>system\n");
+        put_str(o, sys);
+        if (opt->n_tools) {
+            if (sys.n) puts_(o, "\n");
+            puts_(o, "List of tools: <|tool_list_start|>[");
+            for (int t = 0; t < opt->n_tools; t++) {
+                if (t) puts_(o, ", ");
+                put(o, opt->tools[t], opt->tools_len[t]);
+            }
+            puts_(o, "]<|tool_list_end|>");
+        }
+        puts_(o, "<|im_end|>\n");
+    }
+    for (int i = start; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        puts_(o, "<|im_start|>");
+        puts_(o, chat_role_name(m->role));
+        puts_(o, "\n");
+        if (m->role == CHAT_ROLE_TOOL) puts_(o, "<|tool_response_start|>");
+        put_str(o, content_of(m));
+        if (m->role == CHAT_ROLE_TOOL) puts_(o, "<|tool_response_end|>");
+        puts_(o, "<|im_end|>\n");
+    }
+    if (opt->add_generation_prompt) puts_(o, "<|im_start|>assistant\n");
+}
+
 /* ---- Raw: no template known, the contents one after the other --------- */
 
 static void render_raw(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
@@ -611,6 +651,8 @@ static const TemplateInfo templates[] = {
     {CHAT_TEMPLATE_QWEN3, "qwen3", NULL,
      {"<|im_start|>", "reasoning_content", "last_query_index", "<tool_response>", "<think>", NULL}, {NULL},
      "<|im_end|>\n", render_qwen3},
+    {CHAT_TEMPLATE_LFM2, "lfm2", NULL, {"<|im_start|>", "<|tool_list_start|>", "<|tool_response_start|>", NULL},
+     {NULL}, "<|im_end|>\n", render_lfm2},
     {CHAT_TEMPLATE_CHATML, "chatml",
      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
      "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
@@ -715,7 +757,7 @@ int chat_template_by_name(const char *name)
 const char *chat_template_names(void)
 {
     return "raw, qwen3, chatml, qwen2, qwen2.5, smollm2, smollm3, llama3, llama3.1 (= llama3.2, llama3.3), zephyr, "
-           "phi3, phi4, gemma";
+           "phi3, phi4, gemma, lfm2";
 }
 
 const char *chat_template_turn_end(ChatTemplate t)
@@ -741,13 +783,13 @@ int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOp
     return (int64_t)o.len;
 }
 
-/* Longest fixed text a template adds per message (Qwen3's and Qwen2.5's
- * tool turn: 61; a Llama 3 turn: 57), per tool call (Qwen2.5: 53; Llama
+/* Longest fixed text a template adds per message (LFM2's tool turn: 72;
+ * Qwen3's and Qwen2.5's: 61; a Llama 3 turn: 57), per tool call (Qwen2.5: 53; Llama
  * 3.1's call with its header: 85, less than a message and a call), per tool
  * (1) and once (SmolLM3's system turn with its thinking text 1273 +
  * generation prompt 41; Qwen2.5's tools header with its default system text
  * 471 + 22; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
-#define CHAT_PER_MESSAGE 64
+#define CHAT_PER_MESSAGE 80
 #define CHAT_PER_TOOL_CALL 64
 #define CHAT_PER_TOOL 8
 #define CHAT_FIXED 1536

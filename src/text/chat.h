@@ -36,6 +36,7 @@ typedef enum {
     CHAT_TEMPLATE_PHI3,    /* Phi-3 / Phi-3.5-mini: <|user|>\n...<|end|>\n */
     CHAT_TEMPLATE_PHI4,    /* Phi-4-mini: <|user|>...<|end|>, no newlines */
     CHAT_TEMPLATE_GEMMA,   /* Gemma 2/3: <bos><start_of_turn>user\n...<end_of_turn>\n, system in the first turn */
+    CHAT_TEMPLATE_LFM2,    /* LFM2: <|startoftext|> then ChatML, tools listed in the system turn */
     CHAT_TEMPLATE_COUNT
 } ChatTemplate;
 
@@ -83,7 +84,7 @@ const char *chat_role_name(ChatRole r);           /* "user", ... */
 ChatTemplate chat_template_detect(const char *template_text);
 /* The template called name (as chat_template_name gives it: "raw",
  * "qwen3", "chatml", "qwen2", "qwen2.5", "smollm2", "smollm3", "llama3",
- * "llama3.1", "zephyr", "phi3", "phi4", "gemma"; "llama3.2" and "llama3.3" are
+ * "llama3.1", "zephyr", "phi3", "phi4", "gemma", "lfm2"; "llama3.2" and "llama3.3" are
  * "llama3.1"), or -1. */
 int chat_template_by_name(const char *name);
 /* The names chat_template_by_name knows, comma separated, for messages. */

@@ -38,11 +38,12 @@ static const PretokSpec pretok_specs[] = {
     {"llama-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},
     {"llama3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},
     {"llama-v3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},
+    {"lfm2", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},  /* llama.cpp maps LFM2's to llama3's */
     {"smollm", PRETOK_GPT2_FAMILY, 0, 1, 0, 0},
     {"gpt-2", PRETOK_GPT2_FAMILY, 0, 0, 0, 0},
 };
 #define N_PRETOK ((int)(sizeof pretok_specs / sizeof pretok_specs[0]))
-#define PRETOK_NAMES "qwen2, llama-bpe, llama3, llama-v3, smollm, gpt-2"
+#define PRETOK_NAMES "qwen2, llama-bpe, llama3, llama-v3, lfm2, smollm, gpt-2"
 
 static int pretok_find(const char *name)
 {

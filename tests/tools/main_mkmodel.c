@@ -1,12 +1,12 @@
-/* mkmodel - writes a random Qwen3-, Qwen2-, llama-, SmolLM3-, Phi-3- or Gemma 3-architecture GGUF model.
+/* mkmodel - writes a random Qwen3-, Qwen2-, llama-, SmolLM3-, Phi-3-, Gemma 3- or LFM2-architecture GGUF model.
  *
- *   mkmodel OUT [--arch qwen3|qwen2|llama|smollm3|phi3] [--layers N] [--embd N] [--ff N]
+ *   mkmodel OUT [--arch qwen3|qwen2|llama|smollm3|phi3|gemma3|lfm2] [--layers N] [--embd N] [--ff N]
  *               [--heads N] [--kv-heads N] [--head-dim N] [--vocab N] [--ctx N]
  *               [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
  *               [--rope-dim N] [--rope-freqs] [--rope-factors ORIG_CTX] [--bias]
- *               [--window N] [--swa-pattern P] [--softcap C]
- *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
+ *               [--window N] [--swa-pattern P] [--softcap C] [--attn-layers L,L,...] [--conv-l N]
+ *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE] [--pre NAME]
  *
  * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
  * per-head q/k norms, qwen2 q/k/v biases (llama too with --bias), llama
@@ -20,7 +20,12 @@
  * architecture, not a key). gemma3 has qwen3's q/k norms and norms after
  * attention and the FFN; --window N writes attention.sliding_window (and
  * rope.freq_base_swa 10000), --swa-pattern P the pattern key (else
- * llama.cpp's default 6), --softcap C final_logit_softcapping.
+ * llama.cpp's default 6), --softcap C final_logit_softcapping. lfm2 has
+ * short-convolution layers (shortconv.conv/in_proj/out_proj, kernel of
+ * --conv-l taps, default 3) except the attention layers of --attn-layers
+ * (default LFM2-350M's 2,5,8,10,12,14 below --layers), which have qwen3's
+ * q/k norms; head_count_kv is then a per-layer array (0: convolution), and
+ * the final norm is token_embd_norm.
  * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
  * activations stay sane. The vocabulary is a self-made byte-level BPE:
  * GPT-2's 256 byte tokens, merges spelling a list of common English words
@@ -29,7 +34,8 @@
  * --vocab. --tokenizer-from copies every tokenizer.* key of another GGUF
  * instead (e.g. the real Qwen3 vocabulary); --template-from (alias
  * --vocab-from) copies only its tokenizer.chat_template; --template-file
- * writes a text file's contents as the template. --split N writes
+ * writes a text file's contents as the template; --pre NAME writes NAME as
+ * tokenizer.ggml.pre instead (of "qwen2" or the copied one). --split N writes
  * OUT (which must end in .gguf) as N files PREFIX-0000k-of-0000N.gguf.
  *
  * --type q4_k_m approximates llama.cpp's Q4_K_M mix: Q4_K everywhere except
@@ -198,6 +204,8 @@ static void build_vocab(Vocab *v, uint64_t want)
 
 /* ---- copying keys from another GGUF ------------------------------------------ */
 
+static const char *pre_name; /* --pre */
+
 typedef struct {
     GgufWriter *w;
     int template_only;
@@ -211,6 +219,7 @@ static int copy_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
     CopyCtx *c = ctx;
     if (strncmp(kv->key, "tokenizer.", 10) != 0) return 0;
     if (c->template_only && strcmp(kv->key, "tokenizer.chat_template") != 0) return 0;
+    if (pre_name && strcmp(kv->key, "tokenizer.ggml.pre") == 0) return 0;
     if (strcmp(kv->key, "tokenizer.ggml.tokens") == 0) c->n_vocab = kv->arr_len;
     if (gw_kv_copy(c->w, g, kv) != 0) die("%s: cannot read a value", g->files[0].path);
     c->found++;
@@ -293,6 +302,8 @@ int main(int argc, char **argv)
     int tied = 1, rope_freqs = 0, bias = 0;
     uint64_t rope_dim = 0, rope_factors_orig = 0, window = 0, swa_pattern = 0, softcap = 0;
     const char *arch = "qwen3";
+    const char *attn_layers = "2,5,8,10,12,14";
+    uint64_t conv_l = 3;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -306,6 +317,7 @@ int main(int argc, char **argv)
         NUM("--layers", layers) NUM("--embd", embd) NUM("--ff", ff) NUM("--heads", heads) NUM("--kv-heads", kv_heads)
         NUM("--head-dim", head_dim) NUM("--vocab", vocab) NUM("--ctx", ctx) NUM("--seed", seed) NUM("--split", split)
         NUM("--rope-dim", rope_dim) NUM("--window", window) NUM("--swa-pattern", swa_pattern) NUM("--softcap", softcap)
+        NUM("--conv-l", conv_l)
 #undef NUM
         if (strcmp(a, "--version") == 0 && v) {
             version = (uint32_t)arg_u(a, v);
@@ -326,13 +338,17 @@ int main(int argc, char **argv)
             template_from = v, i++;
         } else if (strcmp(a, "--template-file") == 0 && v) {
             template_file = v, i++;
+        } else if (strcmp(a, "--pre") == 0 && v) {
+            pre_name = v, i++;
         } else if (strcmp(a, "--tokenizer-from") == 0 && v) {
             tokenizer_from = v, i++;
         } else if (strcmp(a, "--arch") == 0 && v) {
             if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0 &&
-                strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0)
-                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3, phi3 or gemma3", v);
+                strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0 && strcmp(v, "lfm2") != 0)
+                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3, phi3, gemma3 or lfm2", v);
             arch = v, i++;
+        } else if (strcmp(a, "--attn-layers") == 0 && v) {
+            attn_layers = v, i++;
         } else if (strcmp(a, "--rope-freqs") == 0) {
             rope_freqs = 1;
         } else if (strcmp(a, "--rope-factors") == 0 && v) {
@@ -384,7 +400,25 @@ int main(int argc, char **argv)
     gw_kv_u32(w, key(arch, "embedding_length"), (uint32_t)embd);
     gw_kv_u32(w, key(arch, "feed_forward_length"), (uint32_t)ff);
     gw_kv_u32(w, key(arch, "attention.head_count"), (uint32_t)heads);
-    gw_kv_u32(w, key(arch, "attention.head_count_kv"), (uint32_t)kv_heads);
+    /* lfm2: which layers attend (the others are short convolutions) */
+    int lfm2 = strcmp(arch, "lfm2") == 0;
+    static uint8_t is_attn[4096];
+    for (const char *p = attn_layers; lfm2 && *p;) {
+        char *end;
+        unsigned long l = strtoul(p, &end, 10);
+        if (end == p || (*end && *end != ',')) die("--attn-layers: '%s' is not a list of layer numbers", attn_layers);
+        if (l < layers && l < 4096) is_attn[l] = 1;
+        p = *end ? end + 1 : end;
+    }
+    if (lfm2) { /* as LFM2's converter: an INT32 array, 0 for the convolution layers */
+        static int32_t per_layer[4096];
+        if (layers > 4096) die("--layers: at most 4096 for %s", arch);
+        for (uint64_t l = 0; l < layers; l++) per_layer[l] = is_attn[l] ? (int32_t)kv_heads : 0;
+        gw_kv_array(w, key(arch, "attention.head_count_kv"), GGUF_TYPE_INT32, per_layer, layers);
+        gw_kv_u32(w, key(arch, "shortconv.l_cache"), (uint32_t)conv_l);
+    } else {
+        gw_kv_u32(w, key(arch, "attention.head_count_kv"), (uint32_t)kv_heads);
+    }
     gw_kv_u32(w, key(arch, "attention.key_length"), (uint32_t)head_dim);
     gw_kv_u32(w, key(arch, "attention.value_length"), (uint32_t)head_dim);
     gw_kv_f32(w, key(arch, "rope.freq_base"), 1000000.0f);
@@ -408,11 +442,12 @@ int main(int argc, char **argv)
     Vocab v = {0};
     if (tokenizer_from) {
         n_vocab = copy_tokenizer(w, tokenizer_from, 0);
+        if (pre_name) gw_kv_str(w, "tokenizer.ggml.pre", pre_name);
     } else {
         build_vocab(&v, vocab);
         n_vocab = (uint64_t)v.n_tokens;
         gw_kv_str(w, "tokenizer.ggml.model", "gpt2");
-        gw_kv_str(w, "tokenizer.ggml.pre", "qwen2");
+        gw_kv_str(w, "tokenizer.ggml.pre", pre_name ? pre_name : "qwen2");
         gw_kv_str_array(w, "tokenizer.ggml.tokens", (const char *const *)v.tokens, (uint64_t)v.n_tokens);
         gw_kv_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, v.types, (uint64_t)v.n_tokens);
         gw_kv_str_array(w, "tokenizer.ggml.merges", (const char *const *)v.merges, (uint64_t)v.n_merges);
@@ -456,14 +491,20 @@ int main(int argc, char **argv)
     snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
     tensor(w, seed, t, ne0, ne1, ty, scale, bias);
         T("attn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
-        if (fused) {
+        if (lfm2 && !is_attn[l]) {
+            T("shortconv.conv", conv_l, embd, GGML_TYPE_F32, 0.5f, 0)
+            T("shortconv.in_proj", embd, 3 * embd, type, FAN(embd), 0)
+            T("shortconv.out_proj", embd, embd, type_vd, FAN(embd), 0)
+        } else if (fused) {
             T("attn_qkv", embd, q_dim + 2 * kv_dim, type, FAN(embd), 0)
         } else {
             T("attn_q", embd, q_dim, type, FAN(embd), 0)
             T("attn_k", embd, kv_dim, type, FAN(embd), 0)
             T("attn_v", embd, kv_dim, type_vd, FAN(embd), 0)
         }
-        if (strcmp(arch, "qwen3") == 0 || strcmp(arch, "gemma3") == 0) {
+        if (lfm2 && !is_attn[l]) {
+            /* no attention tensors */
+        } else if (strcmp(arch, "qwen3") == 0 || strcmp(arch, "gemma3") == 0 || lfm2) {
             T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
             T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         }
@@ -475,7 +516,7 @@ int main(int argc, char **argv)
             snprintf(t, sizeof t, "blk.%llu.attn_v.bias", (unsigned long long)l);
             tensor(w, seed, t, kv_dim, 0, GGML_TYPE_F32, 0.5f, 0);
         }
-        T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
+        if (!lfm2 || is_attn[l]) { T("attn_output", q_dim, embd, type, FAN(q_dim), 0) }
         if (strcmp(arch, "gemma3") == 0) { T("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f) }
         T("ffn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         if (fused) {
@@ -488,7 +529,7 @@ int main(int argc, char **argv)
         if (strcmp(arch, "gemma3") == 0) { T("post_ffw_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f) }
 #undef T
     }
-    tensor(w, seed, "output_norm.weight", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f);
+    tensor(w, seed, lfm2 ? "token_embd_norm.weight" : "output_norm.weight", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f);
     if (!tied) tensor(w, seed, "output.weight", embd, n_vocab, type, 2.0f * FAN(embd), 0);
 #undef FAN
     if (split > 1) {
