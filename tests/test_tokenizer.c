@@ -438,6 +438,20 @@ static const SplitCase split_cases[] = {
     /* qwen2: as llama-bpe with \p{N} one digit at a time */
     {"qwen2", "1234", {"1", "2", "3", "4", NULL}, "one digit per piece"},
     {"qwen2", "I'M", {"I", "'M", NULL}, "case-insensitive contraction"},
+    /* gpt-4o (o200k) as llama.cpp runs it: ASCII capitals then lowercase,
+     * non-ASCII letters of either case, contractions at the word's end */
+    {"gpt-4o", "HelloWorld", {"Hello", "World", NULL}, "a capital after lowercase starts a word"},
+    {"gpt-4o", "XMLHttpRequest", {"XMLHttp", "Request", NULL}, "capitals run into the lowercase after them"},
+    {"gpt-4o", "ABC def", {"ABC", " def", NULL}, "capitals alone are a word (the second alternative)"},
+    {"gpt-4o", "I'M don't", {"I'M", " don't", NULL}, "a contraction in any case stays on its word"},
+    {"gpt-4o", "\xC3\x89" "COLE", {"\xC3\x89", "COLE", NULL},
+     "a non-ASCII letter has no case: E-acute is the word's lowercase part, so the capitals after it split"},
+    {"gpt-4o", "AB\xC3\x89" "CD", {"AB\xC3\x89", "CD", NULL}, "backtracking to the last non-ASCII letter of the capitals"},
+    {"gpt-4o", "e\xCC\x81t\xC3\xA9", {"e", "\xCC\x81t\xC3\xA9", NULL},
+     "a combining mark is not part of a word: it is the prefix of the next one"},
+    {"gpt-4o", "12345", {"123", "45", NULL}, "digits go in groups of at most 3"},
+    {"gpt-4o", "!\n/x a/b", {"!\n/", "x", " a", "/b", NULL}, "punctuation takes the newlines and slashes after it"},
+    {"gpt-4o", "x  \n\ny  z", {"x", "  \n\n", "y", " ", " z", NULL}, "whitespace as in the llama3 regex"},
 };
 
 static void run_pretokenizers(void)

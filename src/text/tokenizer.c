@@ -10,7 +10,7 @@
 
 /* ---- pre-tokenizers: described as data ------------------------------------
  * Two families of regexes, each matched by hand below.
- * The llama3 family (qwen2, llama-bpe):
+ * The llama3 family (qwen2, llama-bpe, smaug-bpe):
  *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}
  *   | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
  * differs between models only in D, the most digits per piece.
@@ -21,13 +21,15 @@
  * pieces). smollm first splits the text with "\p{N}" - every digit its own
  * piece - and runs the gpt2 regex inside each remaining piece, so the end
  * of such a piece is an end of text for "(?!\S)" ("a 1" -> "a" " " "1").
+ * The gpt-4o family (o200k) splits words at case changes; its matcher,
+ * gpt4o_next, says how llama.cpp runs it.
  * The table mirrors llama.cpp's mapping of tokenizer.ggml.pre names. */
-enum { PRETOK_LLAMA3_FAMILY = 1, PRETOK_GPT2_FAMILY = 2 };
+enum { PRETOK_LLAMA3_FAMILY = 1, PRETOK_GPT2_FAMILY = 2, PRETOK_GPT4O_FAMILY = 3 };
 
 typedef struct {
     const char *name;   /* value of tokenizer.ggml.pre */
     int family;
-    int max_digits;     /* llama3 family: \p{N}{1,max_digits} */
+    int max_digits;     /* llama3, gpt-4o families: \p{N}{1,max_digits} */
     int split_digits;   /* gpt2 family: split at every \p{N} first (smollm) */
     int ignore_merges;  /* a piece that is a token as a whole is kept whole */
     int add_bos;        /* llama.cpp's add_bos when add_bos_token is absent */
@@ -41,9 +43,11 @@ static const PretokSpec pretok_specs[] = {
     {"lfm2", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},  /* llama.cpp maps LFM2's to llama3's */
     {"smollm", PRETOK_GPT2_FAMILY, 0, 1, 0, 0},
     {"gpt-2", PRETOK_GPT2_FAMILY, 0, 0, 0, 0},
+    {"gpt-4o", PRETOK_GPT4O_FAMILY, 3, 0, 0, 0},
+    {"smaug-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 0, 0}, /* SmolLM3's files: the llama3 regex, merges always */
 };
 #define N_PRETOK ((int)(sizeof pretok_specs / sizeof pretok_specs[0]))
-#define PRETOK_NAMES "qwen2, llama-bpe, llama3, llama-v3, lfm2, smollm, gpt-2"
+#define PRETOK_NAMES "qwen2, llama-bpe, llama3, llama-v3, lfm2, smollm, gpt-2, gpt-4o, smaug-bpe"
 
 static int pretok_find(const char *name)
 {
@@ -841,6 +845,102 @@ static size_t gpt2_next(const Text *x, size_t p)
     return p + (size_t)l; /* not reached */
 }
 
+/* gpt-4o family (o200k; Phi-4-mini). The tokenizer.json regex is
+ *   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
+ *   |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
+ *   |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ * but llama.cpp runs its own rewrite, "upper" = (?=\p{L})[^a-z] and
+ * "lower" = (?=\p{L})[^A-Z], through std::regex on a copy of the text
+ * where each non-ASCII character is replaced by one byte standing for its
+ * class. So only ASCII letters have a case (a non-ASCII letter is both
+ * upper and lower), and a mark (\p{M}) is not part of a word but
+ * punctuation. These are the pieces that backtracking regex gives. */
+
+/* End of a contraction '[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD] at p, or p. */
+static size_t contraction_end(const Text *x, size_t p)
+{
+    size_t n = x->end - p;
+    if (n < 2 || x->s[p] != '\'') return p;
+    int a = lower(x->s[p + 1]), b = n >= 3 ? lower(x->s[p + 2]) : 0;
+    if (a == 's' || a == 't' || a == 'm' || a == 'd') return p + 2;
+    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return p + 3;
+    return p;
+}
+
+/* End of the word at q (a letter): the letters alternatives of the regex.
+ * An "upper" run (anything but a-z) is taken greedily; a "lower" run
+ * (anything but A-Z) must follow. If the next character is not a-z, the
+ * regex backtracks to the last non-ASCII letter of the run, which serves
+ * as the lower run; with none there (capitals only) the second
+ * alternative takes the capitals. */
+static size_t gpt4o_word_end(const Text *x, size_t q)
+{
+    size_t e = q, after_last_wide = 0;
+    int cls;
+    while (e < x->end) { /* the upper run: A-Z and non-ASCII letters */
+        uint8_t c = x->s[e];
+        if (c >= 'A' && c <= 'Z') {
+            e++;
+            continue;
+        }
+        if (c < 0x80) break;
+        int l = char_at(x, e, &cls);
+        if (cls != UCLASS_LETTER) break;
+        e += (size_t)l;
+        after_last_wide = e;
+    }
+    if (e < x->end && x->s[e] >= 'a' && x->s[e] <= 'z') {
+        while (e < x->end) { /* the lower run: a-z and non-ASCII letters */
+            uint8_t c = x->s[e];
+            if (c >= 'a' && c <= 'z') {
+                e++;
+                continue;
+            }
+            if (c < 0x80) break;
+            int l = char_at(x, e, &cls);
+            if (cls != UCLASS_LETTER) break;
+            e += (size_t)l;
+        }
+    } else if (after_last_wide) {
+        e = after_last_wide;
+    }
+    return contraction_end(x, e);
+}
+
+static size_t gpt4o_next(const Text *x, size_t p, int max_digits)
+{
+    int cls, cls2;
+    int l = char_at(x, p, &cls);
+    /* [^\r\n\p{L}\p{N}]? then the letters alternatives */
+    size_t q = p;
+    if (cls != UCLASS_LETTER && cls != UCLASS_NUMBER && !is_crlf(x, p) && p + (size_t)l < x->end) q = p + (size_t)l;
+    if (char_at(x, q, &cls2) > 0 && cls2 == UCLASS_LETTER) return gpt4o_word_end(x, q);
+    /* \p{N}{1,max_digits} */
+    if (cls == UCLASS_NUMBER) {
+        q = p + (size_t)l;
+        for (int d = 1; d < max_digits && q < x->end; d++) {
+            int lq = char_at(x, q, &cls2);
+            if (cls2 != UCLASS_NUMBER) break;
+            q += (size_t)lq;
+        }
+        return q;
+    }
+    /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
+    q = x->s[p] == ' ' ? p + 1 : p;
+    if (q < x->end && char_at(x, q, &cls2) > 0 && cls2 == UCLASS_OTHER) {
+        q = class_run(x, q, UCLASS_OTHER);
+        while (q < x->end && (is_crlf(x, q) || x->s[q] == '/')) q++;
+        return q;
+    }
+    /* \s*[\r\n]+ | \s+(?!\S) | \s+ : as in the llama3 family */
+    size_t last, j = space_run(x, p, &last);
+    for (size_t k = j; k > p; k--)
+        if (is_crlf(x, k - 1)) return k;
+    if (j == x->end) return j;
+    if (last > p) return last;
+    return j > p ? j : p + (size_t)l;
+}
+
 /* Walks a fragment piece by piece under one pre-tokenizer. smollm's
  * "\p{N}" split cuts the fragment into segments (a single digit, or a run
  * without digits); the gpt2 regex then runs inside the current segment. */
@@ -855,6 +955,7 @@ static size_t pretok_piece_end(PretokIter *it, size_t p)
 {
     Text x = {it->s, it->end};
     if (it->spec->family == PRETOK_LLAMA3_FAMILY) return llama3_next(&x, p, it->spec->max_digits);
+    if (it->spec->family == PRETOK_GPT4O_FAMILY) return gpt4o_next(&x, p, it->spec->max_digits);
     if (it->spec->split_digits) {
         if (p >= it->seg_end) {
             int cls;
