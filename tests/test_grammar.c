@@ -21,13 +21,15 @@
 static Grammar G;
 static void *g_mem;
 
-static void grammar_setup(uint32_t max_piece)
+static uint64_t g_bytes;
+
+static void grammar_setup(uint32_t max_piece, int32_t n_vocab)
 {
-    uint64_t bytes = grammar_bytes(max_piece);
+    uint64_t bytes = g_bytes = grammar_bytes(max_piece, n_vocab);
     g_mem = port_arena_map((size_t)bytes);
     Arena a;
     arena_init(&a, g_mem, bytes);
-    if (grammar_init(&G, &a, max_piece) != 0) {
+    if (grammar_init(&G, &a, max_piece, n_vocab) != 0) {
         printf("not ok - grammar_init\n");
         exit(1);
     }
@@ -377,13 +379,59 @@ static void straddle(Vocab *l)
     }
 }
 
+/* The cache of allowed sets: a state seen again (inside a string) is a hit
+ * with the same set a fresh walk gives; a new grammar starts empty. */
+static void cache(Vocab *l, const char *json_grammar)
+{
+    char err[300];
+    int32_t nv = tokenizer_n_vocab(&l->t);
+    size_t words = ((size_t)nv + 63) / 64;
+    uint64_t *first = malloc(words * sizeof *first);
+    const uint64_t *bits;
+    compile(json_grammar, err, sizeof err);
+    grammar_accept(&G, "{\"k\": \"ab", 9);
+    uint32_t hits = G.cache_hits, misses = G.cache_misses;
+    int n1 = grammar_allowed(&G, &l->v, &l->t, 1, &bits, err, sizeof err);
+    CHECK(n1 == 0 && G.cache_misses == misses, "cache: a new state is not at hand without a walk");
+    n1 = grammar_allowed(&G, &l->v, &l->t, 0, &bits, err, sizeof err);
+    memcpy(first, bits, words * sizeof *first);
+    CHECK(n1 > 0 && G.cache_misses == misses + 1, "cache: the first time walks (%d allowed)", n1);
+    grammar_accept(&G, "cd", 2); /* still inside the string: the same state */
+    int n2 = grammar_allowed(&G, &l->v, &l->t, 1, &bits, err, sizeof err);
+    CHECK(n2 == n1 && G.cache_hits == hits + 1 && memcmp(bits, first, words * sizeof *first) == 0,
+          "cache: the same state again is a hit with the same set");
+    grammar_accept(&G, "\"", 1);
+    int n3 = grammar_allowed(&G, &l->v, &l->t, 0, &bits, err, sizeof err);
+    CHECK(n3 > 0 && n3 != n1 && G.cache_misses == misses + 2, "cache: another state walks (%d allowed)", n3);
+    /* a new grammar: nothing of the old one's sets is used */
+    compile("root ::= \"x\"", err, sizeof err);
+    uint32_t h = G.cache_hits;
+    int n4 = grammar_allowed(&G, &l->v, &l->t, 0, &bits, err, sizeof err);
+    CHECK(G.cache_hits == h && n4 >= 1 && n4 < 50, "cache: a new grammar starts empty (%d allowed)", n4);
+    /* more states than entries: the oldest go, answers stay right */
+    compile(json_grammar, err, sizeof err);
+    const char *doc = "{\"a\": [1, 22, 333], \"b\": {\"c\": true}}";
+    int right = 1;
+    for (int round = 0; round < 2; round++) {
+        grammar_reset(&G);
+        for (size_t i = 0; doc[i]; i++) {
+            int n = grammar_allowed(&G, &l->v, &l->t, 0, &bits, err, sizeof err);
+            for (int32_t k = 0; k < nv && n > 0; k += 97)
+                if ((int)(bits[k >> 6] >> (k & 63) & 1) != grammar_allows(&G, &l->t, k)) right = 0;
+            grammar_accept(&G, doc + i, 1);
+        }
+    }
+    CHECK(right, "cache: sets right through a document, twice (%u hits, %u walks)", G.cache_hits, G.cache_misses);
+    free(first);
+}
+
 int main(void)
 {
-    grammar_setup(256);
+    grammar_setup(256, 0);
     good_grammars();
     bad_grammars();
     schemas();
-    port_arena_unmap(g_mem, (size_t)grammar_bytes(256));
+    port_arena_unmap(g_mem, (size_t)g_bytes);
 
     static const char *json_grammar =
         "root ::= ws value ws\n"
@@ -403,7 +451,7 @@ int main(void)
             CHECK(0, "load %s", path);
             continue;
         }
-        grammar_setup(l.v.max_piece);
+        grammar_setup(l.v.max_piece, tokenizer_n_vocab(&l.t));
         char label[128];
         snprintf(label, sizeof label, "%s json", models[m]);
         mask_exact(&l, label, json_grammar,
@@ -414,7 +462,8 @@ int main(void)
         mask_exact(&l, label, "root ::= (\"hello\" | \"help\" | \"world\") (\" \" (\"hello\" | \"world\"))*",
                    "hello world hello");
         straddle(&l);
-        port_arena_unmap(g_mem, (size_t)grammar_bytes(l.v.max_piece));
+        cache(&l, json_grammar);
+        port_arena_unmap(g_mem, (size_t)g_bytes);
         gguf_close(&l.g);
         port_arena_unmap(l.base, (size_t)l.size);
     }

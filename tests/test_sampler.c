@@ -1,6 +1,7 @@
 /* test_sampler.c - greedy and tie rule, PRNG, seed reproducibility, top-k=1
  * equals greedy, sampling frequencies, penalties, top-k/top-p/min-p sets,
- * the trace line. */
+ * the trace line, the filtered (grammar) sampler against masking then
+ * sampling. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -385,6 +386,110 @@ static void test_params(void)
     CHECK(sampler_params_check(&p, err, sizeof err) < 0, "NaN temperature refused");
 }
 
+/* ---- Filtered: the same draws as masking the refused tokens first -------- */
+
+typedef struct {
+    uint64_t *bits;
+    int count;
+    int cached;    /* the set is "at hand" (as from a grammar's cache) */
+    int asked;     /* whole sets given */
+} FakeFilter;
+
+static int fake_allows(void *ctx, int32_t id)
+{
+    FakeFilter *f = ctx;
+    return (int)(f->bits[id >> 6] >> (id & 63) & 1);
+}
+
+static int fake_allowed(void *ctx, int cached_only, const uint64_t **bits)
+{
+    FakeFilter *f = ctx;
+    if (cached_only && !f->cached) return 0;
+    f->asked++;
+    *bits = f->bits;
+    return f->count > 0 ? f->count : -1;
+}
+
+static void test_filtered(void)
+{
+    enum { N = 5000, STEPS = 300 };
+    static float logits[N], masked[N], work[N];
+    static uint64_t bits[(N + 63) / 64];
+    struct {
+        const char *what;
+        SamplerParams p;
+    } cases[] = {
+        {"greedy", params(0, 20, 1, 0)},
+        {"top-k 20, top-p 0.8", params(0.7f, 20, 0.8f, 0)},
+        {"top-k 40, min-p 0.05", params(1.0f, 40, 1, 0.05f)},
+        {"top-k off, top-p 0.95", params(0.6f, 0, 0.95f, 0)},
+        {"top-k off, temperature 1.5", params(1.5f, 0, 1, 0)},
+        {"top-k 1000", params(1.0f, 1000, 1, 0)},
+        {"penalties, top-k 20", params(0.8f, 20, 0.9f, 0)},
+        {"penalties, greedy", params(0, 0, 1, 0)},
+    };
+    int n_cases = (int)(sizeof cases / sizeof cases[0]);
+    /* densities: a handful of tokens (fewer than k), a few percent, nearly all */
+    const int per_mille[] = {1, 40, 950};
+    for (int c = 0; c < n_cases; c++) {
+        SamplerParams p = cases[c].p;
+        if (strncmp(cases[c].what, "penalties", 9) == 0) {
+            p.repeat_penalty = 1.3f;
+            p.frequency_penalty = 0.2f;
+            p.presence_penalty = 0.1f;
+        }
+        p.seed = 1234 + (uint64_t)c;
+        for (int d = 0; d < 3; d++)
+            for (int cached = 0; cached < 2; cached++) {
+                Box a, b;
+                if (box_init(&a, N, &p) != 0 || box_init(&b, N, &p) != 0) {
+                    CHECK(0, "filtered: box_init");
+                    return;
+                }
+                FakeFilter f = {bits, 0, cached, 0};
+                SamplerFilter filter = {fake_allows, fake_allowed, &f};
+                int same = 1, trace_same = 1;
+                uint32_t x = 99u + (uint32_t)d;
+                for (int step = 0; step < STEPS && same; step++) {
+                    fill_logits(logits, N, (uint32_t)(step * 7 + c * 131 + d));
+                    if (step % 5 == 0) logits[(step * 37) % N] = -INFINITY;
+                    memset(bits, 0, sizeof bits);
+                    f.count = 0;
+                    for (int id = 0; id < N; id++) {
+                        x = x * 1664525u + 1013904223u;
+                        if ((int)((x >> 8) % 1000) < per_mille[d]) {
+                            bits[id >> 6] |= 1ull << (id & 63);
+                            f.count++;
+                        }
+                    }
+                    if (f.count == 0) {
+                        bits[0] |= 1;
+                        f.count = 1;
+                    }
+                    for (int id = 0; id < N; id++)
+                        masked[id] = (bits[id >> 6] >> (id & 63) & 1) ? logits[id] : -INFINITY;
+                    memcpy(work, logits, sizeof work);
+                    int use_trace = step % 50 == 49;
+                    SamplerTrace ta, tb;
+                    int32_t got = sampler_sample_filtered(&a.s, work, use_trace ? &ta : NULL, &filter);
+                    int32_t want = sampler_sample(&b.s, masked, use_trace ? &tb : NULL);
+                    if (got != want) {
+                        printf("# %s, %d per mille, %s: step %d filtered %d, masked %d\n", cases[c].what, per_mille[d],
+                               cached ? "cached" : "walked", step, (int)got, (int)want);
+                        same = 0;
+                    }
+                    if (use_trace && (ta.n_top != tb.n_top || ta.p != tb.p || ta.n_kept != tb.n_kept)) trace_same = 0;
+                    sampler_accept(&a.s, got);
+                    sampler_accept(&b.s, want);
+                }
+                CHECK(same && trace_same, "filtered = masked then sampled: %s, %d per mille allowed, set %s (%d sets asked)",
+                      cases[c].what, per_mille[d], cached ? "at hand" : "walked", f.asked);
+                box_free(&a);
+                box_free(&b);
+            }
+    }
+}
+
 int main(void)
 {
     test_prng();
@@ -398,5 +503,6 @@ int main(void)
     test_topk_ties();
     test_trace_json();
     test_params();
+    test_filtered();
     CHECK_DONE();
 }

@@ -100,11 +100,11 @@ static void constraint(void)
 #define POS(key) ((size_t)(strstr(tools, "\"" key "\":") - tools) + strlen(key) + 4)
     size_t t = POS("tools");
     static Grammar G;
-    uint64_t bytes = grammar_bytes(64);
+    uint64_t bytes = grammar_bytes(64, 256);
     void *mem = port_arena_map((size_t)bytes);
     Arena a;
     arena_init(&a, mem, bytes);
-    grammar_init(&G, &a, 64);
+    grammar_init(&G, &a, 64, 256);
 
     int rc = api_constraint(tools, len, API_ABSENT, API_ABSENT, t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc == 0 && ac.render && ac.parse && !ac.forced && ac.grammar_len == 0, "tools alone: auto, rendered, parsed, no grammar");

@@ -151,8 +151,9 @@ int cmd_run(int argc, char **argv)
     port_out_flush();
     print_stats(&s, n_prompt, t_prefill, t_first, n_gen, t_gen);
     if (s.grammar_on && n_gen > 0)
-        port_err("grammar: %.3f ms per token choosing tokens under it (sampling included; %u full vocabulary masks)\n",
-                 1e3 * s.grammar_seconds / n_gen, s.grammar_masks);
+        port_err("grammar: %.3f ms per token choosing tokens under it (sampling included; %u vocabulary walks, %u "
+                 "allowed sets from the cache)\n",
+                 1e3 * s.grammar_seconds / n_gen, s.grammar_masks, s.grammar_cached);
     session_close(&s);
     return 0;
 }

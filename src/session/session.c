@@ -77,9 +77,9 @@ static int plan_base(Session *s, uint64_t max_text, Plan *base)
         plan_add(base, "chat template text", TEMPLATE_CAP);
         if (o->grammar) {
             grammar_vocab_plan((int32_t)s->cfg.n_vocab, base);
-            plan_add(base, "grammar state", grammar_bytes(SESSION_GRAMMAR_PIECE));
+            plan_add(base, "grammar state", grammar_bytes(SESSION_GRAMMAR_PIECE, (int32_t)s->cfg.n_vocab));
             for (uint32_t i = 1; i < s->n_slots; i++)
-                plan_add(base, "grammar state, slots", grammar_bytes(SESSION_GRAMMAR_PIECE));
+                plan_add(base, "grammar state, slots", grammar_bytes(SESSION_GRAMMAR_PIECE, (int32_t)s->cfg.n_vocab));
             plan_add(base, "grammar text", 2 * arena_round(SESSION_GRAMMAR_TEXT + 1));
         }
     }
@@ -175,12 +175,12 @@ static int load_text_side(Session *s, uint64_t max_text)
         s->grammar_src = arena_take(&s->arena, SESSION_GRAMMAR_TEXT + 1);
         s->grammar_text = arena_take(&s->arena, SESSION_GRAMMAR_TEXT + 1);
         if (!s->grammar_src || !s->grammar_text || grammar_vocab_build(&s->gvocab, &s->arena, &s->tok) != 0 ||
-            grammar_init(&s->grammar, &s->arena, SESSION_GRAMMAR_PIECE) != 0)
+            grammar_init(&s->grammar, &s->arena, SESSION_GRAMMAR_PIECE, (int32_t)s->cfg.n_vocab) != 0)
             return fail(s, "internal error: the grammar does not fit its plan");
         s->slot_grammar[0] = &s->grammar;
         for (uint32_t i = 1; i < s->n_slots; i++) {
             s->slot_grammar[i] = &s->more_grammar[i - 1];
-            if (grammar_init(s->slot_grammar[i], &s->arena, SESSION_GRAMMAR_PIECE) != 0)
+            if (grammar_init(s->slot_grammar[i], &s->arena, SESSION_GRAMMAR_PIECE, (int32_t)s->cfg.n_vocab) != 0)
                 return fail(s, "internal error: the slots' grammars do not fit their plan");
         }
     }
@@ -510,12 +510,15 @@ static int grammar_allows_cb(void *ctx, int32_t id)
     return grammar_allows(gc->g, &gc->s->tok, id);
 }
 
-static int grammar_mask_cb(void *ctx, float *logits)
+static int grammar_allowed_cb(void *ctx, int cached_only, const uint64_t **bits)
 {
     GrammarCtx *gc = ctx;
     Session *s = gc->s;
-    s->grammar_masks++;
-    return grammar_mask(gc->g, &s->gvocab, &s->tok, logits, s->err, sizeof s->err);
+    uint32_t walks = gc->g->cache_misses;
+    int n = grammar_allowed(gc->g, &s->gvocab, &s->tok, cached_only, bits, s->err, sizeof s->err);
+    if (gc->g->cache_misses != walks) s->grammar_masks++;
+    else if (n > 0) s->grammar_cached++;
+    return n;
 }
 
 /* The next id from logits by sampler sm, held to g unless NULL. */
@@ -525,7 +528,7 @@ static int sample_held(Session *s, Sampler *sm, Grammar *g, float *logits, Sampl
     if (g) {
         /* only tokens that continue the grammar; each one taken into its state */
         GrammarCtx gc = {s, g};
-        SamplerFilter f = {grammar_allows_cb, grammar_mask_cb, &gc};
+        SamplerFilter f = {grammar_allows_cb, grammar_allowed_cb, &gc};
         s->err[0] = '\0';
         double t0 = port_seconds();
         id = sampler_sample_filtered(sm, logits, tp, &f);

@@ -116,7 +116,8 @@ typedef struct {
     GrammarVocab gvocab;
     int grammar_on;
     double grammar_seconds;  /* spent choosing tokens under the grammar (sampling included) */
-    uint32_t grammar_masks;  /* of which full vocabulary masks */
+    uint32_t grammar_masks;  /* of which walks over the vocabulary for the whole allowed set */
+    uint32_t grammar_cached; /* and whole allowed sets taken from the grammar's cache */
     char *grammar_src;       /* SESSION_GRAMMAR_TEXT + 1 bytes each: a file or schema read in, */
     char *grammar_text;      /* and the GBNF made from it */
     double load_seconds;

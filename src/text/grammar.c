@@ -21,7 +21,12 @@ static uint64_t levels_of(uint32_t max_piece)
     return (uint64_t)max_piece + 2;
 }
 
-uint64_t grammar_bytes(uint32_t max_piece)
+static uint64_t words_of(int32_t n_vocab)
+{
+    return n_vocab > 0 ? ((uint64_t)n_vocab + 63) / 64 : 1;
+}
+
+uint64_t grammar_bytes(uint32_t max_piece, int32_t n_vocab)
 {
     uint64_t n = 0, lv = levels_of(max_piece);
     n += arena_round((uint64_t)GRAMMAR_MAX_ELEMS * sizeof(GElem));        /* code */
@@ -30,6 +35,8 @@ uint64_t grammar_bytes(uint32_t max_piece)
     n += arena_round(lv * GRAMMAR_MAX_STACKS * sizeof(uint32_t));
     n += arena_round(lv * sizeof(GLevel));
     n += arena_round((uint64_t)GRAMMAR_MAX_ELEMS * sizeof(uint32_t));     /* worklist */
+    n += arena_round((uint64_t)GRAMMAR_CACHE_SETS * words_of(n_vocab) * sizeof(uint64_t));
+    n += arena_round((uint64_t)(GRAMMAR_CACHE_SETS + 1) * GRAMMAR_CACHE_KEY * sizeof(uint32_t));
     return n;
 }
 
@@ -39,7 +46,7 @@ typedef struct {
     uint32_t *name_off, *name_len, *where;
 } RuleNames;
 
-int grammar_init(Grammar *g, Arena *a, uint32_t max_piece)
+int grammar_init(Grammar *g, Arena *a, uint32_t max_piece, int32_t n_vocab)
 {
     memset(g, 0, sizeof *g);
     uint64_t lv = levels_of(max_piece);
@@ -49,7 +56,11 @@ int grammar_init(Grammar *g, Arena *a, uint32_t max_piece)
     g->stack_ids = arena_take(a, lv * GRAMMAR_MAX_STACKS * sizeof(uint32_t));
     g->levels = arena_take(a, lv * sizeof(GLevel));
     g->work = arena_take(a, (uint64_t)GRAMMAR_MAX_ELEMS * sizeof(uint32_t));
-    if (!g->code || !g->rule_start || !g->pool || !g->stack_ids || !g->levels || !g->work) return -1;
+    g->n_words = (uint32_t)words_of(n_vocab);
+    g->bits = arena_take(a, (uint64_t)GRAMMAR_CACHE_SETS * g->n_words * sizeof(uint64_t));
+    g->keys = arena_take(a, (uint64_t)(GRAMMAR_CACHE_SETS + 1) * GRAMMAR_CACHE_KEY * sizeof(uint32_t));
+    if (!g->code || !g->rule_start || !g->pool || !g->stack_ids || !g->levels || !g->work || !g->bits || !g->keys)
+        return -1;
     g->stack_ids_cap = (uint32_t)(lv * GRAMMAR_MAX_STACKS);
     g->max_levels = (uint32_t)lv;
     g->work_cap = GRAMMAR_MAX_ELEMS;
@@ -949,6 +960,7 @@ int grammar_compile(Grammar *g, const char *text, size_t len, const char *name, 
     g->ready = 0;
     g->n_rules = 0;
     g->n_code = 0;
+    memset(g->cache, 0, sizeof g->cache); /* the allowed sets were the old grammar's */
     if (len > GRAMMAR_MAX_TEXT) return fail_at(&p, 0, "the grammar is longer than %d bytes", GRAMMAR_MAX_TEXT);
     /* the scratch of rules being parsed borrows the pool; names borrow the rule table's tail */
     p.scratch = (GElem *)g->pool;
@@ -1013,7 +1025,7 @@ int grammar_compile(Grammar *g, const char *text, size_t len, const char *name, 
 void grammar_vocab_plan(int32_t n_vocab, Plan *p)
 {
     uint64_t n = n_vocab > 0 ? (uint64_t)n_vocab : 1;
-    plan_add(p, "grammar vocabulary order", plan_mul(p, n, sizeof(int32_t) * 2 + sizeof(uint16_t)));
+    plan_add(p, "grammar vocabulary order", plan_mul(p, n, sizeof(int32_t) * 3 + sizeof(uint16_t)));
 }
 
 static int piece_less(const Tokenizer *t, int32_t a, int32_t b)
@@ -1031,11 +1043,13 @@ int grammar_vocab_build(GrammarVocab *v, Arena *a, const Tokenizer *t)
 {
     memset(v, 0, sizeof *v);
     int32_t nv = tokenizer_n_vocab(t);
-    uint8_t *mem = arena_take(a, (uint64_t)nv * (sizeof(int32_t) * 2 + sizeof(uint16_t)));
+    uint8_t *mem = arena_take(a, (uint64_t)nv * (sizeof(int32_t) * 3 + sizeof(uint16_t)));
     if (!mem) return -1;
+    v->n_vocab = nv;
     v->order = (int32_t *)mem;
     int32_t *tmp = v->order + nv;
-    v->lcp = (uint16_t *)(tmp + nv);
+    v->skip = tmp + nv;
+    v->lcp = (uint16_t *)(v->skip + nv);
     int32_t n = 0;
     for (int32_t id = 0; id < nv; id++) {
         size_t len;
@@ -1068,6 +1082,12 @@ int grammar_vocab_build(GrammarVocab *v, Arena *a, const Tokenizer *t)
         v->lcp[i] = (uint16_t)(k > 65535 ? 65535 : k);
     }
     v->n = n;
+    /* skip[i]: the first j > i with lcp[j] < lcp[i] (what lies between shares lcp[i] bytes or more) */
+    for (int32_t i = n; i-- > 0;) {
+        int32_t j = i + 1;
+        while (j < n && v->lcp[j] >= v->lcp[i]) j = v->skip[j];
+        v->skip[i] = j;
+    }
     /* the ids left out, in the sort's scratch (free now) */
     v->other = tmp;
     v->n_other = 0;
@@ -1088,60 +1108,139 @@ int grammar_allows(Grammar *g, const Tokenizer *t, int32_t id)
     return grammar_try(g, p, len);
 }
 
-int grammar_mask(Grammar *g, const GrammarVocab *v, const Tokenizer *t, float *logits, char *err, size_t cap)
+/* The walk over the vocabulary in byte order: levels[0..valid] hold the
+ * states after each byte of the previous token's prefix, so a token only
+ * steps the bytes past what it shares with the one before; a token that
+ * dies on byte k takes with it every following token sharing its first
+ * k + 1 bytes (passed by the skip jumps). Sets the allowed ids in bits
+ * (zeroed first). Returns the count, or -1 on overflow. */
+static int32_t walk(Grammar *g, const GrammarVocab *v, const Tokenizer *t, uint64_t *bits)
 {
-    int can_end = grammar_can_end(g);
-    /* everything off, then the walk turns allowed tokens back on: the
-     * allowed ones keep their logits, saved in their sign-free slots */
-    int allowed = 0;
+    memset(bits, 0, (size_t)g->n_words * sizeof *bits);
+    int32_t allowed = 0;
     g->overflow = 0;
-    uint32_t valid = 0;  /* levels[0..valid] belong to the previous token's prefix */
-    int32_t dead = -1;   /* the previous token died taking byte `dead` */
-    for (int32_t i = 0; i < v->n; i++) {
+    uint32_t valid = 0;
+    for (int32_t i = 0; i < v->n;) {
         int32_t id = v->order[i];
         size_t len;
         const char *p = tokenizer_piece(t, id, &len);
         uint32_t l = v->lcp[i];
-        if (dead >= 0 && l > (uint32_t)dead) {
-            logits[id] = -INFINITY;
+        uint32_t k = l < valid ? l : valid;
+        if (len + 1 > g->max_levels) { /* never used under a grammar */
+            valid = k;
+            i++;
             continue;
         }
-        uint32_t d = l < valid ? l : valid;
-        dead = -1;
-        if (len + 1 > g->max_levels) {
-            logits[id] = -INFINITY;
-            valid = d;
-            continue;
-        }
-        uint32_t k = d;
-        for (; k < len; k++) {
+        for (; k < len; k++)
             if (step(g, k, (uint8_t)p[k]) == 0) break;
-        }
         if (g->overflow) {
             g->pool_top = g->pool_base;
-            if (err && cap)
-                snprintf(err, cap, "grammar: the state outgrew its planned bound (%d stacks, %d nodes)",
-                         GRAMMAR_MAX_STACKS, GRAMMAR_POOL_NODES);
             return -1;
         }
         if (k < len) {
-            dead = (int32_t)k;
             valid = k;
-            logits[id] = -INFINITY;
+            int32_t j = i + 1;
+            while (j < v->n && v->lcp[j] > k) j = v->skip[j];
+            i = j;
         } else {
             valid = (uint32_t)len;
+            bits[id >> 6] |= 1ull << (id & 63);
             allowed++;
+            i++;
         }
     }
     g->pool_top = g->pool_base;
-    for (int32_t i = 0; i < v->n_other; i++) {
-        int32_t id = v->other[i];
-        if (tokenizer_is_eog(t, id) && can_end) allowed++;
-        else logits[id] = -INFINITY;
+    if (grammar_can_end(g))
+        for (int32_t i = 0; i < v->n_other; i++) {
+            int32_t id = v->other[i];
+            if (tokenizer_is_eog(t, id)) {
+                bits[id >> 6] |= 1ull << (id & 63);
+                allowed++;
+            }
+        }
+    return allowed;
+}
+
+/* The committed state as words (partial character, then each stack's
+ * depth and positions, top first) in g->keys' last row; its length, or 0
+ * when it does not fit GRAMMAR_CACHE_KEY (then it is not cached). */
+static uint32_t state_key(Grammar *g, uint32_t *hash)
+{
+    const GLevel *L = &g->levels[0];
+    uint32_t *key = g->keys + (uint64_t)GRAMMAR_CACHE_SETS * GRAMMAR_CACHE_KEY, n = 0;
+    key[n++] = L->cp;
+    key[n++] = (uint32_t)L->need | (uint32_t)L->lead << 8;
+    key[n++] = L->n;
+    uint32_t h = 0x811c9dc5u;
+    for (uint32_t i = 0; i < L->n; i++) {
+        uint32_t s = g->stack_ids[L->first + i];
+        uint32_t d = s ? g->pool[s - 1].depth : 0;
+        if (n + 1 + d > GRAMMAR_CACHE_KEY) return 0;
+        key[n++] = d;
+        for (; s; s = g->pool[s - 1].parent) key[n++] = g->pool[s - 1].pos;
+    }
+    for (uint32_t i = 0; i < n; i++) h = mix(h, key[i]);
+    *hash = h;
+    return n;
+}
+
+int grammar_allowed(Grammar *g, const GrammarVocab *v, const Tokenizer *t, int cached_only, const uint64_t **bits,
+                    char *err, size_t cap)
+{
+    if ((uint64_t)v->n_vocab > (uint64_t)g->n_words * 64) {
+        if (err && cap) snprintf(err, cap, "grammar: internal error: planned for a smaller vocabulary");
+        return -1;
+    }
+    if (g->cache_vocab != v) {
+        memset(g->cache, 0, sizeof g->cache);
+        g->cache_vocab = v;
+    }
+    uint32_t hash = 0, len = state_key(g, &hash);
+    const uint32_t *key = g->keys + (uint64_t)GRAMMAR_CACHE_SETS * GRAMMAR_CACHE_KEY;
+    g->clock++;
+    int victim = 0;
+    for (int e = 0; e < GRAMMAR_CACHE_SETS; e++) {
+        if (len && g->cache[e].len == len && g->cache[e].hash == hash &&
+            memcmp(g->keys + (uint64_t)e * GRAMMAR_CACHE_KEY, key, len * sizeof *key) == 0) {
+            g->cache[e].used = g->clock;
+            g->cache_hits++;
+            *bits = g->bits + (uint64_t)e * g->n_words;
+            return g->cache[e].count;
+        }
+        if (g->cache[e].used < g->cache[victim].used) victim = e;
+    }
+    if (cached_only) return 0;
+    g->cache_misses++;
+    uint64_t *out = g->bits + (uint64_t)victim * g->n_words;
+    g->cache[victim].len = 0;
+    int32_t allowed = walk(g, v, t, out);
+    if (allowed < 0) {
+        if (err && cap)
+            snprintf(err, cap, "grammar: the state outgrew its planned bound (%d stacks, %d nodes)", GRAMMAR_MAX_STACKS,
+                     GRAMMAR_POOL_NODES);
+        return -1;
     }
     if (allowed == 0) {
         if (err && cap) snprintf(err, cap, "grammar: no token of the vocabulary can continue the text");
         return -1;
     }
+    if (len) {
+        memcpy(g->keys + (uint64_t)victim * GRAMMAR_CACHE_KEY, key, len * sizeof *key);
+        g->cache[victim].len = len;
+        g->cache[victim].hash = hash;
+        g->cache[victim].count = allowed;
+    }
+    g->cache[victim].used = g->clock;
+    *bits = out;
+    return allowed;
+}
+
+int grammar_mask(Grammar *g, const GrammarVocab *v, const Tokenizer *t, float *logits, char *err, size_t cap)
+{
+    const uint64_t *bits;
+    int allowed = grammar_allowed(g, v, t, 0, &bits, err, cap);
+    if (allowed < 0) return -1;
+    for (int32_t id = 0; id < v->n_vocab; id++)
+        if (!(bits[id >> 6] >> (id & 63) & 1)) logits[id] = -INFINITY;
     return allowed;
 }

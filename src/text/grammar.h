@@ -21,9 +21,15 @@
  * each distinct prefix once and drops whole subtrees at the first byte the
  * grammar cannot take.
  *
- * Memory: everything lives in one block of grammar_bytes(max_piece) carved
- * from the arena (no growth): the compiled code, rule table, node pool and
- * the walk's levels. Bounds (refused up front when a grammar needs more):
+ * The allowed set of a state is a bitmap over the vocabulary; the last
+ * GRAMMAR_CACHE_SETS of them are kept with their state (the stacks and the
+ * partial character, compared exactly), so a state seen again (the inside
+ * of a string, a number's digits; JSON grammars revisit few states) costs
+ * no walk.
+ *
+ * Memory: everything lives in one block of grammar_bytes(max_piece,
+ * n_vocab) carved from the arena (no growth): the compiled code, rule
+ * table, node pool, the walk's levels and the cache of allowed sets. Bounds (refused up front when a grammar needs more):
  * GRAMMAR_MAX_RULES rules, GRAMMAR_MAX_ELEMS compiled elements (repetition
  * {m,n} copies its item), GRAMMAR_MAX_STACKS alternative stacks from any one
  * position; nesting (rule inside rule, e.g. arrays in arrays) deeper than
@@ -44,6 +50,8 @@
 #define GRAMMAR_POOL_NODES 65536
 #define GRAMMAR_MAX_TEXT (256 * 1024) /* bytes of grammar text */
 #define GRAMMAR_MAX_REPEAT 1000       /* m and n of {m,n} */
+#define GRAMMAR_CACHE_SETS 8          /* allowed sets kept, one bitmap of the vocabulary each */
+#define GRAMMAR_CACHE_KEY 512         /* u32 words of a state's key; a larger state is not cached */
 
 typedef struct {
     uint8_t type;   /* GE_* */
@@ -89,12 +97,26 @@ typedef struct {
     uint32_t work_cap;
     int overflow;           /* a bound was hit while matching: the token was refused */
     int ready;              /* compiled */
+    /* the cache of allowed sets: entry i's bitmap at bits + i * n_words, its key at keys + i * GRAMMAR_CACHE_KEY */
+    uint64_t *bits;
+    uint32_t n_words;       /* (n_vocab + 63) / 64 */
+    uint32_t *keys;         /* GRAMMAR_CACHE_SETS keys, then the current state's */
+    struct {
+        uint32_t len;       /* key words; 0 = empty entry */
+        uint32_t hash;
+        uint32_t used;      /* clock of the last use (the least recent is replaced) */
+        int32_t count;      /* tokens allowed */
+    } cache[GRAMMAR_CACHE_SETS];
+    uint32_t clock;
+    const void *cache_vocab; /* the vocabulary the entries were made with */
+    uint32_t cache_hits, cache_misses;
 } Grammar;
 
-/* Arena bytes of a grammar whose tokens are at most max_piece bytes. */
-uint64_t grammar_bytes(uint32_t max_piece);
+/* Arena bytes of a grammar whose tokens are at most max_piece bytes, for
+ * a vocabulary of n_vocab tokens (its allowed sets). */
+uint64_t grammar_bytes(uint32_t max_piece, int32_t n_vocab);
 /* Carves the buffers (once). Returns 0, or -1 if the arena is short. */
-int grammar_init(Grammar *g, Arena *a, uint32_t max_piece);
+int grammar_init(Grammar *g, Arena *a, uint32_t max_piece, int32_t n_vocab);
 /* Compiles text[0..len) (replacing any earlier grammar) and resets the
  * state to the start. Returns 0, or -1 with "grammar: LINE:COL: what"
  * (name in place of "grammar") in err. */
@@ -112,11 +134,16 @@ int grammar_can_end(const Grammar *g);
 int grammar_finished(const Grammar *g);
 
 /* The vocabulary sorted by bytes, for the mask walk: token ids in byte
- * order (control tokens and empty pieces left out) and each one's common
- * prefix length with the one before. */
+ * order (control tokens and empty pieces left out), each one's common
+ * prefix length with the one before, and where the walk goes when a
+ * token dies: skip[i] is the first j > i with lcp[j] < lcp[i], so the
+ * tokens that share the bytes a token died on are passed in a few jumps
+ * (a trie's subtree, without the trie). */
 typedef struct {
     int32_t *order;
+    int32_t *skip;
     uint16_t *lcp;
+    int32_t n_vocab;
     int32_t n;
     int32_t *other;          /* the ids left out of order (control, end of generation, empty) */
     int32_t n_other;
@@ -127,8 +154,15 @@ void grammar_vocab_plan(int32_t n_vocab, Plan *p);
 /* Sorts the vocabulary (once, after the tokenizer is loaded). */
 int grammar_vocab_build(GrammarVocab *v, Arena *a, const Tokenizer *t);
 
-/* Sets logits[id] = -INFINITY for every token that cannot continue the
- * grammar; end-of-generation tokens stay only where the grammar can end.
+/* The tokens that can continue the grammar (end-of-generation ones only
+ * where it can end) as a bitmap over the vocabulary (bit id % 64 of word
+ * id / 64) in *bits, valid until the next call on g. From the cache when
+ * the state was seen, else by the walk (and cached). Returns how many, or
+ * -1 if none is (err says why). With cached_only, returns 0 instead of
+ * walking when the state is not in the cache. */
+int grammar_allowed(Grammar *g, const GrammarVocab *v, const Tokenizer *t, int cached_only, const uint64_t **bits,
+                    char *err, size_t cap);
+/* Sets logits[id] = -INFINITY for every token grammar_allowed leaves out.
  * Returns the number of tokens left, or -1 if none is (err says why). */
 int grammar_mask(Grammar *g, const GrammarVocab *v, const Tokenizer *t, float *logits, char *err, size_t cap);
 /* Whether token id may come next (end-of-generation: where it can end). */

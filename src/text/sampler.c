@@ -285,12 +285,12 @@ static void load_candidates(Sampler *s, const float *logits)
 
 static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, SamplerTrace *trace, double z_full);
 
-int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
+/* Greedy, or top-k then draw_from, over the loaded candidates c[0, n)
+ * (the whole vocabulary, or the tokens a filter allows, in id order). */
+static int32_t choose(Sampler *s, size_t n, SamplerTrace *trace)
 {
     const SamplerParams *p = &s->params;
-    size_t n = (size_t)s->n_vocab;
     SamplerCand *c = s->cand;
-    load_candidates(s, logits);
 
     /* the maximum and (for the trace) the full temperature-1 sum */
     size_t best = 0;
@@ -319,11 +319,20 @@ int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
     }
 
     size_t sorted = 0; /* c[0, sorted) are the best, in order */
-    if (p->top_k > 0 && (size_t)p->top_k < n) {
-        take_top(c, n, (size_t)p->top_k);
-        n = sorted = (size_t)p->top_k;
+    if (p->top_k > 0 && (size_t)p->top_k < (size_t)s->n_vocab) {
+        /* top-k of the whole vocabulary; over fewer candidates (the allowed
+         * ones) the same sort, so the sums below run in the same order */
+        size_t k = (size_t)p->top_k < n ? (size_t)p->top_k : n;
+        take_top(c, n, k);
+        n = sorted = k;
     }
     return draw_from(s, n, sorted, max, trace, z_full);
+}
+
+int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
+{
+    load_candidates(s, logits);
+    return choose(s, (size_t)s->n_vocab, trace);
 }
 
 /* top-p, min-p, temperature and the draw over c[0, n) (c[0, sorted) the
@@ -404,36 +413,97 @@ static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, Sampler
 }
 
 /* ---- Constrained: only tokens a filter allows ------------------------------------
- * Exactly the distribution of masking first, cheaper when the filter lets
- * the best tokens through: greedy takes the argmax if it is allowed (an
- * allowed argmax is the argmax of the masked logits); with top-k the draw
- * depends only on the k best allowed tokens, so the candidates are taken
- * best first and tested until k are allowed. Otherwise, and with a trace,
- * the whole vocabulary is masked. */
+ * Exactly the distribution of masking the refused tokens to -infinity and
+ * running the chain on the whole vocabulary, without doing that:
+ *  - a masked token never survives top-k, top-p or min-p ahead of an
+ *    allowed one (it is worse than all of them) and weighs exp(-inf) = 0 in
+ *    every sum, so the chain over only the allowed tokens, loaded in id
+ *    order, keeps the same tokens in the same order, adds the same terms in
+ *    the same order and draws the same token from the same PRNG draw;
+ *  - greedy wants only the best allowed token: if the argmax is allowed it
+ *    is the masked argmax, nothing else needs testing;
+ *  - top-k (without a trace) draws from the k best allowed tokens and
+ *    nothing else: penalties, top-p, min-p and temperature then see only
+ *    those k, so testing the candidates best first until k pass gives the
+ *    same k in the same order, whatever the rest of the vocabulary allows.
+ *    With top-k off (or top-p alone) the draw needs the mass of every
+ *    allowed token, so there is no such shortcut: the whole set is needed.
+ * The set comes from the filter's cache when its state was seen before
+ * (no testing at all), else best-first testing is tried once on the 8k
+ * best (at least 256) and only then is the whole set asked for (the walk). */
+
+/* Applies the penalties to c[0, n), sorted by id (the allowed tokens only). */
+static void apply_penalties_sparse(Sampler *s, size_t n)
+{
+    const SamplerParams *p = &s->params;
+    SamplerCand *c = s->cand;
+    if (s->n_history == 0) return;
+    if (p->repeat_penalty == 1.0f && p->presence_penalty == 0.0f && p->frequency_penalty == 0.0f) return;
+    for (int i = 0; i < s->n_history; i++) s->counts[s->history[i]]++;
+    for (int i = 0; i < s->n_history; i++) {
+        int32_t id = s->history[i];
+        int count = s->counts[id];
+        if (count == 0) continue;
+        s->counts[id] = 0;
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c[mid].id < id) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == n || c[lo].id != id) continue; /* refused: stays out */
+        float l = c[lo].logit;
+        if (l <= 0) l *= p->repeat_penalty;
+        else l /= p->repeat_penalty;
+        l -= (float)count * p->frequency_penalty + p->presence_penalty;
+        c[lo].logit = l;
+    }
+}
+
 int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, const SamplerFilter *f)
 {
     const SamplerParams *p = &s->params;
     size_t n = (size_t)s->n_vocab;
     SamplerCand *c = s->cand;
-    if (!trace && (p->temperature <= 0 || (p->top_k > 0 && (size_t)p->top_k < n))) {
+    const uint64_t *bits = NULL;
+    int allowed = f->allowed(f->ctx, 1, &bits); /* 0: not at hand without a walk */
+    if (allowed < 0) return -1;
+    if (!allowed && !trace && (p->temperature <= 0 || (p->top_k > 0 && (size_t)p->top_k < n))) {
         load_candidates(s, logits);
-        /* greedy wants the best allowed token, top-k the k best: test the
-         * candidates best first, in growing rounds (256, then 4096) */
-        size_t k = p->temperature <= 0 ? 1 : (size_t)p->top_k, kept = 0, tested = 0;
-        for (size_t m = 8 * k < 256 ? 256 : 8 * k; kept < k; m *= 16) {
-            if (m > n) m = n;
-            if (tested == 0) take_top(c, n, m);
-            else select_top(c, tested, n, m - tested);
-            for (size_t i = tested; i < m && kept < k; i++)
-                if (c[i].logit > -INFINITY && f->allows(f->ctx, c[i].id)) c[kept++] = c[i];
-            tested = m;
-            if (m == n || m >= 4096) break;
+        size_t k = p->temperature <= 0 ? 1 : (size_t)p->top_k, kept = 0;
+        size_t m = 8 * k < 256 ? 256 : 8 * k;
+        if (m > n) m = n;
+        if (k == 1) {
+            /* greedy: the argmax alone first */
+            size_t best = 0;
+            for (size_t i = 1; i < n; i++)
+                if (better(c[i], c[best])) best = i;
+            if (c[best].logit > -INFINITY && f->allows(f->ctx, c[best].id)) return c[best].id;
         }
+        take_top(c, n, m);
+        for (size_t i = 0; i < m && kept < k; i++)
+            if (c[i].logit > -INFINITY && f->allows(f->ctx, c[i].id)) c[kept++] = c[i];
         if (kept == k && p->temperature <= 0) return c[0].id;
         if (kept == k) return draw_from(s, k, k, c[0].logit, NULL, 0);
     }
-    if (f->mask(f->ctx, logits) <= 0) return -1;
-    return sampler_sample(s, logits, trace);
+    if (!allowed) allowed = f->allowed(f->ctx, 0, &bits);
+    if (allowed <= 0) return -1;
+    if (trace) {
+        /* the trace reports the whole masked vocabulary */
+        for (size_t id = 0; id < n; id++)
+            if (!(bits[id >> 6] >> (id & 63) & 1)) logits[id] = -INFINITY;
+        return sampler_sample(s, logits, trace);
+    }
+    size_t a = 0;
+    for (size_t w = 0; w < (n + 63) / 64; w++)
+        for (uint64_t x = bits[w]; x; x &= x - 1) {
+            size_t id = w * 64 + (size_t)__builtin_ctzll(x);
+            if (id >= n) break;
+            c[a].logit = isnan(logits[id]) ? -INFINITY : logits[id];
+            c[a++].id = (int32_t)id;
+        }
+    apply_penalties_sparse(s, a);
+    return choose(s, a, NULL);
 }
 
 /* ---- Trace as JSON --------------------------------------------------------------- */

@@ -107,18 +107,22 @@ typedef struct {
 int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace);
 
 /* Which tokens may come next (a grammar): allows(ctx, id) for one token;
- * mask(ctx, logits) sets every other token's logit to -INFINITY and
- * returns how many are left (<= 0: none, or an error). */
+ * allowed(ctx, cached_only, &bits) the whole set as a bitmap over the
+ * vocabulary (bit id % 64 of word id / 64), returning how many (-1: none,
+ * or an error); with cached_only it returns 0 when the set is not at hand
+ * without the full work. */
 typedef struct {
     int (*allows)(void *ctx, int32_t id);
-    int (*mask)(void *ctx, float *logits);
+    int (*allowed)(void *ctx, int cached_only, const uint64_t **bits);
     void *ctx;
 } SamplerFilter;
 
 /* As sampler_sample, drawing from exactly the distribution the chain gives
  * the logits with every token the filter refuses masked out, testing only
- * the best tokens when that decides it (greedy; top-k). May mask logits
- * in place. Returns the id, or -1 if the filter leaves nothing. */
+ * the best tokens when that decides it (greedy; top-k) and otherwise
+ * running the chain over the allowed tokens alone (see sampler.c for why
+ * each is exact). With a trace, masks logits in place. Returns the id, or
+ * -1 if the filter leaves nothing. */
 int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, const SamplerFilter *f);
 
 /* Writes the trace as one JSON line (with '\n'):

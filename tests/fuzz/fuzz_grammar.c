@@ -18,10 +18,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int ready;
     if (!ready) {
-        uint64_t bytes = grammar_bytes(64);
+        uint64_t bytes = grammar_bytes(64, 256);
         Arena a;
         arena_init(&a, port_arena_map((size_t)bytes), bytes);
-        if (grammar_init(&g, &a, 64) != 0) abort();
+        if (grammar_init(&g, &a, 64, 256) != 0) abort();
         ready = 1;
     }
     if (size < 1) return 0;
