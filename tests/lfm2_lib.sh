@@ -2,7 +2,7 @@
 # are written ($TMP/lfm2-f32.gguf, $TMP/lfm2-q8_0.gguf: 16 layers of which
 # 10 are short convolutions of 3 taps, 6 attend with 2 kv heads of 64;
 # width 256): what the convolution state does to memory and to a full
-# context.
+# context; the lfm2 pre-tokenizer; broken lfm2 files.
 
 # --plan: the KV cache of the 6 attention layers only (6 x 2 heads x 256
 # positions x 64 x 2 bytes, keys and values) and a convolution state per
@@ -107,3 +107,17 @@ if node "$NODE_DIR/tokenize.mjs" "$TMP/lfm2-vocab.gguf" "$TMP/texts.json" >"$TMP
 else
     not_ok "llama.cpp tokenize failed: $(tail -c 300 "$TMP/err")"
 fi
+
+# broken lfm2 files: one line each, exit 2
+EDIT=${EDIT:-build/asan/tools/ggufedit}
+bad() { # NAME EDITS...: a copy of lfm2-f32 with EDITS, refused
+    name=$1; shift
+    if "$EDIT" "$TMP/lfm2-f32.gguf" "$TMP/bad.gguf" "$@" >/dev/null 2>&1; then
+        expect_fail2 "lfm2 refused: $name" "$PITH" run "$TMP/bad.gguf" -p hi -n 1
+    else not_ok "ggufedit $*"; fi
+}
+bad "15 head_count_kv entries for 16 layers" --shrink-array lfm2.attention.head_count_kv 15
+bad "no shortconv.l_cache" --drop-key lfm2.shortconv.l_cache
+bad "a convolution layer without its kernel" --drop-tensor blk.0.shortconv.conv.weight
+bad "head_count_kv one number (no convolution layers: their tensors have no use)" --set-u32 lfm2.attention.head_count_kv 2
+bad "no token_embd_norm" --drop-tensor token_embd_norm.weight
