@@ -171,11 +171,12 @@ INLINE void q4k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
         for (int q = 0; q < 4; q++) { /* 32 bytes: sub-blocks 2q (low nibbles) and 2q + 1 (high) */
             uint8x16_t lo[RT][2], hi[RT][2];
             UNROLL for (int i = 0; i < RT; i++) {
-                uint8x16x2_t v = vld1q_u8_x2(r[i] + 16 + 32 * q);
-                lo[i][0] = vandq_u8(v.val[0], m4);
-                lo[i][1] = vandq_u8(v.val[1], m4);
-                hi[i][0] = vshrq_n_u8(v.val[0], 4);
-                hi[i][1] = vshrq_n_u8(v.val[1], 4);
+                /* two loads, not one LD1 pair: GCC copies the pair's registers */
+                uint8x16_t v0 = vld1q_u8(r[i] + 16 + 32 * q), v1 = vld1q_u8(r[i] + 32 + 32 * q);
+                lo[i][0] = vandq_u8(v0, m4);
+                lo[i][1] = vandq_u8(v1, m4);
+                hi[i][0] = vshrq_n_u8(v0, 4);
+                hi[i][1] = vshrq_n_u8(v1, 4);
             }
             UNROLL for (int t = 0; t < nt; t++) {
                 int8x16x4_t x = vld1q_s8_x4(a[t]->q + 64 * q);
