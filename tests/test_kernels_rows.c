@@ -64,7 +64,16 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
     float *x = malloc(sizeof(float) * COLS);
     for (int r = 0; r < ROWS; r++) {
         for (int i = 0; i < COLS; i++) x[i] = rndf() * (r % 3 == 0 ? 4.0f : 0.5f);
-        quant_quantize_row(type, x, w + r * row_bytes, COLS);
+        if (quant_quantize_row(type, x, w + r * row_bytes, COLS) != 0) {
+            /* no quantizer (Q5_K): random bytes, small random d and dmin (the block's first two halves) */
+            for (uint64_t i = 0; i < row_bytes; i++) w[r * row_bytes + i] = (uint8_t)test_rng_u32(&rng);
+            for (uint64_t b = 0; b < COLS / 256; b++)
+                for (int k = 0; k < 2; k++) {
+                    uint16_t h = quant_f32_to_f16(rndf() * 0.02f);
+                    uint8_t *p = w + r * row_bytes + b * ggml_type_info(type)->block_bytes + 2 * k;
+                    p[0] = (uint8_t)h, p[1] = (uint8_t)(h >> 8);
+                }
+        }
     }
     for (int t = 0; t < TOKENS; t++) {
         for (int i = 0; i < COLS; i++) x[i] = rndf() * (t % 5 == 0 ? 100.0f : 1.0f);

@@ -1135,12 +1135,16 @@ void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-/* kernels_arm_kq.c: Q4_K and Q6_K four rows per pass, both sets */
+/* kernels_arm_kq.c: Q4_K, Q5_K and Q6_K four rows per pass, both sets */
 void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                        int nt, float *out, uint64_t out_stride);
+void kern_arm_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
                         int nt, float *out, uint64_t out_stride);
 void kern_arm_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
                         int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                           int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
                            int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
                            int nt, float *out, uint64_t out_stride);
@@ -1172,10 +1176,10 @@ const KernelSet *kern_arm(void)
     const PortCpu *c = port_cpu();
 #ifdef __aarch64__
     static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q4_K] = kern_arm_rows_q4_k,
-                                      [GGML_TYPE_Q6_K] = kern_arm_rows_q6_k),
+                                      [GGML_TYPE_Q5_K] = kern_arm_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_rows_q6_k),
                            dotprod = SET("aarch64 NEON+dotprod", dp, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
                                          [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_dp_rows_q4_k,
-                                         [GGML_TYPE_Q6_K] = kern_arm_dp_rows_q6_k);
+                                         [GGML_TYPE_Q5_K] = kern_arm_dp_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_dp_rows_q6_k);
     static KernelSet with_fp16; /* either set, F16 weights multiplied in F16 (kernels_arm_fp16.c) */
     if (!c->neon) return NULL;
     const KernelSet *s = c->dotprod ? &dotprod : &neon;

@@ -44,14 +44,18 @@
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
 
-enum { KQ_Q4_K, KQ_Q6_K };
+enum { KQ_Q4_K, KQ_Q5_K, KQ_Q6_K };
 enum { RT = 4, /* rows per pass */ GT = 2 /* tokens per pass */ };
 
 void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
@@ -109,17 +113,20 @@ INLINE void sbytes4(uint32x4_t v, int32x4_t *out)
 /* ---- Q4_K ---------------------------------------------------------------------- */
 
 /* Rows rp[0..3] (at their first block) against nt (1 or 2) tokens over nb
- * blocks: acc[t] lane i = row i . token t. */
-INLINE void q4k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_stride, int nt, uint64_t nb,
-                     float32x4_t *acc, int dp)
+ * blocks: acc[t] lane i = row i . token t. Q5_K (five): bit j of qh[l] is
+ * the fifth bit of element l of sub-block j. */
+INLINE void q45k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_stride, int nt, uint64_t nb,
+                      float32x4_t *acc, int five, int dp)
 {
+    const uint64_t bytes = five ? 176 : 144, qs = five ? 48 : 16;
+    const uint8x16_t b4 = vdupq_n_u8(0x10);
     const uint8x16_t m4 = vdupq_n_u8(15);
     const uint32x4_t m3f = vdupq_n_u32(0x3f3f3f3fu), m0f = vdupq_n_u32(0x0f0f0f0fu), m30 = vdupq_n_u32(0x30303030u);
     const int16x8_t m127 = vdupq_n_s16(127);
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
     for (uint64_t b = 0; b < nb; b++) {
         const uint8_t *r[RT];
-        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + 144 * b;
+        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + bytes * b;
         /* header: d, dmin, the 12 bytes of 6-bit scales and mins (quant_q4k_scale_min) */
         uint32x4_t h[4];
         transpose4(vld1q_u8(r[0]), vld1q_u8(r[1]), vld1q_u8(r[2]), vld1q_u8(r[3]), h);
@@ -168,15 +175,30 @@ INLINE void q4k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
             isum[t] = vdupq_n_s32(0);
             UNROLL for (int i = 0; i < RT; i++) p[t][i] = vdupq_n_s32(0);
         }
-        for (int q = 0; q < 4; q++) { /* 32 bytes: sub-blocks 2q (low nibbles) and 2q + 1 (high) */
+        UNROLL for (int q = 0; q < 4; q++) { /* 32 bytes: sub-blocks 2q (low nibbles) and 2q + 1 (high) */
             uint8x16_t lo[RT][2], hi[RT][2];
             UNROLL for (int i = 0; i < RT; i++) {
                 /* two loads, not one LD1 pair: GCC copies the pair's registers */
-                uint8x16_t v0 = vld1q_u8(r[i] + 16 + 32 * q), v1 = vld1q_u8(r[i] + 32 + 32 * q);
-                lo[i][0] = vandq_u8(v0, m4);
-                lo[i][1] = vandq_u8(v1, m4);
-                hi[i][0] = vshrq_n_u8(v0, 4);
-                hi[i][1] = vshrq_n_u8(v1, 4);
+                uint8x16_t v0 = vld1q_u8(r[i] + qs + 32 * q), v1 = vld1q_u8(r[i] + qs + 16 + 32 * q);
+                if (five) { /* bit 2q (2q + 1) of qh moved to bit 4, the nibble inserted below it */
+                    uint8x16_t h0 = vld1q_u8(r[i] + 16), h1 = vld1q_u8(r[i] + 32);
+                    uint8x16_t l0, l1, u0, u1;
+                    switch (q) {
+                    case 0: l0 = vshlq_n_u8(h0, 4), l1 = vshlq_n_u8(h1, 4), u0 = vshlq_n_u8(h0, 3), u1 = vshlq_n_u8(h1, 3); break;
+                    case 1: l0 = vshlq_n_u8(h0, 2), l1 = vshlq_n_u8(h1, 2), u0 = vshlq_n_u8(h0, 1), u1 = vshlq_n_u8(h1, 1); break;
+                    case 2: l0 = h0, l1 = h1, u0 = vshrq_n_u8(h0, 1), u1 = vshrq_n_u8(h1, 1); break;
+                    default: l0 = vshrq_n_u8(h0, 2), l1 = vshrq_n_u8(h1, 2), u0 = vshrq_n_u8(h0, 3), u1 = vshrq_n_u8(h1, 3); break;
+                    }
+                    lo[i][0] = vbslq_u8(m4, v0, vandq_u8(l0, b4));
+                    lo[i][1] = vbslq_u8(m4, v1, vandq_u8(l1, b4));
+                    hi[i][0] = vsriq_n_u8(vandq_u8(u0, b4), v0, 4);
+                    hi[i][1] = vsriq_n_u8(vandq_u8(u1, b4), v1, 4);
+                } else {
+                    lo[i][0] = vandq_u8(v0, m4);
+                    lo[i][1] = vandq_u8(v1, m4);
+                    hi[i][0] = vshrq_n_u8(v0, 4);
+                    hi[i][1] = vshrq_n_u8(v1, 4);
+                }
             }
             UNROLL for (int t = 0; t < nt; t++) {
                 int8x16x4_t x = vld1q_s8_x4(a[t]->q + 64 * q);
@@ -196,7 +218,9 @@ INLINE void q4k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
                             v = vmlal_s8(v, vget_low_s8(w1), vget_low_s8(x.val[2 * s + 1]));
                             m[i] = vmlal_high_s8(v, w1, x.val[2 * s + 1]);
                         }
-                        int32x4_t sum = vpaddlq_s16(vpaddq_s16(vpaddq_s16(m[0], m[1]), vpaddq_s16(m[2], m[3])));
+                        /* int16 lanes: 4 products of at most 15 (31) x 127, doubled twice (once) */
+                        int32x4_t sum = five ? vpaddq_s32(vpaddlq_s16(vpaddq_s16(m[0], m[1])), vpaddlq_s16(vpaddq_s16(m[2], m[3])))
+                                             : vpaddlq_s16(vpaddq_s16(vpaddq_s16(m[0], m[1]), vpaddq_s16(m[2], m[3])));
                         isum[t] = vmlaq_s32(isum[t], sum, sc[2 * q + s]);
                     }
                 }
@@ -308,9 +332,9 @@ INLINE void kq_rows(int kind, int dp, uint64_t n, const uint8_t *w, uint64_t row
             const uint8_t *a = (const uint8_t *)act + (uint64_t)t0 * act_stride;
             float32x4_t acc[GT];
             int k = nt - t0 < GT ? nt - t0 : GT;
-            if (kind == KQ_Q4_K) {
-                if (k == 2) q4k_pass(rp, a, act_stride, 2, nb, acc, dp);
-                else q4k_pass(rp, a, act_stride, 1, nb, acc, dp);
+            if (kind != KQ_Q6_K) {
+                if (k == 2) q45k_pass(rp, a, act_stride, 2, nb, acc, kind == KQ_Q5_K, dp);
+                else q45k_pass(rp, a, act_stride, 1, nb, acc, kind == KQ_Q5_K, dp);
             } else {
                 if (k == 2) q6k_pass(rp, a, act_stride, 2, nb, acc, dp);
                 else q6k_pass(rp, a, act_stride, 1, nb, acc, dp);
@@ -335,6 +359,12 @@ void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64
     kq_rows(KQ_Q4_K, 0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
+void kern_arm_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                        uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    kq_rows(KQ_Q5_K, 0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
 void kern_arm_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
@@ -345,6 +375,12 @@ DP_ATTR void kern_arm_dp_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_by
                                    uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     kq_rows(KQ_Q4_K, 1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
+DP_ATTR void kern_arm_dp_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                                   uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    kq_rows(KQ_Q5_K, 1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 DP_ATTR void kern_arm_dp_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
