@@ -288,11 +288,23 @@ INLINE void q6k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
                 UNROLL for (int i = 0; i < RT; i++) {
                     uint8x16_t l0 = vld1q_u8(r[i] + 64 * h + 16 * s), l1 = vld1q_u8(r[i] + 64 * h + 32 + 16 * s);
                     uint8x16_t hb = vld1q_u8(r[i] + 128 + 32 * h + 16 * s);
-                    uint8x16_t u = vshrq_n_u8(hb, 2);
-                    c[i][2] = vsriq_n_u8(vandq_u8(hb, m30), l0, 4); /* l0 >> 4 | (hb & 0x30) */
-                    c[i][3] = vsriq_n_u8(u, l1, 4);                 /* l1 >> 4 | (hb >> 6) << 4 */
-                    c[i][0] = vsliq_n_u8(l0, vandq_u8(hb, m3), 4);  /* l0 & 15 | (hb & 3) << 4 */
-                    c[i][1] = vsliq_n_u8(l1, vandq_u8(u, m3), 4);   /* l1 & 15 | ((hb >> 2) & 3) << 4 */
+                    /* c2 = l0 >> 4 | (hb & 0x30), c3 = l1 >> 4 | (hb >> 6) << 4, then (SLI
+                     * overwrites l0 and l1, in asm so GCC does not copy them first)
+                     * c0 = l0 & 15 | (hb & 3) << 4, c1 = l1 & 15 | ((hb >> 2) & 3) << 4 */
+                    uint8x16_t t1, t2;
+                    __asm__("and %[c2].16b, %[hb].16b, %[m30].16b\n\t"
+                            "ushr %[c3].16b, %[hb].16b, #2\n\t"
+                            "and %[t2].16b, %[hb].16b, %[m3].16b\n\t"
+                            "and %[t1].16b, %[c3].16b, %[m3].16b\n\t"
+                            "sri %[c2].16b, %[l0].16b, #4\n\t"
+                            "sri %[c3].16b, %[l1].16b, #4\n\t"
+                            "sli %[l0].16b, %[t2].16b, #4\n\t"
+                            "sli %[l1].16b, %[t1].16b, #4"
+                            : [c2] "=&w"(c[i][2]), [c3] "=&w"(c[i][3]), [t1] "=&w"(t1), [t2] "=&w"(t2), [l0] "+w"(l0),
+                              [l1] "+w"(l1)
+                            : [hb] "w"(hb), [m30] "w"(m30), [m3] "w"(m3));
+                    c[i][0] = l0;
+                    c[i][1] = l1;
                 }
                 UNROLL for (int t = 0; t < nt; t++) {
                     UNROLL for (int k = 0; k < 4; k++) {
