@@ -112,6 +112,59 @@ INLINE void sbytes4(uint32x4_t v, int32x4_t *out)
 
 /* ---- Q4_K ---------------------------------------------------------------------- */
 
+/* Pair q of a block (32 bytes of codes: sub-blocks 2q, low nibbles, and
+ * 2q + 1, high) for the four rows r and nt tokens a. */
+INLINE void q45k_pair(int q, const uint8_t *const *r, uint64_t qs, const KernQ8_K *const *a, int nt, const int32x4_t *sc,
+                      int32x4_t *isum, int32x4_t (*p)[RT], int five, int dp)
+{
+    const uint8x16_t m4 = vdupq_n_u8(15), b4 = vdupq_n_u8(0x10);
+    uint8x16_t lo[RT][2], hi[RT][2];
+    UNROLL for (int i = 0; i < RT; i++) {
+        /* two loads, not one LD1 pair: GCC copies the pair's registers */
+        uint8x16_t v0 = vld1q_u8(r[i] + qs + 32 * q), v1 = vld1q_u8(r[i] + qs + 16 + 32 * q);
+        if (five) { /* bit 2q (2q + 1) of qh moved to bit 4, the nibble inserted below it */
+            uint8x16_t h0 = vld1q_u8(r[i] + 16), h1 = vld1q_u8(r[i] + 32);
+            /* USHL: a negative count shifts right */
+            int8x16_t sl = vdupq_n_s8((int8_t)(4 - 2 * q)), sh = vdupq_n_s8((int8_t)(3 - 2 * q));
+            uint8x16_t l0 = vshlq_u8(h0, sl), l1 = vshlq_u8(h1, sl), u0 = vshlq_u8(h0, sh), u1 = vshlq_u8(h1, sh);
+            lo[i][0] = vbslq_u8(m4, v0, vandq_u8(l0, b4));
+            lo[i][1] = vbslq_u8(m4, v1, vandq_u8(l1, b4));
+            hi[i][0] = vsriq_n_u8(vandq_u8(u0, b4), v0, 4);
+            hi[i][1] = vsriq_n_u8(vandq_u8(u1, b4), v1, 4);
+        } else {
+            lo[i][0] = vandq_u8(v0, m4);
+            lo[i][1] = vandq_u8(v1, m4);
+            hi[i][0] = vshrq_n_u8(v0, 4);
+            hi[i][1] = vshrq_n_u8(v1, 4);
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) {
+        int8x16x4_t x = vld1q_s8_x4(a[t]->q + 64 * q);
+        if (dp) {
+            UNROLL for (int i = 0; i < RT; i++) p[t][i] = sdot(sdot(p[t][i], lo[i][0], x.val[0]), lo[i][1], x.val[1]);
+            isum[t] = vmlaq_s32(isum[t], tree32(p[t]), sc[2 * q]);
+            UNROLL for (int i = 0; i < RT; i++) p[t][i] = sdot(sdot(p[t][i], hi[i][0], x.val[2]), hi[i][1], x.val[3]);
+            isum[t] = vmlaq_s32(isum[t], tree32(p[t]), sc[2 * q + 1]);
+        } else {
+            for (int s = 0; s < 2; s++) {
+                int16x8_t m[RT];
+                UNROLL for (int i = 0; i < RT; i++) {
+                    int8x16_t w0 = vreinterpretq_s8_u8(s ? hi[i][0] : lo[i][0]);
+                    int8x16_t w1 = vreinterpretq_s8_u8(s ? hi[i][1] : lo[i][1]);
+                    int16x8_t v = vmull_s8(vget_low_s8(w0), vget_low_s8(x.val[2 * s]));
+                    v = vmlal_high_s8(v, w0, x.val[2 * s]);
+                    v = vmlal_s8(v, vget_low_s8(w1), vget_low_s8(x.val[2 * s + 1]));
+                    m[i] = vmlal_high_s8(v, w1, x.val[2 * s + 1]);
+                }
+                /* int16 lanes: 4 products of at most 15 (31) x 127, doubled twice (once) */
+                int32x4_t sum = five ? vpaddq_s32(vpaddlq_s16(vpaddq_s16(m[0], m[1])), vpaddlq_s16(vpaddq_s16(m[2], m[3])))
+                                     : vpaddlq_s16(vpaddq_s16(vpaddq_s16(m[0], m[1]), vpaddq_s16(m[2], m[3])));
+                isum[t] = vmlaq_s32(isum[t], sum, sc[2 * q + s]);
+            }
+        }
+    }
+}
+
 /* Rows rp[0..3] (at their first block) against nt (1 or 2) tokens over nb
  * blocks: acc[t] lane i = row i . token t. Q5_K (five): bit j of qh[l] is
  * the fifth bit of element l of sub-block j. */
@@ -119,8 +172,6 @@ INLINE void q45k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act
                       float32x4_t *acc, int five, int dp)
 {
     const uint64_t bytes = five ? 176 : 144, qs = five ? 48 : 16;
-    const uint8x16_t b4 = vdupq_n_u8(0x10);
-    const uint8x16_t m4 = vdupq_n_u8(15);
     const uint32x4_t m3f = vdupq_n_u32(0x3f3f3f3fu), m0f = vdupq_n_u32(0x0f0f0f0fu), m30 = vdupq_n_u32(0x30303030u);
     const int16x8_t m127 = vdupq_n_s16(127);
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
@@ -175,56 +226,11 @@ INLINE void q45k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act
             isum[t] = vdupq_n_s32(0);
             UNROLL for (int i = 0; i < RT; i++) p[t][i] = vdupq_n_s32(0);
         }
-        UNROLL for (int q = 0; q < 4; q++) { /* 32 bytes: sub-blocks 2q (low nibbles) and 2q + 1 (high) */
-            uint8x16_t lo[RT][2], hi[RT][2];
-            UNROLL for (int i = 0; i < RT; i++) {
-                /* two loads, not one LD1 pair: GCC copies the pair's registers */
-                uint8x16_t v0 = vld1q_u8(r[i] + qs + 32 * q), v1 = vld1q_u8(r[i] + qs + 16 + 32 * q);
-                if (five) { /* bit 2q (2q + 1) of qh moved to bit 4, the nibble inserted below it */
-                    uint8x16_t h0 = vld1q_u8(r[i] + 16), h1 = vld1q_u8(r[i] + 32);
-                    uint8x16_t l0, l1, u0, u1;
-                    switch (q) {
-                    case 0: l0 = vshlq_n_u8(h0, 4), l1 = vshlq_n_u8(h1, 4), u0 = vshlq_n_u8(h0, 3), u1 = vshlq_n_u8(h1, 3); break;
-                    case 1: l0 = vshlq_n_u8(h0, 2), l1 = vshlq_n_u8(h1, 2), u0 = vshlq_n_u8(h0, 1), u1 = vshlq_n_u8(h1, 1); break;
-                    case 2: l0 = h0, l1 = h1, u0 = vshrq_n_u8(h0, 1), u1 = vshrq_n_u8(h1, 1); break;
-                    default: l0 = vshrq_n_u8(h0, 2), l1 = vshrq_n_u8(h1, 2), u0 = vshrq_n_u8(h0, 3), u1 = vshrq_n_u8(h1, 3); break;
-                    }
-                    lo[i][0] = vbslq_u8(m4, v0, vandq_u8(l0, b4));
-                    lo[i][1] = vbslq_u8(m4, v1, vandq_u8(l1, b4));
-                    hi[i][0] = vsriq_n_u8(vandq_u8(u0, b4), v0, 4);
-                    hi[i][1] = vsriq_n_u8(vandq_u8(u1, b4), v1, 4);
-                } else {
-                    lo[i][0] = vandq_u8(v0, m4);
-                    lo[i][1] = vandq_u8(v1, m4);
-                    hi[i][0] = vshrq_n_u8(v0, 4);
-                    hi[i][1] = vshrq_n_u8(v1, 4);
-                }
-            }
-            UNROLL for (int t = 0; t < nt; t++) {
-                int8x16x4_t x = vld1q_s8_x4(a[t]->q + 64 * q);
-                if (dp) {
-                    UNROLL for (int i = 0; i < RT; i++) p[t][i] = sdot(sdot(p[t][i], lo[i][0], x.val[0]), lo[i][1], x.val[1]);
-                    isum[t] = vmlaq_s32(isum[t], tree32(p[t]), sc[2 * q]);
-                    UNROLL for (int i = 0; i < RT; i++) p[t][i] = sdot(sdot(p[t][i], hi[i][0], x.val[2]), hi[i][1], x.val[3]);
-                    isum[t] = vmlaq_s32(isum[t], tree32(p[t]), sc[2 * q + 1]);
-                } else {
-                    for (int s = 0; s < 2; s++) {
-                        int16x8_t m[RT];
-                        UNROLL for (int i = 0; i < RT; i++) {
-                            int8x16_t w0 = vreinterpretq_s8_u8(s ? hi[i][0] : lo[i][0]);
-                            int8x16_t w1 = vreinterpretq_s8_u8(s ? hi[i][1] : lo[i][1]);
-                            int16x8_t v = vmull_s8(vget_low_s8(w0), vget_low_s8(x.val[2 * s]));
-                            v = vmlal_high_s8(v, w0, x.val[2 * s]);
-                            v = vmlal_s8(v, vget_low_s8(w1), vget_low_s8(x.val[2 * s + 1]));
-                            m[i] = vmlal_high_s8(v, w1, x.val[2 * s + 1]);
-                        }
-                        /* int16 lanes: 4 products of at most 15 (31) x 127, doubled twice (once) */
-                        int32x4_t sum = five ? vpaddq_s32(vpaddlq_s16(vpaddq_s16(m[0], m[1])), vpaddlq_s16(vpaddq_s16(m[2], m[3])))
-                                             : vpaddlq_s16(vpaddq_s16(vpaddq_s16(m[0], m[1]), vpaddq_s16(m[2], m[3])));
-                        isum[t] = vmlaq_s32(isum[t], sum, sc[2 * q + s]);
-                    }
-                }
-            }
+        /* unrolled for one token; two tokens' sums leave no registers for it */
+        if (nt == 1) {
+            UNROLL for (int q = 0; q < 4; q++) q45k_pair(q, r, qs, a, nt, sc, isum, p, five, dp);
+        } else {
+            for (int q = 0; q < 4; q++) q45k_pair(q, r, qs, a, nt, sc, isum, p, five, dp);
         }
         UNROLL for (int t = 0; t < nt; t++) {
             acc[t] = vfmaq_f32(acc[t], vcvtq_f32_s32(isum[t]), vmulq_n_f32(dw, a[t]->d));
