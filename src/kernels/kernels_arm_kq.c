@@ -1,4 +1,4 @@
-/* kernels_arm_kq.c - Q4_K and Q6_K matmuls on aarch64 that compute four
+/* kernels_arm_kq.c - Q4_K, Q5_K and Q6_K matmuls on aarch64 that compute four
  * weight rows per pass (KernelSet.rows of both aarch64 sets in
  * kernels_arm.c), with dotprod (Pi 5) and without (Pi 3, 4).
  *
@@ -20,11 +20,12 @@
  *    block from the sum (-32 x sum_j s_j x bsum_j, the activation's
  *    sub-block sums), and Q4_K's mins likewise from the bsums.
  * Without dotprod the products go into int16 lanes (SMULL/SMLAL2: at most
- * 4 x 15 x 127 per lane for Q4_K, 2 x 63 x 127 for Q6_K) and the ADDP
- * tree widens them once (SADDLP) before it overflows.
+ * 4 x 15 x 127 per lane for Q4_K, 4 x 31 x 127 for Q5_K, 2 x 63 x 127 for
+ * Q6_K) and the ADDP tree widens them (SADDLP) before they could overflow.
+ * The one-row dot entries of kernels_arm.c are these kernels on one row.
  *
  * Determinism (kernels.h): row r and token t always get, block by block,
- *   Q4_K: acc = fma(float(S), dw * da, acc); acc = fma(-float(M), dmin * da, acc)
+ *   Q4_K, Q5_K: acc = fma(float(S), dw * da, acc); acc = fma(-float(M), dmin * da, acc)
  *   Q6_K: acc = fma(float(S), dw * da, acc)
  * with S and M the exact integer sums (as the reference's), in one float
  * lane, whatever the lane, the tile, the tokens sharing the call or the
