@@ -64,7 +64,16 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
     float *x = malloc(sizeof(float) * COLS);
     for (int r = 0; r < ROWS; r++) {
         for (int i = 0; i < COLS; i++) x[i] = rndf() * (r % 3 == 0 ? 4.0f : 0.5f);
-        quant_quantize_row(type, x, w + r * row_bytes, COLS);
+        if (quant_quantize_row(type, x, w + r * row_bytes, COLS) != 0) {
+            /* no quantizer (Q5_K): random bytes, small random d and dmin (the block's first two halves) */
+            for (uint64_t i = 0; i < row_bytes; i++) w[r * row_bytes + i] = (uint8_t)test_rng_u32(&rng);
+            for (uint64_t b = 0; b < COLS / 256; b++)
+                for (int k = 0; k < 2; k++) {
+                    uint16_t h = quant_f32_to_f16(rndf() * 0.02f);
+                    uint8_t *p = w + r * row_bytes + b * ggml_type_info(type)->block_bytes + 2 * k;
+                    p[0] = (uint8_t)h, p[1] = (uint8_t)(h >> 8);
+                }
+        }
     }
     for (int t = 0; t < TOKENS; t++) {
         for (int i = 0; i < COLS; i++) x[i] = rndf() * (t % 5 == 0 ? 100.0f : 1.0f);
@@ -97,6 +106,16 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
     CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: one token at a time equals all at once, bit for bit",
           name);
 
+    /* small batches (serve --slots: 2-4 tokens per step): every group of
+     * 2, 3 or 4 tokens equals the same tokens in the call with all */
+    for (int g = 2; g <= 4; g++) {
+        for (int t = 0; t < TOKENS; t += g) {
+            int k = TOKENS - t < g ? TOKENS - t : g;
+            rows(COLS, w, row_bytes, ROWS, act + t * act_stride, act_stride, k, one + t * ROWS, ROWS);
+        }
+        CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: %d tokens at a time equal all at once, bit for bit", name, g);
+    }
+
     /* rows starting elsewhere: row r sits in another lane and tile */
     int same = 1;
     for (int start = 1; start < 40; start += 3) {
@@ -128,6 +147,54 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
     free(all);
     free(one);
     free(x);
+}
+
+/* Q8_K types: blocks at the extremes of their codes and scales (every
+ * code and scale at its largest magnitude) against activations of +-127,
+ * where a sum that overflowed its lanes (int16 products without dotprod)
+ * would be far off; the bound as above. */
+static void test_extremes(uint32_t type, KernRowsFn rows, const char *label)
+{
+    enum { N = 256 * 3, R = 6, T = 3 };
+    uint64_t rb = ggml_row_bytes(type, N), as = kern_act_bytes(KERN_ACT_Q8_K, N);
+    uint8_t *w = malloc(R * rb), *act = malloc(T * as);
+    float x[N], got[T * R];
+    double worst = 0;
+    for (int pattern = 0; pattern < 4; pattern++) {
+        memset(w, pattern & 1 ? 0xff : 0x00, R * rb);
+        for (int r = 0; r < R; r++)
+            for (int b = 0; b < N / 256; b++) {
+                uint8_t *blk = w + r * rb + b * ggml_type_info(type)->block_bytes;
+                if (type == GGML_TYPE_Q6_K) {
+                    memset(blk + 192, r % 2 ? 0x80 : 0x7f, 16); /* scales -128 or 127 */
+                    blk[208] = 0x00, blk[209] = 0x3c;           /* d = 1 */
+                } else {
+                    blk[0] = 0x00, blk[1] = 0x3c, blk[2] = 0x00, blk[3] = 0x38; /* d = 1, dmin = 0.5 */
+                    memset(blk + 4, 0xff, 12);                                  /* scales and mins 63 */
+                }
+            }
+        for (int t = 0; t < T; t++) {
+            for (int i = 0; i < N; i++) x[i] = (pattern & 2 ? -1.0f : 1.0f) * (t == 1 && i % 2 ? -1.0f : 1.0f);
+            kern_quantize_act(type, x, act + t * as, N);
+        }
+        rows(N, w, rb, R, act, as, T, got, R);
+        for (int t = 0; t < T; t++)
+            for (int r = 0; r < R; r++) {
+                float want;
+                kern_ref()->dot[type](N, w + r * rb, act + t * as, as, 1, &want, 1);
+                double mag = 0;
+                float wf[N];
+                quant_dequant_row(type, w + r * rb, wf, N);
+                const KernQ8_K *a = (const KernQ8_K *)(act + t * as);
+                for (int i = 0; i < N; i++) mag += fabs((double)wf[i] * a[i / 256].d * a[i / 256].q[i % 256]);
+                double err = fabs((double)got[t * R + r] - want) / (mag + 1e-30);
+                if (err > worst) worst = err;
+            }
+    }
+    CHECK(worst <= 1e-5, "%s [%s] rows: largest codes and scales against +-127 within 1e-05 of sum |terms| (worst %.3g)",
+          ggml_type_info(type)->name, label, worst);
+    free(w);
+    free(act);
 }
 
 /* F16 arithmetic (KernelSet.f16_in_half): on values whose products and
@@ -177,6 +244,7 @@ int main(void)
         if (!ks->rows[t]) continue;
         any = 1;
         test_type(t, ks->rows[t], ks->name, 1, NULL);
+        if (kern_act_format(t) == KERN_ACT_Q8_K) test_extremes(t, ks->rows[t], ks->name);
     }
     if (ks->f16_in_half) test_f16_half(ks->rows[GGML_TYPE_F16]);
     if (!any) CHECK(1, "%s: no multi-row kernels on this path (row-by-row kernels are tested by test_kernels)", ks->name);

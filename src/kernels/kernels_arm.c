@@ -31,7 +31,8 @@
  * Matmuls of several rows at once (KernelSet.rows, taken by kern_matmul
  * instead of the one-row kernels): F16 on both aarch64 sets (four rows and
  * four tokens per pass, here), Q8_0 and Q4_0 on the dotprod set (eight rows,
- * kernels_arm_rows.c). Attention over many positions (dots_f16, wsum_f16)
+ * kernels_arm_rows.c), Q4_K, Q5_K and Q6_K on both (four rows and up to two
+ * tokens, kernels_arm_kq.c). Attention over many positions (dots_f16, wsum_f16)
  * converts each K/V row once for two query heads. */
 #include <stddef.h>
 #include <string.h>
@@ -832,9 +833,11 @@ INT_KERNEL(q5_1, b32_body, B32_Q5_1)
 INT_KERNEL(iq4_nl, b32_body, B32_IQ4_NL)
 INT_KERNEL(q2_k, q2_k_body, 0)
 INT_KERNEL(q3_k, q3_k_body, 0)
+#ifndef __aarch64__ /* aarch64: the four-row kernels one row at a time (below) */
 INT_KERNEL(q4_k, q45_k_body, 0)
 INT_KERNEL(q5_k, q45_k_body, 1)
 INT_KERNEL(q6_k, q6_k_body, 0)
+#endif
 INT_KERNEL(iq4_xs, iq4_xs_body, 0)
 DEFINE_DOT(, neon_f32, float_body, FW_F32, 0)
 DEFINE_DOT(, neon_f16, float_body, FW_F16, 0)
@@ -1135,9 +1138,38 @@ void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+/* kernels_arm_kq.c: Q4_K, Q5_K and Q6_K four rows per pass, both sets */
+void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                        int nt, float *out, uint64_t out_stride);
+void kern_arm_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                        int nt, float *out, uint64_t out_stride);
+void kern_arm_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                        int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                           int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                           int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                           int nt, float *out, uint64_t out_stride);
 /* kernels_arm_fp16.c: F16 weights multiplied in F16, for CPUs with FEAT_FP16 */
 void kern_arm_fp16_rows_f16(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                             uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
+/* Q4_K, Q5_K and Q6_K rows alone: the four-row kernels with every lane on
+ * the row, so a row's result is the same bits in a matmul and alone
+ * (kern_vec_dot, tests/test_kernels.c) */
+#define KQ_DOT(p, name, rows)                                                                                    \
+    static void p##_##name(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,          \
+                           float *out, uint64_t out_stride)                                                       \
+    {                                                                                                             \
+        rows(n, row, 0, 1, act, act_stride, nt, out, out_stride);                                                 \
+    }
+KQ_DOT(neon, q4_k, kern_arm_rows_q4_k)
+KQ_DOT(neon, q5_k, kern_arm_rows_q5_k)
+KQ_DOT(neon, q6_k, kern_arm_rows_q6_k)
+KQ_DOT(dp, q4_k, kern_arm_dp_rows_q4_k)
+KQ_DOT(dp, q5_k, kern_arm_dp_rows_q5_k)
+KQ_DOT(dp, q6_k, kern_arm_dp_rows_q6_k)
 #endif
 
 #define INT_ENTRIES(p)                                                                                           \
@@ -1162,9 +1194,11 @@ const KernelSet *kern_arm(void)
 {
     const PortCpu *c = port_cpu();
 #ifdef __aarch64__
-    static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16),
+    static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q4_K] = kern_arm_rows_q4_k,
+                                      [GGML_TYPE_Q5_K] = kern_arm_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_rows_q6_k),
                            dotprod = SET("aarch64 NEON+dotprod", dp, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
-                                         [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0);
+                                         [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_dp_rows_q4_k,
+                                         [GGML_TYPE_Q5_K] = kern_arm_dp_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_dp_rows_q6_k);
     static KernelSet with_fp16; /* either set, F16 weights multiplied in F16 (kernels_arm_fp16.c) */
     if (!c->neon) return NULL;
     const KernelSet *s = c->dotprod ? &dotprod : &neon;

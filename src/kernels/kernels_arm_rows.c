@@ -6,7 +6,7 @@
  * every row, convert one scale and sum four lanes for every block. Here the
  * rows go in eights and every load and float step serves several of them:
  *
- * Decoding (one token; tokens of calls with fewer than four go one by
+ * Decoding (one token; tokens of calls with fewer than four (Q4_0: three) go one by
  * one): the token's block is laid out once per call as four vectors
  * [a0..7 a0..7] [a8..15 a8..15] ...; one LD4 lane load takes 32 bytes of a
  * Q8_0 row into lane 0 of four vectors and another row's into lane 1, so
@@ -16,7 +16,7 @@
  * the same with LD2 (16 bytes of nibbles) and the offset of 8 folded into
  * the initial value of the sums (-8 x the activation's code sum).
  *
- * Prompts (four tokens or more), K-chunk by K-chunk (16 blocks): the
+ * Prompts (four tokens or more; Q4_0 three), K-chunk by K-chunk (16 blocks): the
  * chunk's activations are laid out once for all the row tiles (per block,
  * four tokens' codes and scales: three loads); each tile of eight rows is
  * transposed once (LD4 lane loads: one vector = four rows x four
@@ -55,7 +55,7 @@ enum {
     DKC = 128,      /* decoding: blocks of the activation laid out at once (8 KiB) */
     PKC = 16,       /* prompts: blocks per K-chunk (36 KiB of activations for PTOK tokens) */
     PTOK = 64,      /* prompts: tokens per pass over a chunk (accumulators on the stack) */
-    MIN_TILE_TOKENS = 4
+    MIN_TILE_TOKENS = 4 /* Q4_0: 3 (a quad with one token repeated costs less than three decodes; Q8_0's more) */
 };
 
 void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
@@ -483,7 +483,7 @@ DP static void prompt_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_
 DP static void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                           const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    if (nt < MIN_TILE_TOKENS) {
+    if (nt < MIN_TILE_TOKENS - (kind == RK_Q4_0)) {
         for (int t = 0; t < nt; t++)
             decode_token(kind, n, w, row_bytes, nrows, (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride),
                          out + (uint64_t)t * out_stride);
