@@ -13,11 +13,12 @@
 # then `pith logits` of that build on fixture models of each quantized
 # kernel family (Q8_0, Q4_0, Q4_K_M = Q4_K + Q6_K) and F16 on the same CPU,
 # compared with llama.cpp's logits by cmplogits (README section 6
-# tolerances). Five parts (tests/run.sh runs them side by side): one per CPU,
-# and test_forward on the A76 (about 140 CPU seconds of qemu) on its own.
+# tolerances). Six parts (tests/run.sh runs them side by side): one per CPU,
+# and test_forward on the A76 (140 CPU seconds of qemu) in two halves of
+# its own (PITH_TEST_SHARD: half the fixture models each).
 # Needs the cross compilers and qemu-user-static
 # (toolchains/install-debian.sh).
-# parts: a53 a76 a76-forward a7 arm1176
+# parts: a53 a76 a76-forward0 a76-forward1 a7 arm1176
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 CMP=${CMP:-build/asan/tools/cmplogits}
@@ -57,7 +58,7 @@ run_test() {
     n_ok=$(grep -c '^ok - ' "$TMP/k")
     n_bad=$(grep -c '^not ok - ' "$TMP/k")
     if [ "$st" -eq 0 ] && [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]; then
-        ok "$1 on $2: $3: $n_ok checks pass"
+        ok "$1 on $2: $3${PITH_TEST_SHARD:+ (shard $PITH_TEST_SHARD)}: $n_ok checks pass"
     else
         not_ok "$1 on $2: $3: status $st, $n_bad failed: $(grep -m5 '^not ok' "$TMP/k" | tr '\n' '|')"
     fi
@@ -98,10 +99,16 @@ if part a76 && build aarch64-linux-musl; then
     path aarch64-linux-musl cortex-a76 "aarch64 NEON+dotprod+fp16" $CASES
 fi
 # the whole forward pass on the dotprod path (its multi-row kernels): chunked
-# prompts, token by token, threads (about a minute under qemu)
-if part a76-forward && build aarch64-linux-musl; then
-    run_test aarch64-linux-musl cortex-a76 test_forward
-fi
+# prompts, token by token, threads; in two halves (PITH_TEST_SHARD=K/2: the
+# fixture models K, K+2, ..., the two-sequence tests in the first, the
+# synthetic models in the second), each part one, a direct run both.
+for k in 0 1; do
+    if part a76-forward$k && build aarch64-linux-musl; then
+        export PITH_TEST_SHARD=$k/2
+        run_test aarch64-linux-musl cortex-a76 test_forward
+        unset PITH_TEST_SHARD
+    fi
+done
 if part a7 && build armv7-linux-musleabihf; then
     path armv7-linux-musleabihf cortex-a7 "armv7 NEON" $CASES
 fi
