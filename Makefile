@@ -240,6 +240,15 @@ $(TDIR)/pith: $(call objs,$(TDIR),$(CORE_SRC) $(PORT_SRC))
 	@rm -f $@.relocs
 	@mv $@.tmp $@
 
+# Test programs for a target, linked with its library objects
+# (tests/t_arm_kernels.sh runs them under qemu): make TARGET=T build/T/tests/test_NAME
+$(TDIR)/tests/%.o: tests/%.c $(HEADERS) $(TCONF)
+	@mkdir -p $(@D)
+	$(CROSS_CC) $(WARN) -O2 -g -fno-strict-aliasing $(TARGET_CFLAGS) $(PORT_DEFS) -c $< -o $@
+$(TDIR)/tests/test_%: $(TDIR)/tests/test_%.o $(call objs,$(TDIR),$(CORE_SRC) $(filter-out port/main.c,$(PORT_SRC)) \
+		$(filter-out tests/tools/main_%.c,$(TOOL_SRC)))
+	$(CROSS_CC) $(TARGET_CFLAGS) $(OMPFLAGS) $(TARGET_LDFLAGS) -o $@ $^ $(LDLIBS)
+
 static: build/$(STATIC_TARGET)/pith
 	cp $< pith-static
 	@file pith-static | grep -q 'statically linked' && echo "pith-static: statically linked, $$(stat -c %s pith-static) bytes"

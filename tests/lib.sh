@@ -20,4 +20,12 @@ expect_fail2() {
     if [ "$st" -eq 2 ] && [ "$lines" -eq 1 ] && grep -q '^pith: ' "$TMP/err"; then ok "$name"
     else not_ok "$name: status $st, $lines stderr lines: $(head -c 300 "$TMP/err")"; fi
 }
+# part NAME: whether to do part NAME of a script split into parts (its
+# "# parts: ..." line): tests/run.sh runs each part as its own job with
+# PITH_TEST_PART=NAME; run directly, a script does every part.
+part() { [ -z "${PITH_TEST_PART:-}" ] || [ "$PITH_TEST_PART" = "$1" ]; }
+# lock FILE ... unlock: what is between runs in one part at a time (the
+# parts of a script running at once build what they share once).
+lock() { mkdir -p "$(dirname "$1")"; exec 9>"$1"; flock 9; }
+unlock() { flock -u 9; exec 9>&-; }
 finish() { [ "$failures" -eq 0 ]; exit $?; }

@@ -8,6 +8,11 @@
 #
 # Each test's output goes to build/test-logs/NAME.log; build/test.log has
 # them all, in name order, whatever order they ran in.
+#
+# A script with a line "# parts: A B ..." is run as one job per part
+# (TEST@A, TEST@B, ...: PITH_TEST_PART=A sh TEST), so that one long script
+# does not bound the wall time; `sh TEST` alone runs every part (lib.sh's
+# part()). TEST@A on the command line runs that part only.
 cd "$(dirname "$0")/.." || exit 1
 export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
@@ -31,12 +36,21 @@ else
         tests="$tests $t"
     done
 fi
+# Scripts split into parts: one entry per part.
+expanded=
+for t in $tests; do
+    parts=
+    case "$t" in *.sh) parts=$(sed -n 's/^# parts: //p' "$t" 2>/dev/null | head -1) ;; esac
+    if [ -n "$parts" ]; then for p in $parts; do expanded="$expanded $t@$p"; done
+    else expanded="$expanded $t"; fi
+done
+tests=$expanded
 # Longest first: last run's seconds, else a guess for the known slow ones.
 order=$(for t in $tests; do
     s=$(awk -F'\t' -v t="$t" '$1 == t { s = $2 } END { print s + 0 }' "$times" 2>/dev/null)
     [ "${s:-0}" -gt 0 ] || case "$t" in
-        *t_fuzz.sh|*t_serve.sh|*t_llamacpp.sh|*t_arm_kernels.sh) s=100 ;;
-        *t_soak.sh|*t_robust.sh|*test_forward|*t_load_modes.sh) s=50 ;;
+        *t_fuzz.sh*|*t_serve.sh*|*t_llamacpp.sh*|*t_arm_kernels.sh*) s=100 ;;
+        *t_soak.sh*|*t_robust.sh*|*test_forward|*t_load_modes.sh*) s=50 ;;
         *) s=1 ;;
     esac
     printf '%s\t%s\n' "$s" "$t"
@@ -48,6 +62,7 @@ run_one() {
     name=$(echo "$t" | tr / _)
     t0=$(date +%s)
     case "$t" in
+        *.sh@*) PITH_TEST_PART=${t##*@} sh "${t%@*}" >"$logs/$name.log" 2>&1 ;;
         *.sh) sh "$t" >"$logs/$name.log" 2>&1 ;;
         *) "$t" >"$logs/$name.log" 2>&1 ;;
     esac
@@ -76,6 +91,11 @@ for t in $tests; do
     fi
     read -r _ st secs <"$logs/$name.done"
     printf '%s\t%s\n' "$t" "$secs" >>"$times.new"
+    # a test (or a part, e.g. a misspelt one) that checked nothing has not passed
+    if ! grep -q '^ok - ' "$logs/$name.log"; then
+        echo "not ok - $t reported no passing check" | tee -a "$log"
+        status=1
+    fi
     if [ "$st" -ne 0 ]; then
         status=1
         if ! grep -q '^not ok' "$logs/$name.log"; then

@@ -550,15 +550,30 @@ int main(void)
     CHECK(n > 0, "cases.tsv read (%d cases)", n);
     if (n <= 0) CHECK_DONE();
     port_set_threads(1);
+    /* PITH_TEST_SHARD=K/N (tests/t_arm_kernels.sh under qemu): only the
+     * items i (the models below, then the two-sequence tests, then the
+     * synthetic models) with i % N == K; the N shards together run all. */
+    int shard = 0, n_shards = 1;
+    const char *shard_env = getenv("PITH_TEST_SHARD");
+    if (shard_env && *shard_env && (sscanf(shard_env, "%d/%d", &shard, &n_shards) != 2 || n_shards < 1 || shard < 0 ||
+                      shard >= n_shards)) {
+        CHECK(0, "PITH_TEST_SHARD='%s' is not K/N with 0 <= K < N", shard_env);
+        CHECK_DONE();
+    }
+#define MINE(item) ((item) % n_shards == shard)
 
     static const char *models[] = {"tiny-qwen3-f32.gguf",  "tiny-qwen3-untied-f16.gguf", "tiny-qwen3-Q8_0.gguf",
                                    "tiny-qwen3-Q4_0.gguf", "tiny-qwen3-Q4_K_M.gguf",     "tiny-qwen3-Q6_K.gguf",
                                    "stories260K.gguf",     "stories260K-f16.gguf"};
     enum { N_MODELS = sizeof models / sizeof models[0] };
-    int covered = 0;
+    int covered = 0, expected = 0;
+    for (int i = 0; i < n; i++)
+        for (int mi = 0; mi < N_MODELS; mi++)
+            if (!strcmp(cases[i].model, models[mi])) expected += MINE(mi) ? 1 : 0;
     Worst worst[N_MODELS];
     memset(worst, 0, sizeof worst);
     for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        if (!MINE((int)mi)) continue;
         const char *path = fix_model_path(models[mi]);
         snprintf(worst[mi].model, sizeof worst[mi].model, "%s", models[mi]);
         Loaded *L = load(path, 1, KV_F32, 128, 32);
@@ -581,7 +596,15 @@ int main(void)
         if (variant_case) variants(L, variant_case, path);
         unload(L);
     }
-    CHECK(covered == n, "every case of cases.tsv was run (%d of %d)", covered, n);
+    if (n_shards == 1) CHECK(covered == n, "every case of cases.tsv was run (%d of %d)", covered, n);
+    else {
+        /* every case is of a listed model, and this shard ran all of its models' cases */
+        int listed = 0;
+        for (int i = 0; i < n; i++)
+            for (int mi = 0; mi < N_MODELS; mi++) listed += !strcmp(cases[i].model, models[mi]);
+        CHECK(listed == n && covered == expected, "shard %d/%d: every case of its models was run (%d of %d; %d of %d cases listed)",
+              shard, n_shards, covered, expected, listed, n);
+    }
     const FixCase *pair[2] = {NULL, NULL};
     for (int i = 0; i < n; i++)
         if (!strcmp(cases[i].model, "tiny-qwen3-f32.gguf") && !strcmp(cases[i].kind, "logits") && cases[i].n_prompt <= 64) {
@@ -589,7 +612,7 @@ int main(void)
             else if (!pair[1]) pair[1] = &cases[i];
         }
     CHECK(pair[0] && pair[1], "two logits cases of tiny-qwen3-f32 for the two-sequence test");
-    if (pair[0] && pair[1]) {
+    if (pair[0] && pair[1] && MINE(N_MODELS)) {
         two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1], KV_F16);
         two_sequences(fix_model_path("tiny-qwen3-f32.gguf"), pair[0], pair[1], KV_F32);
         /* the same on a gemma3-shaped model whose windowed layers keep rings
@@ -636,9 +659,9 @@ int main(void)
         remove(g3);
     }
     for (int i = 0; i < N_MODELS; i++)
-        printf("# %-28s worst: max rel %.3g, mean KL %.3g, max KL %.3g\n", worst[i].model, worst[i].max_rel,
+        if (MINE(i)) printf("# %-28s worst: max rel %.3g, mean KL %.3g, max KL %.3g\n", worst[i].model, worst[i].max_rel,
                worst[i].mean_kl, worst[i].max_kl);
     fix_free_cases(cases, n);
-    synthetic_models();
+    if (MINE(N_MODELS + 1)) synthetic_models();
     CHECK_DONE();
 }

@@ -4,7 +4,7 @@
 // and the second-best logit (the fixtures' greedy cases, README section 6:
 // an engine must agree up to the first step whose gap is below its
 // class's threshold). Same settings as logits.mjs (F32 KV cache, no flash
-// attention).
+// attention, one thread).
 import {getLlama} from "node-llama-cpp";
 
 const [modelPath, idsCsv, nText] = process.argv.slice(2);
@@ -13,7 +13,7 @@ const n = Number(nText);
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
 const model = await llama.loadModel({modelPath});
 const context = await model.createContext({
-    contextSize: Math.max(64, ids.length + n + 8), batchSize: 512, threads: 2, flashAttention: false,
+    contextSize: Math.max(64, ids.length + n + 8), batchSize: 512, threads: 1, flashAttention: false,
     experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32",
 });
 const sequence = context.getSequence();

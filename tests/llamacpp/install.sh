@@ -11,8 +11,13 @@ DIR=build/node-llama-cpp
 for tool in node npm; do
     command -v $tool >/dev/null 2>&1 || { echo "install.sh: $tool is not installed (needs node 20 and npm)" >&2; exit 1; }
 done
+mkdir -p "$DIR"
+# Tests that run at the same time (tests/run.sh) install it once: one at a
+# time here, and a script is replaced (by a rename) only when it changed,
+# never rewritten under a node that is reading it.
+exec 9>"$DIR/.lock"
+flock 9
 if ! grep -qs "\"version\": \"$VERSION\"" "$DIR/node_modules/node-llama-cpp/package.json"; then
-    mkdir -p "$DIR"
     echo '{"private": true}' >"$DIR/package.json"
     # only the CPU build for linux-x64 (the optional CUDA/Vulkan/ARM ones are 600 MB)
     if ! (cd "$DIR" && timeout 300 npm install --no-audit --no-fund --loglevel=error --omit=optional \
@@ -21,4 +26,7 @@ if ! grep -qs "\"version\": \"$VERSION\"" "$DIR/node_modules/node-llama-cpp/pack
         exit 1
     fi
 fi
-cp tests/llamacpp/*.mjs "$DIR/"
+for f in tests/llamacpp/*.mjs; do
+    to=$DIR/$(basename "$f")
+    cmp -s "$f" "$to" || { cp "$f" "$to.tmp" && mv "$to.tmp" "$to"; }
+done
