@@ -106,14 +106,27 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
     CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: one token at a time equals all at once, bit for bit",
           name);
 
-    /* small batches (serve --slots: 2-4 tokens per step): every group of
-     * 2, 3 or 4 tokens equals the same tokens in the call with all */
-    for (int g = 2; g <= 4; g++) {
-        for (int t = 0; t < TOKENS; t += g) {
-            int k = TOKENS - t < g ? TOKENS - t : g;
-            rows(COLS, w, row_bytes, ROWS, act + t * act_stride, act_stride, k, one + t * ROWS, ROWS);
+    /* a few tokens per call (pith serve --slots decodes one token per
+     * slot in one step: kernels may take another path for 2..8 tokens) */
+    static const int few[] = {2, 3, 4, 5, 6, 7, 8, 9};
+    for (size_t k = 0; k < sizeof few / sizeof few[0]; k++) {
+        memset(one, 0, sizeof(float) * TOKENS * ROWS);
+        for (int t = 0; t < TOKENS; t += few[k]) {
+            int nt = TOKENS - t < few[k] ? TOKENS - t : few[k];
+            rows(COLS, w, row_bytes, ROWS, act + t * act_stride, act_stride, nt, one + t * ROWS, ROWS);
         }
-        CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0, "%s rows: %d tokens at a time equal all at once, bit for bit", name, g);
+        CHECK(memcmp(all, one, sizeof(float) * TOKENS * ROWS) == 0,
+              "%s rows: %d tokens per call equal all at once, bit for bit", name, few[k]);
+    }
+    for (int nt = 1; nt <= 4; nt += 3) {
+        int same_few = 1;
+        for (int start = 1; start < 40; start += 3) {
+            rows(COLS, w + start * row_bytes, row_bytes, ROWS - start, act, act_stride, nt, one, ROWS);
+            for (int t = 0; t < nt; t++)
+                for (int r = start; r < ROWS; r++)
+                    if (memcmp(&one[t * ROWS + (r - start)], &all[t * ROWS + r], sizeof(float)) != 0) same_few = 0;
+        }
+        CHECK(same_few, "%s rows: %d token(s): a row's result does not depend on where its tile starts", name, nt);
     }
 
     /* rows starting elsewhere: row r sits in another lane and tile */

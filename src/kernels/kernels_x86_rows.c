@@ -51,6 +51,12 @@ enum { K_Q4_0, K_Q4_K, K_Q6_K, K_Q8_0 };
 
 enum { PREFETCH_TILE_MAX = 12288, PREFETCH_IN_ROW = 1024 };
 
+/* Decoding steps of a few tokens at once (pith serve --slots decodes one
+ * token per active slot in one pass): up to FEW_TOKENS tokens take tiles
+ * that stream as the one-token ones do (few8_tile, few_tile) rather than
+ * the transposed chunks of prompts. */
+enum { FEW_TOKENS = 8 };
+
 /* One K-chunk of a Q4_0 or Q8_0 tile, transposed: w[AT(b, g, h, halves)]
  * holds elements 4g..4g+3 of block b of rows 8h..8h+7 (lane r = row 8h + r),
  * as unsigned bytes (Q4_0: the nibbles; Q8_0: code + 128); d[b * halves + h]
@@ -493,12 +499,73 @@ AVX2_INLINE __m256i nibbles_dot(__m256i w, __m256i a)
 }
 TILE_ONE_TOKEN(AVX2_CALL, tile_one_token, nibbles_row, nibbles_dot, 18, 3)
 
+/* A few tokens (2..FEW_TOKENS, pith serve --slots): the tile's blocks
+ * transposed in registers as they stream in (the one-token kernel's order
+ * and prefetch), then block_tokens' integer sums and float steps for each
+ * token (the same bits), in passes of up to four tokens (tok[] may repeat
+ * one: its results are stored twice, equal). */
+AVX2_INLINE void few8_pass(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
+                           const uint8_t *act, uint64_t act_stride, const int *tok, int nt, float *out,
+                           uint64_t out_stride)
+{
+    const __m256i low = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+    const uint64_t step = ROWS * 18;
+    const KernQ8_0 *at[4];
+    __m256 acc[4];
+    UNROLL for (int t = 0; t < nt; t++) {
+        acc[t] = _mm256_setzero_ps();
+        at[t] = (const KernQ8_0 *)(const void *)(act + (uint64_t)tok[t] * act_stride);
+    }
+    for (uint64_t b = 0, off = 0; b < n / 32; b++, off += 18) {
+        UNROLL for (uint64_t l = 0; l < (step + 63) / 64; l++) {
+            _mm_prefetch((const char *)row[0] + tile_bytes + step * b + 64 * l, _MM_HINT_T0);
+            _mm_prefetch((const char *)row[0] + 4 * tile_bytes + step * b + 64 * l, _MM_HINT_T1);
+        }
+        __m256i x[4], v[8];
+        UNROLL for (int r = 0; r < 4; r++) x[r] = pair128(row[r] + off + 2, row[r + 4] + off + 2);
+        transpose8x4(x, v);
+        UNROLL for (int j = 0; j < 4; j++) {
+            v[j + 4] = _mm256_and_si256(_mm256_srli_epi16(v[j], 4), low);
+            v[j] = _mm256_and_si256(v[j], low);
+        }
+        __m256 d = scales8(row, off);
+        UNROLL for (int t = 0; t < nt; t++) {
+            const KernQ8_0 *a = at[t] + b;
+            __m256i s = _mm256_setzero_si256();
+            UNROLL for (int g = 0; g < 8; g++) s = _mm256_add_epi16(s, _mm256_maddubs_epi16(v[g], bcast4(a->q + 4 * g)));
+            __m256i sum = _mm256_sub_epi32(_mm256_madd_epi16(s, ones), _mm256_set1_epi32((int32_t)((uint32_t)a->sum * 8u)));
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_mul_ps(d, _mm256_set1_ps(a->d)), acc[t]);
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) {
+        float lanes[ROWS];
+        _mm256_storeu_ps(lanes, acc[t]);
+        memcpy(out + (uint64_t)tok[t] * out_stride, lanes, valid * sizeof(float));
+    }
+}
+
+AVX2_CALL void few8_tile(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid, const void *act,
+                         uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    for (int t0 = 0; t0 < nt; t0 += 4) {
+        int k = nt - t0 < 4 ? nt - t0 : 4, tok[4];
+        for (int t = 0; t < 4; t++) tok[t] = t0 + (t < k ? t : k - 1);
+        if (k == 4) few8_pass(n, row, tile_bytes, valid, act, act_stride, tok, 4, out, out_stride);
+        else if (k == 3) few8_pass(n, row, tile_bytes, valid, act, act_stride, tok, 3, out, out_stride);
+        else few8_pass(n, row, tile_bytes, valid, act, act_stride, tok, 2, out, out_stride);
+    }
+}
+
 AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead, uint64_t valid,
                            const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     int passes = (nt + 1) / 2;
     if (nt == 1) {
         tile_one_token(n, row, ROWS * row_bytes, valid, act, out);
+        return;
+    }
+    if (nt <= FEW_TOKENS) {
+        few8_tile(n, row, ROWS * row_bytes, valid, act, act_stride, nt, out, out_stride);
         return;
     }
     Chunk c;
@@ -555,17 +622,17 @@ static void rows_by_dot(uint32_t type, uint64_t n, const uint8_t *w, uint64_t ro
 
 /* The entries, one per type (KernRowsFn has no type argument); K-quants
  * of fewer than K_ROWS_MIN_TOKENS tokens go row by row. */
-#define ROWS_ENTRY(attr, name, frame, kind, type)                                                               \
+#define ROWS_ENTRY(attr, name, frame, kind, type, kmin)                                                             \
     attr static void name(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,      \
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride)                           \
     {                                                                                                             \
-        if ((kind == K_Q4_K || kind == K_Q6_K) && nt < K_ROWS_MIN_TOKENS)                                         \
+        if ((kind == K_Q4_K || kind == K_Q6_K) && nt < (kmin))                                                    \
             rows_by_dot(type, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                      \
         else frame(kind, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                          \
     }
-ROWS_ENTRY(AVX2, x86_rows_q4_0, rows_frame, K_Q4_0, GGML_TYPE_Q4_0)
-ROWS_ENTRY(AVX2, x86_rows_q4_k, rows_frame, K_Q4_K, GGML_TYPE_Q4_K)
-ROWS_ENTRY(AVX2, x86_rows_q6_k, rows_frame, K_Q6_K, GGML_TYPE_Q6_K)
+ROWS_ENTRY(AVX2, x86_rows_q4_0, rows_frame, K_Q4_0, GGML_TYPE_Q4_0, 0)
+ROWS_ENTRY(AVX2, x86_rows_q4_k, rows_frame, K_Q4_K, GGML_TYPE_Q4_K, K_ROWS_MIN_TOKENS)
+ROWS_ENTRY(AVX2, x86_rows_q6_k, rows_frame, K_Q6_K, GGML_TYPE_Q6_K, K_ROWS_MIN_TOKENS)
 
 /* ---- AVX-512 VNNI: sixteen rows per vector, two vectors per tile ----------
  * Prompt chunks take 32-row tiles: the same transposed groups, eight-row
@@ -809,20 +876,236 @@ AVX2_INLINE __m256i q8_0_codes(const uint8_t *p)
 TILE_ONE_TOKEN(AVX512_CALL, tile_one_token_vnni, nibbles_row, bytes_dot_vnni, 18, 3)
 TILE_ONE_TOKEN(AVX512_INLINE, tile_one_token_q8_0, q8_0_codes, bytes_dot_vnni, 34, 7)
 
+/* ---- a few tokens: sixteen rows per vector, transposed in registers ----
+ * pith serve --slots decodes one token per active slot in one step, so a
+ * matmul sees 2..8 tokens. The weights must then stream from memory as for
+ * one token (the eight-row tiles' order and prefetch), and each token must
+ * cost little arithmetic: per block, the sixteen rows' groups are
+ * transposed in registers (no scratch: four 16-byte loads per vector and
+ * eight shuffles for a 16 x 4 transposition), then every token takes one
+ * VNNI instruction per group for all sixteen rows. The integers are the
+ * exact block sums and the float step per lane is the one of the other
+ * kernels, so the bits are theirs. Measured (tests/tools/main_matbench.c,
+ * one thread, Qwen3-0.6B shapes, Zen 5 VM): a step of 4 tokens cost 2.08x
+ * one token's with the transposed prompt chunks, 1.18x with these (Q4_0;
+ * Q8_0 1.89x -> 1.17x). */
+enum { FEW_ROWS = 16, FEWK_TOKENS = 4 };
+
+/* The 16 bytes at off of rows k, k + 4, k + 8, k + 12 in the four 128-bit lanes. */
+AVX512_INLINE __m512i quad128(const uint8_t *const *row, int k, uint64_t off)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(row[k] + off)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(row[k + 4] + off)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(row[k + 8] + off)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(row[k + 12] + off)), 3);
+}
+
+/* out[j] lane r = dword j of the 16 bytes at row[r] + off (r = 0..15). */
+AVX512_INLINE void transpose16x4(const uint8_t *const *row, uint64_t off, __m512i *out)
+{
+    __m512i x0 = quad128(row, 0, off), x1 = quad128(row, 1, off), x2 = quad128(row, 2, off), x3 = quad128(row, 3, off);
+    __m512i t0 = _mm512_unpacklo_epi32(x0, x1), t1 = _mm512_unpackhi_epi32(x0, x1);
+    __m512i t2 = _mm512_unpacklo_epi32(x2, x3), t3 = _mm512_unpackhi_epi32(x2, x3);
+    out[0] = _mm512_unpacklo_epi64(t0, t2);
+    out[1] = _mm512_unpackhi_epi64(t0, t2);
+    out[2] = _mm512_unpacklo_epi64(t1, t3);
+    out[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
+/* The f16 at off of the sixteen rows, as floats (a four-byte gather of
+ * them measured no faster). */
+AVX512_INLINE __m512 scales16(const uint8_t *const *row, uint64_t off)
+{
+    __m256i h = _mm256_setr_epi16((short)le16(row[0] + off), (short)le16(row[1] + off), (short)le16(row[2] + off),
+                                  (short)le16(row[3] + off), (short)le16(row[4] + off), (short)le16(row[5] + off),
+                                  (short)le16(row[6] + off), (short)le16(row[7] + off), (short)le16(row[8] + off),
+                                  (short)le16(row[9] + off), (short)le16(row[10] + off), (short)le16(row[11] + off),
+                                  (short)le16(row[12] + off), (short)le16(row[13] + off), (short)le16(row[14] + off),
+                                  (short)le16(row[15] + off));
+    return _mm512_cvtph_ps(h);
+}
+
+/* Sixteen rows (row[], tile_bytes in all, the next tiles prefetched as the
+ * one-token kernels do) against the nt tokens tok[] (nt a constant after
+ * inlining; a token may repeat: its results are stored twice, equal). */
+AVX512_INLINE void few_pass(int kind, uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
+                            const uint8_t *act, uint64_t act_stride, const int *tok, int nt, float *out,
+                            uint64_t out_stride)
+{
+    const uint64_t bb = kind == K_Q8_0 ? 34 : 18, step = FEW_ROWS * bb;
+    const int shift = kind == K_Q8_0 ? 7 : 3;
+    const KernQ8_0 *at[FEW_TOKENS];
+    __m512 acc[FEW_TOKENS];
+    UNROLL for (int t = 0; t < nt; t++) {
+        acc[t] = _mm512_setzero_ps();
+        at[t] = (const KernQ8_0 *)(const void *)(act + (uint64_t)tok[t] * act_stride);
+    }
+    for (uint64_t b = 0, off = 0; b < n / 32; b++, off += bb) {
+        UNROLL for (uint64_t l = 0; l < (step + 63) / 64; l++) {
+            _mm_prefetch((const char *)row[0] + tile_bytes + step * b + 64 * l, _MM_HINT_T0);
+            _mm_prefetch((const char *)row[0] + 4 * tile_bytes + step * b + 64 * l, _MM_HINT_T1);
+        }
+        __m512i v[8];
+        if (kind == K_Q8_0) {
+            transpose16x4(row, off + 2, v);
+            transpose16x4(row, off + 18, v + 4);
+            UNROLL for (int g = 0; g < 8; g++) v[g] = _mm512_xor_si512(v[g], _mm512_set1_epi8((char)0x80));
+        } else {
+            transpose16x4(row, off + 2, v);
+            UNROLL for (int g = 0; g < 4; g++) {
+                v[g + 4] = _mm512_and_si512(_mm512_srli_epi16(v[g], 4), _mm512_set1_epi8(15));
+                v[g] = _mm512_and_si512(v[g], _mm512_set1_epi8(15));
+            }
+        }
+        __m512 d = scales16(row, off);
+        UNROLL for (int t = 0; t < nt; t++) {
+            const KernQ8_0 *a = at[t] + b;
+            __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+            UNROLL for (int g = 0; g < 8; g += 2) {
+                int32_t a0, a1;
+                memcpy(&a0, a->q + 4 * g, 4);
+                memcpy(&a1, a->q + 4 * g + 4, 4);
+                s0 = _mm512_dpbusd_epi32(s0, v[g], _mm512_set1_epi32(a0));
+                s1 = _mm512_dpbusd_epi32(s1, v[g + 1], _mm512_set1_epi32(a1));
+            }
+            __m512i sum = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32((int32_t)((uint32_t)a->sum << shift)));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(d, _mm512_set1_ps(a->d)), acc[t]);
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) {
+        float lanes[FEW_ROWS];
+        _mm512_storeu_ps(lanes, acc[t]);
+        memcpy(out + (uint64_t)tok[t] * out_stride, lanes, valid * sizeof(float));
+    }
+}
+
+/* Q4_K, sixteen rows against nt tokens (a constant after inlining; tok[]
+ * may repeat one), streaming as few_pass: per super-block one
+ * transposition gives d|dmin and the twelve scale bytes of every row (the
+ * scales then unpacked in the lanes), and each pair of sub-blocks two
+ * more; the integers S and M and the two float steps are those of
+ * superblock_tokens_wide. */
+AVX512_INLINE void fewk4_pass(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
+                              const uint8_t *act, uint64_t act_stride, const int *tok, int nt, float *out,
+                              uint64_t out_stride)
+{
+    const uint64_t step = FEW_ROWS * 144;
+    const __m512i low = _mm512_set1_epi8(15), b6 = _mm512_set1_epi32(0x3f3f3f3f), b4 = _mm512_set1_epi32(0x0f0f0f0f),
+                  b2 = _mm512_set1_epi32(0x03030303), byte = _mm512_set1_epi32(0xff);
+    const KernQ8_K *at[FEWK_TOKENS];
+    __m512 acc[FEWK_TOKENS];
+    UNROLL for (int t = 0; t < nt; t++) {
+        acc[t] = _mm512_setzero_ps();
+        at[t] = (const KernQ8_K *)(const void *)(act + (uint64_t)tok[t] * act_stride);
+    }
+    for (uint64_t sb = 0, off = 0; sb < n / 256; sb++, off += 144) {
+        for (uint64_t l = 0; l < (step + 63) / 64; l++) {
+            _mm_prefetch((const char *)row[0] + tile_bytes + step * sb + 64 * l, _MM_HINT_T0);
+            _mm_prefetch((const char *)row[0] + 4 * tile_bytes + step * sb + 64 * l, _MM_HINT_T1);
+        }
+        __m512i h[4], sc[2], mn[2];
+        transpose16x4(row, off, h); /* d|dmin, then the scale bytes as three dwords (quant.c's layout) */
+        __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h[0]));
+        __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h[0], 16)));
+        sc[0] = _mm512_and_si512(h[1], b6);
+        sc[1] = _mm512_or_si512(_mm512_and_si512(h[3], b4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h[1], 6), b2), 4));
+        mn[0] = _mm512_and_si512(h[2], b6);
+        mn[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(h[3], 4), b4),
+                                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h[2], 6), b2), 4));
+        __m512i sum[FEWK_TOKENS], msum[FEWK_TOKENS];
+        UNROLL for (int t = 0; t < nt; t++) sum[t] = msum[t] = _mm512_setzero_si512();
+        for (int p = 0; p < 4; p++) { /* not unrolled: size */
+            __m512i q[8];
+            transpose16x4(row, off + 16 + 32 * p, q);
+            transpose16x4(row, off + 32 + 32 * p, q + 4);
+            UNROLL for (int half = 0; half < 2; half++) {
+                int j = 2 * p + half;
+                __m512i s_j = _mm512_and_si512(_mm512_srlv_epi32(sc[j / 4], _mm512_set1_epi32(8 * (j % 4))), byte);
+                __m512i w[8];
+                UNROLL for (int g = 0; g < 8; g++)
+                    w[g] = half ? _mm512_and_si512(_mm512_srli_epi16(q[g], 4), low) : _mm512_and_si512(q[g], low);
+                UNROLL for (int t = 0; t < nt; t++) {
+                    const int8_t *a = at[t][sb].q + 32 * j;
+                    __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+                    UNROLL for (int g = 0; g < 8; g += 2) {
+                        int32_t a0, a1;
+                        memcpy(&a0, a + 4 * g, 4);
+                        memcpy(&a1, a + 4 * g + 4, 4);
+                        s0 = _mm512_dpbusd_epi32(s0, w[g], _mm512_set1_epi32(a0));
+                        s1 = _mm512_dpbusd_epi32(s1, w[g + 1], _mm512_set1_epi32(a1));
+                    }
+                    sum[t] = _mm512_add_epi32(sum[t], _mm512_mullo_epi32(_mm512_add_epi32(s0, s1), s_j));
+                }
+            }
+        }
+        UNROLL for (int j = 0; j < 8; j++) {
+            __m512i m = _mm512_and_si512(_mm512_srlv_epi32(mn[j / 4], _mm512_set1_epi32(8 * (j % 4))), byte);
+            m = _mm512_or_si512(m, _mm512_slli_epi32(m, 16)); /* both int16 halves */
+            UNROLL for (int t = 0; t < nt; t++) {
+                int32_t codes;
+                memcpy(&codes, &at[t][sb].bsum[2 * j], 4);
+                msum[t] = _mm512_dpwssd_epi32(msum[t], m, _mm512_set1_epi32(codes));
+            }
+        }
+        UNROLL for (int t = 0; t < nt; t++) {
+            __m512 ad = _mm512_set1_ps(at[t][sb].d);
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[t]), _mm512_mul_ps(d, ad), acc[t]);
+            acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[t]), _mm512_mul_ps(dmin, ad), acc[t]);
+        }
+    }
+    UNROLL for (int t = 0; t < nt; t++) {
+        float lanes[FEW_ROWS];
+        _mm512_storeu_ps(lanes, acc[t]);
+        memcpy(out + (uint64_t)tok[t] * out_stride, lanes, valid * sizeof(float));
+    }
+}
+
+/* nt = 2..FEW_TOKENS: passes of up to FEWK_TOKENS (the tile is in the
+ * cache for the second), copies for 2 and 4 tokens (3 and 1 repeat one).
+ * One token goes row by row (x86_wide_q4_k): measured no slower. */
+AVX512_CALL void fewk_tile(uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    for (int t0 = 0; t0 < nt; t0 += FEWK_TOKENS) {
+        int k = nt - t0 < FEWK_TOKENS ? nt - t0 : FEWK_TOKENS, tok[FEWK_TOKENS];
+        for (int t = 0; t < FEWK_TOKENS; t++) tok[t] = t0 + (t < k ? t : k - 1);
+        if (k > 2) fewk4_pass(n, row, tile_bytes, valid, act, act_stride, tok, 4, out, out_stride);
+        else fewk4_pass(n, row, tile_bytes, valid, act, act_stride, tok, 2, out, out_stride);
+    }
+}
+
+/* nt = 2..FEW_TOKENS tokens: copies for 2, 3, 4 and FEW_TOKENS (5..7
+ * repeat their last token). One token takes tile_one_token_*: measured as
+ * fast as this. */
+AVX512_CALL void few_tile(int kind, uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
+                          const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    int tok[FEW_TOKENS];
+    for (int t = 0; t < FEW_TOKENS; t++) tok[t] = t < nt ? t : nt - 1;
+    if (nt > 4) few_pass(kind, n, row, tile_bytes, valid, act, act_stride, tok, FEW_TOKENS, out, out_stride);
+    else if (nt == 4) few_pass(kind, n, row, tile_bytes, valid, act, act_stride, tok, 4, out, out_stride);
+    else if (nt == 3) few_pass(kind, n, row, tile_bytes, valid, act, act_stride, tok, 3, out, out_stride);
+    else few_pass(kind, n, row, tile_bytes, valid, act, act_stride, tok, 2, out, out_stride);
+}
+
 /* Tiles of `tile` rows (the last padded with copies of the last row),
- * tokens in passes of at most TOKENS: 32-row tiles for prompts, eight
- * for one token. */
+ * tokens in passes of at most TOKENS: 32-row tiles for prompts, sixteen
+ * for 2..FEW_TOKENS tokens (Q4_0, Q8_0, Q4_K), eight for one token. */
 AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                               const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    uint64_t tile = nt == 1 ? ROWS : WIDE;
+    int few = nt <= FEW_TOKENS && (kind == K_Q4_0 || kind == K_Q8_0);
+    int fewk = nt <= FEW_TOKENS && kind == K_Q4_K;
+    uint64_t tile = fewk ? FEW_ROWS : nt == 1 ? ROWS : few ? FEW_ROWS : WIDE;
     for (uint64_t r0 = 0; r0 < nrows; r0 += tile) {
         const uint8_t *row[WIDE];
         for (uint64_t r = 0; r < tile; r++) row[r] = w + (r0 + r < nrows ? r0 + r : nrows - 1) * row_bytes;
         uint64_t valid = nrows - r0 < tile ? nrows - r0 : tile;
         uint64_t ahead = tile * row_bytes <= PREFETCH_TILE_MAX ? tile * row_bytes : PREFETCH_IN_ROW;
-        if (nt == 1 && kind == K_Q8_0) tile_one_token_q8_0(n, row, tile * row_bytes, valid, act, out + r0);
+        if (fewk) fewk_tile(n, row, tile * row_bytes, valid, act, act_stride, nt, out + r0, out_stride);
+        else if (nt == 1 && kind == K_Q8_0) tile_one_token_q8_0(n, row, tile * row_bytes, valid, act, out + r0);
         else if (nt == 1) tile_one_token_vnni(n, row, tile * row_bytes, valid, act, out + r0);
+        else if (few) few_tile(kind, n, row, tile * row_bytes, valid, act, act_stride, nt, out + r0, out_stride);
         else
             for (int t0 = 0; t0 < nt; t0 += TOKENS) {
                 int k = nt - t0 < TOKENS ? nt - t0 : TOKENS;
@@ -835,10 +1118,10 @@ AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row
     }
 }
 
-ROWS_ENTRY(AVX512, x86_wide_q4_0, wide_frame, K_Q4_0, GGML_TYPE_Q4_0)
-ROWS_ENTRY(AVX512, x86_wide_q8_0, wide_frame, K_Q8_0, GGML_TYPE_Q8_0)
-ROWS_ENTRY(AVX512, x86_wide_q4_k, wide_frame, K_Q4_K, GGML_TYPE_Q4_K)
-ROWS_ENTRY(AVX512, x86_wide_q6_k, wide_frame, K_Q6_K, GGML_TYPE_Q6_K)
+ROWS_ENTRY(AVX512, x86_wide_q4_0, wide_frame, K_Q4_0, GGML_TYPE_Q4_0, 0)
+ROWS_ENTRY(AVX512, x86_wide_q8_0, wide_frame, K_Q8_0, GGML_TYPE_Q8_0, 0)
+ROWS_ENTRY(AVX512, x86_wide_q4_k, wide_frame, K_Q4_K, GGML_TYPE_Q4_K, 2)
+ROWS_ENTRY(AVX512, x86_wide_q6_k, wide_frame, K_Q6_K, GGML_TYPE_Q6_K, K_ROWS_MIN_TOKENS)
 
 int kern_x86_rows(KernRowsFn *rows, int wide)
 {
