@@ -16,6 +16,11 @@
 #            attention factor); Phi-3-mini: heads of 96, no GQA, no factors
 #   gemma3   Gemma 3 270M/1B: heads of 256, sliding-window layers (rings)
 #            and a global one of every six, q/k norms, post-norms, GELU
+#   qwen35   Qwen3.5-0.8B: gated DeltaNet layers (key and value heads of
+#            128, a convolution of 4) and every fourth layer attention
+#            with an output gate, q/k norms, heads of 256 of which 64
+#            rotate; prompts of 100 tokens (longer than llama.cpp's DeltaNet
+#            chunk of 64)
 . tests/lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
 CMP=${CMP:-build/asan/tools/cmplogits}
@@ -148,9 +153,47 @@ else
     not_ok "gemma3 context full: $(head -c 300 "$TMP/err")"
 fi
 
+# Qwen3.5-0.8B: 24 layers (attention in every fourth), 8 q heads on 2 kv
+# heads of 256 (64 rotate), DeltaNet layers of 16 key and 16 value heads
+# of 128; here 8 layers, 2 q heads on 1, 4 and 4 DeltaNet heads. The 9B
+# has twice the value heads of the key heads (--ssm-kheads 2).
+LONG=$(awk 'BEGIN { for (i = 0; i < 100; i++) printf "%s%d", i ? "," : "", (i * 7919 + 13) % 1200 + 3 }')
+SAVED_IDS=$IDS IDS=$LONG
+Q35="--arch qwen35 --layers 8 --embd 256 --ff 512 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64"
+compare qwen35-f32 F32 "" $Q35 --seed 81
+greedy qwen35-f32 1e-3 ""
+compare qwen35-kv2-f32 F32 "" $Q35 --ssm-kheads 2 --recurrent-layers --seed 82
+compare qwen35-f16 F16 "" $Q35 --type f16 --untied --seed 83
+compare qwen35-q8_0 QUANT "" $Q35 --type q8_0 --seed 84
+greedy qwen35-q8_0 0.3 ""
+compare qwen35-q4_k_m QUANT "" $Q35 --type q4_k_m --seed 85
+IDS=$SAVED_IDS
+# the plan: a recurrent state per sequence (6 DeltaNet layers x (3 x 1536
+# conv inputs + 4 heads x 128 x 128) floats), a KV cache for the 2
+# attention layers only (1 kv head x (256 + 256) F16 x 256 positions)
+"$PITH" run "$TMP/qwen35-q8_0.gguf" -p hi --plan -c 256 >"$TMP/plan" 2>&1
+if grep -q "recurrent state (deltanet layers) *1683456 bytes" "$TMP/plan" && grep -q "kv cache  *524288 bytes" "$TMP/plan"; then
+    ok "qwen35 --plan: a recurrent state of 1.6 MiB, a KV cache for the 2 attention layers only"
+else
+    not_ok "qwen35 --plan: $(grep -E 'kv|recurrent' "$TMP/plan")"
+fi
+"$PITH" serve "$TMP/qwen35-q8_0.gguf" --plan -c 256 --slots 3 >"$TMP/plan" 2>&1
+if [ "$(grep -c "recurrent state, sequence [0-2] *1683456 bytes" "$TMP/plan")" -eq 3 ]; then
+    ok "qwen35 serve --slots 3 --plan: one recurrent state per slot"
+else
+    not_ok "qwen35 serve --slots 3 --plan: $(grep -E 'kv|recurrent' "$TMP/plan")"
+fi
+# a full context goes on: the kept tokens are fed again (a state cannot shift)
+"$PITH" run "$TMP/qwen35-q8_0.gguf" --prompt-ids "$IDS" -n 60 -c 64 --temp 0 --ignore-eos --print-ids >"$TMP/out" 2>"$TMP/err"
+if [ "$(tr ',' '\n' <"$TMP/out" | grep -c .)" -eq 60 ] && grep -q "context full: dropped .* fed the .* left again" "$TMP/err"; then
+    ok "qwen35: a full context is shifted by feeding the kept tokens again, 60 tokens generated"
+else
+    not_ok "qwen35 context full: $(head -c 300 "$TMP/err")"
+fi
+
 # the three load modes and the q8_0 cache give the same greedy tokens on
 # the fused matrices and the RoPE-less layers
-for name in phi4-q8_0 smollm3-q8_0 gemma3-q8_0; do
+for name in phi4-q8_0 smollm3-q8_0 gemma3-q8_0 qwen35-q8_0; do
     "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 >"$TMP/mmap.ids" 2>/dev/null
     for mode in read stream; do
         "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 --load $mode \
@@ -168,4 +211,6 @@ expect_fail2 "smollm3 with rope_freqs.weight (llama.cpp ignores it) is refused" 
 expect_fail2 "phi3 with biases is refused" "$PITH" run "$TMP/phi-bias.gguf" -p hi
 "$MK" "$TMP/llama-rot.gguf" --arch llama --rope-dim 8 >/dev/null 2>&1
 expect_fail2 "llama rotating part of a head is still refused" "$PITH" run "$TMP/llama-rot.gguf" -p hi
+"$MK" "$TMP/q35-pattern.gguf" $Q35 --full-attn 3 --recurrent-layers >/dev/null 2>&1
+check "qwen35 with attention.recurrent_layers matching the interval runs" "$PITH" run "$TMP/q35-pattern.gguf" -p hi -n 2
 finish

@@ -63,7 +63,9 @@ typedef enum {
 typedef enum {
     TENSOR_REFUSED = 0,   /* present means a variant pith would get wrong: refused */
     TENSOR_OPTIONAL = 1,  /* used when present (in every layer, or in none) */
-    TENSOR_REQUIRED = 2
+    TENSOR_REQUIRED = 2,
+    TENSOR_ATTN_ONLY = 3, /* required in the attention layers of a hybrid model, refused in the others */
+    TENSOR_RECUR_ONLY = 4 /* required in its recurrent (DeltaNet) layers, refused in the others */
 } TensorRule;
 
 /* The tensors of a layer, blk.N.<name>.<suffix>, in the order they are
@@ -75,17 +77,31 @@ typedef enum {
     LT_QKV,      /* q, k, v in one matrix (Phi-3): wq, wk, wv are views of its rows */
     LT_GATE_UP,  /* "ffn_up" holding gate then up (Phi-3): w_gate, w_up are views */
     LT_ATTN_POST_NORM, LT_FFN_POST_NORM, /* NORM_PRE_POST's norms of the outputs */
+    /* Qwen3.5 (qwen35): "attn_q" holding q and its output gate, head by head
+     * (bound to wq); "post_attention_norm" as the norm before the FFN (bound
+     * to ffn_norm); the gated DeltaNet layers' tensors (deltanet.h) */
+    LT_Q_GATE, LT_FFN_NORM_PA,
+    LT_SSM_QKV, LT_SSM_Z, LT_SSM_BETA, LT_SSM_ALPHA, LT_SSM_OUT,
+    LT_SSM_CONV, LT_SSM_DT, LT_SSM_A, LT_SSM_NORM,
     LT_COUNT
 } LayerTensorId;
 
 /* Widths a tensor's shape is made of, from the configuration (model_dim). */
-typedef enum { DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE, DIM_QKV, DIM_FF2 } ModelDim;
+typedef enum {
+    DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE, DIM_QKV, DIM_FF2,
+    DIM_Q2,                /* q and its gate (qwen35) */
+    DIM_SSM_CONV,          /* DeltaNet: the convolved channels, q k v (2 * key heads * d_state + d_inner) */
+    DIM_SSM_V,             /* d_inner: value heads * d_state */
+    DIM_SSM_H,             /* value heads */
+    DIM_SSM_HEAD,          /* d_state */
+    DIM_SSM_K              /* the convolution's kernel size */
+} ModelDim;
 
 typedef struct {
     const char *name;     /* blk.N.<name>.<suffix> */
-    const char *suffix;   /* "weight" or "bias" */
-    int matrix;           /* 1: a Weight (any computable type); 0: an F32 vector, copied */
-    ModelDim cols, rows;  /* ne[0], ne[1] (a vector: ne[0] only) */
+    const char *suffix;   /* "weight" or "bias", or "" (blk.N.<name>: ssm_a) */
+    int matrix;           /* 1: a Weight (any computable type); 0: F32 values, copied */
+    ModelDim cols, rows;  /* ne[0], ne[1] (a vector: rows DIM_ONE) */
     size_t offset;        /* of its Weight or float * in LayerWeights */
 } LayerTensor;
 
@@ -130,6 +146,12 @@ typedef struct {
     float rope_base_swa;  /* rope.freq_base_swa (default 10000): the windowed layers' base */
     float attn_scale;     /* of q.k: 1/sqrt(head_dim) (Gemma 3 27B: 1/sqrt(n_embd/n_head), as llama.cpp) */
     float logit_softcap;  /* final_logit_softcapping: logits = c * tanh(logits / c) (0: none) */
+    /* arch->deltanet: ssm.* keys and the layer pattern */
+    uint32_t full_attn_interval; /* full_attention_interval: layers l with (l + 1) % it == 0 attend */
+    uint32_t ssm_d_conv;  /* ssm.conv_kernel */
+    uint32_t ssm_d_state; /* ssm.state_size: a key head's and a value head's width */
+    uint32_t ssm_n_k;     /* ssm.group_count: key heads */
+    uint32_t ssm_n_v;     /* ssm.time_step_rank: value heads (a multiple of the key heads) */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
@@ -210,6 +232,9 @@ typedef struct {
     Weight w_gate, w_up, w_down;
     Weight wqkv, w_gate_up;   /* fused (LT_QKV, LT_GATE_UP): the views above are set from them */
     float *attn_post_norm, *ffn_post_norm;
+    /* gated DeltaNet (deltanet.h) */
+    Weight ssm_qkv, ssm_z, ssm_beta, ssm_alpha, ssm_out;
+    float *ssm_conv, *ssm_dt, *ssm_a, *ssm_norm;
 } LayerWeights;
 
 extern const LayerTensor layer_tensors[LT_COUNT];
@@ -238,6 +263,26 @@ static inline uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
     if (c->swa_pattern == 0) return l;
     uint32_t p = c->swa_pattern, r = l % p;
     return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
+}
+
+/* Whether the architecture has gated DeltaNet layers (Qwen3.5: every
+ * full_attention_interval-th layer attention with a gated output, the
+ * others DeltaNet; src/model/deltanet.h). */
+static inline int model_arch_deltanet(const ArchInfo *a)
+{
+    return a->layer[LT_SSM_QKV] != TENSOR_REFUSED;
+}
+
+/* Whether layer l is a recurrent (gated DeltaNet) layer: no KV cache. */
+static inline int model_layer_recurrent(const ModelConfig *c, uint32_t l)
+{
+    return c->full_attn_interval != 0 && (l + 1) % c->full_attn_interval != 0;
+}
+
+/* Recurrent layers among layers 0..l-1. */
+static inline uint32_t model_recurrent_before(const ModelConfig *c, uint32_t l)
+{
+    return c->full_attn_interval ? l - l / c->full_attn_interval : 0;
 }
 
 /* Whether layer l rotates q and k (SmolLM3 leaves every fourth out). */

@@ -417,9 +417,10 @@ int session_make_room(Session *s, uint32_t n)
         uint32_t drop = s->opt.no_shift ? 0 : context_shift_amount(q->n_past, keep);
         if (drop == 0) return 1;
         char why[256];
-        if (q->ring) {
-            /* sliding-window rings cannot be shifted exactly: the kept
-             * tokens are fed again at their new positions */
+        if (q->ring || q->recurrent) {
+            /* sliding-window rings and recurrent states (Qwen3.5) cannot be
+             * shifted exactly: the kept tokens are fed again at their new
+             * positions */
             uint32_t n_left = q->n_past - drop;
             memmove(s->history + keep, s->history + keep + drop, (size_t)(q->n_past - keep - drop) * sizeof(int32_t));
             seq_reset(q);
