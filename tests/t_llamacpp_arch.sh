@@ -183,6 +183,17 @@ if [ "$(grep -c "recurrent state, sequence [0-2] *1683456 bytes" "$TMP/plan")" -
 else
     not_ok "qwen35 serve --slots 3 --plan: $(grep -E 'kv|recurrent' "$TMP/plan")"
 fi
+# --mem: the largest context that fits grows the 2 attention layers' cache
+# only (2048 bytes a position), the recurrent state stays whole
+"$MK" "$TMP/q35-4k.gguf" $Q35 --type q8_0 --ctx 4096 --seed 86 >/dev/null 2>&1
+"$PITH" run "$TMP/q35-4k.gguf" -p hi -n 2 --plan -c 4096 --mem 34M --load mmap >"$TMP/plan" 2>&1
+ctx=$(sed -n 's/^decision: --load mmap, context \([0-9]*\) (shrunk to fit)$/\1/p' "$TMP/plan")
+if [ -n "$ctx" ] && [ "$ctx" -lt 4096 ] && grep -q "kv cache  *$((ctx * 2048)) bytes" "$TMP/plan" &&
+        grep -q "recurrent state (deltanet layers) *1683456 bytes" "$TMP/plan"; then
+    ok "qwen35 --mem 34M: context shrunk to $ctx, the KV cache of the attention layers with it, the state whole"
+else
+    not_ok "qwen35 --mem: $(grep -E 'kv|recurrent|decision' "$TMP/plan")"
+fi
 # a full context goes on: the kept tokens are fed again (a state cannot shift)
 "$PITH" run "$TMP/qwen35-q8_0.gguf" --prompt-ids "$IDS" -n 60 -c 64 --temp 0 --ignore-eos --print-ids >"$TMP/out" 2>"$TMP/err"
 if [ "$(tr ',' '\n' <"$TMP/out" | grep -c .)" -eq 60 ] && grep -q "context full: dropped .* fed the .* left again" "$TMP/err"; then

@@ -7,7 +7,7 @@
  *               [--rope-dim N] [--rope-freqs] [--rope-factors ORIG_CTX] [--bias]
  *               [--window N] [--swa-pattern P] [--softcap C]
  *               [--ssm-kheads N] [--ssm-vheads N] [--ssm-state N] [--ssm-conv N] [--full-attn N]
- *               [--recurrent-layers]
+ *               [--recurrent-layers] [--pre NAME]
  *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
  *
  * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
@@ -29,6 +29,8 @@
  * gated DeltaNet layers of --ssm-kheads key and --ssm-vheads value heads
  * of --ssm-state (4, 4, 128) and a convolution of --ssm-conv (4);
  * --recurrent-layers writes the attention.recurrent_layers array too.
+ * --pre NAME writes tokenizer.ggml.pre NAME (default qwen2); with qwen35
+ * the self-made vocabulary also spells a few words with combining marks.
  * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
  * activations stay sane. The vocabulary is a self-made byte-level BPE:
  * GPT-2's 256 byte tokens, merges spelling a list of common English words
@@ -68,6 +70,15 @@ static const char *const WORDS[] = {
     "ask", "men", "change", "went", "light", "kind", "off", "need", "house", "picture", "try", "us", "again",
     "animal", "point", "mother", "world", "near", "build", "self", "earth", "father", "Hello", "The", "It", "In",
     "model", "token", "assistant", "user", "system", "question", "answer", "ing", "ed", "er", "ly", "tion", "ment",
+};
+
+/* With --pre qwen35: words with combining marks (decomposed café, naïve,
+ * Hindi's namaste with its virama and vowel sign), whose merges cross the
+ * places where the qwen2 pre-tokenizer, which has no \p{M} in its letter
+ * runs, would cut. */
+static const char *const MARK_WORDS[] = {
+    "cafe\xcc\x81", "nai\xcc\x88ve", "e\xcc\x81", "\xe0\xa4\xa8\xe0\xa4\xae\xe0\xa4\xb8\xe0\xa5\x8d\xe0\xa4\xa4\xe0\xa5\x87",
+    "\xcc\x81" "a", "!\xcc\x81",
 };
 
 /* The ChatML template llama.cpp writes into converted models: pith
@@ -155,17 +166,18 @@ static void byte_units(char units[256][4], int order[256])
             utf8_put(units[b], 256u + (uint32_t)n++), order[k++] = b;
 }
 
-static void build_vocab(Vocab *v, uint64_t want)
+static void build_vocab(Vocab *v, uint64_t want, int mark_words)
 {
     char units[256][4];
     int order[256];
     byte_units(units, order);
     for (int i = 0; i < 256; i++) add_token(v, units[order[i]], 1);
     /* merges spelling each word left to right: "Ġ t" -> "Ġt", "Ġt h" -> "Ġth", ... */
-    for (size_t w = 0; w < sizeof WORDS / sizeof WORDS[0]; w++) {
+    size_t n_words = sizeof WORDS / sizeof WORDS[0], n_marks = mark_words ? sizeof MARK_WORDS / sizeof MARK_WORDS[0] : 0;
+    for (size_t w = 0; w < n_words + n_marks; w++) {
         for (int space = 1; space >= 0; space--) {
             char word[64];
-            snprintf(word, sizeof word, "%s%s", space ? " " : "", WORDS[w]);
+            snprintf(word, sizeof word, "%s%s", space ? " " : "", w < n_words ? WORDS[w] : MARK_WORDS[w - n_words]);
             /* words are short: a unit is at most 2 bytes of UTF-8, so 64 letters fit */
             char cur[160], pair[320], next[160];
             size_t cur_len = strlen(units[(uint8_t)word[0]]);
@@ -302,7 +314,7 @@ int main(int argc, char **argv)
     uint64_t rope_dim = 0, rope_factors_orig = 0, window = 0, swa_pattern = 0, softcap = 0;
     /* qwen35: the DeltaNet layers (Qwen3.5-0.8B: 16 key and 16 value heads of 128, kernel 4, attention every 4) */
     uint64_t ssm_kheads = 4, ssm_vheads = 4, ssm_state = 128, ssm_conv = 4, full_attn = 4, recur_array = 0;
-    const char *arch = "qwen3";
+    const char *arch = "qwen3", *pre = "qwen2";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -349,6 +361,8 @@ int main(int argc, char **argv)
             rope_freqs = 1;
         } else if (strcmp(a, "--rope-factors") == 0 && v) {
             rope_factors_orig = arg_u(a, v), i++;
+        } else if (strcmp(a, "--pre") == 0 && v) {
+            pre = v, i++;
         } else if (strcmp(a, "--recurrent-layers") == 0) {
             recur_array = 1;
         } else if (strcmp(a, "--bias") == 0) {
@@ -442,10 +456,10 @@ int main(int argc, char **argv)
     if (tokenizer_from) {
         n_vocab = copy_tokenizer(w, tokenizer_from, 0);
     } else {
-        build_vocab(&v, vocab);
+        build_vocab(&v, vocab, strcmp(pre, "qwen35") == 0);
         n_vocab = (uint64_t)v.n_tokens;
         gw_kv_str(w, "tokenizer.ggml.model", "gpt2");
-        gw_kv_str(w, "tokenizer.ggml.pre", "qwen2");
+        gw_kv_str(w, "tokenizer.ggml.pre", pre);
         gw_kv_str_array(w, "tokenizer.ggml.tokens", (const char *const *)v.tokens, (uint64_t)v.n_tokens);
         gw_kv_array(w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, v.types, (uint64_t)v.n_tokens);
         gw_kv_str_array(w, "tokenizer.ggml.merges", (const char *const *)v.merges, (uint64_t)v.n_merges);
