@@ -169,16 +169,16 @@ greedy qwen35-q8_0 0.3 ""
 compare qwen35-q4_k_m QUANT "" $Q35 --type q4_k_m --seed 85
 IDS=$SAVED_IDS
 # the plan: a recurrent state per sequence (6 DeltaNet layers x (3 x 1536
-# conv inputs + 4 heads x 128 x 128) floats), a KV cache for the 2
+# conv inputs + 4 heads x (128 x 128 + 1)) floats), a KV cache for the 2
 # attention layers only (1 kv head x (256 + 256) F16 x 256 positions)
 "$PITH" run "$TMP/qwen35-q8_0.gguf" -p hi --plan -c 256 >"$TMP/plan" 2>&1
-if grep -q "recurrent state (deltanet layers) *1683456 bytes" "$TMP/plan" && grep -q "kv cache  *524288 bytes" "$TMP/plan"; then
+if grep -q "recurrent state (deltanet layers) *1683584 bytes" "$TMP/plan" && grep -q "kv cache  *524288 bytes" "$TMP/plan"; then
     ok "qwen35 --plan: a recurrent state of 1.6 MiB, a KV cache for the 2 attention layers only"
 else
     not_ok "qwen35 --plan: $(grep -E 'kv|recurrent' "$TMP/plan")"
 fi
 "$PITH" serve "$TMP/qwen35-q8_0.gguf" --plan -c 256 --slots 3 >"$TMP/plan" 2>&1
-if [ "$(grep -c "recurrent state, sequence [0-2] *1683456 bytes" "$TMP/plan")" -eq 3 ]; then
+if [ "$(grep -c "recurrent state, sequence [0-2] *1683584 bytes" "$TMP/plan")" -eq 3 ]; then
     ok "qwen35 serve --slots 3 --plan: one recurrent state per slot"
 else
     not_ok "qwen35 serve --slots 3 --plan: $(grep -E 'kv|recurrent' "$TMP/plan")"
@@ -189,7 +189,7 @@ fi
 "$PITH" run "$TMP/q35-4k.gguf" -p hi -n 2 --plan -c 4096 --mem 34M --load mmap >"$TMP/plan" 2>&1
 ctx=$(sed -n 's/^decision: --load mmap, context \([0-9]*\) (shrunk to fit)$/\1/p' "$TMP/plan")
 if [ -n "$ctx" ] && [ "$ctx" -lt 4096 ] && grep -q "kv cache  *$((ctx * 2048)) bytes" "$TMP/plan" &&
-        grep -q "recurrent state (deltanet layers) *1683456 bytes" "$TMP/plan"; then
+        grep -q "recurrent state (deltanet layers) *1683584 bytes" "$TMP/plan"; then
     ok "qwen35 --mem 34M: context shrunk to $ctx, the KV cache of the attention layers with it, the state whole"
 else
     not_ok "qwen35 --mem: $(grep -E 'kv|recurrent|decision' "$TMP/plan")"
@@ -224,4 +224,18 @@ expect_fail2 "phi3 with biases is refused" "$PITH" run "$TMP/phi-bias.gguf" -p h
 expect_fail2 "llama rotating part of a head is still refused" "$PITH" run "$TMP/llama-rot.gguf" -p hi
 "$MK" "$TMP/q35-pattern.gguf" $Q35 --full-attn 3 --recurrent-layers >/dev/null 2>&1
 check "qwen35 with attention.recurrent_layers matching the interval runs" "$PITH" run "$TMP/q35-pattern.gguf" -p hi -n 2
+ED=${ED:-build/asan/tools/ggufedit}
+Q35F=$TMP/qwen35-f32.gguf
+"$ED" "$Q35F" "$TMP/q35-nextn.gguf" --set-u32 qwen35.nextn_predict_layers 1 >/dev/null 2>&1
+expect_fail2 "qwen35 with multi-token prediction layers is refused" "$PITH" run "$TMP/q35-nextn.gguf" -p hi
+"$ED" "$TMP/q35-pattern.gguf" "$TMP/q35-pattern-bad.gguf" --set-u32 qwen35.full_attention_interval 4 >/dev/null 2>&1
+expect_fail2 "qwen35 whose attention.recurrent_layers is not the interval's pattern is refused" "$PITH" run "$TMP/q35-pattern-bad.gguf" -p hi
+"$ED" "$Q35F" "$TMP/q35-sections.gguf" --shrink-array qwen35.rope.dimension_sections 1 >/dev/null 2>&1
+expect_fail2 "qwen35 with RoPE pairs outside the text sections is refused" "$PITH" run "$TMP/q35-sections.gguf" -p hi
+"$ED" "$Q35F" "$TMP/q35-nosec.gguf" --drop-key qwen35.rope.dimension_sections >/dev/null 2>&1
+expect_fail2 "qwen35 without rope.dimension_sections is refused" "$PITH" run "$TMP/q35-nosec.gguf" -p hi
+"$ED" "$Q35F" "$TMP/q35-noconv.gguf" --drop-key qwen35.ssm.conv_kernel >/dev/null 2>&1
+expect_fail2 "qwen35 without ssm.conv_kernel is refused" "$PITH" run "$TMP/q35-noconv.gguf" -p hi
+"$ED" "$Q35F" "$TMP/q35-noa.gguf" --drop-tensor blk.0.ssm_a >/dev/null 2>&1
+expect_fail2 "qwen35 without blk.0.ssm_a is refused" "$PITH" run "$TMP/q35-noa.gguf" -p hi
 finish

@@ -19,7 +19,8 @@ static uint64_t inner(const ModelConfig *c)
 
 uint64_t deltanet_state_floats(const ModelConfig *c)
 {
-    return (uint64_t)(c->ssm_d_conv - 1) * conv_channels(c) + (uint64_t)c->ssm_n_v * c->ssm_d_state * c->ssm_d_state;
+    return (uint64_t)(c->ssm_d_conv - 1) * conv_channels(c) + (uint64_t)c->ssm_n_v * c->ssm_d_state * c->ssm_d_state +
+           c->ssm_n_v;
 }
 
 uint64_t deltanet_scratch_floats(const ModelConfig *c, uint32_t batch)
@@ -42,7 +43,8 @@ void deltanet_scratch(const ModelConfig *c, uint32_t batch, float *base, DeltaNe
 }
 
 /* The layer's state in a sequence: the convolution's last d_conv - 1
- * inputs [d_conv - 1][channels], then the value heads' S [head][row][col]. */
+ * inputs [d_conv - 1][channels], then the value heads' S [head][row][col]
+ * kept as S / f, then f [head] (see recur_worker). */
 static float *layer_state(const ModelConfig *c, const SeqState *s, uint32_t layer)
 {
     return (float *)(void *)(s->recurrent + (uint64_t)model_recurrent_before(c, layer) * s->recurrent_layer_bytes);
@@ -113,8 +115,20 @@ static void l2_worker(void *ctx, int ith, int nth)
     }
 }
 
+/* Below this, the factor f of a head's state is multiplied into its rows. */
+#define DECAY_FLOOR 0x1p-24f
+
 /* The recurrence, value heads split between threads, each stepping
- * through the tokens; then the gated RMS norm of its output. */
+ * through the tokens; then the gated RMS norm of its output. A head's S is
+ * kept as f * T: the decay of every token multiplies f alone (a scalar)
+ * instead of every row, until f would fall below DECAY_FLOOR, when it goes
+ * into the rows (T = f T, f = 1): so a token reads each row twice (s.k and
+ * s.q, the kernels' dot) and writes it once (their axpy), where decaying
+ * S itself would take a pass more, in plain C. With the old T and f' = f
+ * decay:  delta = (v - f' T.k) beta,  T += (delta / f') k,
+ * o = f' T_old.q + delta k.q = S q. The same arithmetic whatever the steps
+ * (f is part of the state); the sums differ from llama.cpp's order by
+ * rounding only. */
 static void recur_worker(void *ctx, int ith, int nth)
 {
     const MixJob *j = ctx;
@@ -128,8 +142,12 @@ static void recur_worker(void *ctx, int ith, int nth)
     for (uint64_t h = h0; h < h1; h++) {
         uint64_t kh = h % c->ssm_n_k;
         for (int t = 0; t < j->n; t++) {
-            float *S = layer_state(c, j->tok_seq[t], j->layer) + hist + h * dk * dk;
-            if (j->tok_pos[t] == 0) memset(S, 0, dk * dk * sizeof *S);
+            float *state = layer_state(c, j->tok_seq[t], j->layer) + hist;
+            float *S = state + h * dk * dk, *f = state + H * dk * dk + h;
+            if (j->tok_pos[t] == 0) {
+                memset(S, 0, dk * dk * sizeof *S);
+                *f = 1.0f;
+            }
             const float *row_in = j->d->conv + (uint64_t)t * C;
             const float *q = row_in + kh * dk, *k = row_in + key_dim + kh * dk, *v = row_in + 2 * key_dim + h * dk;
             float beta = 1.0f / (1.0f + expf(-j->d->beta[(uint64_t)t * H + h]));
@@ -137,13 +155,20 @@ static void recur_worker(void *ctx, int ith, int nth)
             float sp = a > 20.0f ? a : logf(1.0f + expf(a)); /* softplus, as ggml */
             float decay = expf(sp * lw->ssm_a[h]);
             float *o = j->d->o + (uint64_t)t * V + h * dk;
+            float fd = *f * decay;
+            if (!(fd >= DECAY_FLOOR)) { /* the factor into the rows (fd may be 0) */
+                for (uint64_t e = 0; e < dk * dk; e++) S[e] *= fd;
+                fd = 1.0f;
+            }
+            *f = fd;
             /* row r of S: decayed, corrected toward v[r] along k, read along q */
+            float kq = ks->dot_f32(k, q, (uint32_t)dk), inv_fd = 1.0f / fd;
             for (uint64_t r = 0; r < dk; r++) {
                 float *row = S + r * dk;
-                for (uint64_t e = 0; e < dk; e++) row[e] *= decay;
-                float delta = (v[r] - ks->dot_f32(row, k, (uint32_t)dk)) * beta;
-                ks->axpy_f32(row, delta, k, (uint32_t)dk);
-                o[r] = ks->dot_f32(row, q, (uint32_t)dk) * scale;
+                float sq = ks->dot_f32(row, q, (uint32_t)dk);
+                float delta = (v[r] - fd * ks->dot_f32(row, k, (uint32_t)dk)) * beta;
+                ks->axpy_f32(row, delta * inv_fd, k, (uint32_t)dk);
+                o[r] = (fd * sq + delta * kq) * scale;
             }
             /* o = RMSNorm(o) * ssm_norm * silu(z) */
             double ss = 0.0;

@@ -20,7 +20,8 @@
  *
  * The matmuls run batched over a step's tokens (forward.c); the recurrence
  * steps through the tokens inside, value head by value head in parallel,
- * in the order llama.cpp's CPU gated_delta_net computes it. */
+ * with S kept as a scalar times a matrix so that a token's decay costs no
+ * pass over S (deltanet.c): the same arithmetic whatever the steps. */
 #ifndef PITH_DELTANET_H
 #define PITH_DELTANET_H
 
