@@ -1,4 +1,5 @@
-/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3) over a sequence's KV cache.
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3, Gemma 3; Qwen3.5, whose
+ * DeltaNet layers and attention gate are deltanet.c's) over a sequence's KV cache.
  *
  * Per layer, for the tokens of one step:
  *   h = RMSNorm(x) * attn_norm
