@@ -19,6 +19,11 @@
 #   lfm2     LFM2-350M/700M/1.2B: short-convolution layers (a state of 2
 #            values per channel) among attention layers with q/k norms;
 #            memory, context shift and slots in tests/lfm2_lib.sh
+#   qwen35   Qwen3.5-0.8B: gated DeltaNet layers (key and value heads of
+#            128, a convolution of 4) and every fourth layer attention
+#            with an output gate, q/k norms, heads of 256 of which 64
+#            rotate; prompts of 100 tokens (longer than llama.cpp's DeltaNet
+#            chunk of 64)
 . tests/lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
 CMP=${CMP:-build/asan/tools/cmplogits}
@@ -165,9 +170,58 @@ compare lfm2-q4_k_m QUANT "" $LFM --type q4_k_m --seed 84
 compare lfm2-l5-f32 F32 "" $LFM --conv-l 5 --attn-layers 1,3 --layers 4 --seed 85
 . tests/lfm2_lib.sh
 
+# Qwen3.5-0.8B: 24 layers (attention in every fourth), 8 q heads on 2 kv
+# heads of 256 (64 rotate), DeltaNet layers of 16 key and 16 value heads
+# of 128; here 8 layers, 2 q heads on 1, 4 and 4 DeltaNet heads. The 9B
+# has twice the value heads of the key heads (--ssm-kheads 2).
+LONG=$(awk 'BEGIN { for (i = 0; i < 100; i++) printf "%s%d", i ? "," : "", (i * 7919 + 13) % 1200 + 3 }')
+SAVED_IDS=$IDS IDS=$LONG
+Q35="--arch qwen35 --layers 8 --embd 256 --ff 512 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64"
+compare qwen35-f32 F32 "" $Q35 --seed 81
+greedy qwen35-f32 1e-3 ""
+compare qwen35-kv2-f32 F32 "" $Q35 --ssm-kheads 2 --recurrent-layers --seed 82
+compare qwen35-f16 F16 "" $Q35 --type f16 --untied --seed 83
+compare qwen35-q8_0 QUANT "" $Q35 --type q8_0 --seed 84
+greedy qwen35-q8_0 0.3 ""
+compare qwen35-q4_k_m QUANT "" $Q35 --type q4_k_m --seed 85
+IDS=$SAVED_IDS
+# the plan: a recurrent state per sequence (6 DeltaNet layers x (3 x 1536
+# conv inputs + 4 heads x (128 x 128 + 1)) floats), a KV cache for the 2
+# attention layers only (1 kv head x (256 + 256) F16 x 256 positions)
+"$PITH" run "$TMP/qwen35-q8_0.gguf" -p hi --plan -c 256 >"$TMP/plan" 2>&1
+if grep -q "recurrent state (deltanet layers) *1683584 bytes" "$TMP/plan" && grep -q "kv cache  *524288 bytes" "$TMP/plan"; then
+    ok "qwen35 --plan: a recurrent state of 1.6 MiB, a KV cache for the 2 attention layers only"
+else
+    not_ok "qwen35 --plan: $(grep -E 'kv|recurrent' "$TMP/plan")"
+fi
+"$PITH" serve "$TMP/qwen35-q8_0.gguf" --plan -c 256 --slots 3 >"$TMP/plan" 2>&1
+if [ "$(grep -c "recurrent state, sequence [0-2] *1683584 bytes" "$TMP/plan")" -eq 3 ]; then
+    ok "qwen35 serve --slots 3 --plan: one recurrent state per slot"
+else
+    not_ok "qwen35 serve --slots 3 --plan: $(grep -E 'kv|recurrent' "$TMP/plan")"
+fi
+# --mem: the largest context that fits grows the 2 attention layers' cache
+# only (2048 bytes a position), the recurrent state stays whole
+"$MK" "$TMP/q35-4k.gguf" $Q35 --type q8_0 --ctx 4096 --seed 86 >/dev/null 2>&1
+"$PITH" run "$TMP/q35-4k.gguf" -p hi -n 2 --plan -c 4096 --mem 34M --load mmap >"$TMP/plan" 2>&1
+ctx=$(sed -n 's/^decision: --load mmap, context \([0-9]*\) (shrunk to fit)$/\1/p' "$TMP/plan")
+if [ -n "$ctx" ] && [ "$ctx" -lt 4096 ] && grep -q "kv cache  *$((ctx * 2048)) bytes" "$TMP/plan" &&
+        grep -q "recurrent state (deltanet layers) *1683584 bytes" "$TMP/plan"; then
+    ok "qwen35 --mem 34M: context shrunk to $ctx, the KV cache of the attention layers with it, the state whole"
+else
+    not_ok "qwen35 --mem: $(grep -E 'kv|recurrent|decision' "$TMP/plan")"
+fi
+# a full context goes on: the kept tokens are fed again (a state cannot shift)
+"$PITH" run "$TMP/qwen35-q8_0.gguf" --prompt-ids "$IDS" -n 60 -c 64 --temp 0 --ignore-eos --print-ids >"$TMP/out" 2>"$TMP/err"
+if [ "$(tr ',' '\n' <"$TMP/out" | grep -c .)" -eq 60 ] && grep -q "context full: dropped .* fed the .* left again" "$TMP/err"; then
+    ok "qwen35: a full context is shifted by feeding the kept tokens again, 60 tokens generated"
+else
+    not_ok "qwen35 context full: $(head -c 300 "$TMP/err")"
+fi
+
 # the three load modes and the q8_0 cache give the same greedy tokens on
 # the fused matrices, the RoPE-less layers and the convolution states
-for name in phi4-q8_0 smollm3-q8_0 gemma3-q8_0 lfm2-q8_0; do
+for name in phi4-q8_0 smollm3-q8_0 gemma3-q8_0 lfm2-q8_0 qwen35-q8_0; do
     "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 >"$TMP/mmap.ids" 2>/dev/null
     for mode in read stream; do
         "$PITH" run "$TMP/$name.gguf" --prompt-ids "$IDS" --print-ids -n 8 --temp 0 --ignore-eos -c 256 --load $mode \
@@ -185,4 +239,20 @@ expect_fail2 "smollm3 with rope_freqs.weight (llama.cpp ignores it) is refused" 
 expect_fail2 "phi3 with biases is refused" "$PITH" run "$TMP/phi-bias.gguf" -p hi
 "$MK" "$TMP/llama-rot.gguf" --arch llama --rope-dim 8 >/dev/null 2>&1
 expect_fail2 "llama rotating part of a head is still refused" "$PITH" run "$TMP/llama-rot.gguf" -p hi
+"$MK" "$TMP/q35-pattern.gguf" $Q35 --full-attn 3 --recurrent-layers >/dev/null 2>&1
+check "qwen35 with attention.recurrent_layers matching the interval runs" "$PITH" run "$TMP/q35-pattern.gguf" -p hi -n 2
+ED=${ED:-build/asan/tools/ggufedit}
+Q35F=$TMP/qwen35-f32.gguf
+"$ED" "$Q35F" "$TMP/q35-nextn.gguf" --set-u32 qwen35.nextn_predict_layers 1 >/dev/null 2>&1
+expect_fail2 "qwen35 with multi-token prediction layers is refused" "$PITH" run "$TMP/q35-nextn.gguf" -p hi
+"$ED" "$TMP/q35-pattern.gguf" "$TMP/q35-pattern-bad.gguf" --set-u32 qwen35.full_attention_interval 4 >/dev/null 2>&1
+expect_fail2 "qwen35 whose attention.recurrent_layers is not the interval's pattern is refused" "$PITH" run "$TMP/q35-pattern-bad.gguf" -p hi
+"$ED" "$Q35F" "$TMP/q35-sections.gguf" --shrink-array qwen35.rope.dimension_sections 1 >/dev/null 2>&1
+expect_fail2 "qwen35 with RoPE pairs outside the text sections is refused" "$PITH" run "$TMP/q35-sections.gguf" -p hi
+"$ED" "$Q35F" "$TMP/q35-nosec.gguf" --drop-key qwen35.rope.dimension_sections >/dev/null 2>&1
+expect_fail2 "qwen35 without rope.dimension_sections is refused" "$PITH" run "$TMP/q35-nosec.gguf" -p hi
+"$ED" "$Q35F" "$TMP/q35-noconv.gguf" --drop-key qwen35.ssm.conv_kernel >/dev/null 2>&1
+expect_fail2 "qwen35 without ssm.conv_kernel is refused" "$PITH" run "$TMP/q35-noconv.gguf" -p hi
+"$ED" "$Q35F" "$TMP/q35-noa.gguf" --drop-tensor blk.0.ssm_a >/dev/null 2>&1
+expect_fail2 "qwen35 without blk.0.ssm_a is refused" "$PITH" run "$TMP/q35-noa.gguf" -p hi
 finish

@@ -246,6 +246,41 @@ if ! "$MK" "$L2" --arch lfm2 --layers 16 --embd 256 --ff 512 --heads 4 --kv-head
     stop_server
 fi
 
+# qwen35's recurrent states per slot: a Qwen3.5-shaped model (6 DeltaNet
+# layers, 2 attention), two slots at once, prompts in steps of 8: every
+# greedy reply equals the same request alone. Sent again, a slot's state
+# cannot be rewound to the end of the prompt: fed from the start (0 cached).
+Q35=$TMP/qwen35.gguf
+if ! "$MK" "$Q35" --arch qwen35 --layers 8 --embd 256 --ff 512 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64 \
+    --type f32 --seed 81 >"$TMP/mk.out" 2>&1; then not_ok "qwen35: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; else
+    start_server "$Q35" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
+    W1=$(printf 'a long story about the sea and ships %.0s' $(seq 1 6))
+    W2=$(printf 'mountains rivers and old forests %.0s' $(seq 1 7))
+    wreq() { case $1 in
+        0) echo "{\"prompt\":\"$W1\",\"temperature\":0,\"max_tokens\":30}" ;;
+        1) echo "{\"prompt\":\"$W2\",\"temperature\":0,\"max_tokens\":4,\"stream\":true}" ;;
+        esac; }
+    for i in 0 1; do post "$TMP/qalone$i" /v1/completions "$(wreq $i)" >/dev/null; done
+    for round in a b; do
+        pids=
+        for i in 0 1; do post "$TMP/q$round$i" /v1/completions "$(wreq $i)" >/dev/null & pids="$pids $!"; done
+        for p in $pids; do wait "$p"; done
+    done
+    same=0; diff=
+    for f in a0 a1 b0 b1; do
+        i=${f#?}; a=$(text_of "$TMP/qalone$i"); b=$(text_of "$TMP/q$f")
+        if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
+    done
+    [ $same -eq 4 ] && ok "qwen35 (recurrent states): 2 slots at once, twice: every reply equals alone" \
+        || not_ok "qwen35 slots: $same of 4 equal alone:$(echo "$diff" | head -c 600)"
+    c0=$(cached "$TMP/qb0"); c1=$(cached "$TMP/qb1")
+    [ "${c0%/*}" = 0 ] && [ "${c1%/*}" = 0 ] \
+        && ok "qwen35 slots: a prompt again is fed from the start (states cannot rewind: $c0, $c1 cached)" \
+        || not_ok "qwen35 slots: cached $c0 and $c1"
+    grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "qwen35 slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
+    stop_server
+fi
+
 # Prefix reuse: the conversation goes on in the slot that holds it.
 M=$FIX/models/tiny-qwen3-f32.gguf
 start_server "$M" --slots 2 -t 1 -c 4096 --ignore-eos

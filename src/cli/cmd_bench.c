@@ -37,6 +37,7 @@ static uint64_t bytes_per_token(const Model *m, char *types, size_t cap)
         for (int i = 0; i < LT_COUNT; i++) {
             if (!layer_tensors[i].matrix || !model_layer_has(&m->cfg, l, i)) continue;
             const Weight *w = layer_matrix(&m->layers[l], i);
+            if (w->rows == 0) continue; /* not in a layer of this kind (Qwen3.5) */
             total += weight_bytes(w);
             count[w->type]++;
         }

@@ -73,7 +73,7 @@ int context_shift(const Model *m, SeqState *seq, uint32_t n_keep, uint32_t n_dro
     }
     if (seq->ring || seq->recurrent) {
         snprintf(err, cap, "context shift: the %s cannot shift (recompute the kept tokens)",
-                 seq->ring ? "sliding-window layers' rings" : "short-convolution state");
+                 seq->ring ? "sliding-window layers' rings" : "recurrent layers' states");
         return -1;
     }
     if (c->head_dim > FORWARD_MAX_HEAD_DIM || c->head_dim % 2 != 0) {

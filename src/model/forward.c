@@ -1,4 +1,5 @@
-/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3) over a sequence's KV cache.
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3, Gemma 3; Qwen3.5, whose
+ * DeltaNet layers and attention gate are deltanet.c's) over a sequence's KV cache.
  *
  * Per layer, for the tokens of one step:
  *   h = RMSNorm(x) * attn_norm
@@ -24,6 +25,7 @@
 #include "../kernels/kernels.h"
 #include "../kernels/quant.h"
 #include "shortconv.h"
+#include "deltanet.h"
 #include "weight_stream.h"
 
 static uint64_t kv_width(const ModelConfig *c)
@@ -45,9 +47,9 @@ typedef struct {
     uint64_t elem;   /* bytes per element (per row) */
 } Buffer;
 
-enum { S_KCACHE, S_VCACHE, S_KRING, S_VRING, S_CONV, S_COUNT };
+enum { S_KCACHE, S_VCACHE, S_KRING, S_VRING, S_RECUR, S_COUNT };
 enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_TSEQ, W_TPOS, W_TID,
-       W_CONV, W_COUNT };
+       W_CONV, W_DN, W_COUNT };
 
 /* Widest input of any matmul: the quantized activation buffers hold a step
  * of it in each format. */
@@ -56,6 +58,7 @@ static uint64_t widest_input(const ModelConfig *c)
     uint64_t w = c->n_embd;
     if (c->n_ff > w) w = c->n_ff;
     if ((uint64_t)c->n_head * c->head_dim_v > w) w = (uint64_t)c->n_head * c->head_dim_v;
+    if (model_arch_deltanet(c->arch) && (uint64_t)c->ssm_n_v * c->ssm_d_state > w) w = (uint64_t)c->ssm_n_v * c->ssm_d_state;
     return w;
 }
 
@@ -70,16 +73,21 @@ static uint32_t ring_rows(const ModelConfig *c, const ModelOptions *o)
 /* One sequence's buffers; what names them in the plan (ring_what: the
  * windowed layers' rings, conv_what: the short-convolution state). */
 static void seq_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, const char *what, const char *ring_what,
-                        const char *conv_what, Buffer *b)
+                        const char *recur_what, Buffer *b)
 {
-    uint32_t n_swa_layers = model_swa_before(c, c->n_layer), n_conv = model_conv_before(c, c->n_layer);
-    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer - n_swa_layers - n_conv, c->n_head_kv), o->n_ctx);
+    uint32_t n_swa_layers = model_swa_before(c, c->n_layer), n_recur = model_recurrent_before(c, c->n_layer);
+    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer - n_swa_layers - n_recur, c->n_head_kv), o->n_ctx);
     uint64_t ring = plan_mul(p, plan_mul(p, n_swa_layers, c->n_head_kv), ring_rows(c, o));
     b[S_KCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim)};
     b[S_VCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim_v)};
     b[S_KRING] = (Buffer){ring_what, ring, kv_type_bytes(o->kv_type, c->head_dim)};
     b[S_VRING] = (Buffer){ring_what, ring, kv_type_bytes(o->kv_type, c->head_dim_v)};
-    b[S_CONV] = (Buffer){conv_what, n_conv, shortconv_state_bytes(c)};
+    /* recurrent layers: a state of fixed size, F32 (LFM2's short
+     * convolutions or Qwen3.5's DeltaNet layers) */
+    uint64_t recur_bytes = model_conv_before(c, c->n_layer) ? shortconv_state_bytes(c)
+                         : n_recur                          ? plan_mul(p, deltanet_state_floats(c), sizeof(float))
+                                                            : 0;
+    b[S_RECUR] = (Buffer){recur_what, n_recur, recur_bytes};
 }
 
 void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32_t head, uint8_t **k, uint8_t **v,
@@ -93,7 +101,7 @@ void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32
         *v = (uint8_t *)s->v_ring + row * vrow;
         *rows = s->ring;
     } else {
-        uint64_t row = kv_row_index(c, s->n_ctx, layer - swa_before - model_conv_before(c, layer), head, 0);
+        uint64_t row = kv_row_index(c, s->n_ctx, layer - swa_before - model_recurrent_before(c, layer), head, 0);
         *k = (uint8_t *)s->k_cache + row * krow;
         *v = (uint8_t *)s->v_cache + row * vrow;
         *rows = s->n_ctx;
@@ -102,7 +110,7 @@ void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32
 
 int seq_can_resume(const ModelConfig *c, const SeqState *s, uint32_t pos0)
 {
-    if (s->recurrent && pos0 != 0 && pos0 < s->n_past) return 0; /* a state holds n_past only */
+    if (s->recurrent && pos0 != 0 && pos0 < s->n_past) return 0; /* a state cannot be rewound */
     if (!s->ring || pos0 >= s->n_past || s->n_past <= s->ring) return 1;
     /* the rings hold positions n_past - ring .. n_past - 1 */
     uint32_t need = pos0 + 1 > c->n_swa ? pos0 + 1 - c->n_swa : 0;
@@ -143,6 +151,7 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     b[W_TID] = (Buffer){"workspace: activations", B, sizeof(int32_t)};
     /* in_proj's output of a short-convolution layer */
     b[W_CONV] = (Buffer){"workspace: activations", model_conv_before(c, c->n_layer) ? B * 3 * c->n_embd : 0, 4};
+    b[W_DN] = (Buffer){"workspace: deltanet scratch", deltanet_scratch_floats(c, o->batch), 4};
 }
 
 void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
@@ -161,19 +170,26 @@ void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
                                              "conv state, sequence 4", "conv state, sequence 5",
                                              "conv state, sequence 6", "conv state, sequence 7",
                                              "conv state, sequences 8 and more"};
+    static const char *const recur_names[] = {"recurrent state (deltanet layers)", "recurrent state, sequence 0",
+                                              "recurrent state, sequence 1", "recurrent state, sequence 2",
+                                              "recurrent state, sequence 3", "recurrent state, sequence 4",
+                                              "recurrent state, sequence 5", "recurrent state, sequence 6",
+                                              "recurrent state, sequence 7", "recurrent state, sequences 8 and more"};
     enum { N_NAMES = sizeof names / sizeof names[0] };
     for (uint32_t i = 0; i < n_seq(opt); i++) {
         const char *what = n_seq(opt) == 1 ? "kv cache" /* as before sequences were apart */
                          : i < N_NAMES ? names[i] : "kv cache, sequences 8 and more";
         int k_name = n_seq(opt) == 1 ? 0 : i < N_NAMES ? (int)i + 1 : N_NAMES + 1;
         Buffer b[S_COUNT];
-        seq_buffers(cfg, opt, plan, what, ring_names[k_name], conv_names[k_name], b);
+        seq_buffers(cfg, opt, plan, what, ring_names[k_name],
+                    model_conv_before(cfg, cfg->n_layer) ? conv_names[k_name] : recur_names[k_name], b);
         for (int k = 0; k < S_COUNT; k++)
             if (b[k].count) plan_add(plan, b[k].what, plan_mul(plan, b[k].count, b[k].elem));
     }
     Buffer b[W_COUNT];
     workspace_buffers(cfg, opt, plan, b);
-    for (int i = 0; i < W_COUNT; i++) plan_add(plan, b[i].what, plan_mul(plan, b[i].count, b[i].elem));
+    for (int i = 0; i < W_COUNT; i++)
+        if (b[i].count) plan_add(plan, b[i].what, plan_mul(plan, b[i].count, b[i].elem));
 }
 
 /* Carves n buffers into p; -1 if the arena is short. */
@@ -197,7 +213,7 @@ int seq_init(SeqState *s, const ModelConfig *cfg, const ModelOptions *opt, Arena
     Buffer b[S_COUNT];
     void *p[S_COUNT];
     memset(s, 0, sizeof *s);
-    seq_buffers(cfg, opt, &scratch, "kv cache", "kv ring", "conv state", b);
+    seq_buffers(cfg, opt, &scratch, "kv cache", "kv ring", "recurrent state", b);
     if (carve(arena, b, S_COUNT, p) != 0) return -1;
     s->n_ctx = opt->n_ctx;
     s->kv_type = opt->kv_type;
@@ -206,8 +222,8 @@ int seq_init(SeqState *s, const ModelConfig *cfg, const ModelOptions *opt, Arena
     s->ring = ring_rows(cfg, opt);
     s->k_ring = p[S_KRING];
     s->v_ring = p[S_VRING];
-    s->recurrent = p[S_CONV];
-    s->recurrent_layer_bytes = b[S_CONV].elem;
+    s->recurrent = p[S_RECUR];
+    s->recurrent_layer_bytes = b[S_RECUR].elem;
     return 0;
 }
 
@@ -247,6 +263,7 @@ int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena
     ws->tok_pos = p[W_TPOS];
     ws->tok_id = p[W_TID];
     ws->conv = p[W_CONV];
+    ws->dn = p[W_DN];
     ws->logit_rows = (uint32_t)logit_rows(opt);
     kern_active(); /* chooses the kernels now, before any thread runs */
     if (m->load == LOAD_STREAM && wstream_init(&ws->stream, m, opt, arena, err) != 0) return -1;
@@ -372,7 +389,7 @@ static void quant_worker(void *ctx, int ith, int nth)
  * the input is quantized once per activation format, then one parallel
  * region splits the rows of all of them between the threads. */
 
-#define GROUP_MAX 3
+#define GROUP_MAX 4
 
 typedef struct {
     const Weight *w[GROUP_MAX];
@@ -757,14 +774,25 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
             shortconv_apply(c, ws, lw, l, n, ws->xb);
             matmul(ws, &lw->conv_out, ws->xb, n, ws->conv);
             mixed = ws->conv;
+        } else if (model_layer_recurrent(c, l)) {
+            /* Qwen3.5's gated DeltaNet: its own state instead of a cache */
+            DeltaNetScratch d;
+            deltanet_scratch(c, ws->batch, ws->dn, &d);
+            const Weight *in[4] = {&lw->ssm_qkv, &lw->ssm_z, &lw->ssm_beta, &lw->ssm_alpha};
+            float *in_out[4] = {d.qkv, d.z, d.beta, d.alpha};
+            matmul_group(ws, in, in_out, 4, ws->xb, n);
+            deltanet_mix(c, lw, l, n, ws->tok_seq, ws->tok_pos, &d);
+            matmul(ws, &lw->ssm_out, d.o, n, ws->xb);
         } else {
             const Weight *qkv[3] = {&lw->wq, &lw->wk, &lw->wv};
-            float *qkv_out[3] = {ws->q, ws->k, ws->v};
+            float *qkv_out[3] = {model_arch_deltanet(c->arch) ? ws->dn : ws->q, ws->k, ws->v};
             matmul_group(ws, qkv, qkv_out, 3, ws->xb, n);
+            if (model_arch_deltanet(c->arch)) deltanet_split_q(c, n, ws->dn, ws->q); /* q, and the gates in ws->dn */
 
             LayerJob lj = {m, ws, lw, l, n};
             run_tokens(qk_worker, &lj, n);
             port_parallel(attention_worker, &lj);
+            if (model_arch_deltanet(c->arch)) deltanet_gate(c, n, ws->att, ws->dn);
 
             matmul(ws, &lw->wo, ws->att, n, ws->xb);
         }

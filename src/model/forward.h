@@ -25,8 +25,9 @@
 
 /* What changes while one sequence runs: its KV cache and its position.
  * Architectures whose layers keep a recurrent state instead of (or beside)
- * a cache get it here too, recurrent_layer_bytes per such layer (LFM2's
- * short convolutions: shortconv.h). */
+ * a cache get it here too, recurrent_layer_bytes per recurrent layer
+ * (LFM2's short convolutions: shortconv.h; Qwen3.5's DeltaNet layers:
+ * deltanet.h). */
 typedef struct {
     uint32_t n_ctx;           /* positions the cache holds */
     KvType kv_type;
@@ -36,7 +37,8 @@ typedef struct {
                                  the window of a step's first token plus the step (0: no such layer) */
     void *k_ring, *v_ring;    /* [windowed layer][n_head_kv][ring], position p in row p % ring */
     uint32_t n_past;          /* positions of the cache that are filled */
-    uint8_t *recurrent;       /* [short-convolution layer][recurrent_layer_bytes], or NULL */
+    uint8_t *recurrent;       /* [recurrent layer][recurrent_layer_bytes], or NULL; such a sequence
+                                 goes on only from n_past, or again from position 0 */
     uint64_t recurrent_layer_bytes;
 } SeqState;
 
@@ -50,6 +52,7 @@ typedef struct {
     /* activations, [batch][...] */
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2;
     float *scores;            /* [n_head][n_ctx] */
+    float *dn;                /* Qwen3.5: the DeltaNet layers' scratch, the attention gates (deltanet.h) */
     void *act_q8_0, *act_q8_k;/* the step's matmul input quantized for the kernels (kernels.h) */
     float *logits;            /* [batch or 1][n_vocab] */
     uint32_t n_logits;        /* rows of logits filled by the last step */

@@ -17,6 +17,8 @@
 #define R TENSOR_REQUIRED
 #define O TENSOR_OPTIONAL
 #define X TENSOR_REFUSED
+#define A TENSOR_ATTN_ONLY
+#define D TENSOR_RECUR_ONLY
 /* What llama.cpp accepts for each: Qwen3 has per-head q/k norms; Qwen2
  * always has q/k/v biases; llama files may have them, and Llama 3.x files
  * carry rope_freqs.weight. SmolLM3 is llama without RoPE in every fourth
@@ -43,10 +45,18 @@ static const ArchInfo arch_table[] = {
      * attention layers with q/k norms; the final norm is token_embd_norm */
     {"lfm2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X, X, X, R, R, R}, X,
      X, 0, 0, 0, 1, "token_embd_norm.weight"},
+    /* Qwen3.5: the attention layers (A) have qwen3's q/k norms, q and its
+     * output gate in one "attn_q", k, v, output; the DeltaNet layers (D)
+     * their own (deltanet.h); all have the norm before the FFN named
+     * post_attention_norm. Partial NeoX RoPE (64 of 256). */
+    {"qwen35", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL,
+     {R, X, A, A, X, X, X, X, A, A, A, R, R, R, X, X, X, X, A, R, D, D, D, D, D, D, D, D, D}, X, X, 0, 1, 0, 0, NULL},
 };
 #undef R
 #undef O
 #undef X
+#undef A
+#undef D
 
 #define LW(field) offsetof(LayerWeights, field)
 const LayerTensor layer_tensors[LT_COUNT] = {
@@ -68,9 +78,20 @@ const LayerTensor layer_tensors[LT_COUNT] = {
     [LT_GATE_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF2, LW(w_gate_up)},
     [LT_ATTN_POST_NORM] = {"post_attention_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(attn_post_norm)},
     [LT_FFN_POST_NORM] = {"post_ffw_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_post_norm)},
-    [LT_CONV] = {"shortconv.conv", "weight", 0, DIM_CONV, DIM_EMBD, LW(conv), PART_CONV},
-    [LT_CONV_IN] = {"shortconv.in_proj", "weight", 1, DIM_EMBD, DIM_EMBD3, LW(conv_in), PART_CONV},
-    [LT_CONV_OUT] = {"shortconv.out_proj", "weight", 1, DIM_EMBD, DIM_EMBD, LW(conv_out), PART_CONV},
+    [LT_CONV] = {"shortconv.conv", "weight", 0, DIM_CONV, DIM_EMBD, LW(conv), PART_RECUR},
+    [LT_CONV_IN] = {"shortconv.in_proj", "weight", 1, DIM_EMBD, DIM_EMBD3, LW(conv_in), PART_RECUR},
+    [LT_CONV_OUT] = {"shortconv.out_proj", "weight", 1, DIM_EMBD, DIM_EMBD, LW(conv_out), PART_RECUR},
+    [LT_Q_GATE] = {"attn_q", "weight", 1, DIM_EMBD, DIM_Q2, LW(wq)},
+    [LT_FFN_NORM_PA] = {"post_attention_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_norm)},
+    [LT_SSM_QKV] = {"attn_qkv", "weight", 1, DIM_EMBD, DIM_SSM_CONV, LW(ssm_qkv)},
+    [LT_SSM_Z] = {"attn_gate", "weight", 1, DIM_EMBD, DIM_SSM_V, LW(ssm_z)},
+    [LT_SSM_BETA] = {"ssm_beta", "weight", 1, DIM_EMBD, DIM_SSM_H, LW(ssm_beta)},
+    [LT_SSM_ALPHA] = {"ssm_alpha", "weight", 1, DIM_EMBD, DIM_SSM_H, LW(ssm_alpha)},
+    [LT_SSM_OUT] = {"ssm_out", "weight", 1, DIM_SSM_V, DIM_EMBD, LW(ssm_out)},
+    [LT_SSM_CONV] = {"ssm_conv1d", "weight", 0, DIM_SSM_K, DIM_SSM_CONV, LW(ssm_conv)},
+    [LT_SSM_DT] = {"ssm_dt", "bias", 0, DIM_SSM_H, DIM_ONE, LW(ssm_dt)},
+    [LT_SSM_A] = {"ssm_a", "", 0, DIM_SSM_H, DIM_ONE, LW(ssm_a)},
+    [LT_SSM_NORM] = {"ssm_norm", "weight", 0, DIM_SSM_HEAD, DIM_ONE, LW(ssm_norm)},
 };
 #undef LW
 
@@ -96,6 +117,12 @@ uint64_t model_dim(const ModelConfig *c, ModelDim d)
     case DIM_FF2: return 2 * (uint64_t)c->n_ff;
     case DIM_CONV: return c->conv_l;
     case DIM_EMBD3: return 3 * (uint64_t)c->n_embd;
+    case DIM_Q2: return 2 * (uint64_t)c->n_head * c->head_dim;
+    case DIM_SSM_CONV: return (2 * (uint64_t)c->ssm_n_k + c->ssm_n_v) * c->ssm_d_state;
+    case DIM_SSM_V: return (uint64_t)c->ssm_n_v * c->ssm_d_state;
+    case DIM_SSM_H: return c->ssm_n_v;
+    case DIM_SSM_HEAD: return c->ssm_d_state;
+    case DIM_SSM_K: return c->ssm_d_conv;
     }
     return 0;
 }
@@ -129,7 +156,8 @@ void model_layer_views(const ModelConfig *c, LayerWeights *lw)
 enum {
     K_BLOCKS, K_EMBD, K_FF, K_HEADS, K_HEADS_KV, K_KEY_LEN, K_VAL_LEN, K_CTX, K_ROPE_BASE, K_EPS, K_ROPE_DIM,
     K_ROPE_ATTN_FACTOR, K_ROPE_ORIG_CTX, K_ROPE_SCALE, K_SWA, K_SWA_PATTERN, K_ROPE_BASE_SWA, K_SOFTCAP,
-    K_CONV_L, K_COUNT
+    K_CONV_L, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_RANK, K_SSM_GROUPS, K_FULL_ATTN, K_NEXTN,
+    K_COUNT
 };
 
 static const struct {
@@ -157,6 +185,13 @@ static const struct {
     [K_ROPE_BASE_SWA] = {"rope.freq_base_swa", 1, 0, 1e-3, 1e12},
     [K_SOFTCAP] = {"final_logit_softcapping", 1, 0, 0, 1e6},
     [K_CONV_L] = {"shortconv.l_cache", 0, 0, 2, 64},
+    [K_SSM_CONV] = {"ssm.conv_kernel", 0, 0, 2, 16},
+    [K_SSM_INNER] = {"ssm.inner_size", 0, 0, 1, 1 << 20},
+    [K_SSM_STATE] = {"ssm.state_size", 0, 0, 1, MODEL_MAX_HEAD_DIM},
+    [K_SSM_RANK] = {"ssm.time_step_rank", 0, 0, 1, 4096},
+    [K_SSM_GROUPS] = {"ssm.group_count", 0, 0, 1, 4096},
+    [K_FULL_ATTN] = {"full_attention_interval", 0, 0, 1, 4096},
+    [K_NEXTN] = {"nextn_predict_layers", 0, 0, 0, 4096},
 };
 
 typedef struct {
@@ -174,7 +209,13 @@ typedef struct {
     uint64_t output_row_bytes;
     int n_rope_factors;     /* rope_factors_short and _long seen */
     uint64_t n_kv_per_layer;/* length of a per-layer head_count_kv array (LFM2), or 0 */
-    uint64_t kind_max[2][LT_COUNT]; /* matrix_max of attention (0) and convolution (1) layers */
+    uint64_t kind_max[2][LT_COUNT]; /* largest of each matrix, arena-rounded, over the attention (0) and the recurrent (1) layers */
+    int32_t sections[4];    /* rope.dimension_sections (arch->deltanet) */
+    int have_sections;
+    int recur_layers_bad;   /* attention.recurrent_layers differs from the interval's pattern */
+    uint64_t recur_layers_offset;
+    int have_recur_layers;
+    uint8_t recur_layers[4096];
 } ConfigWalk;
 
 /* attention.head_count_kv as an array, one count per layer (LFM2): 0 marks
@@ -241,6 +282,38 @@ static int kv_number(const GgufKV *kv, int want_float, double *out)
     }
 }
 
+/* Qwen3.5's two array keys: the RoPE sections (4 int32) and which layers
+ * are recurrent (bools, one per layer), read whole. */
+static int walk_array(ConfigWalk *w, Gguf *g, const GgufKV *kv, const char *suffix, GgufError *err)
+{
+    int sections = suffix[0] == 'r';
+    uint32_t want_type = sections ? GGUF_TYPE_INT32 : GGUF_TYPE_BOOL;
+    uint64_t max = sections ? 4 : sizeof w->recur_layers;
+    uint8_t buf[4096];
+    if (kv->type != GGUF_TYPE_ARRAY || kv->arr_type != want_type || kv->arr_len < 1 || kv->arr_len > max ||
+        kv->value_end - kv->value_offset != (sections ? 4 : 1) * kv->arr_len) {
+        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s is not an array of at most %llu %s", w->path,
+                 (unsigned long long)kv->value_offset, kv->key, (unsigned long long)max, sections ? "int32" : "bools");
+        return -1;
+    }
+    const uint8_t *b = gguf_value_bytes(g, kv, buf);
+    if (!b) {
+        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: cannot read %s", w->path,
+                 (unsigned long long)kv->value_offset, kv->key);
+        return -1;
+    }
+    if (sections) {
+        memset(w->sections, 0, sizeof w->sections);
+        memcpy(w->sections, b, 4 * kv->arr_len);
+        w->have_sections = 1;
+    } else {
+        memcpy(w->recur_layers, b, kv->arr_len);
+        w->have_recur_layers = (int)kv->arr_len;
+        w->recur_layers_offset = kv->value_offset;
+    }
+    return 0;
+}
+
 static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
 {
     ConfigWalk *w = ctx;
@@ -254,7 +327,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         w->cfg->arch = model_arch(w->arch);
         if (!w->cfg->arch) {
-            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2)",
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2, qwen35)",
                      w->path, w->arch);
             return -1;
         }
@@ -281,6 +354,9 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
     }
     if (strcmp(suffix, "attention.head_count_kv") == 0 && kv->type == GGUF_TYPE_ARRAY)
         return kv_heads_per_layer(w, g, kv, err);
+    if (model_arch_deltanet(w->cfg->arch) && (strcmp(suffix, "rope.dimension_sections") == 0 ||
+                                   strcmp(suffix, "attention.recurrent_layers") == 0))
+        return walk_array(w, g, kv, suffix, err);
     for (int k = 0; k < K_COUNT; k++) {
         if (strcmp(suffix, config_keys[k].suffix) != 0) continue;
         double v;
@@ -298,6 +374,70 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         w->have[k] = 1;
         w->val[k] = v;
+    }
+    return 0;
+}
+
+/* Qwen3.5's keys: the DeltaNet layers' widths, the layer pattern, the
+ * RoPE sections (text has one position for all of them: pith requires
+ * every rotated pair to fall in the first three, which makes it NeoX RoPE). */
+static int finish_deltanet(ConfigWalk *w, GgufError *err)
+{
+    ModelConfig *cfg = w->cfg;
+    static const int need[] = {K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_RANK, K_SSM_GROUPS};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (!w->have[need[i]]) {
+            snprintf(err->msg, sizeof err->msg, "%s: missing key %s.%s", w->path, w->arch, config_keys[need[i]].suffix);
+            return -1;
+        }
+    if (w->have[K_NEXTN] && w->val[K_NEXTN] > 0) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.nextn_predict_layers = %g: multi-token prediction layers are not supported yet",
+                 w->path, w->arch, w->val[K_NEXTN]);
+        return -1;
+    }
+    cfg->ssm_d_conv = (uint32_t)w->val[K_SSM_CONV];
+    cfg->ssm_d_state = (uint32_t)w->val[K_SSM_STATE];
+    cfg->ssm_n_k = (uint32_t)w->val[K_SSM_GROUPS];
+    cfg->ssm_n_v = (uint32_t)w->val[K_SSM_RANK];
+    cfg->full_attn_interval = w->have[K_FULL_ATTN] ? (uint32_t)w->val[K_FULL_ATTN] : 4;
+    if ((uint64_t)w->val[K_SSM_INNER] != (uint64_t)cfg->ssm_n_v * cfg->ssm_d_state || cfg->ssm_n_v % cfg->ssm_n_k != 0) {
+        snprintf(err->msg, sizeof err->msg,
+                 "%s: %s.ssm.inner_size = %g with %u value heads, %u key heads of %u: value heads must be as wide as "
+                 "key heads, and a multiple of them",
+                 w->path, w->arch, w->val[K_SSM_INNER], cfg->ssm_n_v, cfg->ssm_n_k, cfg->ssm_d_state);
+        return -1;
+    }
+    if (cfg->head_dim_v != cfg->head_dim) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.attention.value_length = %u differs from key_length = %u", w->path,
+                 w->arch, cfg->head_dim_v, cfg->head_dim);
+        return -1;
+    }
+    if (w->have_recur_layers) {
+        int bad = (uint32_t)w->have_recur_layers != cfg->n_layer;
+        for (uint32_t l = 0; !bad && l < cfg->n_layer; l++) bad = !w->recur_layers[l] != !model_layer_recurrent(cfg, l);
+        if (bad) {
+            snprintf(err->msg, sizeof err->msg,
+                     "%s: byte %llu: %s.attention.recurrent_layers: a pattern other than attention every %u layers is not "
+                     "supported yet", w->path, (unsigned long long)w->recur_layers_offset, w->arch, cfg->full_attn_interval);
+            return -1;
+        }
+    }
+    if (!w->have_sections) {
+        snprintf(err->msg, sizeof err->msg, "%s: missing key %s.rope.dimension_sections", w->path, w->arch);
+        return -1;
+    }
+    int64_t total = 0;
+    for (int i = 0; i < 4; i++) total += w->sections[i] > 0 ? w->sections[i] : 0;
+    for (uint32_t i = 0; i < cfg->n_rot / 2; i++) {
+        /* the interleaved sections (ggml's IMROPE): pair i belongs to section i % 3 while it lasts */
+        int64_t sector = total ? (int64_t)i % total : 0;
+        int r = (int)(sector % 3);
+        if (total == 0 || w->sections[r] <= 0 || sector >= 3 * (int64_t)w->sections[r]) {
+            snprintf(err->msg, sizeof err->msg,
+                     "%s: %s.rope.dimension_sections = [%d, %d, %d, %d]: rotated pairs outside the text sections are "
+                     "not supported", w->path, w->arch, w->sections[0], w->sections[1], w->sections[2], w->sections[3]);
+            return -1;
+        }
     }
     return 0;
 }
@@ -393,6 +533,7 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
                  w->path, w->arch, cfg->n_rot, cfg->head_dim);
         return -1;
     }
+    if (model_arch_deltanet(cfg->arch) && finish_deltanet(w, err) != 0) return -1;
     /* every derived width stays far below 2^32: heads <= 4096, dims <= 1024 */
     cfg->tied_output = 1;
     w->keys_done = 1;
@@ -405,6 +546,18 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
  * use (refused: an unused tensor means a variant of the architecture that
  * pith would silently get wrong). */
 enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS, ROLE_ROPE_FACTORS };
+
+/* Layers that must have tensor i (if the rule requires it): those of the
+ * kind (attention or recurrent) its part and rule name, or all. */
+static uint64_t layers_with(const ModelConfig *cfg, int i)
+{
+    uint64_t recur = model_recurrent_before(cfg, cfg->n_layer);
+    TensorRule rule = cfg->arch->layer[i];
+    LayerPart part = layer_tensors[i].part;
+    if (rule == TENSOR_ATTN_ONLY || part == PART_ATTN) return cfg->n_layer - recur;
+    if (rule == TENSOR_RECUR_ONLY || part == PART_RECUR) return recur;
+    return cfg->n_layer;
+}
 
 static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
 {
@@ -425,9 +578,8 @@ static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
     for (int i = 0; i < LT_COUNT; i++) {
         const LayerTensor *t = &layer_tensors[i];
         size_t len = strlen(t->name);
-        if (strncmp(p, t->name, len) == 0 && p[len] == '.' && strcmp(p + len + 1, t->suffix) == 0 &&
-            cfg->arch->layer[i] != TENSOR_REFUSED &&
-            (t->part == PART_ANY || (t->part == PART_CONV) == (model_layer_conv(cfg, (uint32_t)layer) != 0))) {
+        int suffix_ok = t->suffix[0] ? p[len] == '.' && strcmp(p + len + 1, t->suffix) == 0 : p[len] == '\0';
+        if (strncmp(p, t->name, len) == 0 && suffix_ok && model_layer_allows(cfg, (uint32_t)layer, i)) {
             *lt = i;
             return ROLE_LAYER;
         }
@@ -477,7 +629,7 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
         if (role == ROLE_LAYER) {
             uint32_t layer = 0; /* "blk.N.": tensor_role checked N */
             for (const char *q = t->name + 4; *q >= '0' && *q <= '9'; q++) layer = layer * 10 + (uint32_t)(*q - '0');
-            int kind = model_layer_conv(cfg, layer) != 0;
+            int kind = model_layer_recurrent(cfg, layer) != 0;
             if (r > w->kind_max[kind][lt]) w->kind_max[kind][lt] = r;
         }
     }
@@ -515,7 +667,6 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
                  w.arch);
         return -1;
     }
-    uint32_t n_conv = model_conv_before(cfg, cfg->n_layer);
     for (int i = 0; i < LT_COUNT; i++) {
         TensorRule rule = cfg->arch->layer[i];
         if (rule == TENSOR_OPTIONAL && w.n_present[i] != 0 && w.n_present[i] != cfg->n_layer) {
@@ -523,7 +674,9 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
                      (unsigned long long)w.n_present[i], cfg->n_layer, layer_tensors[i].name, layer_tensors[i].suffix);
             return -1;
         }
-        cfg->has[i] = rule == TENSOR_REQUIRED || (rule == TENSOR_OPTIONAL && w.n_present[i] != 0);
+        cfg->has[i] = rule == TENSOR_REQUIRED || rule == TENSOR_ATTN_ONLY || rule == TENSOR_RECUR_ONLY ||
+                      (rule == TENSOR_OPTIONAL && w.n_present[i] != 0);
+        if (cfg->has[i] && layers_with(cfg, i) == 0) cfg->has[i] = 0; /* e.g. no recurrent layer at all */
     }
     if (w.n_rope_factors != 0 && w.n_rope_factors != 2) {
         snprintf(err->msg, sizeof err->msg, "%s: rope_factors_short.weight and rope_factors_long.weight come together",
@@ -534,11 +687,10 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
     /* vectors are copied into the arena as floats (of the rope factors, the
      * ones the context chooses) */
     cfg->norm_floats = cfg->n_embd + (cfg->rope_freqs || cfg->rope_factors ? cfg->n_rot / 2 : 0);
-    for (int i = 0; i < LT_COUNT; i++) {
-        const LayerTensor *t = &layer_tensors[i];
-        uint32_t layers = t->part == PART_ANY ? cfg->n_layer : t->part == PART_CONV ? n_conv : cfg->n_layer - n_conv;
-        if (cfg->has[i] && !t->matrix) cfg->norm_floats += (uint64_t)layers * model_dim(cfg, t->cols) * model_dim(cfg, t->rows);
-    }
+    for (int i = 0; i < LT_COUNT; i++)
+        if (cfg->has[i] && !layer_tensors[i].matrix)
+            cfg->norm_floats += layers_with(cfg, i) * model_dim(cfg, layer_tensors[i].cols) *
+                                model_dim(cfg, layer_tensors[i].rows);
     cfg->out_row_bytes = cfg->tied_output ? cfg->embd_row_bytes : w.output_row_bytes;
     for (int kind = 0; kind < 2; kind++) { /* a slot holds either kind of layer */
         uint64_t sum = 0;
@@ -679,7 +831,7 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
 /* Vectors (norms, biases, rope factors) and LFM2's convolution kernels
  * ([ne0, ne1]) are F32 and always copied, so the
  * forward pass gets aligned floats. */
-static int bind_norm(Loader *L, float *dst, const char *name, uint64_t ne0, uint64_t ne1)
+static int bind_values(Loader *L, float *dst, const char *name, uint64_t ne0, uint64_t ne1)
 {
     uint64_t n = ne0 * ne1;
     const GgufTensor *t = find_checked(L, name, ne0, ne1);
@@ -740,7 +892,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
     }
     m->output_norm = norms;
     norms += c->n_embd;
-    if (bind_norm(&L, m->output_norm, c->arch->output_norm ? c->arch->output_norm : "output_norm.weight", c->n_embd, 1) != 0)
+    if (bind_values(&L, m->output_norm, c->arch->output_norm ? c->arch->output_norm : "output_norm.weight", c->n_embd, 1) != 0)
         return -1;
     if (c->rope_freqs || c->rope_factors) {
         /* LongRoPE: the long factors when the context is longer than the
@@ -749,7 +901,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
                           : opt->n_ctx > c->n_ctx_orig ? "rope_factors_long.weight" : "rope_factors_short.weight";
         m->rope_freqs = norms;
         norms += c->n_rot / 2;
-        if (bind_norm(&L, m->rope_freqs, fname, c->n_rot / 2, 1) != 0) return -1;
+        if (bind_values(&L, m->rope_freqs, fname, c->n_rot / 2, 1) != 0) return -1;
         for (uint32_t i = 0; i < c->n_rot / 2; i++) {
             if (!(m->rope_freqs[i] > 0.0f)) { /* a divisor of every angle */
                 snprintf(err->msg, sizeof err->msg, "%s: %s[%u] = %g is not positive", g->files[0].path, fname, i,
@@ -766,17 +918,16 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         for (int i = 0; i < LT_COUNT; i++) {
             const LayerTensor *t = &layer_tensors[i];
             if (!model_layer_has(c, l, i)) continue;
-            snprintf(name, sizeof name, "blk.%u.%s.%s", l, t->name, t->suffix);
+            snprintf(name, sizeof name, "blk.%u.%s%s%s", l, t->name, t->suffix[0] ? "." : "", t->suffix);
             void *field = (char *)lw + t->offset;
-            uint64_t cols = model_dim(c, t->cols);
+            uint64_t cols = model_dim(c, t->cols), rows = model_dim(c, t->rows);
             if (t->matrix) {
-                if (bind_matrix(&L, field, name, cols, model_dim(c, t->rows)) != 0) return -1;
+                if (bind_matrix(&L, field, name, cols, rows) != 0) return -1;
             } else {
                 float *v = norms;
-                uint64_t rows = model_dim(c, t->rows);
                 norms += cols * rows;
                 memcpy(field, &v, sizeof v);
-                if (bind_norm(&L, v, name, cols, rows) != 0) return -1;
+                if (bind_values(&L, v, name, cols, rows) != 0) return -1;
             }
         }
         model_layer_views(c, lw);

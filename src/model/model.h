@@ -63,7 +63,9 @@ typedef enum {
 typedef enum {
     TENSOR_REFUSED = 0,   /* present means a variant pith would get wrong: refused */
     TENSOR_OPTIONAL = 1,  /* used when present (in every layer, or in none) */
-    TENSOR_REQUIRED = 2
+    TENSOR_REQUIRED = 2,
+    TENSOR_ATTN_ONLY = 3, /* required in the attention layers of a hybrid model, refused in the others */
+    TENSOR_RECUR_ONLY = 4 /* required in its recurrent (DeltaNet) layers, refused in the others */
 } TensorRule;
 
 /* The tensors of a layer, blk.N.<name>.<suffix>, in the order they are
@@ -76,22 +78,38 @@ typedef enum {
     LT_GATE_UP,  /* "ffn_up" holding gate then up (Phi-3): w_gate, w_up are views */
     LT_ATTN_POST_NORM, LT_FFN_POST_NORM, /* NORM_PRE_POST's norms of the outputs */
     LT_CONV, LT_CONV_IN, LT_CONV_OUT,    /* a short-convolution layer's kernel and projections (LFM2) */
+    /* Qwen3.5 (qwen35): "attn_q" holding q and its output gate, head by head
+     * (bound to wq); "post_attention_norm" as the norm before the FFN (bound
+     * to ffn_norm); the gated DeltaNet layers' tensors (deltanet.h) */
+    LT_Q_GATE, LT_FFN_NORM_PA,
+    LT_SSM_QKV, LT_SSM_Z, LT_SSM_BETA, LT_SSM_ALPHA, LT_SSM_OUT,
+    LT_SSM_CONV, LT_SSM_DT, LT_SSM_A, LT_SSM_NORM,
     LT_COUNT
 } LayerTensorId;
 
 /* Widths a tensor's shape is made of, from the configuration (model_dim). */
-typedef enum { DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE, DIM_QKV, DIM_FF2, DIM_CONV,
-               DIM_EMBD3 } ModelDim;
+typedef enum {
+    DIM_EMBD, DIM_FF, DIM_Q, DIM_KV, DIM_V, DIM_ATT, DIM_HEAD, DIM_ONE, DIM_QKV, DIM_FF2,
+    DIM_CONV,              /* a short convolution's taps (LFM2) */
+    DIM_EMBD3,             /* 3 n_embd: a short convolution's in_proj (LFM2) */
+    DIM_Q2,                /* q and its gate (qwen35) */
+    DIM_SSM_CONV,          /* DeltaNet: the convolved channels, q k v (2 * key heads * d_state + d_inner) */
+    DIM_SSM_V,             /* d_inner: value heads * d_state */
+    DIM_SSM_H,             /* value heads */
+    DIM_SSM_HEAD,          /* d_state */
+    DIM_SSM_K              /* the convolution's kernel size */
+} ModelDim;
 
 /* Which layers have a tensor: every layer, or (an architecture mixing
- * kinds of layers, LFM2) only the attention or only the short-convolution
- * ones. */
-typedef enum { PART_ANY = 0, PART_ATTN = 1, PART_CONV = 2 } LayerPart;
+ * kinds of layers) only the attention or only the recurrent ones (LFM2's
+ * short convolutions; Qwen3.5 says the same with TENSOR_ATTN_ONLY and
+ * TENSOR_RECUR_ONLY in its table). */
+typedef enum { PART_ANY = 0, PART_ATTN = 1, PART_RECUR = 2 } LayerPart;
 
 typedef struct {
     const char *name;     /* blk.N.<name>.<suffix> */
-    const char *suffix;   /* "weight" or "bias" */
-    int matrix;           /* 1: a Weight (any computable type); 0: F32 floats, copied */
+    const char *suffix;   /* "weight" or "bias", or "" (blk.N.<name>: ssm_a) */
+    int matrix;           /* 1: a Weight (any computable type); 0: F32 values, copied */
     ModelDim cols, rows;  /* ne[0], ne[1] (a vector: rows DIM_ONE) */
     size_t offset;        /* of its Weight or float * in LayerWeights */
     LayerPart part;
@@ -146,6 +164,12 @@ typedef struct {
     float logit_softcap;  /* final_logit_softcapping: logits = c * tanh(logits / c) (0: none) */
     uint32_t conv_l;      /* shortconv.l_cache: taps of a short convolution's kernel (LFM2: 3) */
     uint64_t conv_layers[MODEL_MAX_LAYERS_MIXED / 64]; /* bit l: layer l is a short convolution */
+    /* arch->deltanet: ssm.* keys and the layer pattern */
+    uint32_t full_attn_interval; /* full_attention_interval: layers l with (l + 1) % it == 0 attend */
+    uint32_t ssm_d_conv;  /* ssm.conv_kernel */
+    uint32_t ssm_d_state; /* ssm.state_size: a key head's and a value head's width */
+    uint32_t ssm_n_k;     /* ssm.group_count: key heads */
+    uint32_t ssm_n_v;     /* ssm.time_step_rank: value heads (a multiple of the key heads) */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
@@ -228,6 +252,9 @@ typedef struct {
     float *attn_post_norm, *ffn_post_norm;
     float *conv;              /* [n_embd][conv_l]: each channel's taps, oldest first */
     Weight conv_in, conv_out; /* n_embd -> 3 n_embd (b, c, x), n_embd -> n_embd */
+    /* gated DeltaNet (deltanet.h) */
+    Weight ssm_qkv, ssm_z, ssm_beta, ssm_alpha, ssm_out;
+    float *ssm_conv, *ssm_dt, *ssm_a, *ssm_norm;
 } LayerWeights;
 
 extern const LayerTensor layer_tensors[LT_COUNT];
@@ -276,11 +303,44 @@ static inline uint32_t model_conv_before(const ModelConfig *c, uint32_t l)
     return n;
 }
 
+/* Whether the architecture has gated DeltaNet layers (Qwen3.5: every
+ * full_attention_interval-th layer attention with a gated output, the
+ * others DeltaNet; src/model/deltanet.h). */
+static inline int model_arch_deltanet(const ArchInfo *a)
+{
+    return a->layer[LT_SSM_QKV] != TENSOR_REFUSED;
+}
+
+/* Whether layer l keeps a recurrent state of fixed size instead of a KV
+ * cache: a short convolution (LFM2) or a gated DeltaNet layer (Qwen3.5). */
+static inline int model_layer_recurrent(const ModelConfig *c, uint32_t l)
+{
+    return model_layer_conv(c, l) || (c->full_attn_interval != 0 && (l + 1) % c->full_attn_interval != 0);
+}
+
+/* Recurrent layers among layers 0..l-1 (the index of layer l's state). */
+static inline uint32_t model_recurrent_before(const ModelConfig *c, uint32_t l)
+{
+    return model_conv_before(c, l) + (c->full_attn_interval ? l - l / c->full_attn_interval : 0);
+}
+
+/* Whether a layer of l's kind (attention or recurrent) may have tensor i:
+ * the tensor's part and the architecture's rule for it. */
+static inline int model_layer_allows(const ModelConfig *c, uint32_t l, int i)
+{
+    int recur = model_layer_recurrent(c, l) != 0;
+    TensorRule rule = (TensorRule)c->arch->layer[i];
+    if (rule == TENSOR_REFUSED) return 0;
+    if (layer_tensors[i].part != PART_ANY && (layer_tensors[i].part == PART_RECUR) != recur) return 0;
+    if (rule == TENSOR_ATTN_ONLY) return !recur;
+    if (rule == TENSOR_RECUR_ONLY) return recur;
+    return 1;
+}
+
 /* Whether layer l has tensor i (the architecture's, of the layer's kind). */
 static inline int model_layer_has(const ModelConfig *c, uint32_t l, int i)
 {
-    return c->has[i] && (layer_tensors[i].part == PART_ANY ||
-                         (layer_tensors[i].part == PART_CONV) == (model_layer_conv(c, l) != 0));
+    return c->has[i] && model_layer_allows(c, l, i);
 }
 
 /* Whether layer l rotates q and k (SmolLM3 leaves every fourth out). */

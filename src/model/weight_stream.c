@@ -27,6 +27,7 @@ static void fetch(WeightStream *S, const Model *m, uint32_t u, int s)
         for (int i = 0; i < LT_COUNT; i++) {
             if (!layer_tensors[i].matrix || !model_layer_has(&m->cfg, S->resident_layers + u, (int)i)) continue;
             Weight *w = (Weight *)(void *)((char *)lw + layer_tensors[i].offset);
+            if (w->rows == 0) continue; /* not in a layer of this kind (Qwen3.5) */
             uint64_t len = w->rows * w->row_bytes;
             w->data = S->slot[s] + off;
             pieces[n++] = (PortStreamPiece){file_of(m, w), w->file_offset, len, S->slot[s] + off};

@@ -418,7 +418,7 @@ int session_make_room(Session *s, uint32_t n)
         if (drop == 0) return 1;
         char why[256];
         if (q->ring || q->recurrent) {
-            /* sliding-window rings and convolution states cannot be
+            /* sliding-window rings and recurrent states (LFM2, Qwen3.5) cannot be
              * shifted exactly: the kept tokens are fed again at their new
              * positions */
             uint32_t n_left = q->n_past - drop;

@@ -13,7 +13,9 @@
  * The llama3 family (qwen2, llama-bpe, smaug-bpe):
  *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}
  *   | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
- * differs between models only in D, the most digits per piece.
+ * differs between models only in D, the most digits per piece; qwen35
+ * (Qwen3.5) lets its letter runs take marks too: [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+
+ * and ?[^\s\p{L}\p{M}\p{N}]+[\r\n]* (a mark is not "other" there).
  * The gpt2 family (gpt-2, smollm):
  *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
  * (llama.cpp's list leaves out GPT-2's final "|\s+": the text no
@@ -33,21 +35,23 @@ typedef struct {
     int split_digits;   /* gpt2 family: split at every \p{N} first (smollm) */
     int ignore_merges;  /* a piece that is a token as a whole is kept whole */
     int add_bos;        /* llama.cpp's add_bos when add_bos_token is absent */
+    int marks;          /* llama3 family: letter runs take marks (\p{M}) too (qwen35) */
 } PretokSpec;
 
 static const PretokSpec pretok_specs[] = {
-    {"qwen2", PRETOK_LLAMA3_FAMILY, 1, 0, 0, 0},
-    {"llama-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},
-    {"llama3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},
-    {"llama-v3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},
-    {"lfm2", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1},  /* llama.cpp maps LFM2's to llama3's */
-    {"smollm", PRETOK_GPT2_FAMILY, 0, 1, 0, 0},
-    {"gpt-2", PRETOK_GPT2_FAMILY, 0, 0, 0, 0},
-    {"gpt-4o", PRETOK_GPT4O_FAMILY, 3, 0, 0, 0},
-    {"smaug-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 0, 0}, /* SmolLM3's files: the llama3 regex, merges always */
+    {"qwen2", PRETOK_LLAMA3_FAMILY, 1, 0, 0, 0, 0},
+    {"qwen35", PRETOK_LLAMA3_FAMILY, 1, 0, 0, 0, 1},
+    {"llama-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},
+    {"llama3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},
+    {"llama-v3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},
+    {"lfm2", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},  /* llama.cpp maps LFM2's to llama3's */
+    {"smollm", PRETOK_GPT2_FAMILY, 0, 1, 0, 0, 0},
+    {"gpt-2", PRETOK_GPT2_FAMILY, 0, 0, 0, 0, 0},
+    {"gpt-4o", PRETOK_GPT4O_FAMILY, 3, 0, 0, 0, 0},
+    {"smaug-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 0, 0, 0}, /* SmolLM3's files: the llama3 regex, merges always */
 };
 #define N_PRETOK ((int)(sizeof pretok_specs / sizeof pretok_specs[0]))
-#define PRETOK_NAMES "qwen2, llama-bpe, llama3, llama-v3, lfm2, smollm, gpt-2, gpt-4o, smaug-bpe"
+#define PRETOK_NAMES "qwen2, qwen35, llama-bpe, llama3, llama-v3, lfm2, smollm, gpt-2, gpt-4o, smaug-bpe"
 
 static int pretok_find(const char *name)
 {
@@ -728,6 +732,7 @@ int tokenizer_is_control(const Tokenizer *t, int32_t id)
 typedef struct {
     const uint8_t *s;
     size_t end;       /* the piece of text ends here: the regex's end of text */
+    int marks;        /* marks are UCLASS_MARK (qwen35), else UCLASS_OTHER */
 } Text;
 
 /* Class and length (1..4) of the character at p. */
@@ -736,6 +741,7 @@ static int char_at(const Text *x, size_t p, int *cls)
     uint32_t cp;
     int l = utf8_next(x->s + p, x->end - p, &cp);
     *cls = unicode_class(cp);
+    if (x->marks && *cls == UCLASS_OTHER && unicode_is_mark(cp)) *cls = UCLASS_MARK;
     return l > 0 ? l : 1;
 }
 
@@ -769,6 +775,18 @@ static size_t class_run(const Text *x, size_t q, int cls)
     return q;
 }
 
+/* End of the run of letters (and marks, where they are told apart) from q. */
+static size_t letter_run(const Text *x, size_t q)
+{
+    int c;
+    while (q < x->end) {
+        int l = char_at(x, q, &c);
+        if (c != UCLASS_LETTER && c != UCLASS_MARK) break;
+        q += (size_t)l;
+    }
+    return q;
+}
+
 /* llama3 family: end of the pre-token that starts at p (the first
  * alternative that matches, as a backtracking regex engine picks it). */
 static size_t llama3_next(const Text *x, size_t p, int max_digits)
@@ -782,10 +800,12 @@ static size_t llama3_next(const Text *x, size_t p, int max_digits)
         if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return p + 3;
     }
     int l = char_at(x, p, &cls);
-    /* [^\r\n\p{L}\p{N}]?\p{L}+ */
+    /* [^\r\n\p{L}\p{N}]?\p{L}+ (qwen35: [\p{L}\p{M}]+; a mark is itself such a run) */
     size_t q = p;
+    if (cls == UCLASS_MARK) return letter_run(x, p);
     if (cls != UCLASS_LETTER && cls != UCLASS_NUMBER && !is_crlf(x, p) && p + (size_t)l < x->end) q = p + (size_t)l;
-    if (q < x->end && char_at(x, q, &cls2) > 0 && cls2 == UCLASS_LETTER) return class_run(x, q, UCLASS_LETTER);
+    if (q < x->end && char_at(x, q, &cls2) > 0 && (cls2 == UCLASS_LETTER || cls2 == UCLASS_MARK))
+        return letter_run(x, q);
     /* \p{N}{1,max_digits} */
     if (cls == UCLASS_NUMBER) {
         q = p + (size_t)l;
@@ -953,7 +973,7 @@ typedef struct {
 
 static size_t pretok_piece_end(PretokIter *it, size_t p)
 {
-    Text x = {it->s, it->end};
+    Text x = {it->s, it->end, it->spec->marks};
     if (it->spec->family == PRETOK_LLAMA3_FAMILY) return llama3_next(&x, p, it->spec->max_digits);
     if (it->spec->family == PRETOK_GPT4O_FAMILY) return gpt4o_next(&x, p, it->spec->max_digits);
     if (it->spec->split_digits) {

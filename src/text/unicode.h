@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { UCLASS_OTHER = 0, UCLASS_LETTER = 1, UCLASS_NUMBER = 2, UCLASS_SPACE = 3 };
+enum { UCLASS_OTHER = 0, UCLASS_LETTER = 1, UCLASS_NUMBER = 2, UCLASS_SPACE = 3,
+       UCLASS_MARK = 4 /* \p{M}, told apart from OTHER only where a pre-tokenizer asks (unicode_is_mark) */ };
 
 #define UNICODE_REPLACEMENT 0xFFFDu
 
@@ -19,6 +20,8 @@ extern const uint32_t unicode_number_ranges[][2];
 extern const int unicode_number_ranges_count;
 extern const uint32_t unicode_space_ranges[][2];
 extern const int unicode_space_ranges_count;
+extern const uint32_t unicode_mark_ranges[][2];
+extern const int unicode_mark_ranges_count;
 
 static inline int unicode_in_ranges(const uint32_t (*r)[2], int n, uint32_t cp)
 {
@@ -45,6 +48,12 @@ static inline int unicode_class(uint32_t cp)
     if (unicode_in_ranges(unicode_letter_ranges, unicode_letter_ranges_count, cp)) return UCLASS_LETTER;
     if (unicode_in_ranges(unicode_number_ranges, unicode_number_ranges_count, cp)) return UCLASS_NUMBER;
     return UCLASS_OTHER;
+}
+
+/* Whether a code point is a mark (\p{M}: Mn, Mc, Me; none below 0x300). */
+static inline int unicode_is_mark(uint32_t cp)
+{
+    return cp >= 0x300 && unicode_in_ranges(unicode_mark_ranges, unicode_mark_ranges_count, cp);
 }
 
 /* Decodes one character at s (n >= 1 bytes available), the way llama.cpp

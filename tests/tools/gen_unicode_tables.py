@@ -8,6 +8,7 @@ Input: the Unicode Character Database as installed by Debian's `unicode-data`
 package (/usr/share/unicode, or the directory given as the first argument):
   * Letter (\\p{L}) = general categories Lu Ll Lt Lm Lo   (UnicodeData.txt)
   * Number (\\p{N}) = general categories Nd Nl No         (UnicodeData.txt)
+  * Mark (\\p{M}) = general categories Mn Mc Me           (UnicodeData.txt; Qwen3.5's letter runs)
   * Whitespace (\\s) = the White_Space property           (PropList.txt)
 This is what llama.cpp's regex split uses for \\s: ASCII 0x09-0x0D and 0x20 (C
 locale isspace) plus every non-ASCII White_Space code point; 0x1C-0x1F are
@@ -98,6 +99,7 @@ def emit(name, rs, what):
 cat = categories()
 letters = ranges(c for c, gc in cat.items() if gc[0] == "L")
 numbers = ranges(c for c, gc in cat.items() if gc[0] == "N")
+marks = ranges(c for c, gc in cat.items() if gc[0] == "M")
 spaces = ranges(white_space())
 
 print("/* unicode_tables.c - GENERATED, do not edit.")
@@ -110,4 +112,5 @@ print('#include "unicode.h"')
 print()
 emit("unicode_letter_ranges", letters, "Letter: general category L* (Lu Ll Lt Lm Lo)")
 emit("unicode_number_ranges", numbers, "Number: general category N* (Nd Nl No)")
+emit("unicode_mark_ranges", marks, "Mark: general category M* (Mn Mc Me)")
 emit("unicode_space_ranges", spaces, "Whitespace: property White_Space")

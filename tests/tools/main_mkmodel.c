@@ -6,7 +6,9 @@
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
  *               [--rope-dim N] [--rope-freqs] [--rope-factors ORIG_CTX] [--bias]
  *               [--window N] [--swa-pattern P] [--softcap C] [--attn-layers L,L,...] [--conv-l N]
- *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE] [--pre NAME]
+ *               [--ssm-kheads N] [--ssm-vheads N] [--ssm-state N] [--ssm-conv N] [--full-attn N]
+ *               [--recurrent-layers] [--pre NAME]
+ *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
  *
  * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
  * per-head q/k norms, qwen2 q/k/v biases (llama too with --bias), llama
@@ -26,6 +28,14 @@
  * (default LFM2-350M's 2,5,8,10,12,14 below --layers), which have qwen3's
  * q/k norms; head_count_kv is then a per-layer array (0: convolution), and
  * the final norm is token_embd_norm.
+ * qwen35 (Qwen3.5) makes every --full-attn-th layer (4) attention with q
+ * and an output gate per head, q/k norms and partial RoPE (give --rope-dim;
+ * rope.dimension_sections as Qwen3.5's [11, 11, 10, 0], scaled), the others
+ * gated DeltaNet layers of --ssm-kheads key and --ssm-vheads value heads
+ * of --ssm-state (4, 4, 128) and a convolution of --ssm-conv (4);
+ * --recurrent-layers writes the attention.recurrent_layers array too.
+ * --pre NAME writes tokenizer.ggml.pre NAME (default qwen2); with qwen35
+ * the self-made vocabulary also spells a few words with combining marks.
  * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
  * activations stay sane. The vocabulary is a self-made byte-level BPE:
  * GPT-2's 256 byte tokens, merges spelling a list of common English words
@@ -66,6 +76,15 @@ static const char *const WORDS[] = {
     "ask", "men", "change", "went", "light", "kind", "off", "need", "house", "picture", "try", "us", "again",
     "animal", "point", "mother", "world", "near", "build", "self", "earth", "father", "Hello", "The", "It", "In",
     "model", "token", "assistant", "user", "system", "question", "answer", "ing", "ed", "er", "ly", "tion", "ment",
+};
+
+/* With --pre qwen35: words with combining marks (decomposed café, naïve,
+ * Hindi's namaste with its virama and vowel sign), whose merges cross the
+ * places where the qwen2 pre-tokenizer, which has no \p{M} in its letter
+ * runs, would cut. */
+static const char *const MARK_WORDS[] = {
+    "cafe\xcc\x81", "nai\xcc\x88ve", "e\xcc\x81", "\xe0\xa4\xa8\xe0\xa4\xae\xe0\xa4\xb8\xe0\xa5\x8d\xe0\xa4\xa4\xe0\xa5\x87",
+    "\xcc\x81" "a", "!\xcc\x81",
 };
 
 /* The ChatML template llama.cpp writes into converted models: pith
@@ -153,17 +172,18 @@ static void byte_units(char units[256][4], int order[256])
             utf8_put(units[b], 256u + (uint32_t)n++), order[k++] = b;
 }
 
-static void build_vocab(Vocab *v, uint64_t want)
+static void build_vocab(Vocab *v, uint64_t want, int mark_words)
 {
     char units[256][4];
     int order[256];
     byte_units(units, order);
     for (int i = 0; i < 256; i++) add_token(v, units[order[i]], 1);
     /* merges spelling each word left to right: "Ġ t" -> "Ġt", "Ġt h" -> "Ġth", ... */
-    for (size_t w = 0; w < sizeof WORDS / sizeof WORDS[0]; w++) {
+    size_t n_words = sizeof WORDS / sizeof WORDS[0], n_marks = mark_words ? sizeof MARK_WORDS / sizeof MARK_WORDS[0] : 0;
+    for (size_t w = 0; w < n_words + n_marks; w++) {
         for (int space = 1; space >= 0; space--) {
             char word[64];
-            snprintf(word, sizeof word, "%s%s", space ? " " : "", WORDS[w]);
+            snprintf(word, sizeof word, "%s%s", space ? " " : "", w < n_words ? WORDS[w] : MARK_WORDS[w - n_words]);
             /* words are short: a unit is at most 2 bytes of UTF-8, so 64 letters fit */
             char cur[160], pair[320], next[160];
             size_t cur_len = strlen(units[(uint8_t)word[0]]);
@@ -301,9 +321,11 @@ int main(int argc, char **argv)
     uint64_t split = 1;
     int tied = 1, rope_freqs = 0, bias = 0;
     uint64_t rope_dim = 0, rope_factors_orig = 0, window = 0, swa_pattern = 0, softcap = 0;
-    const char *arch = "qwen3";
     const char *attn_layers = "2,5,8,10,12,14";
     uint64_t conv_l = 3;
+    /* qwen35: the DeltaNet layers (Qwen3.5-0.8B: 16 key and 16 value heads of 128, kernel 4, attention every 4) */
+    uint64_t ssm_kheads = 4, ssm_vheads = 4, ssm_state = 128, ssm_conv = 4, full_attn = 4, recur_array = 0;
+    const char *arch = "qwen3";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -318,6 +340,8 @@ int main(int argc, char **argv)
         NUM("--head-dim", head_dim) NUM("--vocab", vocab) NUM("--ctx", ctx) NUM("--seed", seed) NUM("--split", split)
         NUM("--rope-dim", rope_dim) NUM("--window", window) NUM("--swa-pattern", swa_pattern) NUM("--softcap", softcap)
         NUM("--conv-l", conv_l)
+        NUM("--ssm-kheads", ssm_kheads) NUM("--ssm-vheads", ssm_vheads) NUM("--ssm-state", ssm_state)
+        NUM("--ssm-conv", ssm_conv) NUM("--full-attn", full_attn)
 #undef NUM
         if (strcmp(a, "--version") == 0 && v) {
             version = (uint32_t)arg_u(a, v);
@@ -344,8 +368,9 @@ int main(int argc, char **argv)
             tokenizer_from = v, i++;
         } else if (strcmp(a, "--arch") == 0 && v) {
             if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0 &&
-                strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0 && strcmp(v, "lfm2") != 0)
-                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3, phi3, gemma3 or lfm2", v);
+                strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0 && strcmp(v, "lfm2") != 0 &&
+                strcmp(v, "qwen35") != 0)
+                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2 or qwen35", v);
             arch = v, i++;
         } else if (strcmp(a, "--attn-layers") == 0 && v) {
             attn_layers = v, i++;
@@ -353,6 +378,8 @@ int main(int argc, char **argv)
             rope_freqs = 1;
         } else if (strcmp(a, "--rope-factors") == 0 && v) {
             rope_factors_orig = arg_u(a, v), i++;
+        } else if (strcmp(a, "--recurrent-layers") == 0) {
+            recur_array = 1;
         } else if (strcmp(a, "--bias") == 0) {
             bias = 1;
         } else if (strcmp(a, "--tied") == 0) {
@@ -437,6 +464,25 @@ int main(int argc, char **argv)
         if (swa_pattern) gw_kv_u32(w, key(arch, "attention.sliding_window_pattern"), (uint32_t)swa_pattern);
     }
     if (softcap) gw_kv_f32(w, key(arch, "final_logit_softcapping"), (float)softcap);
+    int qwen35 = strcmp(arch, "qwen35") == 0;
+    if (qwen35) { /* as convert_hf_to_gguf.py writes Qwen3.5 */
+        gw_kv_u32(w, key(arch, "ssm.conv_kernel"), (uint32_t)ssm_conv);
+        gw_kv_u32(w, key(arch, "ssm.state_size"), (uint32_t)ssm_state);
+        gw_kv_u32(w, key(arch, "ssm.group_count"), (uint32_t)ssm_kheads);
+        gw_kv_u32(w, key(arch, "ssm.time_step_rank"), (uint32_t)ssm_vheads);
+        gw_kv_u32(w, key(arch, "ssm.inner_size"), (uint32_t)(ssm_vheads * ssm_state));
+        gw_kv_u32(w, key(arch, "full_attention_interval"), (uint32_t)full_attn);
+        if (recur_array) {
+            static uint8_t recur[4096];
+            for (uint64_t l = 0; l < layers && l < 4096; l++) recur[l] = (l + 1) % full_attn != 0;
+            gw_kv_array(w, key(arch, "attention.recurrent_layers"), GGUF_TYPE_BOOL, recur, layers);
+        }
+        /* [11, 11, 10, 0] of Qwen3.5's 32 rotated pairs, scaled to this model's */
+        uint64_t pairs = (rope_dim ? rope_dim : head_dim) / 2;
+        int32_t sections[4] = {(int32_t)((pairs * 11 + 16) / 32), (int32_t)((pairs * 11 + 16) / 32), 0, 0};
+        sections[2] = (int32_t)pairs - sections[0] - sections[1];
+        gw_kv_array(w, key(arch, "rope.dimension_sections"), GGUF_TYPE_INT32, sections, 4);
+    }
 
     uint64_t n_vocab;
     Vocab v = {0};
@@ -444,7 +490,7 @@ int main(int argc, char **argv)
         n_vocab = copy_tokenizer(w, tokenizer_from, 0);
         if (pre_name) gw_kv_str(w, "tokenizer.ggml.pre", pre_name);
     } else {
-        build_vocab(&v, vocab);
+        build_vocab(&v, vocab, pre_name && strcmp(pre_name, "qwen35") == 0);
         n_vocab = (uint64_t)v.n_tokens;
         gw_kv_str(w, "tokenizer.ggml.model", "gpt2");
         gw_kv_str(w, "tokenizer.ggml.pre", pre_name ? pre_name : "qwen2");
@@ -491,6 +537,39 @@ int main(int argc, char **argv)
     snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
     tensor(w, seed, t, ne0, ne1, ty, scale, bias);
         T("attn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        if (qwen35) {
+            /* every full_attn-th layer attention (q and its gate per head, q/k
+             * norms), the others gated DeltaNet; the FFN's norm is named
+             * post_attention_norm */
+            T("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+            if ((l + 1) % full_attn == 0) {
+                T("attn_q", embd, 2 * q_dim, type, FAN(embd), 0)
+                T("attn_k", embd, kv_dim, type, FAN(embd), 0)
+                T("attn_v", embd, kv_dim, type_vd, FAN(embd), 0)
+                T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+                T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+                T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
+            } else {
+                uint64_t key_dim = ssm_kheads * ssm_state, inner = ssm_vheads * ssm_state;
+                T("attn_qkv", embd, 2 * key_dim + inner, type, FAN(embd), 0)
+                T("attn_gate", embd, inner, type, FAN(embd), 0)
+                T("ssm_beta", embd, ssm_vheads, type, FAN(embd), 0)
+                T("ssm_alpha", embd, ssm_vheads, type, FAN(embd), 0)
+                /* the kernel stays F32 (llama.cpp's quantizer leaves it so); decays
+                 * A = -exp(A_log) in [-1, -0.1] keep a memory of tens of tokens */
+                T("ssm_conv1d", ssm_conv, 2 * key_dim + inner, GGML_TYPE_F32, 0.5f, 0)
+                snprintf(t, sizeof t, "blk.%llu.ssm_dt.bias", (unsigned long long)l);
+                tensor(w, seed, t, ssm_vheads, 0, GGML_TYPE_F32, 1.0f, 0);
+                snprintf(t, sizeof t, "blk.%llu.ssm_a", (unsigned long long)l);
+                tensor(w, seed, t, ssm_vheads, 0, GGML_TYPE_F32, 0.45f, -0.55f);
+                T("ssm_norm", ssm_state, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+                T("ssm_out", inner, embd, type_vd, FAN(inner), 0)
+            }
+            T("ffn_gate", embd, ff, type, FAN(embd), 0)
+            T("ffn_up", embd, ff, type, FAN(embd), 0)
+            T("ffn_down", ff, embd, type_vd, FAN(ff), 0)
+            continue;
+        }
         if (lfm2 && !is_attn[l]) {
             T("shortconv.conv", conv_l, embd, GGML_TYPE_F32, 0.5f, 0)
             T("shortconv.in_proj", embd, 3 * embd, type, FAN(embd), 0)

@@ -1,0 +1,208 @@
+/* deltanet.c - Qwen3.5's gated DeltaNet layers and attention gate (deltanet.h). */
+#include "deltanet.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../../port/port.h"
+#include "../kernels/kernels.h"
+
+static uint64_t conv_channels(const ModelConfig *c)
+{
+    return (2 * (uint64_t)c->ssm_n_k + c->ssm_n_v) * c->ssm_d_state;
+}
+
+static uint64_t inner(const ModelConfig *c)
+{
+    return (uint64_t)c->ssm_n_v * c->ssm_d_state;
+}
+
+uint64_t deltanet_state_floats(const ModelConfig *c)
+{
+    return (uint64_t)(c->ssm_d_conv - 1) * conv_channels(c) + (uint64_t)c->ssm_n_v * c->ssm_d_state * c->ssm_d_state +
+           c->ssm_n_v;
+}
+
+uint64_t deltanet_scratch_floats(const ModelConfig *c, uint32_t batch)
+{
+    if (!model_arch_deltanet(c->arch)) return 0;
+    uint64_t per_token = 2 * conv_channels(c) + 2 * inner(c) + 2 * (uint64_t)c->ssm_n_v;
+    uint64_t qg = 2 * (uint64_t)c->n_head * c->head_dim; /* the attention layers' q and gate */
+    return (uint64_t)batch * (per_token > qg ? per_token : qg);
+}
+
+void deltanet_scratch(const ModelConfig *c, uint32_t batch, float *base, DeltaNetScratch *d)
+{
+    uint64_t B = batch, C = conv_channels(c), V = inner(c), H = c->ssm_n_v;
+    d->qkv = base;
+    d->conv = d->qkv + B * C;
+    d->z = d->conv + B * C;
+    d->o = d->z + B * V;
+    d->beta = d->o + B * V;
+    d->alpha = d->beta + B * H;
+}
+
+/* The layer's state in a sequence: the convolution's last d_conv - 1
+ * inputs [d_conv - 1][channels], then the value heads' S [head][row][col]
+ * kept as S / f, then f [head] (see recur_worker). */
+static float *layer_state(const ModelConfig *c, const SeqState *s, uint32_t layer)
+{
+    return (float *)(void *)(s->recurrent + (uint64_t)model_recurrent_before(c, layer) * s->recurrent_layer_bytes);
+}
+
+typedef struct {
+    const ModelConfig *c;
+    const LayerWeights *lw;
+    uint32_t layer;
+    int n;
+    SeqState *const *tok_seq;
+    const uint32_t *tok_pos;
+    const DeltaNetScratch *d;
+} MixJob;
+
+static void split(uint64_t n, int ith, int nth, uint64_t *lo, uint64_t *hi)
+{
+    *lo = n * (uint64_t)ith / (uint64_t)nth;
+    *hi = n * (uint64_t)(ith + 1) / (uint64_t)nth;
+}
+
+static float silu(float x)
+{
+    return x / (1.0f + expf(-x));
+}
+
+/* The causal convolution and its SiLU, channels split between threads:
+ * out = sum of the last d_conv inputs (oldest first) times the kernel's
+ * row, as ggml_ssm_conv sums it. */
+static void conv_worker(void *ctx, int ith, int nth)
+{
+    const MixJob *j = ctx;
+    const ModelConfig *c = j->c;
+    uint64_t C = conv_channels(c), K = c->ssm_d_conv, c0, c1;
+    split(C, ith, nth, &c0, &c1);
+    for (int t = 0; t < j->n; t++) {
+        float *hist = layer_state(c, j->tok_seq[t], j->layer);
+        if (j->tok_pos[t] == 0)
+            for (uint64_t k = 0; k + 1 < K; k++) memset(hist + k * C + c0, 0, (c1 - c0) * sizeof *hist);
+        const float *x = j->d->qkv + (uint64_t)t * C;
+        float *out = j->d->conv + (uint64_t)t * C;
+        for (uint64_t ch = c0; ch < c1; ch++) {
+            const float *w = j->lw->ssm_conv + ch * K;
+            float sum = 0.0f;
+            for (uint64_t k = 0; k + 1 < K; k++) sum += hist[k * C + ch] * w[k];
+            sum += x[ch] * w[K - 1];
+            for (uint64_t k = 0; k + 2 < K; k++) hist[k * C + ch] = hist[(k + 1) * C + ch];
+            hist[(K - 2) * C + ch] = x[ch];
+            out[ch] = silu(sum);
+        }
+    }
+}
+
+/* q and k of every key head of every token to unit length, as ggml_l2_norm:
+ * x / max(|x|, eps). */
+static void l2_worker(void *ctx, int ith, int nth)
+{
+    const MixJob *j = ctx;
+    const ModelConfig *c = j->c;
+    uint64_t C = conv_channels(c), dk = c->ssm_d_state, per = 2 * (uint64_t)c->ssm_n_k, i0, i1;
+    split((uint64_t)j->n * per, ith, nth, &i0, &i1);
+    for (uint64_t i = i0; i < i1; i++) {
+        float *v = j->d->conv + (i / per) * C + (i % per) * dk;
+        double sum = 0.0;
+        for (uint64_t e = 0; e < dk; e++) sum += (double)v[e] * v[e];
+        float scale = 1.0f / fmaxf(sqrtf((float)sum), j->c->norm_eps);
+        for (uint64_t e = 0; e < dk; e++) v[e] *= scale;
+    }
+}
+
+/* Below this, the factor f of a head's state is multiplied into its rows. */
+#define DECAY_FLOOR 0x1p-24f
+
+/* The recurrence, value heads split between threads, each stepping
+ * through the tokens; then the gated RMS norm of its output. A head's S is
+ * kept as f * T: the decay of every token multiplies f alone (a scalar)
+ * instead of every row, until f would fall below DECAY_FLOOR, when it goes
+ * into the rows (T = f T, f = 1): so a token reads each row twice (s.k and
+ * s.q, the kernels' dot) and writes it once (their axpy), where decaying
+ * S itself would take a pass more, in plain C. With the old T and f' = f
+ * decay:  delta = (v - f' T.k) beta,  T += (delta / f') k,
+ * o = f' T_old.q + delta k.q = S q. The same arithmetic whatever the steps
+ * (f is part of the state); the sums differ from llama.cpp's order by
+ * rounding only. */
+static void recur_worker(void *ctx, int ith, int nth)
+{
+    const MixJob *j = ctx;
+    const ModelConfig *c = j->c;
+    const LayerWeights *lw = j->lw;
+    const KernelSet *ks = kern_active();
+    uint64_t C = conv_channels(c), V = inner(c), H = c->ssm_n_v, dk = c->ssm_d_state, key_dim = c->ssm_n_k * dk;
+    uint64_t hist = (uint64_t)(c->ssm_d_conv - 1) * C, h0, h1;
+    float scale = 1.0f / sqrtf((float)dk);
+    split(H, ith, nth, &h0, &h1);
+    for (uint64_t h = h0; h < h1; h++) {
+        uint64_t kh = h % c->ssm_n_k;
+        for (int t = 0; t < j->n; t++) {
+            float *state = layer_state(c, j->tok_seq[t], j->layer) + hist;
+            float *S = state + h * dk * dk, *f = state + H * dk * dk + h;
+            if (j->tok_pos[t] == 0) {
+                memset(S, 0, dk * dk * sizeof *S);
+                *f = 1.0f;
+            }
+            const float *row_in = j->d->conv + (uint64_t)t * C;
+            const float *q = row_in + kh * dk, *k = row_in + key_dim + kh * dk, *v = row_in + 2 * key_dim + h * dk;
+            float beta = 1.0f / (1.0f + expf(-j->d->beta[(uint64_t)t * H + h]));
+            float a = j->d->alpha[(uint64_t)t * H + h] + lw->ssm_dt[h];
+            float sp = a > 20.0f ? a : logf(1.0f + expf(a)); /* softplus, as ggml */
+            float decay = expf(sp * lw->ssm_a[h]);
+            float *o = j->d->o + (uint64_t)t * V + h * dk;
+            float fd = *f * decay;
+            if (!(fd >= DECAY_FLOOR)) { /* the factor into the rows (fd may be 0) */
+                for (uint64_t e = 0; e < dk * dk; e++) S[e] *= fd;
+                fd = 1.0f;
+            }
+            *f = fd;
+            /* row r of S: decayed, corrected toward v[r] along k, read along q */
+            float kq = ks->dot_f32(k, q, (uint32_t)dk), inv_fd = 1.0f / fd;
+            for (uint64_t r = 0; r < dk; r++) {
+                float *row = S + r * dk;
+                float sq = ks->dot_f32(row, q, (uint32_t)dk);
+                float delta = (v[r] - fd * ks->dot_f32(row, k, (uint32_t)dk)) * beta;
+                ks->axpy_f32(row, delta * inv_fd, k, (uint32_t)dk);
+                o[r] = (fd * sq + delta * kq) * scale;
+            }
+            /* o = RMSNorm(o) * ssm_norm * silu(z) */
+            double ss = 0.0;
+            for (uint64_t e = 0; e < dk; e++) ss += (double)o[e] * o[e];
+            float inv = 1.0f / sqrtf((float)(ss / (double)dk) + c->norm_eps);
+            const float *z = j->d->z + (uint64_t)t * V + h * dk;
+            for (uint64_t e = 0; e < dk; e++) o[e] = (o[e] * inv) * lw->ssm_norm[e] * silu(z[e]);
+        }
+    }
+}
+
+void deltanet_mix(const ModelConfig *c, const LayerWeights *lw, uint32_t layer, int n, SeqState *const *tok_seq,
+                  const uint32_t *tok_pos, const DeltaNetScratch *d)
+{
+    MixJob j = {c, lw, layer, n, tok_seq, tok_pos, d};
+    port_parallel(conv_worker, &j);
+    port_parallel(l2_worker, &j);
+    port_parallel(recur_worker, &j);
+}
+
+void deltanet_split_q(const ModelConfig *c, int n, float *qg, float *q)
+{
+    uint64_t hd = c->head_dim, qdim = (uint64_t)c->n_head * hd;
+    for (uint64_t t = 0; t < (uint64_t)n; t++)
+        for (uint64_t h = 0; h < c->n_head; h++) {
+            const float *src = qg + t * 2 * qdim + 2 * h * hd;
+            memcpy(q + t * qdim + h * hd, src, hd * sizeof *q);
+            /* the gate moves down (never over what is still to be read) */
+            memmove(qg + t * qdim + h * hd, src + hd, hd * sizeof *qg);
+        }
+}
+
+void deltanet_gate(const ModelConfig *c, int n, float *att, const float *gate)
+{
+    uint64_t count = (uint64_t)n * c->n_head * c->head_dim;
+    for (uint64_t i = 0; i < count; i++) att[i] *= 1.0f / (1.0f + expf(-gate[i]));
+}
