@@ -940,6 +940,11 @@ int chat_template_thinks(ChatTemplate t)
     return t != CHAT_TEMPLATE_QWEN35;
 }
 
+int chat_template_opens_think(ChatTemplate t)
+{
+    return t == CHAT_TEMPLATE_QWEN35 || t == CHAT_TEMPLATE_QWEN35_THINK;
+}
+
 const char *chat_template_turn_end(ChatTemplate t)
 {
     const TemplateInfo *info = template_info(t);

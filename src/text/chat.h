@@ -94,6 +94,9 @@ const char *chat_template_names(void);
 /* 1 if the template thinks when enable_thinking is not given (every
  * template but Qwen3.5's small files' one: qwen3.5). */
 int chat_template_thinks(ChatTemplate t);
+/* 1 if the template's generation prompt, when thinking, ends inside an
+ * open "<think>" (Qwen3.5's): the reply is reasoning from its start. */
+int chat_template_opens_think(ChatTemplate t);
 /* What closes an assistant turn after its content, as the template writes
  * it: the end-of-generation token's text and what follows it before the
  * next turn ("<|im_end|>\n", "<|eot_id|>", "</s>\n"; "" for raw). A chat
