@@ -974,7 +974,7 @@ int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOp
  * 3.1's call with its header: 85, less than a message and a call), per tool
  * (1) and once (SmolLM3's system turn with its thinking text 1273 +
  * generation prompt 41; Qwen2.5's tools header with its default system text
- * 471 + 22; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
+ * 471 + 22; Qwen3.5's tools turn 917 + 41; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
 #define CHAT_PER_MESSAGE 80
 #define CHAT_PER_TOOL_CALL 64
 #define CHAT_PER_TOOL 8
