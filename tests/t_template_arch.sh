@@ -99,4 +99,27 @@ detect qwen3.5 "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_st
 detect qwen3.5-think "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}{{- '<tool_call>\\n<function=' + tool_call.name + '>\\n' }}{{- '<parameter=' + args_name + '>\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
 detect qwen3 "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}{%- if message.reasoning_content is string %}{{- '<tool_response>\\n' }}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
 detect lfm2 '{{- bos_token -}}{%- if tools -%}{%- set ns.system_prompt = ns.system_prompt + "List of tools: <|tool_list_start|>[" -%}{%- endif -%}{{- "<|im_start|>" + message["role"] + "\n" -}}{%- set content = "<|tool_response_start|>" + content + "<|tool_response_end|>" -%}'
+# The thinking default of a session is the template's: pith serve with the
+# 0.8B/4B files' template renders the closed think block unless the request
+# asks for thinking (the prompt's token count tells which was rendered)
+. tests/serve_lib.sh
+printf '%s' "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}<function=<parameter={%- if enable_thinking is defined and enable_thinking is true %}{%- endif %}" >"$TMP/t.jinja"
+"$MK" "$TMP/q35.gguf" --template-file "$TMP/t.jinja" >/dev/null 2>&1
+serve_start "$PITH" "$TMP/q35.gguf" -c 128
+if [ -z "$PORT" ]; then
+    not_ok "qwen3.5 serve: the server did not start: $(cat "$TMP/server.err")"
+else
+    tokens() {
+        curl -s -m 60 -H 'Content-Type: application/json' --data-binary \
+            "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 1$1}" \
+            "$URL/v1/chat/completions" | sed -n 's/.*"prompt_tokens": *\([0-9]*\).*/\1/p'
+    }
+    dflt=$(tokens "") off=$(tokens ', "enable_thinking": false') on=$(tokens ', "chat_template_kwargs": {"enable_thinking": true}')
+    if [ -n "$dflt" ] && [ "$dflt" = "$off" ] && [ -n "$on" ] && [ "$on" != "$off" ]; then
+        ok "qwen3.5 serve: thinking off by default ($dflt prompt tokens, as enable_thinking false), on when asked ($on)"
+    else
+        not_ok "qwen3.5 serve: default $dflt, off $off, on $on tokens: $(head -c 300 "$TMP/server.err")"
+    fi
+    stop_server
+fi
 finish
