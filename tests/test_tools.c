@@ -60,9 +60,20 @@ static void splitter(void)
         {"x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y",
          "x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y", ""},
         {"<tool_call>{\"arguments\": {}}</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>", ""},
+        {"<tool_call>{\"arguments\": \"{}\"}</tool_call>", "<tool_call>{\"arguments\": \"{}\"}</tool_call>", ""},
         {"never closed <tool_call>\n{\"name\": \"a\"", "never closed <tool_call>\n{\"name\": \"a\"", ""},
         {"<tool_ca", "<tool_ca", ""},
         {"<<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>after", "<after", "0:a({});"},
+        /* Qwen3.5's format: values that are JSON stay JSON, the rest become strings */
+        {"Checking.\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis, \"FR\"\n</parameter>\n"
+         "<parameter=days>\n3\n</parameter>\n<parameter=opts>\n{\"unit\": \"C\"}\n</parameter>\n</function>\n</tool_call>",
+         "Checking.", "0:get_weather({\"city\": \"Paris, \\\"FR\\\"\", \"days\": 3, \"opts\": {\"unit\": \"C\"}});"},
+        {"<tool_call>\n<function=now>\n</function>\n</tool_call>\n<tool_call>\n<function=say>\n<parameter=text>\ntwo\nlines\n"
+         "</parameter>\n<parameter=e>\n\n</parameter>\n</function>\n</tool_call>",
+         "", "0:now({});1:say({\"text\": \"two\\nlines\", \"e\": \"\"});"},
+        {"<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>",
+         "<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>", ""},
+        {"<tool_call>\n<function=f>\n</function>\ntrailing</tool_call>", "<tool_call>\n<function=f>\n</function>\ntrailing</tool_call>", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (size_t step = 1; step <= 64; step *= 4) {
@@ -108,6 +119,8 @@ static void constraint(void)
 
     int rc = api_constraint(tools, len, API_ABSENT, API_ABSENT, t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc == 0 && ac.render && ac.parse && !ac.forced && ac.grammar_len == 0, "tools alone: auto, rendered, parsed, no grammar");
+    rc = api_constraint(tools, len, API_ABSENT, API_ABSENT, t, CHAT_TEMPLATE_QWEN35_THINK, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    CHECK(rc == 0 && ac.render && ac.parse && !ac.forced, "tools with Qwen3.5's template: rendered and parsed");
     rc = api_constraint(tools, len, API_ABSENT, POS("tc_none"), t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc == 0 && !ac.render && !ac.parse && ac.grammar_len == 0, "tool_choice none: tools neither rendered nor parsed");
     rc = api_constraint(tools, len, API_ABSENT, POS("tc_required"), t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
@@ -147,6 +160,7 @@ static void constraint(void)
         {"rf_unsupported", NULL, "unsupported keyword 'format'", CHAT_TEMPLATE_QWEN3},
         {"rf_obj", "tc_required", "cannot be combined", CHAT_TEMPLATE_QWEN3},
         {NULL, NULL, "the chat template 'chatml' has no tool-call format", CHAT_TEMPLATE_CHATML},
+        {NULL, "tc_required", "not yet of the 'qwen3.5' template's <function=...> format", CHAT_TEMPLATE_QWEN35},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         size_t rf = bad[i].rf ? (size_t)(strstr(tools, bad[i].rf) - tools) + strlen(bad[i].rf) + 3 : API_ABSENT;

@@ -68,7 +68,7 @@ static const char help_text[] =
     RCS "--repeat-penalty F\t1 off (1)\n" RCS "--repeat-last-n N\twindow of penalties (64)\n"
     RCS "--presence-penalty F\t(0)\n" RCS "--frequency-penalty F\t(0)\n" RCS "--seed S\tsampler seed (clock)\n"
     "\060--grammar FILE\tGBNF grammar the reply must match\n" "\060--json-schema FILE\tJSON Schema the reply must match\n"
-    RCS "--trace FILE\ta JSON line per token\n" RCS "--think\tQwen3 thinking (on)\n" "\264--no-think\tthinking off\n"
+    RCS "--trace FILE\ta JSON line per token\n" "\264--think\tthinking on (default: the template's)\n" "\264--no-think\tthinking off\n"
     "\264--template NAME\tinstead of the model's:\n" RCS "--keep N\ttokens kept when the context shifts (0)\n"
     RCS "--no-shift\tstop when the context is full\n" RCS "--ignore-eos\tgo on past end of generation\n"
     I "$ --key general.name\n" K "$ 'Hi there' --pieces\n" T "$ --messages m.json --no-think\n"

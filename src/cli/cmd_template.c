@@ -1,5 +1,5 @@
 /* cmd_template.c - `pith template MODEL --messages FILE [--template NAME]
- * [--no-think] [--no-generation-prompt] [--no-mmap]`: renders a
+ * [--think|--no-think] [--no-generation-prompt] [--no-mmap]`: renders a
  * conversation (JSON, see chat.h) with the model's chat template - or the
  * one named by --template - and prints the text exactly, nothing added. An
  * unrecognized template gives a warning and the message contents
@@ -52,11 +52,12 @@ static void warn_unknown(const char *model, const char *text)
 int cmd_template(int argc, char **argv)
 {
     const char *model = NULL, *file = NULL, *forced = NULL;
-    int think = 1, gen_prompt = 1, use_mmap = 1;
+    int think = -1, gen_prompt = 1, use_mmap = 1; /* -1: the template's default */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--messages") == 0) file = cli_value(argc, argv, &i);
         else if (strcmp(argv[i], "--template") == 0) forced = cli_value(argc, argv, &i);
         else if (strcmp(argv[i], "--no-think") == 0) think = 0;
+        else if (strcmp(argv[i], "--think") == 0) think = 1;
         else if (strcmp(argv[i], "--no-generation-prompt") == 0) gen_prompt = 0;
         else if (strcmp(argv[i], "--no-mmap") == 0) use_mmap = 0;
         else if (argv[i][0] == '-' && argv[i][1] != '\0') cli_unknown("template", argv[i]);
@@ -122,7 +123,10 @@ int cmd_template(int argc, char **argv)
 
     ChatOptions opt = {gen_prompt, think, out.tools, out.tools_len, (int)sizes.n_tools, 0};
     int64_t n = chat_render(kind, out.msgs, (int)sizes.n_messages, &opt, NULL, 0);
-    char *text = n >= 0 ? arena_take(&arena, (uint64_t)n + 1) : NULL;
+    if (n < 0)
+        port_die("%s: the %s template refuses this conversation (as its Jinja text raises an error)", file,
+                 chat_template_name(kind));
+    char *text = arena_take(&arena, (uint64_t)n + 1);
     if (!text) port_die("%s: internal error: arena too small", model);
     if (chat_render(kind, out.msgs, (int)sizes.n_messages, &opt, text, (size_t)n + 1) != n)
         port_die("%s: internal error: rendering changed length", file);

@@ -129,6 +129,13 @@ static void l2_worker(void *ctx, int ith, int nth)
  * o = f' T_old.q + delta k.q = S q. The same arithmetic whatever the steps
  * (f is part of the state); the sums differ from llama.cpp's order by
  * rounding only. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__arm__) && !defined(__ARM_NEON)
+/* The armv6 build (GCC 12.2, -march=armv6kz+fp -mfloat-abi=softfp): this
+ * function's -O2 code gives wrong logits from the first token (NaN later),
+ * its -O1 code the x86 reference kernels' bit for bit; the cause is not
+ * found yet (README, Models). Its work is in the kernels' dot and axpy. */
+__attribute__((optimize("O1")))
+#endif
 static void recur_worker(void *ctx, int ith, int nth)
 {
     const MixJob *j = ctx;

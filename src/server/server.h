@@ -53,7 +53,8 @@
  *    the text up to "</think>" as reasoning, whitespace around it trimmed,
  *    and the whitespace after "</think>" dropped (as llama.cpp's server
  *    returns reasoning_content). Without "<think>" at the start, all of it
- *    is content. */
+ *    is content; split_think = 2: the reply starts inside the reasoning
+ *    (Qwen3.5's prompt ends with "<think>\n" when thinking). */
 enum { SERVE_CONTENT = 0, SERVE_REASONING = 1 };
 typedef void (*ServeEmit)(void *ctx, int kind, const char *bytes, size_t n);
 
@@ -74,7 +75,8 @@ typedef struct {
 } ServeText;
 
 void serve_text_init(ServeText *t, int split_think, ServeEmit emit, void *ctx);
-/* Turns the think split on or off (before the first byte). */
+/* Turns the think split on (1; 2: the prompt opened "<think>", the reply
+ * is reasoning from its first byte) or off (0), before the first byte. */
 void serve_text_think(ServeText *t, int split_think);
 /* Adds a stop string (1..SERVE_MAX_STOP_LEN bytes). Returns 0, or -1 when
  * it is empty, too long or one too many. */

@@ -893,7 +893,7 @@ void api_generate(Server *sv, Conn *c)
     /* held from the first token: no thinking block (the grammar is compiled
      * into the slot's state once the slot is chosen) */
     if (ac.grammar_len) rq.thinking = 0;
-    serve_text_think(&rp.text, rq.chat);
+    serve_text_think(&rp.text, !rq.chat ? 0 : rq.thinking && chat_template_opens_think(s->tmpl) ? 2 : 1);
 
     /* Sampling: Qwen3's defaults for the thinking mode, what the command
      * line set, what the request sets. */

@@ -18,8 +18,7 @@ static int is_space(char c)
 void serve_text_init(ServeText *t, int split_think, ServeEmit emit, void *ctx)
 {
     memset(t, 0, sizeof *t);
-    t->split_think = split_think;
-    t->tstate = split_think ? T_START : T_CONTENT;
+    serve_text_think(t, split_think);
     t->emit = emit;
     t->ctx = ctx;
 }
@@ -27,7 +26,7 @@ void serve_text_init(ServeText *t, int split_think, ServeEmit emit, void *ctx)
 void serve_text_think(ServeText *t, int split_think)
 {
     t->split_think = split_think;
-    t->tstate = split_think ? T_START : T_CONTENT;
+    t->tstate = split_think == 2 ? T_REASON_LEAD : split_think ? T_START : T_CONTENT;
 }
 
 int serve_text_add_stop(ServeText *t, const char *s, size_t n)

@@ -1,7 +1,9 @@
 /* server_tools.c - response_format and tool_choice to a grammar; the
  * <tool_call> splitter (see server_tools.h). Tool calls use the format of
  * Qwen2.5's and Qwen3's templates:
- *   <tool_call>\n{"name": "NAME", "arguments": {...}}\n</tool_call> */
+ *   <tool_call>\n{"name": "NAME", "arguments": {...}}\n</tool_call>
+ * or Qwen3.5's (parsed only; a forced call's grammar is Qwen3's format):
+ *   <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call> */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -205,11 +207,17 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
         }
         if (choice >= 2 && n_tools == 0) return why_f(why, why_cap, "tool_choice: '%s' needs tools", choice == 2 ? "required" : "a function");
     }
-    if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25)
+    int qwen35 = tmpl == CHAT_TEMPLATE_QWEN35 || tmpl == CHAT_TEMPLATE_QWEN35_THINK;
+    if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25 && !qwen35)
         return why_f(why, why_cap,
-                     "tools: the chat template '%s' has no tool-call format pith knows (qwen3 and qwen2.5 have; "
-                     "--template overrides)",
+                     "tools: the chat template '%s' has no tool-call format pith knows (qwen3, qwen3.5 and qwen2.5 "
+                     "have; --template overrides)",
                      chat_template_name(tmpl));
+    if (choice >= 2 && qwen35)
+        return why_f(why, why_cap,
+                     "tool_choice: '%s' holds the reply to a grammar of Qwen3's call format, not yet of the '%s' "
+                     "template's <function=...> format (use auto)",
+                     choice == 2 ? "required" : "a function", chat_template_name(tmpl));
     out->render = choice > 0;
     out->parse = choice > 0;
     out->forced = choice >= 2;
@@ -296,6 +304,87 @@ static void emit_content(ToolSplit *t, const char *p, size_t n)
     if (n) t->content(t->ctx, p, n);
 }
 
+static int starts_at(const char *p, size_t n, size_t i, const char *s)
+{
+    size_t k = strlen(s);
+    return i <= n && n - i >= k && memcmp(p + i, s, k) == 0;
+}
+
+static size_t skip_space(const char *p, size_t n, size_t i)
+{
+    while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t')) i++;
+    return i;
+}
+
+/* A value of Qwen3.5's call as JSON: a number, object, array, true, false
+ * or null as it is when the whole text is one (as llama.cpp reads them
+ * without a schema), anything else as a string. Appends to out at *o. */
+static int xml_value(const char *v, size_t n, char *out, size_t cap, size_t *o)
+{
+    Json j;
+    json_init(&j, v, n, "value");
+    JsonType type = json_peek(&j);
+    if (type != JSON_NONE && type != JSON_STRING && json_skip(&j) == 0 && json_end(&j) == 0) {
+        if (cap - *o < n) return -1;
+        memcpy(out + *o, v, n);
+        *o += n;
+        return 0;
+    }
+    size_t e = json_escape(v, n, NULL, 0);
+    if (cap - *o < e + 1) return -1;
+    json_escape(v, n, out + *o, e + 1);
+    *o += e;
+    return 0;
+}
+
+/* Qwen3.5's block: <function=NAME> then <parameter=KEY>VALUE</parameter>
+ * blocks (one newline after the opening tag and before the closing one
+ * belong to the tags), </function>. The name into name, the arguments as
+ * a JSON object into out. Returns the arguments' length, or -1. */
+static int64_t xml_call(const char *p, size_t n, char *name, size_t name_cap, size_t *name_len, char *out, size_t cap)
+{
+    size_t i = skip_space(p, n, 0), o = 0;
+    if (!starts_at(p, n, i, "<function=")) return -1;
+    i += 10;
+    size_t s = i;
+    while (i < n && p[i] != '>' && p[i] != '\n') i++;
+    if (i >= n || p[i] != '>' || i == s || i - s > name_cap) return -1;
+    memcpy(name, p + s, i - s);
+    *name_len = i - s;
+    i++;
+    if (cap < 2) return -1;
+    out[o++] = '{';
+    for (int k = 0;; k++) {
+        i = skip_space(p, n, i);
+        if (starts_at(p, n, i, "</function>")) break;
+        if (!starts_at(p, n, i, "<parameter=")) return -1;
+        i += 11;
+        s = i;
+        while (i < n && p[i] != '>' && p[i] != '\n') i++;
+        if (i >= n || p[i] != '>' || i == s) return -1;
+        size_t key = s, key_len = i - s;
+        i++;
+        if (i < n && p[i] == '\n') i++;
+        size_t v = i;
+        while (i < n && !starts_at(p, n, i, "</parameter>")) i++;
+        if (i >= n) return -1;
+        size_t v_end = i;
+        if (v_end > v && p[v_end - 1] == '\n') v_end--;
+        i += 12;
+        size_t e = json_escape(p + key, key_len, NULL, 0);
+        if (cap - o < e + 5) return -1;
+        if (k) out[o++] = ',', out[o++] = ' ';
+        json_escape(p + key, key_len, out + o, e + 1);
+        o += e;
+        out[o++] = ':', out[o++] = ' ';
+        if (xml_value(p + v, v_end - v, out, cap, &o) < 0) return -1;
+    }
+    i = skip_space(p, n, i + 11);
+    if (i != n || cap - o < 1) return -1;
+    out[o++] = '}';
+    return (int64_t)o;
+}
+
 /* The block in buf (without the tags): a call, or content as it was. */
 static void close_block(ToolSplit *t)
 {
@@ -326,16 +415,26 @@ static void close_block(ToolSplit *t)
             /* arguments already as a JSON text in a string: decoded after the block */
             Json save = j;
             size_t dl;
-            if (json_string(&j, NULL, (size_t)-1, &dl) < 0 || n + dl > t->cap) ok = 0;
+            if (json_string(&j, NULL, (size_t)-1, &dl) < 0 || t->n + dl > t->cap) ok = 0;
             else {
-                decoded = t->buf + n;
+                decoded = t->buf + t->n; /* after the closing tag: the block stays whole */
                 j = save;
-                json_string(&j, decoded, t->cap - n, &dl);
+                json_string(&j, decoded, t->cap - t->n, &dl);
                 args_len = dl;
             }
         } else if (json_skip(&j) < 0) ok = 0;
     }
     ok = ok && r == 0 && json_end(&j) == 0 && have_name && name_len > 0 && (args != API_ABSENT || decoded);
+    if (!ok) {
+        /* Qwen3.5's format: the arguments written after the block and its
+         * closing tag (both stay whole for content if it does not parse) */
+        int64_t k = xml_call(t->buf, n, name, sizeof name, &name_len, t->buf + t->n, t->cap - t->n);
+        if (k >= 0) {
+            decoded = t->buf + t->n;
+            args_len = (size_t)k;
+            ok = 1;
+        }
+    }
     if (!ok) {
         emit_content(t, OPEN_TAG, sizeof OPEN_TAG - 1);
         emit_content(t, t->buf, t->n);

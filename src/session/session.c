@@ -30,7 +30,7 @@ void session_defaults(SessionOptions *o)
     o->use_mmap = 1;
     o->kv_type = KV_F16;
     o->batch = SESSION_DEFAULT_BATCH;
-    o->thinking = 1;
+    o->thinking = -1; /* the template's default, once it is known */
     o->seed = -1;
     o->load_asked = -1;
     sampler_defaults(1, &o->sampling);
@@ -202,6 +202,12 @@ static int load_text_side(Session *s, uint64_t max_text)
         if (t < 0) return fail(s, "--template: '%s' is not a template pith knows (%s)", o->template_name, chat_template_names());
         s->tmpl = (ChatTemplate)t;
         snprintf(s->tmpl_name, sizeof s->tmpl_name, "%s", o->template_name);
+    }
+    if (s->opt.thinking < 0) {
+        /* Qwen3.5's small files think only when asked: their sampling defaults follow */
+        s->opt.thinking = chat_template_thinks(s->tmpl);
+        apply_sampling_defaults(&s->opt);
+        session_set_sampling(s, &s->opt.sampling);
     }
     if (o->trace_path) {
         char werr[512];

@@ -40,7 +40,7 @@ typedef struct {
     KvType kv_type;          /* --kv-type, default f16 */
     int64_t batch;           /* -b, prompt tokens per forward step */
     int64_t threads;         /* -t; 0 = online cores (one fewer when streaming) */
-    int thinking;            /* Qwen3 enable_thinking (--no-think sets 0) */
+    int thinking;            /* enable_thinking: 1, 0, -1 the template's default (resolved by session_open) */
     SamplerParams sampling;  /* defaults from `thinking` unless set */
     int sampling_set[8];     /* which of temp/top-k/top-p/min-p (SESSION_SET_*) were given */
     int64_t seed;            /* -1: from the clock */

@@ -65,6 +65,7 @@ typedef struct {
     char *buf;
     size_t cap;
     uint64_t len;
+    int bad; /* the template refuses the conversation (its raise_exception) */
 } Out;
 
 static void put(Out *o, const char *s, size_t n)
@@ -522,6 +523,171 @@ static void render_smollm3(const ChatMessage *msgs, int n, const ChatOptions *op
         puts_(o, think ? "<|im_start|>assistant\n" : "<|im_start|>assistant\n<think>\n\n</think>\n");
 }
 
+/* ---- Qwen3.5 ------------------------------------------------------------
+ * Follows Qwen3.5's chat_template (the same text in every size but for the
+ * default of enable_thinking): ChatML with every content stripped (Jinja's
+ * trim), tools listed before the system text, tool calls written as
+ * <function=NAME> with one <parameter=KEY> block per argument, reasoning
+ * kept (even empty) for every assistant turn after the last user query,
+ * and "<think>\n" opening the generation prompt when thinking. The
+ * template refuses a system message after the first and a conversation
+ * without a user query: chat_render returns -1 for them, and for arguments
+ * that are not a JSON object (the template iterates them as a mapping). */
+
+#define QWEN35_TOOLS_HEAD "# Tools\n\nYou have access to the following functions:\n\n<tools>"
+#define QWEN35_TOOLS_TAIL                                                                                              \
+    "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n"           \
+    "<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n"        \
+    "<parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n"    \
+    "</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified "  \
+    "format: an inner <function=...></function> block must be nested within <tool_call></tool_call> XML tags\n- "     \
+    "Required parameters MUST be specified\n- You may provide optional reasoning for your function call in natural " \
+    "language BEFORE the function call, but NOT after\n- If there is no function call available, answer the "        \
+    "question like normal with your current knowledge and do not tell the user about function calls\n</IMPORTANT>"
+
+/* The next JSON value of j, decoded (a string, or a key with its ':';
+ * kind 0 and 1) or as tojson writes it (kind 2), into o. */
+static int put_json(Out *o, Json *j, int kind)
+{
+    Json probe = *j;
+    size_t n = 0;
+    int r = kind == 0   ? json_string(&probe, NULL, (size_t)-1, &n)
+            : kind == 1 ? json_key(&probe, NULL, (size_t)-1, &n)
+                        : json_dump(&probe, NULL, (size_t)-1, &n);
+    if (r < 0) return -1;
+    if (o->len < o->cap && n <= o->cap - (size_t)o->len) {
+        char *at = o->buf + o->len;
+        r = kind == 0 ? json_string(j, at, n, &n) : kind == 1 ? json_key(j, at, n, &n) : json_dump(j, at, n, &n);
+        if (r < 0) return -1;
+    } else {
+        *j = probe;
+    }
+    o->len += n;
+    return 0;
+}
+
+/* The arguments' members as <parameter=KEY> blocks: strings as they are,
+ * objects and arrays as tojson writes them, numbers as written, true,
+ * false and null as Python's str() prints them. */
+static int qwen35_parameters(Out *o, const ChatToolCall *tc)
+{
+    Json j;
+    json_init(&j, tc->arguments, tc->arguments_len, "arguments");
+    if (json_peek(&j) != JSON_OBJECT || json_enter(&j, '{') < 0) return -1;
+    int r;
+    while ((r = json_next(&j, '}')) > 0) {
+        puts_(o, "<parameter=");
+        if (put_json(o, &j, 1) < 0) return -1;
+        puts_(o, ">\n");
+        JsonType t = json_peek(&j);
+        if (t == JSON_STRING) {
+            if (put_json(o, &j, 0) < 0) return -1;
+        } else if (t == JSON_OBJECT || t == JSON_ARRAY) {
+            if (put_json(o, &j, 2) < 0) return -1;
+        } else if (t == JSON_NUMBER) {
+            const char *num;
+            size_t len;
+            double v;
+            if (json_number(&j, &num, &len, &v) < 0) return -1;
+            put(o, num, len);
+        } else {
+            if (json_literal(&j, &t) < 0) return -1;
+            puts_(o, t == JSON_TRUE ? "True" : t == JSON_FALSE ? "False" : "None");
+        }
+        puts_(o, "\n</parameter>\n");
+    }
+    return r < 0 || json_end(&j) < 0 ? -1 : 0;
+}
+
+static void render_qwen35(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
+{
+    if (n == 0) {
+        o->bad = 1; /* "No messages provided." */
+        return;
+    }
+    Str sys = msgs[0].role == CHAT_ROLE_SYSTEM ? py_strip(content_of(&msgs[0])) : str_make(NULL, 0);
+    if (opt->n_tools > 0) {
+        puts_(o, "<|im_start|>system\n" QWEN35_TOOLS_HEAD);
+        for (int t = 0; t < opt->n_tools; t++) {
+            puts_(o, "\n");
+            put(o, opt->tools[t], opt->tools_len[t]);
+        }
+        puts_(o, QWEN35_TOOLS_TAIL);
+        if (sys.n) {
+            puts_(o, "\n\n");
+            put_str(o, sys);
+        }
+        puts_(o, "<|im_end|>\n");
+    } else if (msgs[0].role == CHAT_ROLE_SYSTEM) {
+        puts_(o, "<|im_start|>system\n");
+        put_str(o, sys);
+        puts_(o, "<|im_end|>\n");
+    }
+
+    int last_query = -1;
+    for (int i = n - 1; i >= 0 && last_query < 0; i--) {
+        Str c = py_strip(content_of(&msgs[i]));
+        if (msgs[i].role == CHAT_ROLE_USER && !(str_starts(c, "<tool_response>") && str_ends(c, "</tool_response>")))
+            last_query = i;
+    }
+    if (last_query < 0) {
+        o->bad = 1; /* "No user query found in messages." */
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const ChatMessage *m = &msgs[i];
+        Str content = py_strip(content_of(m));
+        if (m->role == CHAT_ROLE_SYSTEM) {
+            if (i > 0) o->bad = 1; /* "System message must be at the beginning." */
+        } else if (m->role == CHAT_ROLE_USER) {
+            puts_(o, "<|im_start|>user\n");
+            put_str(o, content);
+            puts_(o, "<|im_end|>\n");
+        } else if (m->role == CHAT_ROLE_ASSISTANT) {
+            Str reasoning = str_make(NULL, 0);
+            if (m->has_reasoning) {
+                reasoning = str_make(m->reasoning, m->reasoning_len);
+            } else {
+                int64_t first_end = str_find(content, "</think>", 0);
+                if (first_end >= 0) {
+                    int64_t last_end = str_find(content, "</think>", 1);
+                    Str before = rstrip_nl(str_make(content.p, (size_t)first_end));
+                    int64_t open = str_find(before, "<think>", 1);
+                    if (open >= 0) before = str_make(before.p + open + 7, before.n - (size_t)open - 7);
+                    reasoning = lstrip_nl(before);
+                    content = lstrip_nl(str_make(content.p + last_end + 8, content.n - (size_t)last_end - 8));
+                }
+            }
+            puts_(o, "<|im_start|>assistant\n");
+            if (i > last_query) {
+                puts_(o, "<think>\n");
+                put_str(o, py_strip(reasoning));
+                puts_(o, "\n</think>\n\n");
+            }
+            put_str(o, content);
+            for (int k = 0; k < m->n_tool_calls; k++) {
+                const ChatToolCall *tc = &m->tool_calls[k];
+                if (k > 0) puts_(o, "\n");
+                else if (py_strip(content).n > 0) puts_(o, "\n\n");
+                puts_(o, "<tool_call>\n<function=");
+                put(o, tc->name, tc->name_len);
+                puts_(o, ">\n");
+                if (qwen35_parameters(o, tc) < 0) o->bad = 1;
+                puts_(o, "</function>\n</tool_call>");
+            }
+            puts_(o, "<|im_end|>\n");
+        } else if (m->role == CHAT_ROLE_TOOL) {
+            if (i > 0 && msgs[i - 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_start|>user");
+            puts_(o, "\n<tool_response>\n");
+            put_str(o, content);
+            puts_(o, "\n</tool_response>");
+            if (i == n - 1 || msgs[i + 1].role != CHAT_ROLE_TOOL) puts_(o, "<|im_end|>\n");
+        }
+    }
+    if (opt->add_generation_prompt)
+        puts_(o, opt->enable_thinking ? "<|im_start|>assistant\n<think>\n" : "<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
 /* ---- Phi-3 / Phi-3.5 and Phi-4-mini ------------------------------------------
  * Phi-3.5-mini: "<|role|>\n" + content + "<|end|>\n" for system (when not
  * empty), user and assistant; "<|assistant|>\n" to generate, else the
@@ -648,6 +814,15 @@ typedef struct {
  * Short templates are matched exactly: markers could not tell them from
  * longer templates that do more. */
 static const TemplateInfo templates[] = {
+    /* Qwen3.5's template carries Qwen3's markers too; the 0.8B-9B files'
+     * thinks only when enable_thinking is true, the larger ones' unless it
+     * is false */
+    {CHAT_TEMPLATE_QWEN35, "qwen3.5", NULL,
+     {"<|im_start|>", "<function=", "<parameter=", "last_query_index", "enable_thinking is true", NULL}, {NULL},
+     "<|im_end|>\n", render_qwen35},
+    {CHAT_TEMPLATE_QWEN35_THINK, "qwen3.5-think", NULL,
+     {"<|im_start|>", "<function=", "<parameter=", "last_query_index", "<think>", NULL}, {NULL}, "<|im_end|>\n",
+     render_qwen35},
     {CHAT_TEMPLATE_QWEN3, "qwen3", NULL,
      {"<|im_start|>", "reasoning_content", "last_query_index", "<tool_response>", "<think>", NULL}, {NULL},
      "<|im_end|>\n", render_qwen3},
@@ -757,7 +932,17 @@ int chat_template_by_name(const char *name)
 const char *chat_template_names(void)
 {
     return "raw, qwen3, chatml, qwen2, qwen2.5, smollm2, smollm3, llama3, llama3.1 (= llama3.2, llama3.3), zephyr, "
-           "phi3, phi4, gemma, lfm2";
+           "phi3, phi4, gemma, lfm2, qwen3.5, qwen3.5-think";
+}
+
+int chat_template_thinks(ChatTemplate t)
+{
+    return t != CHAT_TEMPLATE_QWEN35;
+}
+
+int chat_template_opens_think(ChatTemplate t)
+{
+    return t == CHAT_TEMPLATE_QWEN35 || t == CHAT_TEMPLATE_QWEN35_THINK;
 }
 
 const char *chat_template_turn_end(ChatTemplate t)
@@ -774,13 +959,14 @@ int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOp
         if ((unsigned)msgs[i].role >= CHAT_ROLE_COUNT || msgs[i].n_tool_calls < 0) return -1;
         if (msgs[i].n_tool_calls > 0 && !msgs[i].tool_calls) return -1;
     }
-    ChatOptions none = {1, 1, NULL, NULL, 0, 0};
-    if (!opt) opt = &none;
-    if (opt->n_tools < 0 || (opt->n_tools > 0 && (!opt->tools || !opt->tools_len))) return -1;
-    Out o = {buf, cap, 0};
-    info->render(msgs, n, opt, &o);
+    ChatOptions given = {1, -1, NULL, NULL, 0, 0};
+    if (opt) given = *opt;
+    if (given.n_tools < 0 || (given.n_tools > 0 && (!given.tools || !given.tools_len))) return -1;
+    if (given.enable_thinking < 0) given.enable_thinking = chat_template_thinks(t);
+    Out o = {buf, cap, 0, 0};
+    info->render(msgs, n, &given, &o);
     if (o.len < cap) buf[o.len] = '\0';
-    return (int64_t)o.len;
+    return o.bad ? -1 : (int64_t)o.len;
 }
 
 /* Longest fixed text a template adds per message (LFM2's tool turn: 72;
@@ -788,18 +974,23 @@ int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOp
  * 3.1's call with its header: 85, less than a message and a call), per tool
  * (1) and once (SmolLM3's system turn with its thinking text 1273 +
  * generation prompt 41; Qwen2.5's tools header with its default system text
- * 471 + 22; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
+ * 471 + 22; Qwen3.5's tools turn 917 + 41; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
 #define CHAT_PER_MESSAGE 80
 #define CHAT_PER_TOOL_CALL 64
 #define CHAT_PER_TOOL 8
 #define CHAT_FIXED 1536
+/* Qwen3.5 writes each member of a call's arguments as a parameter block
+ * (27 bytes around its key and value); a member takes at least 5 bytes
+ * of the arguments' text ("":0 and a separator) and of the JSON. */
+#define CHAT_PER_PARAMETER 27
 
 uint64_t chat_render_bound(uint64_t n_messages, uint64_t n_tool_calls, uint64_t n_tools, uint64_t text_bytes)
 {
     /* every string is printed at most once (reasoning and content split
      * one string into disjoint parts); inputs are bounded by the caller */
+    uint64_t parameters = n_tool_calls ? (text_bytes / 5 + n_tool_calls) * CHAT_PER_PARAMETER : 0;
     return text_bytes + n_messages * CHAT_PER_MESSAGE + n_tool_calls * CHAT_PER_TOOL_CALL + n_tools * CHAT_PER_TOOL +
-           CHAT_FIXED;
+           parameters + CHAT_FIXED;
 }
 
 /* ---- The JSON conversation reader --------------------------------------- */
@@ -1112,7 +1303,9 @@ uint64_t chat_arena_bound(uint64_t len)
     uint64_t per_msg = (sizeof(ChatMessage) + CHAT_PER_MESSAGE + 19) / 20;
     uint64_t per_call = (sizeof(ChatToolCall) + CHAT_PER_TOOL_CALL + 10) / 11;
     uint64_t per_tool = (sizeof(const char *) + sizeof(size_t) + CHAT_PER_TOOL + 2) / 3;
+    uint64_t per_param = 4 + (CHAT_PER_PARAMETER + 4) / 5; /* a member of a call's arguments: >= 5 bytes */
     uint64_t per_byte = 4;
+    if (per_param > per_byte) per_byte = per_param;
     if (per_msg > per_byte) per_byte = per_msg;
     if (per_call > per_byte) per_byte = per_call;
     if (per_tool > per_byte) per_byte = per_tool;

@@ -25,6 +25,8 @@
 typedef enum {
     CHAT_TEMPLATE_RAW = 0, /* unknown template: message contents concatenated, nothing added */
     CHAT_TEMPLATE_QWEN3,   /* Qwen3 (ChatML + <think> reasoning + tool calls) */
+    CHAT_TEMPLATE_QWEN35,  /* Qwen3.5 as in its 0.8B-9B files: thinks only when enable_thinking is 1 */
+    CHAT_TEMPLATE_QWEN35_THINK, /* Qwen3.5 as in its larger files: thinks unless enable_thinking is 0 */
     CHAT_TEMPLATE_CHATML,  /* plain ChatML, as llama.cpp writes it into converted models */
     CHAT_TEMPLATE_QWEN2,   /* ChatML with Qwen2's default system prompt (the short Qwen2 template) */
     CHAT_TEMPLATE_QWEN25,  /* Qwen2.5 (and Qwen2.5-Coder): default system "You are Qwen...", tool calls */
@@ -64,7 +66,7 @@ typedef struct {
 
 typedef struct {
     int add_generation_prompt;
-    int enable_thinking;     /* 1 (the template's default when unset) or 0 */
+    int enable_thinking;     /* 1, 0, or -1: the template's default (chat_template_thinks) */
     /* Optional tool definitions, each a JSON text as tojson renders it
      * (Qwen3 lists them in its system turn). NULL/0 = no tools. */
     const char *const *tools;
@@ -83,12 +85,18 @@ const char *chat_role_name(ChatRole r);           /* "user", ... */
 /* Recognizes a template from its Jinja text; CHAT_TEMPLATE_RAW if unknown. */
 ChatTemplate chat_template_detect(const char *template_text);
 /* The template called name (as chat_template_name gives it: "raw",
- * "qwen3", "chatml", "qwen2", "qwen2.5", "smollm2", "smollm3", "llama3",
+ * "qwen3", "qwen3.5", "qwen3.5-think", "chatml", "qwen2", "qwen2.5", "smollm2", "smollm3", "llama3",
  * "llama3.1", "zephyr", "phi3", "phi4", "gemma", "lfm2"; "llama3.2" and "llama3.3" are
  * "llama3.1"), or -1. */
 int chat_template_by_name(const char *name);
 /* The names chat_template_by_name knows, comma separated, for messages. */
 const char *chat_template_names(void);
+/* 1 if the template thinks when enable_thinking is not given (every
+ * template but Qwen3.5's small files' one: qwen3.5). */
+int chat_template_thinks(ChatTemplate t);
+/* 1 if the template's generation prompt, when thinking, ends inside an
+ * open "<think>" (Qwen3.5's): the reply is reasoning from its start. */
+int chat_template_opens_think(ChatTemplate t);
 /* What closes an assistant turn after its content, as the template writes
  * it: the end-of-generation token's text and what follows it before the
  * next turn ("<|im_end|>\n", "<|eot_id|>", "</s>\n"; "" for raw). A chat
@@ -98,7 +106,8 @@ const char *chat_template_turn_end(ChatTemplate t);
 /* Renders the conversation. Writes at most cap bytes into buf (buf may be
  * NULL when cap is 0) and a NUL if there is room; returns the full length
  * of the text (without NUL), like snprintf, or -1 if a message is invalid
- * (role out of range, n < 0). The text is complete only if result < cap. */
+ * (role out of range, n < 0) or the template refuses the conversation (as
+ * its raise_exception: Qwen3.5's). The text is complete only if result < cap. */
 int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOptions *opt, char *buf, size_t cap);
 /* An upper bound of chat_render's length for any template, from the
  * counts and the total bytes of every string (content, reasoning, names,
@@ -146,7 +155,7 @@ int chat_json_read(const char *src, size_t len, const char *name, ChatJsonOut *o
 int chat_json_out_take(ChatJsonOut *out, Arena *arena, const ChatJsonSizes *sizes);
 /* Arena bytes that everything read from a JSON text of len bytes can
  * take, the rendered text included, when the buffers are carved with
- * chat_json_out_take (see cmd_template.c): at most 9 bytes
+ * chat_json_out_take (see cmd_template.c): at most 10 bytes
  * per byte of JSON plus a constant. Lets a caller plan the arena before
  * the text has been read. */
 uint64_t chat_arena_bound(uint64_t len);
