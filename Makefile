@@ -182,8 +182,16 @@ BOARD ?=
 # pad the file up to the segment alignment (34-46 KB on ARM). No separate
 # code segment (x86-64 ld's default, the ARM linkers' already): it pads the
 # ELF header and the read-only data out to their own pages, 4 KB of zeros.
+# No .eh_frame (toolchains/discard_eh_frame.ld): our objects have no unwind
+# tables, but libgomp.a, libc.a and the start files bring theirs, which only
+# an unwinder would read and none is linked (8 KB on x86-64).
+# common-page-size=64: ld otherwise may start the data segment on a fresh
+# page of the file to save a page of memory, padding the file with up to
+# 4 KB of zeros (2,752 bytes on x86-64 when measured); the page where code
+# ends and data begins is then mapped twice instead.
 MUSL_STATIC_LDFLAGS = -static -Wl,--wrap=pthread_create -Wl,--wrap=pthread_attr_destroy \
-	-Wl,-z,stack-size=1048576 -Wl,--gc-sections -Wl,-z,norelro -Wl,-z,noseparate-code
+	-Wl,-z,stack-size=1048576 -Wl,--gc-sections -Wl,-z,norelro -Wl,-z,noseparate-code \
+	-Wl,-T,toolchains/discard_eh_frame.ld -Wl,-z,common-page-size=64
 # Size without speed cost: unused functions dropped by the linker, no
 # unwind tables (C never unwinds; -g still gives debuggers .debug_frame).
 SIZE_CFLAGS = -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables
