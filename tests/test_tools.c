@@ -35,12 +35,12 @@ static void on_call(void *ctx, int index, const char *name, size_t name_len, con
     g->n_calls++;
 }
 
-static void split(const char *text, size_t step, Got *g)
+static void split(ToolFormat format, const char *text, size_t step, Got *g)
 {
     static char buf[256];
     memset(g, 0, sizeof *g);
     ToolSplit t;
-    tool_split_init(&t, buf, sizeof buf, on_content, on_call, g);
+    tool_split_init(&t, format, buf, sizeof buf, on_content, on_call, g);
     size_t n = strlen(text);
     for (size_t i = 0; i < n; i += step) tool_split_push(&t, text + i, n - i < step ? n - i : step);
     tool_split_finish(&t);
@@ -50,24 +50,39 @@ static void splitter(void)
 {
     static const struct {
         const char *text, *content, *calls;
+        ToolFormat format;
     } cases[] = {
-        {"Hello <b>world</b>\n", "Hello <b>world</b>\n", ""},
+        {"Hello <b>world</b>\n", "Hello <b>world</b>\n", "", TOOL_FORMAT_TAGGED},
         {"Let me check.\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
-         "Let me check.", "0:get_weather({\"city\": \"Paris\"});"},
+         "Let me check.", "0:get_weather({\"city\": \"Paris\"});", TOOL_FORMAT_TAGGED},
         {"<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {\"x\": [1, 2]}}\n</tool_call>\n",
-         "", "0:a({});1:b({\"x\": [1, 2]});"},
-        {"<tool_call>\n{\"name\": \"a\", \"arguments\": \"{\\\"q\\\": 1}\"}\n</tool_call>", "", "0:a({\"q\": 1});"},
+         "", "0:a({});1:b({\"x\": [1, 2]});", TOOL_FORMAT_TAGGED},
+        {"<tool_call>\n{\"name\": \"a\", \"arguments\": \"{\\\"q\\\": 1}\"}\n</tool_call>", "", "0:a({\"q\": 1});", TOOL_FORMAT_TAGGED},
         {"x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y",
-         "x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y", ""},
-        {"<tool_call>{\"arguments\": {}}</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>", ""},
-        {"never closed <tool_call>\n{\"name\": \"a\"", "never closed <tool_call>\n{\"name\": \"a\"", ""},
-        {"<tool_ca", "<tool_ca", ""},
-        {"<<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>after", "<after", "0:a({});"},
+         "x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y", "", TOOL_FORMAT_TAGGED},
+        {"<tool_call>{\"arguments\": {}}</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>", "", TOOL_FORMAT_TAGGED},
+        {"never closed <tool_call>\n{\"name\": \"a\"", "never closed <tool_call>\n{\"name\": \"a\"", "", TOOL_FORMAT_TAGGED},
+        {"<tool_ca", "<tool_ca", "", TOOL_FORMAT_TAGGED},
+        {"<<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>after", "<after", "0:a({});", TOOL_FORMAT_TAGGED},
+        /* Llama 3.x: the JSON object alone, after <|python_tag|> or not */
+        {"{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"q\": \"}{\\\"\"}}", "",
+         "0:get_weather({\"city\": \"Paris\", \"q\": \"}{\\\"\"});", TOOL_FORMAT_JSON},
+        {"Let me look.\n<|python_tag|>{\"name\": \"a\", \"parameters\": {\"x\": [1, {}]}}\n", "Let me look.",
+         "0:a({\"x\": [1, {}]});", TOOL_FORMAT_JSON},
+        {"Use {braces} and {\"name\": \"a\"} <|python_x", "Use {braces} and {\"name\": \"a\"} <|python_x", "",
+         TOOL_FORMAT_JSON},
+        {"<|python_tag|>print(1)", "<|python_tag|>print(1)", "", TOOL_FORMAT_JSON},
+        {"<|python_tag|> <|python_tag|>{\"name\": \"a\", \"arguments\": \"{}\"}", "<|python_tag|> ", "0:a({});",
+         TOOL_FORMAT_JSON},
+        {"never closed {\"name\": \"a\", \"parameters\": {", "never closed {\"name\": \"a\", \"parameters\": {", "",
+         TOOL_FORMAT_JSON},
+        {"<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>", "<tool_call></tool_call>", "0:a({});",
+         TOOL_FORMAT_JSON},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (size_t step = 1; step <= 64; step *= 4) {
             Got g;
-            split(cases[i].text, step, &g);
+            split(cases[i].format, cases[i].text, step, &g);
             int ok = !strcmp(g.content, cases[i].content) && !strcmp(g.calls, cases[i].calls);
             CHECK(ok, "splitter case %zu in pieces of %zu: content '%s' calls '%s'", i, step, ok ? "as expected" : g.content,
                   g.calls);
@@ -79,7 +94,7 @@ static void splitter(void)
     while (n < 600) big[n++] = 'x';
     n += (size_t)snprintf(big + n, sizeof big - n, "\"}}</tool_call>");
     Got g;
-    split(big, 7, &g);
+    split(TOOL_FORMAT_TAGGED, big, 7, &g);
     CHECK(g.n_calls == 0 && g.n_content == n && !memcmp(g.content, big, n), "a block longer than its buffer stays content");
 }
 
@@ -136,6 +151,23 @@ static void constraint(void)
         int ok1 = grammar_accept(&G, c1, strlen(c1)) == 0 && grammar_finished(&G);
         grammar_reset(&G);
         CHECK(ok1 && grammar_accept(&G, c2, strlen(c2)) != 0, "only the named function, once");
+    }
+    /* Llama 3.1: one call, its JSON object alone */
+    rc = api_constraint(tools, len, API_ABSENT, POS("tc_required"), t, CHAT_TEMPLATE_LLAMA31, gbnf, sizeof gbnf, &ac, why,
+                        sizeof why);
+    CHECK(rc == 0 && ac.forced && ac.format == TOOL_FORMAT_JSON &&
+              grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0,
+          "llama3.1, tool_choice required: a grammar (%s)", rc ? why : "");
+    if (rc == 0) {
+        const char *c1 = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}";
+        const char *c2 = "{\"name\": \"now\", \"parameters\": {}}\n{";
+        const char *c3 = "<tool_call>";
+        grammar_reset(&G);
+        int ok1 = grammar_accept(&G, c1, strlen(c1)) == 0 && grammar_finished(&G);
+        grammar_reset(&G);
+        int ok2 = grammar_accept(&G, c2, strlen(c2)) != 0;
+        grammar_reset(&G);
+        CHECK(ok1 && ok2 && grammar_accept(&G, c3, strlen(c3)) != 0, "llama3.1: one call of either function, nothing else");
     }
     static const struct {
         const char *rf, *tc, *want;

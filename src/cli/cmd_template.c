@@ -122,8 +122,14 @@ int cmd_template(int argc, char **argv)
 
     ChatOptions opt = {gen_prompt, think, out.tools, out.tools_len, (int)sizes.n_tools, 0};
     int64_t n = chat_render(kind, out.msgs, (int)sizes.n_messages, &opt, NULL, 0);
-    char *text = n >= 0 ? arena_take(&arena, (uint64_t)n + 1) : NULL;
-    if (!text) port_die("%s: internal error: arena too small", model);
+    if (n < 0) port_die("%s: the conversation cannot be rendered", file);
+    char *text = arena_take(&arena, (uint64_t)n + 1);
+    /* the plan bounds every template but Llama 3.1's tools, which it
+     * indents by their depth */
+    if (!text)
+        port_die("%s: the rendered text takes %lld bytes, more than pith plans for a file of %llu bytes (deeply "
+                 "nested tools?)",
+                 file, (long long)n, (unsigned long long)len);
     if (chat_render(kind, out.msgs, (int)sizes.n_messages, &opt, text, (size_t)n + 1) != n)
         port_die("%s: internal error: rendering changed length", file);
     if (n > 0) port_out_bytes(text, (size_t)n);

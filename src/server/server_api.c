@@ -1039,7 +1039,7 @@ void api_generate(Server *sv, Conn *c)
         /* the slot's tool-call buffers: the request scratch is the next request's */
         sl->rp.calls = sv->slot_tools[i] + TOOL_BLOCK_CAP;
         sl->rp.calls_cap = TOOL_CALLS_CAP;
-        tool_split_init(&sl->rp.split, sv->slot_tools[i], TOOL_BLOCK_CAP, on_split_content, on_tool_call, &sl->rp);
+        tool_split_init(&sl->rp.split, ac.format, sv->slot_tools[i], TOOL_BLOCK_CAP, on_split_content, on_tool_call, &sl->rp);
         sl->rp.split_tools = 1;
     }
     sl->order = ++slot_clock;

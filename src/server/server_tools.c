@@ -1,7 +1,6 @@
 /* server_tools.c - response_format and tool_choice to a grammar; the
- * <tool_call> splitter (see server_tools.h). Tool calls use the format of
- * Qwen2.5's and Qwen3's templates:
- *   <tool_call>\n{"name": "NAME", "arguments": {...}}\n</tool_call> */
+ * tool-call splitter (see server_tools.h). Tool calls use the format each
+ * template shows its model (ToolFormat). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,9 +120,10 @@ static int append(char *out, size_t cap, size_t *n, const char *s, size_t k)
     return 0;
 }
 
-/* One function's call: "<tool_call>\n{\"name\": NAME, \"arguments\": " ARGS "}\n</tool_call>" */
-static int tool_call_rule(const char *body, size_t len, size_t fn, int index, int *next_rule, char *out, size_t cap,
-                          size_t *n, char *why, size_t why_cap)
+/* One function's call: "<tool_call>\n{\"name\": NAME, \"arguments\": " ARGS "}\n</tool_call>", or
+ * "{\"name\": NAME, \"parameters\": " ARGS "}" (TOOL_FORMAT_JSON) */
+static int tool_call_rule(ToolFormat format, const char *body, size_t len, size_t fn, int index, int *next_rule,
+                          char *out, size_t cap, size_t *n, char *why, size_t why_cap)
 {
     char name[256], esc[600], lit[1400], line[1600];
     if (string_at(body, len, member(body, len, fn, "name"), name, sizeof name) < 0)
@@ -139,12 +139,14 @@ static int tool_call_rule(const char *body, size_t len, size_t fn, int index, in
     size_t el = json_escape(name, strlen(name), esc, sizeof esc);
     if (el >= sizeof esc) return why_f(why, why_cap, "tools[%d].function.name: too long", index);
     char head[700];
-    snprintf(head, sizeof head, OPEN_TAG "\n{\"name\": %s, \"arguments\": ", esc);
+    if (format == TOOL_FORMAT_JSON) snprintf(head, sizeof head, "{\"name\": %s, \"parameters\": ", esc);
+    else snprintf(head, sizeof head, OPEN_TAG "\n{\"name\": %s, \"arguments\": ", esc);
     if (gbnf_literal(head, strlen(head), lit, sizeof lit) >= sizeof lit) return why_f(why, why_cap, "tools[%d]: name too long", index);
     char args[32];
     if (top >= 0) snprintf(args, sizeof args, "s%d", top);
     else snprintf(args, sizeof args, "object");
-    int k = snprintf(line, sizeof line, "call%d ::= %s %s \"}\\n" CLOSE_TAG "\"\n", index, lit, args);
+    int k = snprintf(line, sizeof line, "call%d ::= %s %s \"}%s\"\n", index, lit, args,
+                     format == TOOL_FORMAT_JSON ? "" : "\\n" CLOSE_TAG);
     if (k < 0 || (size_t)k >= sizeof line || append(out, cap, n, line, (size_t)k) < 0)
         return why_f(why, why_cap, "tools: the grammar is longer than %zu bytes", cap);
     return 0;
@@ -205,10 +207,11 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
         }
         if (choice >= 2 && n_tools == 0) return why_f(why, why_cap, "tool_choice: '%s' needs tools", choice == 2 ? "required" : "a function");
     }
-    if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25)
+    if (tmpl == CHAT_TEMPLATE_LLAMA31) out->format = TOOL_FORMAT_JSON;
+    else if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25)
         return why_f(why, why_cap,
-                     "tools: the chat template '%s' has no tool-call format pith knows (qwen3 and qwen2.5 have; "
-                     "--template overrides)",
+                     "tools: the chat template '%s' has no tool-call format pith knows (qwen3, qwen2.5 and llama3.1 "
+                     "have; --template overrides)",
                      chat_template_name(tmpl));
     out->render = choice > 0;
     out->parse = choice > 0;
@@ -253,7 +256,7 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
         int next = 0;
         for (int i = 0; i < n_tools; i++) {
             if (named >= 0 && i != named) continue;
-            if (tool_call_rule(body, len, fns[i], i, &next, gbnf, cap, &n, why, why_cap) < 0) return -1;
+            if (tool_call_rule(out->format, body, len, fns[i], i, &next, gbnf, cap, &n, why, why_cap) < 0) return -1;
         }
         char root[64 + 16 * MAX_TOOLS];
         size_t r = 0;
@@ -261,7 +264,9 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
         else {
             r = (size_t)snprintf(root, sizeof root, "call ::=");
             for (int i = 0; i < n_tools; i++) r += (size_t)snprintf(root + r, sizeof root - r, "%s call%d", i ? " |" : "", i);
-            r += (size_t)snprintf(root + r, sizeof root - r, "\nroot ::= call ( \"\\n\" call )*\n");
+            /* Llama 3.1's template takes one call per message */
+            r += (size_t)snprintf(root + r, sizeof root - r, "\nroot ::= call%s\n",
+                                  out->format == TOOL_FORMAT_JSON ? "" : " ( \"\\n\" call )*");
         }
         if (append(gbnf, cap, &n, root, r) < 0 || append(gbnf, cap, &n, json_schema_primitives, strlen(json_schema_primitives)) < 0)
             return why_f(why, why_cap, "tools: the grammar is longer than %zu bytes", cap);
@@ -273,15 +278,24 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
 
 /* ---- The splitter ---------------------------------------------------------------- */
 
-void tool_split_init(ToolSplit *t, char *buf, size_t cap, void (*content)(void *, const char *, size_t),
+#define PYTHON_TAG "<|python_tag|>"
+
+void tool_split_init(ToolSplit *t, ToolFormat format, char *buf, size_t cap,
+                     void (*content)(void *, const char *, size_t),
                      void (*call)(void *, int, const char *, size_t, const char *, size_t), void *ctx)
 {
     memset(t, 0, sizeof *t);
+    t->format = format;
     t->buf = buf;
     t->cap = cap;
     t->content = content;
     t->call = call;
     t->ctx = ctx;
+}
+
+static const char *open_tag(const ToolSplit *t)
+{
+    return t->format == TOOL_FORMAT_JSON ? PYTHON_TAG : OPEN_TAG;
 }
 
 static void flush_ws(ToolSplit *t)
@@ -296,12 +310,21 @@ static void emit_content(ToolSplit *t, const char *p, size_t n)
     if (n) t->content(t->ctx, p, n);
 }
 
-/* The block in buf (without the tags): a call, or content as it was. */
-static void close_block(ToolSplit *t)
+/* The block so far back to content, as it was; the splitter outside. */
+static void block_to_content(ToolSplit *t)
 {
-    size_t n = t->n - (sizeof CLOSE_TAG - 1);
+    if (t->tagged) emit_content(t, open_tag(t), strlen(open_tag(t)));
+    emit_content(t, t->buf, t->n);
+    t->inside = 0;
+    t->n = 0;
+}
+
+/* The block in buf[0..n) (without the tags): a call, or content as it was. */
+static void close_block(ToolSplit *t, size_t n)
+{
     Json j;
     json_init(&j, t->buf, n, "tool call");
+    skip_ws(&j);
     char name[256];
     size_t name_len = 0, args = API_ABSENT, args_len = 0;
     int ok = json_peek(&j) == JSON_OBJECT && json_enter(&j, '{') == 0;
@@ -316,13 +339,14 @@ static void close_block(ToolSplit *t)
         }
         k[kl] = '\0';
         skip_ws(&j);
+        int is_args = !strcmp(k, "arguments") || !strcmp(k, "parameters");
         if (!strcmp(k, "name") && json_peek(&j) == JSON_STRING && json_string(&j, name, sizeof name, &name_len) == 0) {
             have_name = 1;
-        } else if (!strcmp(k, "arguments") && json_peek(&j) == JSON_OBJECT) {
+        } else if (is_args && json_peek(&j) == JSON_OBJECT) {
             args = j.pos;
             if (json_skip(&j) < 0) ok = 0;
             args_len = j.pos - args;
-        } else if (!strcmp(k, "arguments") && json_peek(&j) == JSON_STRING) {
+        } else if (is_args && json_peek(&j) == JSON_STRING) {
             /* arguments already as a JSON text in a string: decoded after the block */
             Json save = j;
             size_t dl;
@@ -337,12 +361,46 @@ static void close_block(ToolSplit *t)
     }
     ok = ok && r == 0 && json_end(&j) == 0 && have_name && name_len > 0 && (args != API_ABSENT || decoded);
     if (!ok) {
-        emit_content(t, OPEN_TAG, sizeof OPEN_TAG - 1);
-        emit_content(t, t->buf, t->n);
+        block_to_content(t);
         return;
     }
     t->n_ws = 0; /* whitespace before a call is not content */
+    t->inside = 0;
+    t->n = 0;
     t->call(t->ctx, t->n_calls++, name, name_len, decoded ? decoded : t->buf + args, args_len);
+}
+
+static void push_byte(ToolSplit *t, char c);
+
+/* TOOL_FORMAT_JSON: one byte of a block, the object followed to its end. */
+static void push_json(ToolSplit *t, char c)
+{
+    if (t->depth == 0 && c != '{' && !strchr(" \t\r\n", c)) {
+        /* not an object after <|python_tag|>: content, and c starts over */
+        block_to_content(t);
+        push_byte(t, c);
+        return;
+    }
+    t->buf[t->n++] = c;
+    if (t->in_string) {
+        if (t->escaped) t->escaped = 0;
+        else if (c == '\\') t->escaped = 1;
+        else if (c == '"') t->in_string = 0;
+    } else if (c == '"') {
+        t->in_string = 1;
+    } else if (c == '{' || c == '[') {
+        t->depth++;
+    } else if ((c == '}' || c == ']') && --t->depth == 0) {
+        close_block(t, t->n);
+    }
+}
+
+static void start_block(ToolSplit *t, int tagged)
+{
+    t->inside = 1;
+    t->tagged = tagged;
+    t->n = 0;
+    t->depth = t->in_string = t->escaped = 0;
 }
 
 static void push_byte(ToolSplit *t, char c)
@@ -350,27 +408,24 @@ static void push_byte(ToolSplit *t, char c)
     if (t->inside) {
         if (t->n >= t->cap) {
             /* longer than planned: it stays content */
-            emit_content(t, OPEN_TAG, sizeof OPEN_TAG - 1);
-            emit_content(t, t->buf, t->n);
-            t->inside = 0;
-            t->n = 0;
+            block_to_content(t);
+        } else if (t->format == TOOL_FORMAT_JSON) {
+            push_json(t, c);
+            return;
         } else {
             t->buf[t->n++] = c;
             size_t cl = sizeof CLOSE_TAG - 1;
-            if (t->n >= cl && memcmp(t->buf + t->n - cl, CLOSE_TAG, cl) == 0) {
-                close_block(t);
-                t->inside = 0;
-                t->n = 0;
-            }
+            if (t->n >= cl && memcmp(t->buf + t->n - cl, CLOSE_TAG, cl) == 0) close_block(t, t->n - cl);
             return;
         }
     }
-    if (t->n_hold || c == '<') {
+    const char *tag = open_tag(t);
+    size_t tag_len = strlen(tag);
+    if (t->n_hold || c == tag[0]) {
         t->hold[t->n_hold++] = c;
-        if (memcmp(t->hold, OPEN_TAG, t->n_hold) == 0) {
-            if (t->n_hold == sizeof OPEN_TAG - 1) {
-                t->inside = 1;
-                t->n = 0;
+        if (memcmp(t->hold, tag, t->n_hold) == 0) {
+            if (t->n_hold == tag_len) {
+                start_block(t, 1);
                 t->n_hold = 0;
             }
             return;
@@ -380,6 +435,11 @@ static void push_byte(ToolSplit *t, char c)
         t->n_hold = 0;
         emit_content(t, t->hold, k);
         push_byte(t, c);
+        return;
+    }
+    if (t->format == TOOL_FORMAT_JSON && c == '{') {
+        start_block(t, 0);
+        push_json(t, c);
         return;
     }
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
@@ -397,12 +457,7 @@ void tool_split_push(ToolSplit *t, const char *p, size_t n)
 
 void tool_split_finish(ToolSplit *t)
 {
-    if (t->inside) {
-        emit_content(t, OPEN_TAG, sizeof OPEN_TAG - 1);
-        emit_content(t, t->buf, t->n);
-        t->inside = 0;
-        t->n = 0;
-    }
+    if (t->inside) block_to_content(t);
     if (t->n_hold) emit_content(t, t->hold, t->n_hold);
     t->n_hold = 0;
     if (t->n_calls == 0) flush_ws(t);

@@ -310,12 +310,12 @@ static void render_qwen25(const ChatMessage *msgs, int n, const ChatOptions *opt
  * trim is Python's str.strip()), BOS text before the first one.
  * Llama 3.1/3.2/3.3: the BOS text, then always a system turn with the
  * knowledge date and the (trimmed) system message, then the other
- * messages as in Llama 3; a tool result is an "ipython" turn and an
- * assistant tool call is {"name": ..., "parameters": ...} (the first call:
- * the template accepts one). A tool result's content is printed as given,
- * where the template would quote a string with tojson; tools themselves
- * (opt->tools) are not printed: tool use is outside what pith renders for
- * these templates. */
+ * messages as in Llama 3; a tool result is an "ipython" turn with its
+ * content as a JSON string (the template's tojson), an assistant tool call
+ * is {"name": ..., "parameters": ...} (the first call: the template accepts
+ * one). With tools, the system turn says "Environment: ipython" and the
+ * tools go into the first message after the system one (the template's
+ * default tools_in_user_message), each as tojson(indent=4) writes it. */
 
 #define LLAMA3_BOS "<|begin_of_text|>"
 
@@ -372,12 +372,73 @@ static void render_llama3(const ChatMessage *msgs, int n, const ChatOptions *opt
     if (opt->add_generation_prompt) llama3_header(o, "assistant");
 }
 
+/* A JSON text (compact, as tojson writes it: ", " and ": ") as
+ * json.dumps(indent=4) writes it: each member and element on its own line,
+ * empty containers as {} and []. */
+static void put_json_indented(Out *o, const char *s, size_t n)
+{
+    int depth = 0, in_string = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_string) {
+            put(o, &c, 1);
+            if (c == '\\' && i + 1 < n) put(o, &s[++i], 1);
+            else if (c == '"') in_string = 0;
+            continue;
+        }
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
+        size_t next = i + 1;
+        while (next < n && strchr(" \n\t\r", s[next])) next++;
+        if (c == '{' || c == '[') {
+            put(o, &c, 1);
+            if (next < n && (s[next] == '}' || s[next] == ']')) {
+                put(o, &s[next], 1);
+                i = next;
+                continue;
+            }
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == ':') {
+            puts_(o, ": ");
+            continue;
+        } else if (c != ',') {
+            if (c == '"') in_string = 1;
+            put(o, &c, 1);
+            continue;
+        }
+        if (c == '}' || c == ']') {
+            puts_(o, "\n");
+            for (int k = 0; k < depth; k++) puts_(o, "    ");
+            put(o, &c, 1);
+        } else {
+            if (c == ',') puts_(o, ",");
+            puts_(o, "\n");
+            for (int k = 0; k < depth; k++) puts_(o, "    ");
+        }
+    }
+}
+
+/* A string as tojson writes it (json.dumps, ensure_ascii off). */
+static void put_json_string(Out *o, Str s)
+{
+    char esc[8];
+    puts_(o, "\"");
+    for (size_t i = 0; i < s.n; i++) {
+        size_t k = json_escape(s.p + i, 1, esc, sizeof esc);
+        put(o, esc + 1, k - 2);
+    }
+    puts_(o, "\"");
+}
+
 static void render_llama31(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
 {
     int start = 0;
+    int tools = opt->n_tools > 0 && !opt->continuation;
     if (!opt->continuation) {
         puts_(o, LLAMA3_BOS);
         llama3_header(o, "system");
+        if (tools) puts_(o, "Environment: ipython\n");
         puts_(o, "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n");
         if (n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM) {
             put_str(o, py_strip(content_of(&msgs[0])));
@@ -385,11 +446,25 @@ static void render_llama31(const ChatMessage *msgs, int n, const ChatOptions *op
         }
         puts_(o, "<|eot_id|>");
     }
+    if (tools) {
+        /* the template refuses tools without a message to put them in: pith
+         * writes them with an empty one */
+        llama3_header(o, "user");
+        puts_(o, "Given the following functions, please respond with a JSON for a function call with its proper "
+                 "arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, "
+                 "\"parameters\": dictionary of argument name and its value}.Do not use variables.\n\n");
+        for (int t = 0; t < opt->n_tools; t++) {
+            put_json_indented(o, opt->tools[t], opt->tools_len[t]);
+            puts_(o, "\n\n");
+        }
+        if (start < n) put_str(o, py_strip(content_of(&msgs[start++])));
+        puts_(o, "<|eot_id|>");
+    }
     for (int i = start; i < n; i++) {
         const ChatMessage *m = &msgs[i];
         if (m->role == CHAT_ROLE_TOOL) {
             llama3_header(o, "ipython");
-            put_str(o, content_of(m));
+            put_json_string(o, content_of(m));
         } else if (m->n_tool_calls > 0) {
             llama3_header(o, "assistant");
             puts_(o, "{\"name\": \"");
