@@ -356,6 +356,30 @@ EOF
 )"; printf '\n'; } >"$TMP/smol_rs3"
 render "smollm3: tools, --no-think, no generation prompt" "$TMP/smol_rs3" "$msgs" --template smollm3 --no-think --no-generation-prompt
 
+# LFM2 with calls: the assistant's tool_calls written before its content as
+# its model writes them (Python calls in <|tool_call_start|>[...]), byte for
+# byte against jinja2's rendering of LFM2's template given that content
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Status of 12345, and the weather?"},
+ {"role": "assistant", "content": "Checking.", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "get_candidate_status", "arguments": {"candidate_id": "12345", "full": true, "n": 2, "tags": ["a", null], "x": {"k": false}}}}, {"id": "b", "type": "function", "function": {"name": "now", "arguments": {}}}]},
+ {"role": "tool", "tool_call_id": "a", "content": "{\"status\": \"Interview Scheduled\"}"}],
+ "tools": [{"type": "function", "function": {"name": "get_candidate_status", "parameters": {"type": "object", "properties": {"candidate_id": {"type": "string"}}}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|startoftext|><|im_start|>system
+List of tools: <|tool_list_start|>[{"type": "function", "function": {"name": "get_candidate_status", "parameters": {"type": "object", "properties": {"candidate_id": {"type": "string"}}}}}]<|tool_list_end|><|im_end|>
+<|im_start|>user
+Status of 12345, and the weather?<|im_end|>
+<|im_start|>assistant
+<|tool_call_start|>[get_candidate_status(candidate_id="12345", full=True, n=2, tags=["a", None], x={"k": False}), now()]<|tool_call_end|>Checking.<|im_end|>
+<|im_start|>tool
+<|tool_response_start|>{"status": "Interview Scheduled"}<|tool_response_end|><|im_end|>
+<|im_start|>assistant
+EOF
+)"; printf '\n'; } >"$TMP/lfm_calls"
+render "lfm2: tool_calls as Python calls before the content" "$TMP/lfm_calls" "$msgs" --template lfm2
+
 # detection from the template text in the file (markers of each model's template)
 detect() {
     want=$1 text=$2

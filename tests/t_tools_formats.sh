@@ -1,7 +1,7 @@
 #!/bin/sh
 # t_tools_formats.sh - tool calls in `pith serve` for each template's format
-# (curl and node, no npm): tiny-qwen3 served with --template llama3.1 and
-# smollm3 (the grammar of a forced call makes the model write the call in
+# (curl and node, no npm): tiny-qwen3 served with --template llama3.1,
+# smollm3 and lfm2 (the grammar of a forced call makes the model write the call in
 # that template's format); with llama3.1, text before a call stays content and the call
 # becomes tool_calls, streamed and not (a response_format "const" makes the
 # model write a fixed text with a call inside); templates without a
@@ -72,10 +72,11 @@ formats() { # TEMPLATE CALL_JSON (the call as the template's format writes it, a
 }
 formats llama3.1 '{"name":"add","parameters":{"a":1,"b":2}}' '["Let me check.",]'
 formats smollm3 '' ''
+formats lfm2 '' ''
 
 # templates without a tool-call format: 400 naming the template
 start_server() { serve_start "$PITH" "$Q" -t 1 -c 2048 --template "$1"; }
-for tmpl in chatml gemma; do
+for tmpl in chatml gemma phi4; do
     start_server $tmpl
     code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$TOOLS}")
     m=$(jget "$TMP/body" 'r.error.message' 2>/dev/null)

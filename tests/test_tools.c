@@ -61,6 +61,9 @@ static void splitter(void)
         {"x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y",
          "x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y", "", TOOL_FORMAT_TAGGED},
         {"<tool_call>{\"arguments\": {}}</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>", "", TOOL_FORMAT_TAGGED},
+        /* arguments decoded into the scratch, then no name: the block stays as it was */
+        {"<tool_call>{\"arguments\": \"{\\\"a\\\": 1}\"}</tool_call>", "<tool_call>{\"arguments\": \"{\\\"a\\\": 1}\"}</tool_call>", "",
+         TOOL_FORMAT_TAGGED},
         {"never closed <tool_call>\n{\"name\": \"a\"", "never closed <tool_call>\n{\"name\": \"a\"", "", TOOL_FORMAT_TAGGED},
         {"<tool_ca", "<tool_ca", "", TOOL_FORMAT_TAGGED},
         {"<<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>after", "<after", "0:a({});", TOOL_FORMAT_TAGGED},
@@ -78,6 +81,19 @@ static void splitter(void)
          TOOL_FORMAT_JSON},
         {"<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>", "<tool_call></tool_call>", "0:a({});",
          TOOL_FORMAT_JSON},
+        /* LFM2: a list of Python calls (or JSON objects) in its markers */
+        {"Checking.<|tool_call_start|>[get_status(candidate_id=\"12345\")]<|tool_call_end|>", "Checking.",
+         "0:get_status({\"candidate_id\": \"12345\"});", TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[f(a=1, b='x\\'y\"', c=[True, None, -2.5e3], d={'k': (1, 2)},), g()]<|tool_call_end|> done",
+         " done", "0:f({\"a\": 1, \"b\": \"x'y\\\"\", \"c\": [true, null, -2.5e3], \"d\": {\"k\": [1, 2]}});1:g({});",
+         TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[{\"name\": \"a\", \"arguments\": {\"x\": 1}}, b(y=\"\\n\")]<|tool_call_end|>", "",
+         "0:a({\"x\": 1});1:b({\"y\": \"\\n\"});", TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[f(a=x)]<|tool_call_end|>", "<|tool_call_start|>[f(a=x)]<|tool_call_end|>", "",
+         TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[f(1)]<|tool_call_end|>", "<|tool_call_start|>[f(1)]<|tool_call_end|>", "", TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[]<|tool_call_end|>", "<|tool_call_start|>[]<|tool_call_end|>", "", TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[f()", "<|tool_call_start|>[f()", "", TOOL_FORMAT_LFM2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (size_t step = 1; step <= 64; step *= 4) {
@@ -169,6 +185,20 @@ static void constraint(void)
         grammar_reset(&G);
         CHECK(ok1 && ok2 && grammar_accept(&G, c3, strlen(c3)) != 0, "llama3.1: one call of either function, nothing else");
     }
+    /* LFM2: the JSON form of its calls in its markers */
+    rc = api_constraint(tools, len, API_ABSENT, POS("tc_required"), t, CHAT_TEMPLATE_LFM2, gbnf, sizeof gbnf, &ac, why,
+                        sizeof why);
+    CHECK(rc == 0 && ac.forced && ac.format == TOOL_FORMAT_LFM2 &&
+              grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0,
+          "lfm2, tool_choice required: a grammar (%s)", rc ? why : "");
+    if (rc == 0) {
+        const char *c1 = "<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, "
+                         "{\"name\": \"now\", \"arguments\": {}}]<|tool_call_end|>";
+        grammar_reset(&G);
+        int ok1 = grammar_accept(&G, c1, strlen(c1)) == 0 && grammar_finished(&G);
+        grammar_reset(&G);
+        CHECK(ok1 && grammar_accept(&G, "<|tool_call_start|>[now(", 24) != 0, "lfm2: a list of calls as JSON, not Python's form");
+    }
     static const struct {
         const char *rf, *tc, *want;
         int tmpl;
@@ -179,6 +209,7 @@ static void constraint(void)
         {"rf_unsupported", NULL, "unsupported keyword 'format'", CHAT_TEMPLATE_QWEN3},
         {"rf_obj", "tc_required", "cannot be combined", CHAT_TEMPLATE_QWEN3},
         {NULL, NULL, "the chat template 'chatml' has no tool-call format", CHAT_TEMPLATE_CHATML},
+        {NULL, NULL, "'phi4' (Phi-4-mini) takes tools only as a string inside a system message", CHAT_TEMPLATE_PHI4},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         size_t rf = bad[i].rf ? (size_t)(strstr(tools, bad[i].rf) - tools) + strlen(bad[i].rf) + 3 : API_ABSENT;

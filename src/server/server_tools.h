@@ -21,6 +21,9 @@ typedef enum {
     /* Llama 3.1/3.2/3.3: the JSON object alone, {"name": "NAME",
      * "parameters": {...}}, possibly after <|python_tag|> */
     TOOL_FORMAT_JSON,
+    /* LFM2: <|tool_call_start|>[name(key="value", ...), ...]<|tool_call_end|>,
+     * Python calls (its model card's format) or {"name", "arguments"} objects */
+    TOOL_FORMAT_LFM2,
 } ToolFormat;
 
 typedef struct {
@@ -40,7 +43,9 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
                    ChatTemplate tmpl, char *gbnf, size_t cap, ApiConstraint *out, char *why, size_t why_cap);
 
 /* Tool calls out of a stream of content bytes, in one ToolFormat: a
- * <tool_call>...</tool_call> block, or (TOOL_FORMAT_JSON) a JSON object
+ * <tool_call>...</tool_call> block, a <|tool_call_start|> block of a list
+ * of calls (TOOL_FORMAT_LFM2: Python keyword arguments become a JSON
+ * object), or (TOOL_FORMAT_JSON) a JSON object
  * from its "{" (or a "<|python_tag|>" before it) to its closing brace; its
  * JSON holds "name" and "arguments" or "parameters" (an object, or a string
  * holding the JSON text). Content goes to content(); each block that parses
@@ -58,7 +63,7 @@ typedef struct {
     int inside;
     int tagged;          /* the block opened with its tag (not in buf) */
     int depth, in_string, escaped; /* TOOL_FORMAT_JSON: where the object is */
-    char hold[16];       /* a possible start of the opening tag */
+    char hold[24];       /* a possible start of the opening tag */
     size_t n_hold;
     char ws[64];         /* whitespace held until it is known to be content */
     size_t n_ws;

@@ -796,7 +796,72 @@ static void render_gemma(const ChatMessage *msgs, int n, const ChatOptions *opt,
  * tools: <|tool_list_start|>[t1, t2]<|tool_list_end|>", after the system
  * text and a newline) make the system turn, printed only when not empty; a
  * tool result is wrapped in <|tool_response_start|>...<|tool_response_end|>;
- * "<|im_start|>assistant\n" to generate. */
+ * "<|im_start|>assistant\n" to generate. The template prints an assistant
+ * message's content only (its model writes its calls there): pith writes
+ * the message's tool_calls before the content as the model writes them. */
+
+/* A JSON value's text with Python's True, False and None for its literals. */
+static void put_json_as_python(Out *o, const char *s, size_t n)
+{
+    int in_string = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_string) {
+            put(o, &c, 1);
+            if (c == '\\' && i + 1 < n) put(o, &s[++i], 1);
+            else if (c == '"') in_string = 0;
+        } else if (c == 't' || c == 'f' || c == 'n') {
+            puts_(o, c == 't' ? "True" : c == 'f' ? "False" : "None");
+            i += c == 'f' ? 4 : 3;
+        } else {
+            in_string = c == '"';
+            put(o, &c, 1);
+        }
+    }
+}
+
+/* LFM2's calls as its model writes them, a Python list of calls:
+ * <|tool_call_start|>[name(key="value", n=1, ok=True)]<|tool_call_end|>;
+ * a call whose arguments are not a JSON object as {"name": ..., "arguments": ...}. */
+static void put_lfm2_calls(Out *o, const ChatMessage *m)
+{
+    puts_(o, "<|tool_call_start|>[");
+    for (int k = 0; k < m->n_tool_calls; k++) {
+        const ChatToolCall *tc = &m->tool_calls[k];
+        if (k) puts_(o, ", ");
+        Json j;
+        json_init(&j, tc->arguments, tc->arguments_len, "arguments");
+        int ok = json_peek(&j) == JSON_OBJECT && json_enter(&j, '{') == 0;
+        Json check = j;
+        char key[256];
+        size_t kl;
+        while (ok && json_next(&check, '}') > 0)
+            ok = json_key(&check, key, sizeof key, &kl) == 0 && json_skip(&check) == 0;
+        ok = ok && !check.failed && json_end(&check) == 0;
+        if (!ok) {
+            puts_(o, "{\"name\": \"");
+            put(o, tc->name, tc->name_len);
+            puts_(o, "\", \"arguments\": ");
+            put(o, tc->arguments, tc->arguments_len);
+            puts_(o, "}");
+            continue;
+        }
+        put(o, tc->name, tc->name_len);
+        puts_(o, "(");
+        for (int first = 1; json_next(&j, '}') > 0; first = 0) {
+            json_key(&j, key, sizeof key, &kl);
+            if (!first) puts_(o, ", ");
+            put(o, key, kl);
+            puts_(o, "=");
+            while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+            size_t v = j.pos;
+            json_skip(&j);
+            put_json_as_python(o, j.src + v, j.pos - v);
+        }
+        puts_(o, ")");
+    }
+    puts_(o, "]<|tool_call_end|>");
+}
 
 static void render_lfm2(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
 {
@@ -823,6 +888,7 @@ static void render_lfm2(const ChatMessage *msgs, int n, const ChatOptions *opt, 
         puts_(o, chat_role_name(m->role));
         puts_(o, "\n");
         if (m->role == CHAT_ROLE_TOOL) puts_(o, "<|tool_response_start|>");
+        if (m->role == CHAT_ROLE_ASSISTANT && m->n_tool_calls > 0) put_lfm2_calls(o, m);
         put_str(o, content_of(m));
         if (m->role == CHAT_ROLE_TOOL) puts_(o, "<|tool_response_end|>");
         puts_(o, "<|im_end|>\n");
