@@ -2,7 +2,8 @@
 # t_tools_formats.sh - tool calls in `pith serve` for each template's format
 # (curl and node, no npm): tiny-qwen3 served with --template llama3.1,
 # smollm3 and lfm2 (the grammar of a forced call makes the model write the call in
-# that template's format); with llama3.1, text before a call stays content and the call
+# that template's format; a forced call's arguments stream in several
+# deltas); with llama3.1, text before a call stays content and the call
 # becomes tool_calls, streamed and not (a response_format "const" makes the
 # model write a fixed text with a call inside); templates without a
 # tool-call format answer 400 naming the template.
@@ -47,8 +48,8 @@ formats() { # TEMPLATE CALL_JSON (the call as the template's format writes it, a
         || not_ok "$tmpl required: $code $v $(head -c 400 "$TMP/body")"
     # a named function, streamed
     code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$TOOLS,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"add\"}},\"seed\":7,\"max_tokens\":300,\"stream\":true}" -N)
-    fold && v=$(jget "$TMP/folded" "const ok = $ARGS_OK; [r.finish, r.calls.length, r.calls[0].name, ok(r.calls[0].name, JSON.parse(r.calls[0].args)), r.content.trim() === ''].join(' ')" 2>&1)
-    [ "$code" = 200 ] && [ "$v" = "tool_calls 1 add true true" ] && ok "$tmpl, streamed, a named function: one call of add in deltas, finish tool_calls" \
+    fold && v=$(jget "$TMP/folded" "const ok = $ARGS_OK; [r.finish, r.calls.length, r.calls[0].name, ok(r.calls[0].name, JSON.parse(r.calls[0].args)), r.content.trim() === '', r.calls[0].deltas > 1].join(' ')" 2>&1)
+    [ "$code" = 200 ] && [ "$v" = "tool_calls 1 add true true true" ] && ok "$tmpl, streamed, a named function: one call of add, its arguments in $(jget "$TMP/folded" 'r.calls[0].deltas') deltas as they come, finish tool_calls" \
         || not_ok "$tmpl named stream: $code $v $(head -c 600 "$TMP/body")"
     # text before a call: content, then the call (a JSON const can write
     # the JSON format's call, not a tagged one: test_tools checks those)

@@ -114,6 +114,88 @@ static void splitter(void)
     CHECK(g.n_calls == 0 && g.n_content == n && !memcmp(g.content, big, n), "a block longer than its buffer stays content");
 }
 
+/* Progressive: a start (args NULL) per call, then its arguments in pieces */
+typedef struct {
+    char text[4096];
+    size_t n;
+    int starts, pieces;
+} Prog;
+
+static void prog_content(void *ctx, const char *p, size_t n)
+{
+    Prog *g = ctx;
+    g->n += (size_t)snprintf(g->text + g->n, sizeof g->text - g->n, "[content %.*s]", (int)n, p);
+}
+
+static void prog_call(void *ctx, int index, const char *name, size_t name_len, const char *args, size_t args_len)
+{
+    Prog *g = ctx;
+    if (!args) g->starts++;
+    g->n += (size_t)snprintf(g->text + g->n, sizeof g->text - g->n, "%d:%.*s(%.*s)", index, (int)name_len, name,
+                             (int)args_len, args ? args : "");
+}
+
+static void prog_piece(void *ctx, int index, const char *p, size_t n)
+{
+    Prog *g = ctx;
+    g->pieces++;
+    g->n += (size_t)snprintf(g->text + g->n, sizeof g->text - g->n, "<%d %.*s>", index, (int)n, p);
+}
+
+static void progressive(void)
+{
+    static const struct {
+        ToolFormat format;
+        const char *text, *want;
+    } cases[] = {
+        {TOOL_FORMAT_TAGGED,
+         "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"}{\\\"\", \"n\": [1]}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {}}\n</tool_call>",
+         "0:a()<0 {\"s\": \"}{\\\"\", \"n\": [1]}>1:b()<1 {}>"},
+        {TOOL_FORMAT_JSON, "{\"name\": \"get\", \"parameters\": {\"city\": \"Oslo\"}}", "0:get()<0 {\"city\": \"Oslo\"}>"},
+        {TOOL_FORMAT_LFM2,
+         "<|tool_call_start|>[{\"name\": \"a\", \"arguments\": {\"x\": 1}}, {\"name\": \"b\", \"arguments\": {\"y\": \"z\"}}]<|tool_call_end|>",
+         "0:a()<0 {\"x\": 1}>1:b()<1 {\"y\": \"z\"}>"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t step = 1; step <= 64; step *= 4) {
+            static char buf[512];
+            Prog g;
+            memset(&g, 0, sizeof g);
+            ToolSplit t;
+            tool_split_init(&t, cases[i].format, buf, sizeof buf, prog_content, prog_call, &g);
+            tool_split_progressive(&t, prog_piece);
+            size_t n = strlen(cases[i].text);
+            for (size_t k = 0; k < n; k += step) tool_split_push(&t, cases[i].text + k, n - k < step ? n - k : step);
+            tool_split_finish(&t);
+            /* each push gives its own piece: "><N " between pieces of one call joined */
+            char merged[4096];
+            size_t m = 0;
+            for (size_t k = 0; k < g.n; k++) {
+                if (g.text[k] == '>' && k + 3 < g.n && g.text[k + 1] == '<' && g.text[k + 3] == ' ') {
+                    k += 3;
+                    continue;
+                }
+                merged[m++] = g.text[k];
+            }
+            merged[m] = '\0';
+            int many = step > 4 || g.pieces > 2; /* in small pushes, several pieces */
+            CHECK(!strcmp(merged, cases[i].want) && many, "progressive case %zu in pieces of %zu: %s (%d pieces)", i, step,
+                  merged, g.pieces);
+        }
+    }
+    /* cut short after the arguments began: nothing goes back to content */
+    static char buf[512];
+    Prog g;
+    memset(&g, 0, sizeof g);
+    ToolSplit t;
+    tool_split_init(&t, TOOL_FORMAT_TAGGED, buf, sizeof buf, prog_content, prog_call, &g);
+    tool_split_progressive(&t, prog_piece);
+    const char *cut = "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"ab";
+    tool_split_push(&t, cut, strlen(cut));
+    tool_split_finish(&t);
+    CHECK(!strcmp(g.text, "0:a()<0 {\"s\": \"ab>"), "a call cut short keeps its partial arguments, no content: %s", g.text);
+}
+
 static void constraint(void)
 {
     static char gbnf[GRAMMAR_MAX_TEXT + 1];
@@ -229,6 +311,7 @@ static void constraint(void)
 int main(void)
 {
     splitter();
+    progressive();
     constraint();
     CHECK_DONE();
 }

@@ -123,7 +123,8 @@ static int append(char *out, size_t cap, size_t *n, const char *s, size_t k)
 }
 
 /* One function's call: "<tool_call>\n{\"name\": NAME, \"arguments\": " ARGS "}\n</tool_call>", or
- * "{\"name\": NAME, \"parameters\": " ARGS "}" (TOOL_FORMAT_JSON) */
+ * "{\"name\": NAME, \"parameters\": " ARGS "}" (TOOL_FORMAT_JSON), or "{\"name\": NAME,
+ * \"arguments\": " ARGS "}" (TOOL_FORMAT_LFM2, inside the markers the root rule writes) */
 static int tool_call_rule(ToolFormat format, const char *body, size_t len, size_t fn, int index, int *next_rule,
                           char *out, size_t cap, size_t *n, char *why, size_t why_cap)
 {
@@ -274,7 +275,7 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
         else {
             r = (size_t)snprintf(root, sizeof root, "call ::=");
             for (int i = 0; i < n_tools; i++) r += (size_t)snprintf(root + r, sizeof root - r, "%s call%d", i ? " |" : "", i);
-            /* Llama 3.1's template takes one call per message */
+            /* LFM2: a list in its markers; Llama 3.1's template takes one call per message */
             if (out->format == TOOL_FORMAT_LFM2)
                 r += (size_t)snprintf(root + r, sizeof root - r,
                                       "\nroot ::= \"" LFM2_OPEN "[\" call ( \", \" call )* \"]" LFM2_CLOSE "\"\n");
@@ -534,7 +535,7 @@ static int parse_block(ToolSplit *t, size_t n, size_t used, int emit)
         json_init(&j, t->buf, n, "tool call");
         skip_ws(&j);
         if (parse_json_call(&j, &sc, name, &name_len, &args, &args_len) < 0 || json_end(&j) != 0) return -1;
-        if (emit) t->call(t->ctx, t->n_calls++, name, name_len, args, args_len);
+        if (emit && !t->streamed) t->call(t->ctx, t->n_calls++, name, name_len, args, args_len);
         return 0;
     }
     /* LFM2: a list of Python calls or JSON objects */
@@ -542,6 +543,7 @@ static int parse_block(ToolSplit *t, size_t n, size_t used, int emit)
     size_t i = 0;
     py_ws(s, n, &i);
     if (i >= n || s[i++] != '[') return -1;
+    int given = t->streamed;
     for (int first = 1;; first = 0) {
         py_ws(s, n, &i);
         if (i < n && s[i] == ']' && !first) break;
@@ -559,7 +561,7 @@ static int parse_block(ToolSplit *t, size_t n, size_t used, int emit)
         } else if (py_call(s, n, &i, &sc, name, &name_len, &args, &args_len) < 0) {
             return -1;
         }
-        if (emit) t->call(t->ctx, t->n_calls++, name, name_len, args, args_len);
+        if (emit && given-- <= 0) t->call(t->ctx, t->n_calls++, name, name_len, args, args_len);
     }
     i++;
     py_ws(s, n, &i);
@@ -578,6 +580,63 @@ static void close_block(ToolSplit *t, size_t n)
     t->inside = 0;
     t->n = 0;
     parse_block(t, n, used, 1);
+    t->streamed = 0;
+}
+
+void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t))
+{
+    t->args_piece = args_piece;
+}
+
+static void give_piece(ToolSplit *t)
+{
+    if (t->in_args && t->n > t->piece_at) t->args_piece(t->ctx, t->n_calls - 1, t->buf + t->piece_at, t->n - t->piece_at);
+    t->piece_at = t->n;
+}
+
+/* Progressive: the byte just added to the block. A call's head (the
+ * grammar's: {"name": NAME, "arguments": or "parameters": ) starts it; its
+ * arguments' bytes are given until their value closes. */
+static void progress(ToolSplit *t)
+{
+    char c = t->buf[t->n - 1];
+    if (t->in_args) {
+        if (t->args_in_string) {
+            if (t->args_escaped) t->args_escaped = 0;
+            else if (c == '\\') t->args_escaped = 1;
+            else if (c == '"') t->args_in_string = 0;
+        } else if (c == '"') {
+            t->args_in_string = 1;
+        } else if (c == '{' || c == '[') {
+            t->args_depth++;
+        } else if ((c == '}' || c == ']') && --t->args_depth == 0) {
+            give_piece(t);
+            t->in_args = 0;
+            t->streamed++;
+        }
+        return;
+    }
+    static const char *const keys[] = {", \"arguments\": ", ", \"parameters\": "};
+    for (int k = 0; k < 2; k++) {
+        size_t kl = strlen(keys[k]);
+        if (t->n < kl || memcmp(t->buf + t->n - kl, keys[k], kl) != 0) continue;
+        /* the name: the string from the last {"name": to here */
+        size_t end = t->n - kl, start = 0;
+        for (size_t p = end; p-- > 0 && !start;)
+            if (p + 9 <= end && memcmp(t->buf + p, "{\"name\": ", 9) == 0) start = p + 9;
+        if (!start) return;
+        Json j;
+        json_init(&j, t->buf, end, "tool call");
+        j.pos = start;
+        char name[256];
+        size_t name_len;
+        if (json_peek(&j) != JSON_STRING || json_string(&j, name, sizeof name, &name_len) < 0 || j.pos != end) return;
+        t->call(t->ctx, t->n_calls++, name, name_len, NULL, 0);
+        t->in_args = 1;
+        t->args_depth = t->args_in_string = t->args_escaped = 0;
+        t->piece_at = t->n;
+        return;
+    }
 }
 
 static void push_byte(ToolSplit *t, char c);
@@ -592,6 +651,7 @@ static void push_json(ToolSplit *t, char c)
         return;
     }
     t->buf[t->n++] = c;
+    if (t->args_piece) progress(t);
     if (t->in_string) {
         if (t->escaped) t->escaped = 0;
         else if (c == '\\') t->escaped = 1;
@@ -624,6 +684,7 @@ static void push_byte(ToolSplit *t, char c)
             return;
         } else {
             t->buf[t->n++] = c;
+            if (t->args_piece) progress(t);
             const char *close = close_tag(t);
             size_t cl = strlen(close);
             if (t->n >= cl && memcmp(t->buf + t->n - cl, close, cl) == 0) close_block(t, t->n - cl);
@@ -664,10 +725,14 @@ static void push_byte(ToolSplit *t, char c)
 void tool_split_push(ToolSplit *t, const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) push_byte(t, p[i]);
+    if (t->in_args) give_piece(t); /* one piece per push: a token's bytes */
 }
 
 void tool_split_finish(ToolSplit *t)
 {
+    /* a block cut short whose call was given already: its arguments were
+     * given as far as they came (finish_reason says it was cut) */
+    if (t->inside && (t->in_args || t->streamed)) t->inside = 0, t->in_args = 0, t->streamed = 0, t->n = 0;
     if (t->inside) block_to_content(t);
     if (t->n_hold) emit_content(t, t->hold, t->n_hold);
     t->n_hold = 0;

@@ -68,10 +68,20 @@ typedef struct {
     char ws[64];         /* whitespace held until it is known to be content */
     size_t n_ws;
     int n_calls;
+    /* Progressive: the arguments of a call go to args_piece() as they come
+     * (a call() with args NULL first gives the index and name), for calls a
+     * grammar holds to their format (forced ones), which cannot fall back
+     * to content. */
+    void (*args_piece)(void *ctx, int index, const char *p, size_t n);
+    int in_args, args_depth, args_in_string, args_escaped;
+    size_t piece_at;     /* buf offset of the arguments not yet given */
+    int streamed;        /* calls of the block given progressively */
 } ToolSplit;
 
 void tool_split_init(ToolSplit *t, ToolFormat format, char *buf, size_t cap, void (*content)(void *, const char *, size_t),
                      void (*call)(void *, int, const char *, size_t, const char *, size_t), void *ctx);
+/* Arguments progressively from now on (before the first push). */
+void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t));
 void tool_split_push(ToolSplit *t, const char *p, size_t n);
 void tool_split_finish(ToolSplit *t);
 
