@@ -9,6 +9,8 @@
 # are jinja2 3.1.6's of its chat_template.jinja (sha256 a4aee8af... as
 # Qwen3.5-35B-A3B ships it; the 0.8B and 4B files' template differs only in
 # thinking unless enable_thinking is true), tojson as transformers defines it.
+# Llama 3.1/3.2 with tools against jinja2's rendering of Llama 3.2's
+# template; SmolLM3 with tools against its official template's.
 . tests/lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
 
@@ -79,6 +81,332 @@ refused() {
 refused "a system message after the first" '[{"role": "user", "content": "A"}, {"role": "system", "content": "S"}]'
 refused "a conversation without a user query" '[{"role": "system", "content": "S"}, {"role": "user", "content": "<tool_response>x</tool_response>"}]'
 refused "tool-call arguments that are not an object" '[{"role": "user", "content": "A"}, {"role": "assistant", "content": "", "tool_calls": [{"name": "f", "arguments": "[1]"}]}]'
+
+# Llama 3.1/3.2 with tools: renderings byte for byte against jinja2's
+# rendering of Llama 3.2-1B-Instruct's template (the same as 3.1's without
+# builtin_tools), with transformers' tojson: the tools in the first user
+# turn, each as tojson(indent=4) writes it; the call as {"name": ...,
+# "parameters": ...}; a tool result as a JSON string in an ipython turn
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "system", "content": "Be brief. "}, {"role": "user", "content": " What is the weather in Paris?\n"},
+ {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2], "opt": {}}}}]},
+ {"role": "tool", "tool_call_id": "c1", "content": "{\"temp\": 21, \"sky\": \"clear\"}\nline\ttab é"},
+ {"role": "user", "content": "Thanks"}],
+ "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather <now> & 'later'", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "array", "items": {"type": "integer"}}, "opt": {"type": "object", "properties": {}}}, "required": ["city"], "enum": []}}},
+           {"type": "function", "function": {"name": "noop", "parameters": {}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|begin_of_text|><|start_header_id|>system<|end_header_id|>
+
+Environment: ipython
+Cutting Knowledge Date: December 2023
+Today Date: 26 Jul 2024
+
+Be brief.<|eot_id|><|start_header_id|>user<|end_header_id|>
+
+Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.
+
+Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.
+
+{
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather <now> & 'later'",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {
+                    "type": "string"
+                },
+                "days": {
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    }
+                },
+                "opt": {
+                    "type": "object",
+                    "properties": {}
+                }
+            },
+            "required": [
+                "city"
+            ],
+            "enum": []
+        }
+    }
+}
+
+{
+    "type": "function",
+    "function": {
+        "name": "noop",
+        "parameters": {}
+    }
+}
+
+What is the weather in Paris?<|eot_id|><|start_header_id|>assistant<|end_header_id|>
+
+{"name": "get_weather", "parameters": {"city": "Paris", "days": [1, 2], "opt": {}}}<|eot_id|><|start_header_id|>ipython<|end_header_id|>
+
+"{\"temp\": 21, \"sky\": \"clear\"}\nline\ttab é"<|eot_id|><|start_header_id|>user<|end_header_id|>
+
+Thanks<|eot_id|><|start_header_id|>assistant<|end_header_id|>
+EOF
+)"; printf '\n\n'; } >"$TMP/llama_refout"
+render "llama3.1: tools, a call, its result, and the next question" "$TMP/llama_refout" "$msgs" --template llama3.1
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Hi \u00e9"}, {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": "x\"y", "b": [true, null, 1.5]}}}]}, {"role": "tool", "content": "q\"\\\u0001"}],
+ "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string", "description": "a \"quoted\" {brace} [x], y: z"}}}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|begin_of_text|><|start_header_id|>system<|end_header_id|>
+
+Environment: ipython
+Cutting Knowledge Date: December 2023
+Today Date: 26 Jul 2024
+
+<|eot_id|><|start_header_id|>user<|end_header_id|>
+
+Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.
+
+Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.
+
+{
+    "type": "function",
+    "function": {
+        "name": "f",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "a": {
+                    "type": "string",
+                    "description": "a \"quoted\" {brace} [x], y: z"
+                }
+            }
+        }
+    }
+}
+
+Hi é<|eot_id|><|start_header_id|>assistant<|end_header_id|>
+
+{"name": "f", "parameters": {"a": "x\"y", "b": [true, null, 1.5]}}<|eot_id|><|start_header_id|>ipython<|end_header_id|>
+
+"q\"\\\u0001"<|eot_id|>
+EOF
+)"; printf ''; } >"$TMP/llama_r2"
+render "llama3.1: tools without a system message, no generation prompt" "$TMP/llama_r2" "$msgs" --template llama3.1 --no-generation-prompt
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Add 2 and 3"}], "tools": [{"type": "function", "function": {"name": "add", "description": "Adds two integers.", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|begin_of_text|><|start_header_id|>system<|end_header_id|>
+
+Environment: ipython
+Cutting Knowledge Date: December 2023
+Today Date: 26 Jul 2024
+
+<|eot_id|><|start_header_id|>user<|end_header_id|>
+
+Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.
+
+Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.
+
+{
+    "type": "function",
+    "function": {
+        "name": "add",
+        "description": "Adds two integers.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "a": {
+                    "type": "integer"
+                },
+                "b": {
+                    "type": "integer"
+                }
+            },
+            "required": [
+                "a",
+                "b"
+            ]
+        }
+    }
+}
+
+Add 2 and 3<|eot_id|><|start_header_id|>assistant<|end_header_id|>
+EOF
+)"; printf '\n\n'; } >"$TMP/llama_r3"
+render "llama3.1: one tool, one question" "$TMP/llama_r3" "$msgs" --template llama3.1
+
+# SmolLM3 with tools: byte for byte against jinja2's rendering of
+# SmolLM3-3B's own template with the request's tools as its xml_tools (as
+# its model card passes them), less its "Today Date" line: each tool as
+# Python's str() writes it (repr quotes and escapes, True, False, None)
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "system", "content": "Be brief. /no_think"}, {"role": "user", "content": "Weather in Paris?"},
+ {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+ {"role": "tool", "tool_call_id": "c1", "content": "{\"temp\": 21}"}],
+ "tools": [{"type": "function", "function": {"name": "get_weather", "description": "It's the \"weather\" \\ now\n\u00e9\u00a0\u2028x", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "n": {"type": "number", "minimum": 1.5, "default": null}, "f": {"const": false, "x": true}}, "required": ["city"]}}},
+           {"type": "function", "function": {"name": "noop", "description": "'single'", "parameters": {}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|im_start|>system
+## Metadata
+
+Knowledge Cutoff Date: June 2025
+Reasoning Mode: /no_think
+
+## Custom Instructions
+
+Be brief.
+
+### Tools
+
+You may call one or more functions to assist with the user query.
+You are provided with function signatures within <tools></tools> XML tags:
+
+<tools>
+{'type': 'function', 'function': {'name': 'get_weather', 'description': 'It\'s the "weather" \\ now\né\xa0\u2028x', 'parameters': {'type': 'object', 'properties': {'city': {'type': 'string'}, 'n': {'type': 'number', 'minimum': 1.5, 'default': None}, 'f': {'const': False, 'x': True}}, 'required': ['city']}}}
+{'type': 'function', 'function': {'name': 'noop', 'description': "'single'", 'parameters': {}}}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{"name": <function-name>, "arguments": <args-json-object>}
+</tool_call>
+
+<|im_end|>
+<|im_start|>user
+Weather in Paris?<|im_end|>
+<|im_start|>assistant
+<think>
+
+</think>
+<|im_end|>
+<|im_start|>user
+{"temp": 21}<|im_end|>
+<|im_start|>assistant
+<think>
+
+</think>
+EOF
+)"; printf '\n'; } >"$TMP/smol_rs1"
+render "smollm3: tools after the custom instructions, a call and its result" "$TMP/smol_rs1" "$msgs" --template smollm3
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "\nCalling.", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}, {"role": "tool", "content": "ok"}],
+ "tools": [{"type": "function", "function": {"name": "f", "description": "say \"hi\"\u0000\u007f\ud83d\ude00 \u00e9\t\r\/", "parameters": {"type": "object", "properties": {"x": {"type": ["integer", "null"], "enum": [1, -2, 3.25, true, false, null]}}}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|im_start|>system
+## Metadata
+
+Knowledge Cutoff Date: June 2025
+Reasoning Mode: /think
+
+## Custom Instructions
+
+You are a helpful AI assistant named SmolLM, trained by Hugging Face. Your role as an assistant involves thoroughly exploring questions through a systematic thinking process before providing the final precise and accurate solutions. This requires engaging in a comprehensive cycle of analysis, summarizing, exploration, reassessment, reflection, backtracking, and iteration to develop well-considered thinking process. Please structure your response into two main sections: Thought and Solution using the specified format: <think> Thought section </think> Solution section. In the Thought section, detail your reasoning process in steps. Each step should include detailed considerations such as analysing questions, summarizing relevant findings, brainstorming new ideas, verifying the accuracy of the current steps, refining any errors, and revisiting previous steps. In the Solution section, based on various attempts, explorations, and reflections from the Thought section, systematically present the final solution that you deem correct. The Solution section should be logical, accurate, and concise and detail necessary steps needed to reach the conclusion.
+
+### Tools
+
+You may call one or more functions to assist with the user query.
+You are provided with function signatures within <tools></tools> XML tags:
+
+<tools>
+{'type': 'function', 'function': {'name': 'f', 'description': 'say "hi"\x00\x7f😀 é\t\r/', 'parameters': {'type': 'object', 'properties': {'x': {'type': ['integer', 'null'], 'enum': [1, -2, 3.25, True, False, None]}}}}}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{"name": <function-name>, "arguments": <args-json-object>}
+</tool_call>
+
+<|im_end|>
+<|im_start|>user
+Hi<|im_end|>
+<|im_start|>assistant
+Calling.<|im_end|>
+<|im_start|>user
+ok<|im_end|>
+<|im_start|>assistant
+EOF
+)"; printf '\n'; } >"$TMP/smol_rs2"
+render "smollm3: tools, thinking, repr's escapes" "$TMP/smol_rs2" "$msgs" --template smollm3
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "\nCalling.", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}, {"role": "tool", "content": "ok"}],
+ "tools": [{"type": "function", "function": {"name": "f", "description": "say \"hi\"\u0000\u007f\ud83d\ude00 \u00e9\t\r\/", "parameters": {"type": "object", "properties": {"x": {"type": ["integer", "null"], "enum": [1, -2, 3.25, true, false, null]}}}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|im_start|>system
+## Metadata
+
+Knowledge Cutoff Date: June 2025
+Reasoning Mode: /no_think
+
+## Custom Instructions
+
+You are a helpful AI assistant named SmolLM, trained by Hugging Face.
+
+### Tools
+
+You may call one or more functions to assist with the user query.
+You are provided with function signatures within <tools></tools> XML tags:
+
+<tools>
+{'type': 'function', 'function': {'name': 'f', 'description': 'say "hi"\x00\x7f😀 é\t\r/', 'parameters': {'type': 'object', 'properties': {'x': {'type': ['integer', 'null'], 'enum': [1, -2, 3.25, True, False, None]}}}}}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{"name": <function-name>, "arguments": <args-json-object>}
+</tool_call>
+
+<|im_end|>
+<|im_start|>user
+Hi<|im_end|>
+<|im_start|>assistant
+<think>
+
+</think>
+Calling.<|im_end|>
+<|im_start|>user
+ok<|im_end|>
+EOF
+)"; printf '\n'; } >"$TMP/smol_rs3"
+render "smollm3: tools, --no-think, no generation prompt" "$TMP/smol_rs3" "$msgs" --template smollm3 --no-think --no-generation-prompt
+
+# LFM2 with calls: the assistant's tool_calls written before its content as
+# its model writes them (Python calls in <|tool_call_start|>[...]), byte for
+# byte against jinja2's rendering of LFM2's template given that content
+msgs=$(cat <<'EOF'
+{"messages": [{"role": "user", "content": "Status of 12345, and the weather?"},
+ {"role": "assistant", "content": "Checking.", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "get_candidate_status", "arguments": {"candidate_id": "12345", "full": true, "n": 2, "tags": ["a", null], "x": {"k": false}}}}, {"id": "b", "type": "function", "function": {"name": "now", "arguments": {}}}]},
+ {"role": "tool", "tool_call_id": "a", "content": "{\"status\": \"Interview Scheduled\"}"}],
+ "tools": [{"type": "function", "function": {"name": "get_candidate_status", "parameters": {"type": "object", "properties": {"candidate_id": {"type": "string"}}}}}]}
+EOF
+)
+{ printf '%s' "$(cat <<'EOF'
+<|startoftext|><|im_start|>system
+List of tools: <|tool_list_start|>[{"type": "function", "function": {"name": "get_candidate_status", "parameters": {"type": "object", "properties": {"candidate_id": {"type": "string"}}}}}]<|tool_list_end|><|im_end|>
+<|im_start|>user
+Status of 12345, and the weather?<|im_end|>
+<|im_start|>assistant
+<|tool_call_start|>[get_candidate_status(candidate_id="12345", full=True, n=2, tags=["a", None], x={"k": False}), now()]<|tool_call_end|>Checking.<|im_end|>
+<|im_start|>tool
+<|tool_response_start|>{"status": "Interview Scheduled"}<|tool_response_end|><|im_end|>
+<|im_start|>assistant
+EOF
+)"; printf '\n'; } >"$TMP/lfm_calls"
+render "lfm2: tool_calls as Python calls before the content" "$TMP/lfm_calls" "$msgs" --template lfm2
 
 # detection from the template text in the file (markers of each model's template)
 detect() {

@@ -35,12 +35,12 @@ static void on_call(void *ctx, int index, const char *name, size_t name_len, con
     g->n_calls++;
 }
 
-static void split(const char *text, size_t step, Got *g)
+static void split(ToolFormat format, const char *text, size_t step, Got *g)
 {
     static char buf[256];
     memset(g, 0, sizeof *g);
     ToolSplit t;
-    tool_split_init(&t, buf, sizeof buf, on_content, on_call, g);
+    tool_split_init(&t, format, buf, sizeof buf, on_content, on_call, g);
     size_t n = strlen(text);
     for (size_t i = 0; i < n; i += step) tool_split_push(&t, text + i, n - i < step ? n - i : step);
     tool_split_finish(&t);
@@ -50,35 +50,65 @@ static void splitter(void)
 {
     static const struct {
         const char *text, *content, *calls;
+        ToolFormat format;
     } cases[] = {
-        {"Hello <b>world</b>\n", "Hello <b>world</b>\n", ""},
+        {"Hello <b>world</b>\n", "Hello <b>world</b>\n", "", TOOL_FORMAT_TAGGED},
         {"Let me check.\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
-         "Let me check.", "0:get_weather({\"city\": \"Paris\"});"},
+         "Let me check.", "0:get_weather({\"city\": \"Paris\"});", TOOL_FORMAT_TAGGED},
         {"<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {\"x\": [1, 2]}}\n</tool_call>\n",
-         "", "0:a({});1:b({\"x\": [1, 2]});"},
-        {"<tool_call>\n{\"name\": \"a\", \"arguments\": \"{\\\"q\\\": 1}\"}\n</tool_call>", "", "0:a({\"q\": 1});"},
+         "", "0:a({});1:b({\"x\": [1, 2]});", TOOL_FORMAT_TAGGED},
+        {"<tool_call>\n{\"name\": \"a\", \"arguments\": \"{\\\"q\\\": 1}\"}\n</tool_call>", "", "0:a({\"q\": 1});", TOOL_FORMAT_TAGGED},
         {"x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y",
-         "x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y", ""},
-        {"<tool_call>{\"arguments\": {}}</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>", ""},
-        {"<tool_call>{\"arguments\": \"{}\"}</tool_call>", "<tool_call>{\"arguments\": \"{}\"}</tool_call>", ""},
-        {"never closed <tool_call>\n{\"name\": \"a\"", "never closed <tool_call>\n{\"name\": \"a\"", ""},
-        {"<tool_ca", "<tool_ca", ""},
-        {"<<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>after", "<after", "0:a({});"},
+         "x <tool_call>\n{\"name\": \"a\", \"arguments\": {oops}\n</tool_call> y", "", TOOL_FORMAT_TAGGED},
+        {"<tool_call>{\"arguments\": {}}</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>", "", TOOL_FORMAT_TAGGED},
+        /* arguments decoded into the scratch, then no name: the block stays as it was */
+        {"<tool_call>{\"arguments\": \"{\\\"a\\\": 1}\"}</tool_call>", "<tool_call>{\"arguments\": \"{\\\"a\\\": 1}\"}</tool_call>", "",
+         TOOL_FORMAT_TAGGED},
+        {"never closed <tool_call>\n{\"name\": \"a\"", "never closed <tool_call>\n{\"name\": \"a\"", "", TOOL_FORMAT_TAGGED},
+        {"<tool_ca", "<tool_ca", "", TOOL_FORMAT_TAGGED},
+        {"<<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>after", "<after", "0:a({});", TOOL_FORMAT_TAGGED},
+        /* Llama 3.x: the JSON object alone, after <|python_tag|> or not */
+        {"{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"q\": \"}{\\\"\"}}", "",
+         "0:get_weather({\"city\": \"Paris\", \"q\": \"}{\\\"\"});", TOOL_FORMAT_JSON},
+        {"Let me look.\n<|python_tag|>{\"name\": \"a\", \"parameters\": {\"x\": [1, {}]}}\n", "Let me look.",
+         "0:a({\"x\": [1, {}]});", TOOL_FORMAT_JSON},
+        {"Use {braces} and {\"name\": \"a\"} <|python_x", "Use {braces} and {\"name\": \"a\"} <|python_x", "",
+         TOOL_FORMAT_JSON},
+        {"<|python_tag|>print(1)", "<|python_tag|>print(1)", "", TOOL_FORMAT_JSON},
+        {"<|python_tag|> <|python_tag|>{\"name\": \"a\", \"arguments\": \"{}\"}", "<|python_tag|> ", "0:a({});",
+         TOOL_FORMAT_JSON},
+        {"never closed {\"name\": \"a\", \"parameters\": {", "never closed {\"name\": \"a\", \"parameters\": {", "",
+         TOOL_FORMAT_JSON},
+        {"<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>", "<tool_call></tool_call>", "0:a({});",
+         TOOL_FORMAT_JSON},
+        /* LFM2: a list of Python calls (or JSON objects) in its markers */
+        {"Checking.<|tool_call_start|>[get_status(candidate_id=\"12345\")]<|tool_call_end|>", "Checking.",
+         "0:get_status({\"candidate_id\": \"12345\"});", TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[f(a=1, b='x\\'y\"', c=[True, None, -2.5e3], d={'k': (1, 2)},), g()]<|tool_call_end|> done",
+         " done", "0:f({\"a\": 1, \"b\": \"x'y\\\"\", \"c\": [true, null, -2.5e3], \"d\": {\"k\": [1, 2]}});1:g({});",
+         TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[{\"name\": \"a\", \"arguments\": {\"x\": 1}}, b(y=\"\\n\")]<|tool_call_end|>", "",
+         "0:a({\"x\": 1});1:b({\"y\": \"\\n\"});", TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[f(a=x)]<|tool_call_end|>", "<|tool_call_start|>[f(a=x)]<|tool_call_end|>", "",
+         TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[f(1)]<|tool_call_end|>", "<|tool_call_start|>[f(1)]<|tool_call_end|>", "", TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[]<|tool_call_end|>", "<|tool_call_start|>[]<|tool_call_end|>", "", TOOL_FORMAT_LFM2},
+        {"<|tool_call_start|>[f()", "<|tool_call_start|>[f()", "", TOOL_FORMAT_LFM2},
         /* Qwen3.5's format: values that are JSON stay JSON, the rest become strings */
         {"Checking.\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis, \"FR\"\n</parameter>\n"
          "<parameter=days>\n3\n</parameter>\n<parameter=opts>\n{\"unit\": \"C\"}\n</parameter>\n</function>\n</tool_call>",
-         "Checking.", "0:get_weather({\"city\": \"Paris, \\\"FR\\\"\", \"days\": 3, \"opts\": {\"unit\": \"C\"}});"},
+         "Checking.", "0:get_weather({\"city\": \"Paris, \\\"FR\\\"\", \"days\": 3, \"opts\": {\"unit\": \"C\"}});", TOOL_FORMAT_TAGGED},
         {"<tool_call>\n<function=now>\n</function>\n</tool_call>\n<tool_call>\n<function=say>\n<parameter=text>\ntwo\nlines\n"
          "</parameter>\n<parameter=e>\n\n</parameter>\n</function>\n</tool_call>",
-         "", "0:now({});1:say({\"text\": \"two\\nlines\", \"e\": \"\"});"},
+         "", "0:now({});1:say({\"text\": \"two\\nlines\", \"e\": \"\"});", TOOL_FORMAT_TAGGED},
         {"<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>",
-         "<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>", ""},
-        {"<tool_call>\n<function=f>\n</function>\ntrailing</tool_call>", "<tool_call>\n<function=f>\n</function>\ntrailing</tool_call>", ""},
+         "<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>", "", TOOL_FORMAT_TAGGED},
+        {"<tool_call>\n<function=f>\n</function>\ntrailing</tool_call>", "<tool_call>\n<function=f>\n</function>\ntrailing</tool_call>", "", TOOL_FORMAT_TAGGED},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (size_t step = 1; step <= 64; step *= 4) {
             Got g;
-            split(cases[i].text, step, &g);
+            split(cases[i].format, cases[i].text, step, &g);
             int ok = !strcmp(g.content, cases[i].content) && !strcmp(g.calls, cases[i].calls);
             CHECK(ok, "splitter case %zu in pieces of %zu: content '%s' calls '%s'", i, step, ok ? "as expected" : g.content,
                   g.calls);
@@ -90,8 +120,90 @@ static void splitter(void)
     while (n < 600) big[n++] = 'x';
     n += (size_t)snprintf(big + n, sizeof big - n, "\"}}</tool_call>");
     Got g;
-    split(big, 7, &g);
+    split(TOOL_FORMAT_TAGGED, big, 7, &g);
     CHECK(g.n_calls == 0 && g.n_content == n && !memcmp(g.content, big, n), "a block longer than its buffer stays content");
+}
+
+/* Progressive: a start (args NULL) per call, then its arguments in pieces */
+typedef struct {
+    char text[4096];
+    size_t n;
+    int starts, pieces;
+} Prog;
+
+static void prog_content(void *ctx, const char *p, size_t n)
+{
+    Prog *g = ctx;
+    g->n += (size_t)snprintf(g->text + g->n, sizeof g->text - g->n, "[content %.*s]", (int)n, p);
+}
+
+static void prog_call(void *ctx, int index, const char *name, size_t name_len, const char *args, size_t args_len)
+{
+    Prog *g = ctx;
+    if (!args) g->starts++;
+    g->n += (size_t)snprintf(g->text + g->n, sizeof g->text - g->n, "%d:%.*s(%.*s)", index, (int)name_len, name,
+                             (int)args_len, args ? args : "");
+}
+
+static void prog_piece(void *ctx, int index, const char *p, size_t n)
+{
+    Prog *g = ctx;
+    g->pieces++;
+    g->n += (size_t)snprintf(g->text + g->n, sizeof g->text - g->n, "<%d %.*s>", index, (int)n, p);
+}
+
+static void progressive(void)
+{
+    static const struct {
+        ToolFormat format;
+        const char *text, *want;
+    } cases[] = {
+        {TOOL_FORMAT_TAGGED,
+         "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"}{\\\"\", \"n\": [1]}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {}}\n</tool_call>",
+         "0:a()<0 {\"s\": \"}{\\\"\", \"n\": [1]}>1:b()<1 {}>"},
+        {TOOL_FORMAT_JSON, "{\"name\": \"get\", \"parameters\": {\"city\": \"Oslo\"}}", "0:get()<0 {\"city\": \"Oslo\"}>"},
+        {TOOL_FORMAT_LFM2,
+         "<|tool_call_start|>[{\"name\": \"a\", \"arguments\": {\"x\": 1}}, {\"name\": \"b\", \"arguments\": {\"y\": \"z\"}}]<|tool_call_end|>",
+         "0:a()<0 {\"x\": 1}>1:b()<1 {\"y\": \"z\"}>"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t step = 1; step <= 64; step *= 4) {
+            static char buf[512];
+            Prog g;
+            memset(&g, 0, sizeof g);
+            ToolSplit t;
+            tool_split_init(&t, cases[i].format, buf, sizeof buf, prog_content, prog_call, &g);
+            tool_split_progressive(&t, prog_piece);
+            size_t n = strlen(cases[i].text);
+            for (size_t k = 0; k < n; k += step) tool_split_push(&t, cases[i].text + k, n - k < step ? n - k : step);
+            tool_split_finish(&t);
+            /* each push gives its own piece: "><N " between pieces of one call joined */
+            char merged[4096];
+            size_t m = 0;
+            for (size_t k = 0; k < g.n; k++) {
+                if (g.text[k] == '>' && k + 3 < g.n && g.text[k + 1] == '<' && g.text[k + 3] == ' ') {
+                    k += 3;
+                    continue;
+                }
+                merged[m++] = g.text[k];
+            }
+            merged[m] = '\0';
+            int many = step > 4 || g.pieces > 2; /* in small pushes, several pieces */
+            CHECK(!strcmp(merged, cases[i].want) && many, "progressive case %zu in pieces of %zu: %s (%d pieces)", i, step,
+                  merged, g.pieces);
+        }
+    }
+    /* cut short after the arguments began: nothing goes back to content */
+    static char buf[512];
+    Prog g;
+    memset(&g, 0, sizeof g);
+    ToolSplit t;
+    tool_split_init(&t, TOOL_FORMAT_TAGGED, buf, sizeof buf, prog_content, prog_call, &g);
+    tool_split_progressive(&t, prog_piece);
+    const char *cut = "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"ab";
+    tool_split_push(&t, cut, strlen(cut));
+    tool_split_finish(&t);
+    CHECK(!strcmp(g.text, "0:a()<0 {\"s\": \"ab>"), "a call cut short keeps its partial arguments, no content: %s", g.text);
 }
 
 static void constraint(void)
@@ -150,6 +262,37 @@ static void constraint(void)
         grammar_reset(&G);
         CHECK(ok1 && grammar_accept(&G, c2, strlen(c2)) != 0, "only the named function, once");
     }
+    /* Llama 3.1: one call, its JSON object alone */
+    rc = api_constraint(tools, len, API_ABSENT, POS("tc_required"), t, CHAT_TEMPLATE_LLAMA31, gbnf, sizeof gbnf, &ac, why,
+                        sizeof why);
+    CHECK(rc == 0 && ac.forced && ac.format == TOOL_FORMAT_JSON &&
+              grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0,
+          "llama3.1, tool_choice required: a grammar (%s)", rc ? why : "");
+    if (rc == 0) {
+        const char *c1 = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}";
+        const char *c2 = "{\"name\": \"now\", \"parameters\": {}}\n{";
+        const char *c3 = "<tool_call>";
+        grammar_reset(&G);
+        int ok1 = grammar_accept(&G, c1, strlen(c1)) == 0 && grammar_finished(&G);
+        grammar_reset(&G);
+        int ok2 = grammar_accept(&G, c2, strlen(c2)) != 0;
+        grammar_reset(&G);
+        CHECK(ok1 && ok2 && grammar_accept(&G, c3, strlen(c3)) != 0, "llama3.1: one call of either function, nothing else");
+    }
+    /* LFM2: the JSON form of its calls in its markers */
+    rc = api_constraint(tools, len, API_ABSENT, POS("tc_required"), t, CHAT_TEMPLATE_LFM2, gbnf, sizeof gbnf, &ac, why,
+                        sizeof why);
+    CHECK(rc == 0 && ac.forced && ac.format == TOOL_FORMAT_LFM2 &&
+              grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0,
+          "lfm2, tool_choice required: a grammar (%s)", rc ? why : "");
+    if (rc == 0) {
+        const char *c1 = "<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, "
+                         "{\"name\": \"now\", \"arguments\": {}}]<|tool_call_end|>";
+        grammar_reset(&G);
+        int ok1 = grammar_accept(&G, c1, strlen(c1)) == 0 && grammar_finished(&G);
+        grammar_reset(&G);
+        CHECK(ok1 && grammar_accept(&G, "<|tool_call_start|>[now(", 24) != 0, "lfm2: a list of calls as JSON, not Python's form");
+    }
     static const struct {
         const char *rf, *tc, *want;
         int tmpl;
@@ -161,6 +304,7 @@ static void constraint(void)
         {"rf_obj", "tc_required", "cannot be combined", CHAT_TEMPLATE_QWEN3},
         {NULL, NULL, "the chat template 'chatml' has no tool-call format", CHAT_TEMPLATE_CHATML},
         {NULL, "tc_required", "not yet of the 'qwen3.5' template's <function=...> format", CHAT_TEMPLATE_QWEN35},
+        {NULL, NULL, "'phi4' (Phi-4-mini) takes tools only as a string inside a system message", CHAT_TEMPLATE_PHI4},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         size_t rf = bad[i].rf ? (size_t)(strstr(tools, bad[i].rf) - tools) + strlen(bad[i].rf) + 3 : API_ABSENT;
@@ -180,6 +324,7 @@ static void constraint(void)
 int main(void)
 {
     splitter();
+    progressive();
     constraint();
     CHECK_DONE();
 }

@@ -127,7 +127,12 @@ int cmd_template(int argc, char **argv)
         port_die("%s: the %s template refuses this conversation (as its Jinja text raises an error)", file,
                  chat_template_name(kind));
     char *text = arena_take(&arena, (uint64_t)n + 1);
-    if (!text) port_die("%s: internal error: arena too small", model);
+    /* the plan bounds every template but Llama 3.1's tools, which it
+     * indents by their depth */
+    if (!text)
+        port_die("%s: the rendered text takes %lld bytes, more than pith plans for a file of %llu bytes (deeply "
+                 "nested tools?)",
+                 file, (long long)n, (unsigned long long)len);
     if (chat_render(kind, out.msgs, (int)sizes.n_messages, &opt, text, (size_t)n + 1) != n)
         port_die("%s: internal error: rendering changed length", file);
     if (n > 0) port_out_bytes(text, (size_t)n);

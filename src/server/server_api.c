@@ -384,6 +384,23 @@ static void calls_put(Reply *rp, const char *p, size_t n)
 
 /* A tool call parsed from the reply: streamed as two deltas (id, type and
  * name; then the arguments), or kept for the message's tool_calls. */
+/* Streamed: a piece of a call's arguments, one delta. */
+static void on_tool_args(void *ctx, int index, const char *p, size_t n)
+{
+    Reply *rp = ctx;
+    Server *sv = rp->sv;
+    if (rp->chunk_open) chunk_close(rp);
+    chunk_open(rp);
+    server_outf(sv, "\"tool_calls\":[{\"index\":%d,\"function\":{\"arguments\":\"", index);
+    server_out_json_text(sv, p, n);
+    OUT_LIT(sv, "\"}}]},\"finish_reason\":null}]}\n\n");
+    rp->chunk_open = 0;
+    server_out_flush(sv);
+}
+
+/* A tool call parsed from the reply: streamed as a delta with id, type and
+ * name, then its arguments (in one delta, or as they come: args NULL and
+ * on_tool_args), or kept for the message's tool_calls. */
 static void on_tool_call(void *ctx, int index, const char *name, size_t name_len, const char *args, size_t args_len)
 {
     Reply *rp = ctx;
@@ -398,12 +415,8 @@ static void on_tool_call(void *ctx, int index, const char *name, size_t name_len
         server_out_json_text(sv, name, name_len);
         OUT_LIT(sv, "\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n");
         rp->chunk_open = 0;
-        chunk_open(rp);
-        server_outf(sv, "\"tool_calls\":[{\"index\":%d,\"function\":{\"arguments\":\"", index);
-        server_out_json_text(sv, args, args_len);
-        OUT_LIT(sv, "\"}}]},\"finish_reason\":null}]}\n\n");
-        rp->chunk_open = 0;
-        server_out_flush(sv);
+        if (args) on_tool_args(ctx, index, args, args_len);
+        else server_out_flush(sv);
         return;
     }
     char head[160];
@@ -1039,7 +1052,9 @@ void api_generate(Server *sv, Conn *c)
         /* the slot's tool-call buffers: the request scratch is the next request's */
         sl->rp.calls = sv->slot_tools[i] + TOOL_BLOCK_CAP;
         sl->rp.calls_cap = TOOL_CALLS_CAP;
-        tool_split_init(&sl->rp.split, sv->slot_tools[i], TOOL_BLOCK_CAP, on_split_content, on_tool_call, &sl->rp);
+        tool_split_init(&sl->rp.split, ac.format, sv->slot_tools[i], TOOL_BLOCK_CAP, on_split_content, on_tool_call, &sl->rp);
+        /* forced calls cannot fall back to content: their arguments stream as they come */
+        if (ac.forced && rq.stream) tool_split_progressive(&sl->rp.split, on_tool_args);
         sl->rp.split_tools = 1;
     }
     sl->order = ++slot_clock;

@@ -1,8 +1,7 @@
 /* server_tools.c - response_format and tool_choice to a grammar; the
- * <tool_call> splitter (see server_tools.h). Tool calls use the format of
- * Qwen2.5's and Qwen3's templates:
- *   <tool_call>\n{"name": "NAME", "arguments": {...}}\n</tool_call>
- * or Qwen3.5's (parsed only; a forced call's grammar is Qwen3's format):
+ * tool-call splitter (see server_tools.h). Tool calls use the format each
+ * template shows its model (ToolFormat); in <tool_call> blocks, Qwen3.5's
+ * form is parsed too (a forced call's grammar is Qwen3's JSON form):
  *   <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call> */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +13,8 @@
 
 #define OPEN_TAG "<tool_call>"
 #define CLOSE_TAG "</tool_call>"
+#define LFM2_OPEN "<|tool_call_start|>"
+#define LFM2_CLOSE "<|tool_call_end|>"
 #define MAX_TOOLS 64
 
 static int why_f(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -123,9 +124,11 @@ static int append(char *out, size_t cap, size_t *n, const char *s, size_t k)
     return 0;
 }
 
-/* One function's call: "<tool_call>\n{\"name\": NAME, \"arguments\": " ARGS "}\n</tool_call>" */
-static int tool_call_rule(const char *body, size_t len, size_t fn, int index, int *next_rule, char *out, size_t cap,
-                          size_t *n, char *why, size_t why_cap)
+/* One function's call: "<tool_call>\n{\"name\": NAME, \"arguments\": " ARGS "}\n</tool_call>", or
+ * "{\"name\": NAME, \"parameters\": " ARGS "}" (TOOL_FORMAT_JSON), or "{\"name\": NAME,
+ * \"arguments\": " ARGS "}" (TOOL_FORMAT_LFM2, inside the markers the root rule writes) */
+static int tool_call_rule(ToolFormat format, const char *body, size_t len, size_t fn, int index, int *next_rule,
+                          char *out, size_t cap, size_t *n, char *why, size_t why_cap)
 {
     char name[256], esc[600], lit[1400], line[1600];
     if (string_at(body, len, member(body, len, fn, "name"), name, sizeof name) < 0)
@@ -141,12 +144,15 @@ static int tool_call_rule(const char *body, size_t len, size_t fn, int index, in
     size_t el = json_escape(name, strlen(name), esc, sizeof esc);
     if (el >= sizeof esc) return why_f(why, why_cap, "tools[%d].function.name: too long", index);
     char head[700];
-    snprintf(head, sizeof head, OPEN_TAG "\n{\"name\": %s, \"arguments\": ", esc);
+    if (format == TOOL_FORMAT_JSON) snprintf(head, sizeof head, "{\"name\": %s, \"parameters\": ", esc);
+    else if (format == TOOL_FORMAT_LFM2) snprintf(head, sizeof head, "{\"name\": %s, \"arguments\": ", esc);
+    else snprintf(head, sizeof head, OPEN_TAG "\n{\"name\": %s, \"arguments\": ", esc);
     if (gbnf_literal(head, strlen(head), lit, sizeof lit) >= sizeof lit) return why_f(why, why_cap, "tools[%d]: name too long", index);
     char args[32];
     if (top >= 0) snprintf(args, sizeof args, "s%d", top);
     else snprintf(args, sizeof args, "object");
-    int k = snprintf(line, sizeof line, "call%d ::= %s %s \"}\\n" CLOSE_TAG "\"\n", index, lit, args);
+    int k = snprintf(line, sizeof line, "call%d ::= %s %s \"}%s\"\n", index, lit, args,
+                     format != TOOL_FORMAT_TAGGED ? "" : "\\n" CLOSE_TAG);
     if (k < 0 || (size_t)k >= sizeof line || append(out, cap, n, line, (size_t)k) < 0)
         return why_f(why, why_cap, "tools: the grammar is longer than %zu bytes", cap);
     return 0;
@@ -208,10 +214,17 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
         if (choice >= 2 && n_tools == 0) return why_f(why, why_cap, "tool_choice: '%s' needs tools", choice == 2 ? "required" : "a function");
     }
     int qwen35 = tmpl == CHAT_TEMPLATE_QWEN35 || tmpl == CHAT_TEMPLATE_QWEN35_THINK;
-    if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25 && !qwen35)
+    if (tmpl == CHAT_TEMPLATE_LLAMA31) out->format = TOOL_FORMAT_JSON;
+    else if (tmpl == CHAT_TEMPLATE_LFM2) out->format = TOOL_FORMAT_LFM2;
+    else if (choice > 0 && tmpl == CHAT_TEMPLATE_PHI4)
         return why_f(why, why_cap,
-                     "tools: the chat template '%s' has no tool-call format pith knows (qwen3, qwen3.5 and qwen2.5 "
-                     "have; --template overrides)",
+                     "tools: the chat template 'phi4' (Phi-4-mini) takes tools only as a string inside a system message "
+                     "and defines no tool-call format: pith cannot render or parse tool calls for it");
+    else if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25 && tmpl != CHAT_TEMPLATE_SMOLLM3 &&
+             !qwen35)
+        return why_f(why, why_cap,
+                     "tools: the chat template '%s' has no tool-call format pith knows (qwen3, qwen3.5, qwen2.5, "
+                     "llama3.1, smollm3 and lfm2 have; --template overrides)",
                      chat_template_name(tmpl));
     if (choice >= 2 && qwen35)
         return why_f(why, why_cap,
@@ -261,15 +274,23 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
         int next = 0;
         for (int i = 0; i < n_tools; i++) {
             if (named >= 0 && i != named) continue;
-            if (tool_call_rule(body, len, fns[i], i, &next, gbnf, cap, &n, why, why_cap) < 0) return -1;
+            if (tool_call_rule(out->format, body, len, fns[i], i, &next, gbnf, cap, &n, why, why_cap) < 0) return -1;
         }
-        char root[64 + 16 * MAX_TOOLS];
+        char root[128 + 16 * MAX_TOOLS];
         size_t r = 0;
-        if (named >= 0) r = (size_t)snprintf(root, sizeof root, "root ::= call%d\n", named);
+        if (named >= 0 && out->format == TOOL_FORMAT_LFM2)
+            r = (size_t)snprintf(root, sizeof root, "root ::= \"" LFM2_OPEN "[\" call%d \"]" LFM2_CLOSE "\"\n", named);
+        else if (named >= 0) r = (size_t)snprintf(root, sizeof root, "root ::= call%d\n", named);
         else {
             r = (size_t)snprintf(root, sizeof root, "call ::=");
             for (int i = 0; i < n_tools; i++) r += (size_t)snprintf(root + r, sizeof root - r, "%s call%d", i ? " |" : "", i);
-            r += (size_t)snprintf(root + r, sizeof root - r, "\nroot ::= call ( \"\\n\" call )*\n");
+            /* LFM2: a list in its markers; Llama 3.1's template takes one call per message */
+            if (out->format == TOOL_FORMAT_LFM2)
+                r += (size_t)snprintf(root + r, sizeof root - r,
+                                      "\nroot ::= \"" LFM2_OPEN "[\" call ( \", \" call )* \"]" LFM2_CLOSE "\"\n");
+            else
+                r += (size_t)snprintf(root + r, sizeof root - r, "\nroot ::= call%s\n",
+                                      out->format == TOOL_FORMAT_JSON ? "" : " ( \"\\n\" call )*");
         }
         if (append(gbnf, cap, &n, root, r) < 0 || append(gbnf, cap, &n, json_schema_primitives, strlen(json_schema_primitives)) < 0)
             return why_f(why, why_cap, "tools: the grammar is longer than %zu bytes", cap);
@@ -281,15 +302,29 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
 
 /* ---- The splitter ---------------------------------------------------------------- */
 
-void tool_split_init(ToolSplit *t, char *buf, size_t cap, void (*content)(void *, const char *, size_t),
+#define PYTHON_TAG "<|python_tag|>"
+
+void tool_split_init(ToolSplit *t, ToolFormat format, char *buf, size_t cap,
+                     void (*content)(void *, const char *, size_t),
                      void (*call)(void *, int, const char *, size_t, const char *, size_t), void *ctx)
 {
     memset(t, 0, sizeof *t);
+    t->format = format;
     t->buf = buf;
     t->cap = cap;
     t->content = content;
     t->call = call;
     t->ctx = ctx;
+}
+
+static const char *open_tag(const ToolSplit *t)
+{
+    return t->format == TOOL_FORMAT_JSON ? PYTHON_TAG : t->format == TOOL_FORMAT_LFM2 ? LFM2_OPEN : OPEN_TAG;
+}
+
+static const char *close_tag(const ToolSplit *t)
+{
+    return t->format == TOOL_FORMAT_LFM2 ? LFM2_CLOSE : CLOSE_TAG;
 }
 
 static void flush_ws(ToolSplit *t)
@@ -302,6 +337,198 @@ static void emit_content(ToolSplit *t, const char *p, size_t n)
 {
     flush_ws(t);
     if (n) t->content(t->ctx, p, n);
+}
+
+/* The block so far back to content, as it was; the splitter outside. */
+static void block_to_content(ToolSplit *t)
+{
+    if (t->tagged) emit_content(t, open_tag(t), strlen(open_tag(t)));
+    emit_content(t, t->buf, t->n);
+    t->inside = 0;
+    t->n = 0;
+}
+
+/* Scratch after the block for decoded arguments. */
+typedef struct {
+    char *p;
+    size_t cap, n;
+} Scratch;
+
+static int scratch_put(Scratch *s, const char *p, size_t n)
+{
+    if (s->n + n > s->cap) return -1;
+    memcpy(s->p + s->n, p, n);
+    s->n += n;
+    return 0;
+}
+
+/* One {"name": ..., "arguments" or "parameters": ...} object at j: the
+ * name into name, the arguments' JSON text (in the block or decoded into
+ * sc). 0, or -1 if it is not a call. */
+static int parse_json_call(Json *j, Scratch *sc, char *name, size_t *name_len, const char **args, size_t *args_len)
+{
+    int have_name = 0, r = 0;
+    *args = NULL;
+    if (json_peek(j) != JSON_OBJECT || json_enter(j, '{') != 0) return -1;
+    while ((r = json_next(j, '}')) > 0) {
+        char k[32];
+        size_t kl;
+        if (json_key(j, k, sizeof k - 1, &kl) < 0) return -1;
+        k[kl] = '\0';
+        skip_ws(j);
+        int is_args = !strcmp(k, "arguments") || !strcmp(k, "parameters");
+        if (!strcmp(k, "name") && json_peek(j) == JSON_STRING && json_string(j, name, 255, name_len) == 0) {
+            have_name = 1;
+        } else if (is_args && json_peek(j) == JSON_OBJECT) {
+            size_t at = j->pos;
+            if (json_skip(j) < 0) return -1;
+            *args = j->src + at;
+            *args_len = j->pos - at;
+        } else if (is_args && json_peek(j) == JSON_STRING) {
+            /* arguments already as a JSON text in a string */
+            size_t dl;
+            if (json_string(j, sc->p + sc->n, sc->cap - sc->n, &dl) < 0) return -1;
+            *args = sc->p + sc->n;
+            *args_len = dl;
+            sc->n += dl;
+        } else if (json_skip(j) < 0) return -1;
+    }
+    return r == 0 && have_name && *name_len > 0 && *args ? 0 : -1;
+}
+
+/* ---- LFM2's Python calls: name(key=value, ...) with Python literals ---- */
+
+static void py_ws(const char *s, size_t n, size_t *i)
+{
+    while (*i < n && strchr(" \t\r\n", s[*i])) (*i)++;
+}
+
+static int py_ident(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
+}
+
+/* A Python literal at s[*i] as JSON text into sc: strings in either quote
+ * (escapes decoded, written as json_escape does), numbers, True, False,
+ * None, lists and tuples as arrays, dicts with string keys as objects. */
+static int py_value(const char *s, size_t n, size_t *i, Scratch *sc, int depth)
+{
+    py_ws(s, n, i);
+    if (*i >= n || depth > 32) return -1;
+    char c = s[*i];
+    if (c == '"' || c == '\'') {
+        char dec[256];
+        size_t k = 0;
+        if (scratch_put(sc, "\"", 1) < 0) return -1;
+        for ((*i)++; *i < n && s[*i] != c; (*i)++) {
+            char b = s[*i];
+            if (b == '\\') {
+                if (++*i >= n) return -1;
+                char e = s[*i];
+                b = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+                if (e == 'x' || e == 'u') return -1; /* not in a model's call: not a call */
+            }
+            dec[k++] = b;
+            if (k == sizeof dec) {
+                char esc[sizeof dec * 6 + 2];
+                size_t el = json_escape(dec, k, esc, sizeof esc);
+                if (scratch_put(sc, esc + 1, el - 2) < 0) return -1;
+                k = 0;
+            }
+        }
+        if (*i >= n) return -1;
+        (*i)++;
+        char esc[sizeof dec * 6 + 2];
+        size_t el = json_escape(dec, k, esc, sizeof esc);
+        return scratch_put(sc, esc + 1, el - 1); /* and the closing quote */
+    }
+    if (c == '[' || c == '(' || c == '{') {
+        char close = c == '[' ? ']' : c == '(' ? ')' : '}';
+        if (scratch_put(sc, c == '{' ? "{" : "[", 1) < 0) return -1;
+        (*i)++;
+        for (int first = 1;; first = 0) {
+            py_ws(s, n, i);
+            if (*i < n && s[*i] == close) break;
+            if (!first) {
+                if (*i >= n || s[*i] != ',') return -1;
+                (*i)++;
+                py_ws(s, n, i);
+                if (*i < n && s[*i] == close) break; /* a trailing comma */
+                if (scratch_put(sc, ", ", 2) < 0) return -1;
+            }
+            if (c == '{') {
+                py_ws(s, n, i);
+                if (*i >= n || (s[*i] != '"' && s[*i] != '\'')) return -1; /* JSON keys are strings */
+                if (py_value(s, n, i, sc, depth + 1) < 0) return -1;
+                py_ws(s, n, i);
+                if (*i >= n || s[*i] != ':') return -1;
+                (*i)++;
+                if (scratch_put(sc, ": ", 2) < 0) return -1;
+            }
+            if (py_value(s, n, i, sc, depth + 1) < 0) return -1;
+        }
+        (*i)++;
+        return scratch_put(sc, c == '{' ? "}" : "]", 1);
+    }
+    static const char *const words[][2] = {{"True", "true"}, {"False", "false"}, {"None", "null"},
+                                           {"true", "true"}, {"false", "false"}, {"null", "null"}};
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+        size_t l = strlen(words[w][0]);
+        if (*i + l <= n && !memcmp(s + *i, words[w][0], l) && (*i + l == n || !py_ident(s[*i + l]))) {
+            *i += l;
+            return scratch_put(sc, words[w][1], strlen(words[w][1]));
+        }
+    }
+    /* a number as JSON writes one */
+    Json j;
+    json_init(&j, s, n, "tool call");
+    j.pos = *i;
+    if (json_peek(&j) != JSON_NUMBER || json_skip(&j) < 0) return -1;
+    size_t at = *i;
+    *i = j.pos;
+    return scratch_put(sc, s + at, *i - at);
+}
+
+/* name(key=value, ...) at s[*i]: the arguments as a JSON object into sc. */
+static int py_call(const char *s, size_t n, size_t *i, Scratch *sc, char *name, size_t *name_len, const char **args,
+                   size_t *args_len)
+{
+    py_ws(s, n, i);
+    size_t k = 0;
+    while (*i < n && py_ident(s[*i]) && k < 255) name[k++] = s[(*i)++];
+    *name_len = k;
+    py_ws(s, n, i);
+    if (!k || *i >= n || s[*i] != '(') return -1;
+    (*i)++;
+    size_t start = sc->n;
+    if (scratch_put(sc, "{", 1) < 0) return -1;
+    for (int first = 1;; first = 0) {
+        py_ws(s, n, i);
+        if (*i < n && s[*i] == ')') break;
+        if (!first) {
+            if (*i >= n || s[*i] != ',') return -1;
+            (*i)++;
+            py_ws(s, n, i);
+            if (*i < n && s[*i] == ')') break;
+            if (scratch_put(sc, ", ", 2) < 0) return -1;
+        }
+        size_t key = *i;
+        while (*i < n && py_ident(s[*i])) (*i)++;
+        size_t key_len = *i - key;
+        py_ws(s, n, i);
+        if (!key_len || *i >= n || s[*i] != '=') return -1;
+        (*i)++;
+        char esc[600];
+        size_t el = json_escape(s + key, key_len, esc, sizeof esc);
+        if (el >= sizeof esc || scratch_put(sc, esc, el) < 0 || scratch_put(sc, ": ", 2) < 0) return -1;
+        if (py_value(s, n, i, sc, 0) < 0) return -1;
+    }
+    (*i)++;
+    if (scratch_put(sc, "}", 1) < 0) return -1;
+    *args = sc->p + start;
+    *args_len = sc->n - start;
+    return 0;
 }
 
 static int starts_at(const char *p, size_t n, size_t i, const char *s)
@@ -385,63 +612,162 @@ static int64_t xml_call(const char *p, size_t n, char *name, size_t name_cap, si
     return (int64_t)o;
 }
 
-/* The block in buf (without the tags): a call, or content as it was. */
-static void close_block(ToolSplit *t)
+/* The calls of the block in buf[0..n) (without the tags; buf holds used
+ * bytes with them): each to call() when all parse (emit), else -1. */
+static int parse_block(ToolSplit *t, size_t n, size_t used, int emit)
 {
-    size_t n = t->n - (sizeof CLOSE_TAG - 1);
-    Json j;
-    json_init(&j, t->buf, n, "tool call");
+    Scratch sc = {t->buf + used, t->cap - used, 0};
     char name[256];
-    size_t name_len = 0, args = API_ABSENT, args_len = 0;
-    int ok = json_peek(&j) == JSON_OBJECT && json_enter(&j, '{') == 0;
-    int r = 0, have_name = 0;
-    char *decoded = NULL;
-    while (ok && (r = json_next(&j, '}')) > 0) {
-        char k[32];
-        size_t kl;
-        if (json_key(&j, k, sizeof k - 1, &kl) < 0) {
-            ok = 0;
-            break;
-        }
-        k[kl] = '\0';
+    size_t name_len = 0, args_len = 0;
+    const char *args = NULL;
+    if (t->format != TOOL_FORMAT_LFM2) {
+        Json j;
+        json_init(&j, t->buf, n, "tool call");
         skip_ws(&j);
-        if (!strcmp(k, "name") && json_peek(&j) == JSON_STRING && json_string(&j, name, sizeof name, &name_len) == 0) {
-            have_name = 1;
-        } else if (!strcmp(k, "arguments") && json_peek(&j) == JSON_OBJECT) {
-            args = j.pos;
-            if (json_skip(&j) < 0) ok = 0;
-            args_len = j.pos - args;
-        } else if (!strcmp(k, "arguments") && json_peek(&j) == JSON_STRING) {
-            /* arguments already as a JSON text in a string: decoded after the block */
-            Json save = j;
-            size_t dl;
-            if (json_string(&j, NULL, (size_t)-1, &dl) < 0 || t->n + dl > t->cap) ok = 0;
-            else {
-                decoded = t->buf + t->n; /* after the closing tag: the block stays whole */
-                j = save;
-                json_string(&j, decoded, t->cap - t->n, &dl);
-                args_len = dl;
-            }
-        } else if (json_skip(&j) < 0) ok = 0;
-    }
-    ok = ok && r == 0 && json_end(&j) == 0 && have_name && name_len > 0 && (args != API_ABSENT || decoded);
-    if (!ok) {
-        /* Qwen3.5's format: the arguments written after the block and its
-         * closing tag (both stay whole for content if it does not parse) */
-        int64_t k = xml_call(t->buf, n, name, sizeof name, &name_len, t->buf + t->n, t->cap - t->n);
-        if (k >= 0) {
-            decoded = t->buf + t->n;
+        if (parse_json_call(&j, &sc, name, &name_len, &args, &args_len) < 0 || json_end(&j) != 0) {
+            /* Qwen3.5's <function=NAME> form: the arguments as JSON into the scratch */
+            sc.n = 0;
+            int64_t k = xml_call(t->buf, n, name, sizeof name, &name_len, sc.p, sc.cap);
+            if (k < 0) return -1;
+            args = sc.p;
             args_len = (size_t)k;
-            ok = 1;
         }
+        if (emit && !t->streamed) t->call(t->ctx, t->n_calls++, name, name_len, args, args_len);
+        return 0;
     }
-    if (!ok) {
-        emit_content(t, OPEN_TAG, sizeof OPEN_TAG - 1);
-        emit_content(t, t->buf, t->n);
+    /* LFM2: a list of Python calls or JSON objects */
+    const char *s = t->buf;
+    size_t i = 0;
+    py_ws(s, n, &i);
+    if (i >= n || s[i++] != '[') return -1;
+    int given = t->streamed;
+    for (int first = 1;; first = 0) {
+        py_ws(s, n, &i);
+        if (i < n && s[i] == ']' && !first) break;
+        if (!first) {
+            if (i >= n || s[i] != ',') return -1;
+            i++;
+            py_ws(s, n, &i);
+        }
+        if (i < n && s[i] == '{') {
+            Json j;
+            json_init(&j, s, n, "tool call");
+            j.pos = i;
+            if (parse_json_call(&j, &sc, name, &name_len, &args, &args_len) < 0) return -1;
+            i = j.pos;
+        } else if (py_call(s, n, &i, &sc, name, &name_len, &args, &args_len) < 0) {
+            return -1;
+        }
+        if (emit && given-- <= 0) t->call(t->ctx, t->n_calls++, name, name_len, args, args_len);
+    }
+    i++;
+    py_ws(s, n, &i);
+    return i == n ? 0 : -1;
+}
+
+/* The block in buf[0..n) (without the tags): calls, or content as it was. */
+static void close_block(ToolSplit *t, size_t n)
+{
+    size_t used = t->n;
+    if (parse_block(t, n, used, 0) < 0) {
+        block_to_content(t);
         return;
     }
     t->n_ws = 0; /* whitespace before a call is not content */
-    t->call(t->ctx, t->n_calls++, name, name_len, decoded ? decoded : t->buf + args, args_len);
+    t->inside = 0;
+    t->n = 0;
+    parse_block(t, n, used, 1);
+    t->streamed = 0;
+}
+
+void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t))
+{
+    t->args_piece = args_piece;
+}
+
+static void give_piece(ToolSplit *t)
+{
+    if (t->in_args && t->n > t->piece_at) t->args_piece(t->ctx, t->n_calls - 1, t->buf + t->piece_at, t->n - t->piece_at);
+    t->piece_at = t->n;
+}
+
+/* Progressive: the byte just added to the block. A call's head (the
+ * grammar's: {"name": NAME, "arguments": or "parameters": ) starts it; its
+ * arguments' bytes are given until their value closes. */
+static void progress(ToolSplit *t)
+{
+    char c = t->buf[t->n - 1];
+    if (t->in_args) {
+        if (t->args_in_string) {
+            if (t->args_escaped) t->args_escaped = 0;
+            else if (c == '\\') t->args_escaped = 1;
+            else if (c == '"') t->args_in_string = 0;
+        } else if (c == '"') {
+            t->args_in_string = 1;
+        } else if (c == '{' || c == '[') {
+            t->args_depth++;
+        } else if ((c == '}' || c == ']') && --t->args_depth == 0) {
+            give_piece(t);
+            t->in_args = 0;
+            t->streamed++;
+        }
+        return;
+    }
+    static const char *const keys[] = {", \"arguments\": ", ", \"parameters\": "};
+    for (int k = 0; k < 2; k++) {
+        size_t kl = strlen(keys[k]);
+        if (t->n < kl || memcmp(t->buf + t->n - kl, keys[k], kl) != 0) continue;
+        /* the name: the string from the last {"name": to here */
+        size_t end = t->n - kl, start = 0;
+        for (size_t p = end; p-- > 0 && !start;)
+            if (p + 9 <= end && memcmp(t->buf + p, "{\"name\": ", 9) == 0) start = p + 9;
+        if (!start) return;
+        Json j;
+        json_init(&j, t->buf, end, "tool call");
+        j.pos = start;
+        char name[256];
+        size_t name_len;
+        if (json_peek(&j) != JSON_STRING || json_string(&j, name, sizeof name, &name_len) < 0 || j.pos != end) return;
+        t->call(t->ctx, t->n_calls++, name, name_len, NULL, 0);
+        t->in_args = 1;
+        t->args_depth = t->args_in_string = t->args_escaped = 0;
+        t->piece_at = t->n;
+        return;
+    }
+}
+
+static void push_byte(ToolSplit *t, char c);
+
+/* TOOL_FORMAT_JSON: one byte of a block, the object followed to its end. */
+static void push_json(ToolSplit *t, char c)
+{
+    if (t->depth == 0 && c != '{' && !strchr(" \t\r\n", c)) {
+        /* not an object after <|python_tag|>: content, and c starts over */
+        block_to_content(t);
+        push_byte(t, c);
+        return;
+    }
+    t->buf[t->n++] = c;
+    if (t->args_piece) progress(t);
+    if (t->in_string) {
+        if (t->escaped) t->escaped = 0;
+        else if (c == '\\') t->escaped = 1;
+        else if (c == '"') t->in_string = 0;
+    } else if (c == '"') {
+        t->in_string = 1;
+    } else if (c == '{' || c == '[') {
+        t->depth++;
+    } else if ((c == '}' || c == ']') && --t->depth == 0) {
+        close_block(t, t->n);
+    }
+}
+
+static void start_block(ToolSplit *t, int tagged)
+{
+    t->inside = 1;
+    t->tagged = tagged;
+    t->n = 0;
+    t->depth = t->in_string = t->escaped = 0;
 }
 
 static void push_byte(ToolSplit *t, char c)
@@ -449,27 +775,26 @@ static void push_byte(ToolSplit *t, char c)
     if (t->inside) {
         if (t->n >= t->cap) {
             /* longer than planned: it stays content */
-            emit_content(t, OPEN_TAG, sizeof OPEN_TAG - 1);
-            emit_content(t, t->buf, t->n);
-            t->inside = 0;
-            t->n = 0;
+            block_to_content(t);
+        } else if (t->format == TOOL_FORMAT_JSON) {
+            push_json(t, c);
+            return;
         } else {
             t->buf[t->n++] = c;
-            size_t cl = sizeof CLOSE_TAG - 1;
-            if (t->n >= cl && memcmp(t->buf + t->n - cl, CLOSE_TAG, cl) == 0) {
-                close_block(t);
-                t->inside = 0;
-                t->n = 0;
-            }
+            if (t->args_piece) progress(t);
+            const char *close = close_tag(t);
+            size_t cl = strlen(close);
+            if (t->n >= cl && memcmp(t->buf + t->n - cl, close, cl) == 0) close_block(t, t->n - cl);
             return;
         }
     }
-    if (t->n_hold || c == '<') {
+    const char *tag = open_tag(t);
+    size_t tag_len = strlen(tag);
+    if (t->n_hold || c == tag[0]) {
         t->hold[t->n_hold++] = c;
-        if (memcmp(t->hold, OPEN_TAG, t->n_hold) == 0) {
-            if (t->n_hold == sizeof OPEN_TAG - 1) {
-                t->inside = 1;
-                t->n = 0;
+        if (memcmp(t->hold, tag, t->n_hold) == 0) {
+            if (t->n_hold == tag_len) {
+                start_block(t, 1);
                 t->n_hold = 0;
             }
             return;
@@ -479,6 +804,11 @@ static void push_byte(ToolSplit *t, char c)
         t->n_hold = 0;
         emit_content(t, t->hold, k);
         push_byte(t, c);
+        return;
+    }
+    if (t->format == TOOL_FORMAT_JSON && c == '{') {
+        start_block(t, 0);
+        push_json(t, c);
         return;
     }
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
@@ -492,16 +822,15 @@ static void push_byte(ToolSplit *t, char c)
 void tool_split_push(ToolSplit *t, const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) push_byte(t, p[i]);
+    if (t->in_args) give_piece(t); /* one piece per push: a token's bytes */
 }
 
 void tool_split_finish(ToolSplit *t)
 {
-    if (t->inside) {
-        emit_content(t, OPEN_TAG, sizeof OPEN_TAG - 1);
-        emit_content(t, t->buf, t->n);
-        t->inside = 0;
-        t->n = 0;
-    }
+    /* a block cut short whose call was given already: its arguments were
+     * given as far as they came (finish_reason says it was cut) */
+    if (t->inside && (t->in_args || t->streamed)) t->inside = 0, t->in_args = 0, t->streamed = 0, t->n = 0;
+    if (t->inside) block_to_content(t);
     if (t->n_hold) emit_content(t, t->hold, t->n_hold);
     t->n_hold = 0;
     if (t->n_calls == 0) flush_ws(t);

@@ -1,8 +1,9 @@
 /* server_tools.h - what `pith serve` does with tools, tool_choice and
  * response_format: the grammar a request asks for (a JSON object, a JSON
  * schema, or tool calls whose arguments follow each function's
- * parameters), and the splitter that turns <tool_call> blocks in a reply
- * into OpenAI tool_calls as the text is generated. */
+ * parameters), and the splitter that turns the tool calls in a reply into
+ * OpenAI tool_calls as the text is generated, in the format of the model's
+ * chat template (ToolFormat). */
 #ifndef PITH_SERVER_TOOLS_H
 #define PITH_SERVER_TOOLS_H
 
@@ -12,10 +13,24 @@
 
 #define API_ABSENT ((size_t)-1)
 
+/* How a template's model writes a tool call. */
+typedef enum {
+    /* Qwen2.5, Qwen3, SmolLM3 (whose template asks for it in its tools part):
+     * <tool_call>\n{"name": "NAME", "arguments": {...}}\n</tool_call> */
+    TOOL_FORMAT_TAGGED = 0,
+    /* Llama 3.1/3.2/3.3: the JSON object alone, {"name": "NAME",
+     * "parameters": {...}}, possibly after <|python_tag|> */
+    TOOL_FORMAT_JSON,
+    /* LFM2: <|tool_call_start|>[name(key="value", ...), ...]<|tool_call_end|>,
+     * Python calls (its model card's format) or {"name", "arguments"} objects */
+    TOOL_FORMAT_LFM2,
+} ToolFormat;
+
 typedef struct {
     int render;          /* give the tools to the chat template */
     int parse;           /* split <tool_call> blocks out of the content */
     int forced;          /* tool_choice required or a named function */
+    ToolFormat format;   /* of the template's tool calls */
     size_t grammar_len;  /* > 0: a grammar was written (response_format or forced tool calls) */
     const char *what;    /* names the grammar's source in errors */
 } ApiConstraint;
@@ -27,28 +42,46 @@ typedef struct {
 int api_constraint(const char *body, size_t len, size_t response_format, size_t tool_choice, size_t tools,
                    ChatTemplate tmpl, char *gbnf, size_t cap, ApiConstraint *out, char *why, size_t why_cap);
 
-/* <tool_call>{"name": ..., "arguments": ...}</tool_call> blocks out of a
- * stream of content bytes. Content goes to content(); each block that
- * parses goes to call() with the name (decoded) and the arguments as JSON
- * text; a block that does not parse (or is longer than the buffer, or never
+/* Tool calls out of a stream of content bytes, in one ToolFormat: a
+ * <tool_call>...</tool_call> block, a <|tool_call_start|> block of a list
+ * of calls (TOOL_FORMAT_LFM2: Python keyword arguments become a JSON
+ * object), or (TOOL_FORMAT_JSON) a JSON object
+ * from its "{" (or a "<|python_tag|>" before it) to its closing brace; its
+ * JSON holds "name" and "arguments" or "parameters" (an object, or a string
+ * holding the JSON text). Content goes to content(); each block that parses
+ * goes to call() with the name (decoded) and the arguments as JSON text; a
+ * block that does not parse (or is longer than the buffer, or never
  * closed) goes to content() as it was. Whitespace around calls is dropped
  * once there is a call. */
 typedef struct {
     void (*content)(void *ctx, const char *p, size_t n);
     void (*call)(void *ctx, int index, const char *name, size_t name_len, const char *args, size_t args_len);
     void *ctx;
-    char *buf;           /* the block after "<tool_call>" */
+    ToolFormat format;
+    char *buf;           /* the block after its opening tag */
     size_t cap, n;
     int inside;
-    char hold[16];       /* a possible start of "<tool_call>" */
+    int tagged;          /* the block opened with its tag (not in buf) */
+    int depth, in_string, escaped; /* TOOL_FORMAT_JSON: where the object is */
+    char hold[24];       /* a possible start of the opening tag */
     size_t n_hold;
     char ws[64];         /* whitespace held until it is known to be content */
     size_t n_ws;
     int n_calls;
+    /* Progressive: the arguments of a call go to args_piece() as they come
+     * (a call() with args NULL first gives the index and name), for calls a
+     * grammar holds to their format (forced ones), which cannot fall back
+     * to content. */
+    void (*args_piece)(void *ctx, int index, const char *p, size_t n);
+    int in_args, args_depth, args_in_string, args_escaped;
+    size_t piece_at;     /* buf offset of the arguments not yet given */
+    int streamed;        /* calls of the block given progressively */
 } ToolSplit;
 
-void tool_split_init(ToolSplit *t, char *buf, size_t cap, void (*content)(void *, const char *, size_t),
+void tool_split_init(ToolSplit *t, ToolFormat format, char *buf, size_t cap, void (*content)(void *, const char *, size_t),
                      void (*call)(void *, int, const char *, size_t, const char *, size_t), void *ctx);
+/* Arguments progressively from now on (before the first push). */
+void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t));
 void tool_split_push(ToolSplit *t, const char *p, size_t n);
 void tool_split_finish(ToolSplit *t);
 

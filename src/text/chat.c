@@ -311,12 +311,12 @@ static void render_qwen25(const ChatMessage *msgs, int n, const ChatOptions *opt
  * trim is Python's str.strip()), BOS text before the first one.
  * Llama 3.1/3.2/3.3: the BOS text, then always a system turn with the
  * knowledge date and the (trimmed) system message, then the other
- * messages as in Llama 3; a tool result is an "ipython" turn and an
- * assistant tool call is {"name": ..., "parameters": ...} (the first call:
- * the template accepts one). A tool result's content is printed as given,
- * where the template would quote a string with tojson; tools themselves
- * (opt->tools) are not printed: tool use is outside what pith renders for
- * these templates. */
+ * messages as in Llama 3; a tool result is an "ipython" turn with its
+ * content as a JSON string (the template's tojson), an assistant tool call
+ * is {"name": ..., "parameters": ...} (the first call: the template accepts
+ * one). With tools, the system turn says "Environment: ipython" and the
+ * tools go into the first message after the system one (the template's
+ * default tools_in_user_message), each as tojson(indent=4) writes it. */
 
 #define LLAMA3_BOS "<|begin_of_text|>"
 
@@ -373,12 +373,73 @@ static void render_llama3(const ChatMessage *msgs, int n, const ChatOptions *opt
     if (opt->add_generation_prompt) llama3_header(o, "assistant");
 }
 
+/* A JSON text (compact, as tojson writes it: ", " and ": ") as
+ * json.dumps(indent=4) writes it: each member and element on its own line,
+ * empty containers as {} and []. */
+static void put_json_indented(Out *o, const char *s, size_t n)
+{
+    int depth = 0, in_string = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_string) {
+            put(o, &c, 1);
+            if (c == '\\' && i + 1 < n) put(o, &s[++i], 1);
+            else if (c == '"') in_string = 0;
+            continue;
+        }
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
+        size_t next = i + 1;
+        while (next < n && strchr(" \n\t\r", s[next])) next++;
+        if (c == '{' || c == '[') {
+            put(o, &c, 1);
+            if (next < n && (s[next] == '}' || s[next] == ']')) {
+                put(o, &s[next], 1);
+                i = next;
+                continue;
+            }
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == ':') {
+            puts_(o, ": ");
+            continue;
+        } else if (c != ',') {
+            if (c == '"') in_string = 1;
+            put(o, &c, 1);
+            continue;
+        }
+        if (c == '}' || c == ']') {
+            puts_(o, "\n");
+            for (int k = 0; k < depth; k++) puts_(o, "    ");
+            put(o, &c, 1);
+        } else {
+            if (c == ',') puts_(o, ",");
+            puts_(o, "\n");
+            for (int k = 0; k < depth; k++) puts_(o, "    ");
+        }
+    }
+}
+
+/* A string as tojson writes it (json.dumps, ensure_ascii off). */
+static void put_json_string(Out *o, Str s)
+{
+    char esc[8];
+    puts_(o, "\"");
+    for (size_t i = 0; i < s.n; i++) {
+        size_t k = json_escape(s.p + i, 1, esc, sizeof esc);
+        put(o, esc + 1, k - 2);
+    }
+    puts_(o, "\"");
+}
+
 static void render_llama31(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
 {
     int start = 0;
+    int tools = opt->n_tools > 0 && !opt->continuation;
     if (!opt->continuation) {
         puts_(o, LLAMA3_BOS);
         llama3_header(o, "system");
+        if (tools) puts_(o, "Environment: ipython\n");
         puts_(o, "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n");
         if (n > 0 && msgs[0].role == CHAT_ROLE_SYSTEM) {
             put_str(o, py_strip(content_of(&msgs[0])));
@@ -386,11 +447,25 @@ static void render_llama31(const ChatMessage *msgs, int n, const ChatOptions *op
         }
         puts_(o, "<|eot_id|>");
     }
+    if (tools) {
+        /* the template refuses tools without a message to put them in: pith
+         * writes them with an empty one */
+        llama3_header(o, "user");
+        puts_(o, "Given the following functions, please respond with a JSON for a function call with its proper "
+                 "arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, "
+                 "\"parameters\": dictionary of argument name and its value}.Do not use variables.\n\n");
+        for (int t = 0; t < opt->n_tools; t++) {
+            put_json_indented(o, opt->tools[t], opt->tools_len[t]);
+            puts_(o, "\n\n");
+        }
+        if (start < n) put_str(o, py_strip(content_of(&msgs[start++])));
+        puts_(o, "<|eot_id|>");
+    }
     for (int i = start; i < n; i++) {
         const ChatMessage *m = &msgs[i];
         if (m->role == CHAT_ROLE_TOOL) {
             llama3_header(o, "ipython");
-            put_str(o, content_of(m));
+            put_json_string(o, content_of(m));
         } else if (m->n_tool_calls > 0) {
             llama3_header(o, "assistant");
             puts_(o, "{\"name\": \"");
@@ -431,9 +506,14 @@ static void render_zephyr(const ChatMessage *msgs, int n, const ChatOptions *opt
  * without "/think" and "/no_think", or a default text), /think or /no_think
  * from enable_thinking unless the system message says one; in /no_think an
  * empty <think></think> opens every assistant turn; tool results are user
- * turns. The official template also prints "Today Date: " from the clock
+ * turns. Tools are the template's xml_tools (its model card passes them so):
+ * a "### Tools" part of the system turn, each tool as Python's str() writes
+ * it; the template prints an assistant message's content only, never its
+ * tool_calls. The official template also prints "Today Date: " from the clock
  * (strftime_now): pith leaves that line out, as the variant llama.cpp ships
- * does (prompts stay reproducible; the core has no clock). */
+ * does (prompts stay reproducible; the core has no clock); and it closes
+ * the system turn with <|im_end|> when there are no tools, as that variant
+ * does (the official template closes it only in its tools part). */
 
 #define SMOLLM3_THINK_SYSTEM \
     "You are a helpful AI assistant named SmolLM, trained by Hugging Face. Your role as an assistant involves " \
@@ -491,6 +571,122 @@ static void smollm3_instructions(Out *o, Str s)
     }
 }
 
+/* Whether Python's repr() escapes a non-ASCII code point (str.isprintable()
+ * false): the controls, spaces and format characters of Latin-1 and the
+ * General Punctuation block, a few other format characters, surrogates,
+ * private use and noncharacters. (Python also escapes unassigned code
+ * points, which pith writes as they are.) */
+static int py_unprintable(uint32_t c)
+{
+    static const uint32_t ranges[][2] = {
+        {0x80, 0xA0},     {0xAD, 0xAD},     {0x600, 0x605},   {0x61C, 0x61C},   {0x6DD, 0x6DD},
+        {0x70F, 0x70F},   {0x1680, 0x1680}, {0x180E, 0x180E}, {0x2000, 0x200F}, {0x2028, 0x202F},
+        {0x205F, 0x206F}, {0x3000, 0x3000}, {0xD800, 0xF8FF}, {0xFEFF, 0xFEFF}, {0xFFF9, 0xFFFB},
+        {0xFFFE, 0xFFFF}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F}, {0xF0000, 0x10FFFF},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (c >= ranges[i][0] && c <= ranges[i][1]) return 1;
+    return 0;
+}
+
+/* One code point of a JSON string's text at s[*i] (before end), escapes
+ * decoded; advances *i. */
+static uint32_t json_cp(const char *s, size_t *i, size_t end)
+{
+    if (s[*i] != '\\') {
+        uint32_t cp;
+        int l = utf8_at(s + *i, end - *i, &cp);
+        if (l <= 0) l = 1, cp = (unsigned char)s[*i];
+        *i += (size_t)l;
+        return cp;
+    }
+    char e = s[*i + 1];
+    *i += 2;
+    switch (e) {
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'u': {
+        uint32_t v = 0;
+        for (int k = 0; k < 4 && *i < end; k++, (*i)++) {
+            char h = s[*i];
+            v = v * 16 + (uint32_t)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+        }
+        if (v >= 0xD800 && v < 0xDC00 && *i + 6 <= end && s[*i] == '\\' && s[*i + 1] == 'u') {
+            size_t j = *i;
+            uint32_t lo = json_cp(s, &j, end);
+            if (lo >= 0xDC00 && lo < 0xE000) {
+                *i = j;
+                return 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+            }
+        }
+        return v;
+    }
+    default: return (uint32_t)(unsigned char)e; /* \" \\ \/ */
+    }
+}
+
+/* A JSON value's text (as tojson writes it) as Python's str() writes the
+ * value: strings in repr()'s quotes and escapes, True, False, None;
+ * numbers as written. */
+static void put_python(Out *o, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        char c = s[i];
+        if (c == 't' || c == 'f' || c == 'n') {
+            const char *word = c == 't' ? "True" : c == 'f' ? "False" : "None";
+            puts_(o, word);
+            i += c == 'f' ? 5 : 4;
+            continue;
+        }
+        if (c != '"') {
+            put(o, &c, 1);
+            i++;
+            continue;
+        }
+        size_t end = ++i;
+        while (end < n && s[end] != '"') end += s[end] == '\\' ? 2 : 1;
+        int single = 0, dbl = 0;
+        for (size_t k = i; k < end;) {
+            uint32_t cp = json_cp(s, &k, end);
+            single |= cp == '\'';
+            dbl |= cp == '"';
+        }
+        char quote = single && !dbl ? '"' : '\'';
+        put(o, &quote, 1);
+        while (i < end) {
+            size_t at = i;
+            uint32_t cp = json_cp(s, &i, end);
+            char esc[16];
+            if (cp == (uint32_t)quote || cp == '\\') {
+                esc[0] = '\\', esc[1] = (char)cp, esc[2] = '\0';
+            } else if (cp == '\t' || cp == '\n' || cp == '\r') {
+                esc[0] = '\\', esc[1] = cp == '\t' ? 't' : cp == '\n' ? 'n' : 'r', esc[2] = '\0';
+            } else if (cp < 0x20 || cp == 0x7F || (cp > 0x7F && py_unprintable(cp))) {
+                snprintf(esc, sizeof esc, cp <= 0xFF ? "\\x%02x" : cp <= 0xFFFF ? "\\u%04x" : "\\U%08x", (unsigned)cp);
+            } else if (s[at] != '\\') {
+                put(o, s + at, i - at); /* the character's own UTF-8 */
+                continue;
+            } else {
+                unsigned char u[4];
+                int l = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+                if (l == 1) u[0] = (unsigned char)cp;
+                else {
+                    for (int k = l - 1; k > 0; k--, cp >>= 6) u[k] = (unsigned char)(0x80 | (cp & 0x3F));
+                    u[0] = (unsigned char)((0xF0 << (4 - l)) | cp);
+                }
+                put(o, (const char *)u, (size_t)l);
+                continue;
+            }
+            puts_(o, esc);
+        }
+        put(o, &quote, 1);
+        i = end + 1;
+    }
+}
+
 static void render_smollm3(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
 {
     int think = opt->enable_thinking;
@@ -505,7 +701,20 @@ static void render_smollm3(const ChatMessage *msgs, int n, const ChatOptions *op
         uint64_t before = o->len;
         if (has_system) smollm3_instructions(o, sys);
         if (o->len == before) puts_(o, think ? SMOLLM3_THINK_SYSTEM : "You are a helpful AI assistant named SmolLM, trained by Hugging Face.");
-        puts_(o, "\n\n<|im_end|>\n");
+        puts_(o, "\n\n");
+        if (opt->n_tools > 0) {
+            /* the template's xml_tools, each as str() writes it */
+            puts_(o, "### Tools\n\nYou may call one or more functions to assist with the user query.\nYou are provided "
+                     "with function signatures within <tools></tools> XML tags:\n\n<tools>\n");
+            for (int t = 0; t < opt->n_tools; t++) {
+                put_python(o, opt->tools[t], opt->tools_len[t]);
+                puts_(o, "\n");
+            }
+            puts_(o, "</tools>\n\nFor each function call, return a json object with function name and arguments within "
+                     "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": "
+                     "<args-json-object>}\n</tool_call>\n\n");
+        }
+        puts_(o, "<|im_end|>\n");
     }
     for (int i = 0; i < n; i++) {
         const ChatMessage *m = &msgs[i];
@@ -753,7 +962,72 @@ static void render_gemma(const ChatMessage *msgs, int n, const ChatOptions *opt,
  * tools: <|tool_list_start|>[t1, t2]<|tool_list_end|>", after the system
  * text and a newline) make the system turn, printed only when not empty; a
  * tool result is wrapped in <|tool_response_start|>...<|tool_response_end|>;
- * "<|im_start|>assistant\n" to generate. */
+ * "<|im_start|>assistant\n" to generate. The template prints an assistant
+ * message's content only (its model writes its calls there): pith writes
+ * the message's tool_calls before the content as the model writes them. */
+
+/* A JSON value's text with Python's True, False and None for its literals. */
+static void put_json_as_python(Out *o, const char *s, size_t n)
+{
+    int in_string = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_string) {
+            put(o, &c, 1);
+            if (c == '\\' && i + 1 < n) put(o, &s[++i], 1);
+            else if (c == '"') in_string = 0;
+        } else if (c == 't' || c == 'f' || c == 'n') {
+            puts_(o, c == 't' ? "True" : c == 'f' ? "False" : "None");
+            i += c == 'f' ? 4 : 3;
+        } else {
+            in_string = c == '"';
+            put(o, &c, 1);
+        }
+    }
+}
+
+/* LFM2's calls as its model writes them, a Python list of calls:
+ * <|tool_call_start|>[name(key="value", n=1, ok=True)]<|tool_call_end|>;
+ * a call whose arguments are not a JSON object as {"name": ..., "arguments": ...}. */
+static void put_lfm2_calls(Out *o, const ChatMessage *m)
+{
+    puts_(o, "<|tool_call_start|>[");
+    for (int k = 0; k < m->n_tool_calls; k++) {
+        const ChatToolCall *tc = &m->tool_calls[k];
+        if (k) puts_(o, ", ");
+        Json j;
+        json_init(&j, tc->arguments, tc->arguments_len, "arguments");
+        int ok = json_peek(&j) == JSON_OBJECT && json_enter(&j, '{') == 0;
+        Json check = j;
+        char key[256];
+        size_t kl;
+        while (ok && json_next(&check, '}') > 0)
+            ok = json_key(&check, key, sizeof key, &kl) == 0 && json_skip(&check) == 0;
+        ok = ok && !check.failed && json_end(&check) == 0;
+        if (!ok) {
+            puts_(o, "{\"name\": \"");
+            put(o, tc->name, tc->name_len);
+            puts_(o, "\", \"arguments\": ");
+            put(o, tc->arguments, tc->arguments_len);
+            puts_(o, "}");
+            continue;
+        }
+        put(o, tc->name, tc->name_len);
+        puts_(o, "(");
+        for (int first = 1; json_next(&j, '}') > 0; first = 0) {
+            json_key(&j, key, sizeof key, &kl);
+            if (!first) puts_(o, ", ");
+            put(o, key, kl);
+            puts_(o, "=");
+            while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+            size_t v = j.pos;
+            json_skip(&j);
+            put_json_as_python(o, j.src + v, j.pos - v);
+        }
+        puts_(o, ")");
+    }
+    puts_(o, "]<|tool_call_end|>");
+}
 
 static void render_lfm2(const ChatMessage *msgs, int n, const ChatOptions *opt, Out *o)
 {
@@ -780,6 +1054,7 @@ static void render_lfm2(const ChatMessage *msgs, int n, const ChatOptions *opt, 
         puts_(o, chat_role_name(m->role));
         puts_(o, "\n");
         if (m->role == CHAT_ROLE_TOOL) puts_(o, "<|tool_response_start|>");
+        if (m->role == CHAT_ROLE_ASSISTANT && m->n_tool_calls > 0) put_lfm2_calls(o, m);
         put_str(o, content_of(m));
         if (m->role == CHAT_ROLE_TOOL) puts_(o, "<|tool_response_end|>");
         puts_(o, "<|im_end|>\n");

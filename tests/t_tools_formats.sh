@@ -1,0 +1,90 @@
+#!/bin/sh
+# t_tools_formats.sh - tool calls in `pith serve` for each template's format
+# (curl and node, no npm): tiny-qwen3 served with --template llama3.1,
+# smollm3 and lfm2 (the grammar of a forced call makes the model write the call in
+# that template's format; a forced call's arguments stream in several
+# deltas); with llama3.1, text before a call stays content and the call
+# becomes tool_calls, streamed and not (a response_format "const" makes the
+# model write a fixed text with a call inside); templates without a
+# tool-call format answer 400 naming the template.
+. tests/lib.sh
+Q=$FIX/models/tiny-qwen3-Q8_0.gguf
+. tests/serve_lib.sh
+for tool in curl node; do
+    command -v $tool >/dev/null 2>&1 || { not_ok "$tool is not installed (the test needs curl and node)"; finish; }
+done
+post() { # PATH JSON [curl options]: status code; the body in $TMP/body
+    p=$1; d=$2; shift 2
+    curl -s -m 120 -o "$TMP/body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$d" "$@" "$URL$p"
+}
+jget() { node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const v = eval(process.argv[2]); process.stdout.write(typeof v === "string" ? v : JSON.stringify(v))' "$1" "$2"; }
+# A streamed reply folded into {content, calls: [{name, args, deltas}], finish}
+fold() {
+    node -e '
+const ev = require("fs").readFileSync(process.argv[1], "utf8").split("\n\n").filter(e => e.length);
+if (ev[ev.length - 1] !== "data: [DONE]") { console.log("no [DONE]"); process.exit(1); }
+const out = {content: "", calls: [], finish: null};
+for (const e of ev.slice(0, -1)) { const c = JSON.parse(e.slice(6)); const ch = c.choices[0]; if (!ch) continue;
+  if (ch.delta.content) out.content += ch.delta.content;
+  for (const t of ch.delta.tool_calls || []) { const x = out.calls[t.index] ??= {name: "", args: "", deltas: 0, id: t.id};
+    if (t.function.name) x.name += t.function.name; if (t.function.arguments) { x.args += t.function.arguments; x.deltas++; } }
+  if (ch.finish_reason) out.finish = ch.finish_reason; }
+process.stdout.write(JSON.stringify(out));' "$TMP/body" >"$TMP/folded"
+}
+TOOLS='[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":12},"unit":{"enum":["c","f"]}},"required":["city","unit"]}}},{"type":"function","function":{"name":"add","parameters":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}}}]'
+MSG='[{"role":"user","content":"Weather in Paris?"}]'
+# maxLength counts code points (JSON Schema), not UTF-16 units
+ARGS_OK='(n, a) => n === "get_weather" ? typeof a.city === "string" && [...a.city].length <= 12 && ["c","f"].includes(a.unit) && Object.keys(a).length === 2 : Number.isInteger(a.a) && Number.isInteger(a.b) && Object.keys(a).length === 2'
+
+formats() { # TEMPLATE CALL_JSON (the call as the template's format writes it, a JSON value) CONTENT_WANT
+    tmpl=$1 call=$2 want=$3
+    start_server() { serve_start "$PITH" "$Q" -t 1 -c 2048 --template "$tmpl"; }
+    start_server
+    [ -n "$PORT" ] && ok "$tmpl: serve on $PORT" || { not_ok "$tmpl: server: $(head -c 300 "$TMP/server.err")"; return; }
+    # tool_choice required: one call, arguments that hold the parameters
+    code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$TOOLS,\"tool_choice\":\"required\",\"seed\":5,\"max_tokens\":1000}")
+    v=$(jget "$TMP/body" "const m = r.choices[0].message, ok = $ARGS_OK; [r.choices[0].finish_reason, m.content, m.tool_calls.length > 0, m.tool_calls.every(t => t.type === 'function' && t.id && ok(t.function.name, JSON.parse(t.function.arguments)))].join(' ')" 2>&1)
+    [ "$code" = 200 ] && [ "$v" = "tool_calls  true true" ] && ok "$tmpl, tool_choice required: tool_calls whose arguments hold the parameters, content null" \
+        || not_ok "$tmpl required: $code $v $(head -c 400 "$TMP/body")"
+    # a named function, streamed
+    code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$TOOLS,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"add\"}},\"seed\":7,\"max_tokens\":300,\"stream\":true}" -N)
+    fold && v=$(jget "$TMP/folded" "const ok = $ARGS_OK; [r.finish, r.calls.length, r.calls[0].name, ok(r.calls[0].name, JSON.parse(r.calls[0].args)), r.content.trim() === '', r.calls[0].deltas > 1].join(' ')" 2>&1)
+    [ "$code" = 200 ] && [ "$v" = "tool_calls 1 add true true true" ] && ok "$tmpl, streamed, a named function: one call of add, its arguments in $(jget "$TMP/folded" 'r.calls[0].deltas') deltas as they come, finish tool_calls" \
+        || not_ok "$tmpl named stream: $code $v $(head -c 600 "$TMP/body")"
+    # text before a call: content, then the call (a JSON const can write
+    # the JSON format's call, not a tagged one: test_tools checks those)
+    if [ -n "$call" ]; then
+    fixed="{\"type\":\"json_schema\",\"json_schema\":{\"schema\":{\"const\":[\"Let me check.\",$call]}}}"
+    code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$TOOLS,\"seed\":5,\"max_tokens\":300,\"response_format\":$fixed}")
+    v=$(jget "$TMP/body" "const m = r.choices[0].message; [r.choices[0].finish_reason, m.content, m.tool_calls.length, m.tool_calls[0].function.name, m.tool_calls[0].function.arguments].join('|')" 2>&1)
+    [ "$code" = 200 ] && [ "$v" = "tool_calls|$want|1|add|{\"a\": 1, \"b\": 2}" ] && ok "$tmpl: text before a call stays content ($want), the call becomes tool_calls" \
+        || not_ok "$tmpl text before a call: $code '$v' $(head -c 600 "$TMP/body")"
+    code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$TOOLS,\"seed\":5,\"max_tokens\":300,\"response_format\":$fixed,\"stream\":true}" -N)
+    fold && v=$(jget "$TMP/folded" "[r.finish, r.content, r.calls.length, r.calls[0].name, r.calls[0].args].join('|')" 2>&1)
+    [ "$code" = 200 ] && [ "$v" = "tool_calls|$want|1|add|{\"a\": 1, \"b\": 2}" ] && ok "$tmpl, streamed: the text in content deltas, the call in tool_calls deltas" \
+        || not_ok "$tmpl streamed text before a call: $code '$v' $(head -c 900 "$TMP/body")"
+    fi
+    # the round trip: the call and its result go back through the template
+    RT="[{\"role\":\"user\",\"content\":\"Weather?\"},{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_9\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\": \\\"Oslo\\\", \\\"unit\\\": \\\"c\\\"}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"call_9\",\"content\":\"{\\\"temp\\\": 21}\"}]"
+    code=$(post /v1/chat/completions "{\"messages\":$RT,\"tools\":$TOOLS,\"max_tokens\":8,\"temperature\":0}")
+    [ "$code" = 200 ] && [ "$(jget "$TMP/body" 'typeof r.choices[0].message.content')" = string ] && ok "$tmpl: assistant tool_calls and a tool result: 200" \
+        || not_ok "$tmpl tool result: $code $(head -c 300 "$TMP/body")"
+    stop_server
+}
+formats llama3.1 '{"name":"add","parameters":{"a":1,"b":2}}' '["Let me check.",]'
+formats smollm3 '' ''
+formats lfm2 '' ''
+
+# templates without a tool-call format: 400 naming the template
+start_server() { serve_start "$PITH" "$Q" -t 1 -c 2048 --template "$1"; }
+for tmpl in chatml gemma phi4; do
+    start_server $tmpl
+    code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$TOOLS}")
+    m=$(jget "$TMP/body" 'r.error.message' 2>/dev/null)
+    case "$m" in *"'$tmpl'"*) named=1 ;; *) named=0 ;; esac
+    [ "$code" = 400 ] && [ $named = 1 ] && ok "$tmpl with tools: 400 ($m)" || not_ok "$tmpl with tools: $code $(head -c 300 "$TMP/body")"
+    code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$TOOLS,\"tool_choice\":\"none\",\"max_tokens\":4}")
+    [ "$code" = 200 ] && ok "$tmpl with tools and tool_choice none: 200" || not_ok "$tmpl tool_choice none: $code $(head -c 300 "$TMP/body")"
+    stop_server
+done
+finish
