@@ -50,7 +50,7 @@ static const ArchInfo arch_table[] = {
      * their own (deltanet.h); all have the norm before the FFN named
      * post_attention_norm. Partial NeoX RoPE (64 of 256). */
     {"qwen35", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL,
-     {R, X, A, A, X, X, X, X, A, A, A, R, R, R, X, X, X, X, A, R, D, D, D, D, D, D, D, D, D}, X, X, 0, 1, 0, 0, NULL},
+     {R, X, A, A, X, X, X, X, A, A, A, R, R, R, X, X, X, X, X, X, X, A, R, D, D, D, D, D, D, D, D, D}, X, X, 0, 1, 0, 0, NULL},
 };
 #undef R
 #undef O
