@@ -53,6 +53,8 @@ void kern_select(int mode)
         TAKE(exp_sum)
         TAKE(dots_f16)
         TAKE(wsum_f16)
+        TAKE(gelu_mul)
+        TAKE(delta_step)
 #undef TAKE
     }
     chosen = 1;

@@ -122,9 +122,9 @@ static void l2_worker(void *ctx, int ith, int nth)
  * through the tokens; then the gated RMS norm of its output. A head's S is
  * kept as f * T: the decay of every token multiplies f alone (a scalar)
  * instead of every row, until f would fall below DECAY_FLOOR, when it goes
- * into the rows (T = f T, f = 1): so a token reads each row twice (s.k and
- * s.q, the kernels' dot) and writes it once (their axpy), where decaying
- * S itself would take a pass more, in plain C. With the old T and f' = f
+ * into the rows (T = f T, f = 1): so a token reads each row once for s.k
+ * and s.q and writes it once (the kernels' delta_step), where decaying S
+ * itself would take a pass more. With the old T and f' = f
  * decay:  delta = (v - f' T.k) beta,  T += (delta / f') k,
  * o = f' T_old.q + delta k.q = S q. The same arithmetic whatever the steps
  * (f is part of the state); the sums differ from llama.cpp's order by
@@ -161,15 +161,9 @@ static void recur_worker(void *ctx, int ith, int nth)
                 fd = 1.0f;
             }
             *f = fd;
-            /* row r of S: decayed, corrected toward v[r] along k, read along q */
-            float kq = ks->dot_f32(k, q, (uint32_t)dk), inv_fd = 1.0f / fd;
-            for (uint64_t r = 0; r < dk; r++) {
-                float *row = S + r * dk;
-                float sq = ks->dot_f32(row, q, (uint32_t)dk);
-                float delta = (v[r] - fd * ks->dot_f32(row, k, (uint32_t)dk)) * beta;
-                ks->axpy_f32(row, delta * inv_fd, k, (uint32_t)dk);
-                o[r] = (fd * sq + delta * kq) * scale;
-            }
+            /* row r of S: decayed, corrected toward v[r] along k, read along q
+             * (kernels.h: delta_step) */
+            ks->delta_step(S, (uint32_t)dk, q, k, v, beta, fd, scale, o);
             /* o = RMSNorm(o) * ssm_norm * silu(z) */
             double ss = 0.0;
             for (uint64_t e = 0; e < dk; e++) ss += (double)o[e] * o[e];
