@@ -310,6 +310,34 @@ static void test_delta_step(const KernelSet *ks)
     CHECK(ok_s, "%s: DeltaNet step state within 1e-5 of sum|terms| of %s", ks->name, against);
 }
 
+/* Causal convolution (kernels.h: causal_conv): the reference's bits,
+ * output and shifted history, for 1 to 5 taps over channel counts with
+ * every tail, whole or split in two ranges at any channel (threads split
+ * the channels), over three tokens in a row. */
+static void test_causal_conv(const KernelSet *ks)
+{
+    enum { CN = 203, CK = 5 };
+    static float w[CN * CK], h1[(CK - 1) * CN], h2[(CK - 1) * CN], x[CN], o1[CN], o2[CN];
+    static const uint32_t counts[] = {1, 3, 4, 7, 8, 9, 15, 16, 17, 33, 64, 203};
+    int same = 1;
+    for (uint32_t K = 1; K <= CK; K++)
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            uint32_t n = counts[ci];
+            for (uint32_t i = 0; i < n * K; i++) w[i] = rndf();
+            for (uint32_t i = 0; i < (CK - 1) * CN; i++) h1[i] = h2[i] = rndf() * 3.0f;
+            for (int tok = 0; tok < 3; tok++) {
+                for (uint32_t i = 0; i < n; i++) x[i] = rndf() * 3.0f;
+                uint32_t cut = tok == 0 ? n : rnd() % (n + 1); /* whole, then in two ranges */
+                ks->causal_conv(o1, h1, CN, x, w, K, cut);
+                if (cut < n) ks->causal_conv(o1 + cut, h1 + cut, CN, x + cut, w + (uint64_t)cut * K, K, n - cut);
+                kern_ref()->causal_conv(o2, h2, CN, x, w, K, n);
+                if (memcmp(o1, o2, n * sizeof *o1) != 0 || memcmp(h1, h2, sizeof h1) != 0) same = 0;
+            }
+        }
+    CHECK(same, "%s: causal convolution equals the reference bit for bit (1 to 5 taps, 1 to 203 channels, split anywhere)",
+          ks->name);
+}
+
 static void test_set(const KernelSet *ks)
 {
     const GgmlTypeInfo *ti;
@@ -524,6 +552,7 @@ static void test_set(const KernelSet *ks)
 
     test_gelu(ks);
     test_delta_step(ks);
+    if (ks != kern_ref() && ks->causal_conv) test_causal_conv(ks);
 
     /* KV cache in Q8_0 blocks: rows of random floats quantized as
      * cache_store does, with scales from tiny to large. dot: within 1e-5

@@ -55,6 +55,7 @@ void kern_select(int mode)
         TAKE(wsum_f16)
         TAKE(gelu_mul)
         TAKE(delta_step)
+        TAKE(causal_conv)
 #undef TAKE
     }
     chosen = 1;

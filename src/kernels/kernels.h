@@ -146,6 +146,15 @@ typedef struct {
      * Sums in any order (within 1e-5 of sum |terms| of the reference). */
     void (*delta_step)(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
                        float scale, float *o);
+    /* A causal convolution of K taps over channels [0, n) (Qwen3.5's
+     * DeltaNet layers): hist holds the last K - 1 inputs, row j (oldest
+     * first) at hist + j * hist_stride; w is [n][K];
+     *   out[c] = 0 + hist_0[c] w[c][0] + ... + hist_{K-2}[c] w[c][K-2] + x[c] w[c][K-1]
+     * added in that order, each product rounded (no fused multiply-add, as
+     * ggml_ssm_conv), so every set gives the reference's bits; then the rows
+     * move up one and x becomes the last. */
+    void (*causal_conv)(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                        uint64_t n);
 } KernelSet;
 
 /* GELU's table for gelu_mul (kernels_ref.c): entry h = kern_gelu_f16(h)
@@ -168,10 +177,14 @@ void kern_ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n);
 void kern_ref_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n);
 const KernelSet *kern_x86(void);  /* kernels_x86.c: AVX2 + FMA + F16C */
 const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
-/* kernels_ops_x86.c and kernels_ops_arm.c: the sets' gelu_mul and delta_step */
+/* kernels_ops_x86.c and kernels_ops_arm.c: the sets' gelu_mul, delta_step and causal_conv */
 void kern_x86_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table);
 void kern_x86_delta_step(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
                          float scale, float *o);
+void kern_x86_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                          uint64_t n);
+void kern_arm_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                          uint64_t n);
 void kern_arm_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table);
 void kern_arm_delta_step(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
                          float scale, float *o);

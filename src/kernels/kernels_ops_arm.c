@@ -1,5 +1,5 @@
 /* kernels_ops_arm.c - NEON kernels for the operations of the newer
- * architectures (kernels.h: gelu_mul, delta_step), entries of every set of
+ * architectures (kernels.h: gelu_mul, delta_step, causal_conv), entries of every set of
  * kernels_arm.c (aarch64 with and without dotprod, armv7): nothing here
  * needs dotprod.
  *
@@ -104,5 +104,40 @@ void kern_arm_delta_step(float *S, uint32_t dk, const float *q, const float *k, 
         o[r] = (fd * sq + delta * kq) * scale;
     }
 }
+
+#ifdef __aarch64__
+/* Four channels at a time, the products and sums in the reference's
+ * order (multiply, then add: FMUL and FADD round as the scalar code does
+ * under Linux's FPCR). aarch64 only: armv7's NEON would flush subnormals. */
+void kern_arm_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                          uint64_t n)
+{
+    uint64_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        const float *wc = w + c * K;
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (uint32_t j = 0; j < K; j++) {
+            float32x4_t wj = vdupq_n_f32(0.0f);
+            wj = vld1q_lane_f32(wc + j, wj, 0);
+            wj = vld1q_lane_f32(wc + K + j, wj, 1);
+            wj = vld1q_lane_f32(wc + 2 * K + j, wj, 2);
+            wj = vld1q_lane_f32(wc + 3 * K + j, wj, 3);
+            float32x4_t h = j + 1 < K ? vld1q_f32(hist + j * hist_stride + c) : vld1q_f32(x + c);
+            sum = vaddq_f32(sum, vmulq_f32(h, wj));
+            if (j > 0) vst1q_f32(hist + (j - 1) * hist_stride + c, h);
+        }
+        vst1q_f32(out + c, sum);
+    }
+    for (; c < n; c++) {
+        const float *wc = w + c * K;
+        float sum = 0.0f;
+        for (uint32_t j = 0; j + 1 < K; j++) sum += hist[j * hist_stride + c] * wc[j];
+        sum += x[c] * wc[K - 1];
+        for (uint32_t j = 0; j + 2 < K; j++) hist[j * hist_stride + c] = hist[(j + 1) * hist_stride + c];
+        if (K > 1) hist[(uint64_t)(K - 2) * hist_stride + c] = x[c];
+        out[c] = sum;
+    }
+}
+#endif
 
 #endif

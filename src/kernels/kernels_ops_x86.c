@@ -1,5 +1,5 @@
 /* kernels_ops_x86.c - AVX2 + FMA + F16C kernels for the operations of the
- * newer architectures (kernels.h: gelu_mul, delta_step), entries of the
+ * newer architectures (kernels.h: gelu_mul, delta_step, causal_conv), entries of the
  * set of kernels_x86.c (which hands them out only to CPUs with all three). Compiled for the baseline x86-64 like every file;
  * each function carries its target attribute. */
 #include <stddef.h>
@@ -85,6 +85,37 @@ AVX2 void kern_x86_delta_step(float *S, uint32_t dk, const float *q, const float
             _mm256_storeu_ps(row + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(k + i), _mm256_loadu_ps(row + i)));
         for (; i < dk; i++) row[i] += a * k[i];
         o[r] = (fd * sq + delta * kq) * scale;
+    }
+}
+
+/* Eight channels at a time: each tap's weights gathered (stride K), the
+ * products and sums in the reference's order, multiply then add. */
+AVX2 void kern_x86_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                               uint64_t n)
+{
+    __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)K));
+    uint64_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        const float *wc = w + c * K;
+        __m256 sum = _mm256_setzero_ps();
+        for (uint32_t j = 0; j + 1 < K; j++) {
+            __m256 h = _mm256_loadu_ps(hist + j * hist_stride + c);
+            sum = _mm256_add_ps(sum, _mm256_mul_ps(h, _mm256_i32gather_ps(wc + j, idx, 4)));
+            if (j > 0) _mm256_storeu_ps(hist + (j - 1) * hist_stride + c, h);
+        }
+        __m256 xc = _mm256_loadu_ps(x + c);
+        sum = _mm256_add_ps(sum, _mm256_mul_ps(xc, _mm256_i32gather_ps(wc + K - 1, idx, 4)));
+        if (K > 1) _mm256_storeu_ps(hist + (uint64_t)(K - 2) * hist_stride + c, xc);
+        _mm256_storeu_ps(out + c, sum);
+    }
+    for (; c < n; c++) {
+        const float *wc = w + c * K;
+        float sum = 0.0f;
+        for (uint32_t j = 0; j + 1 < K; j++) sum += hist[j * hist_stride + c] * wc[j];
+        sum += x[c] * wc[K - 1];
+        for (uint32_t j = 0; j + 2 < K; j++) hist[j * hist_stride + c] = hist[(j + 1) * hist_stride + c];
+        if (K > 1) hist[(uint64_t)(K - 2) * hist_stride + c] = x[c];
+        out[c] = sum;
     }
 }
 

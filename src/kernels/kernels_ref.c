@@ -436,6 +436,20 @@ static void ref_delta_step(float *S, uint32_t dk, const float *q, const float *k
     }
 }
 
+static void ref_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                            uint64_t n)
+{
+    for (uint64_t c = 0; c < n; c++) {
+        const float *wc = w + c * K;
+        float sum = 0.0f;
+        for (uint32_t j = 0; j + 1 < K; j++) sum += hist[j * hist_stride + c] * wc[j];
+        sum += x[c] * wc[K - 1];
+        for (uint32_t j = 0; j + 2 < K; j++) hist[j * hist_stride + c] = hist[(j + 1) * hist_stride + c];
+        if (K > 1) hist[(uint64_t)(K - 2) * hist_stride + c] = x[c];
+        out[c] = sum;
+    }
+}
+
 /* The reference set but its dot[] (kernels.c: kern_ref fills that from the
  * type table, which names this file's dots: this file never reads the
  * table, so no circle). */
@@ -454,5 +468,6 @@ void kern_ref_fill(KernelSet *set)
     set->exp_sum = ref_exp_sum;
     set->gelu_mul = ref_gelu_mul;
     set->delta_step = ref_delta_step;
+    set->causal_conv = ref_causal_conv;
     set->name = "reference C";
 }
