@@ -186,6 +186,158 @@ static double abs_terms(uint32_t t, const void *act, double *exact_sum)
     return mag;
 }
 
+/* GELU gate (kernels.h: gelu_mul): every set, the reference too, gives
+ * the bits of the definition (kern_gelu_f16 of the input rounded to F16,
+ * 0 below -10, x above 10) on every F16 value, on random floats of every
+ * size (ties between F16 values, the bounds, infinities, NaN), in calls of
+ * any length (tails) and however the elements are split. The definition
+ * itself is within F16 rounding of GELU's tanh form in double (and of
+ * float's rounding of 1 + tanh, as ggml computes it). */
+static float gelu_def(float x)
+{
+    if (x <= -10.0f) return 0.0f;
+    if (x >= 10.0f) return x;
+    return quant_f16_to_f32(kern_gelu_f16(quant_f32_to_f16(x)));
+}
+
+static int same_or_nan(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void test_gelu(const KernelSet *ks)
+{
+    enum { GN = 65536 + 2000 };
+    static uint16_t table[KERN_GELU_TABLE];
+    static float x[GN], u[GN], all[GN], parts[GN];
+    kern_gelu_table(table);
+    for (int i = 0; i < 65536; i++) x[i] = quant_f16_to_f32((uint16_t)i);
+    for (int i = 65536; i < GN; i++) {
+        int kind = i % 5;
+        float r = rndf();
+        x[i] = kind == 0 ? r * 12.0f /* the bounds */
+             : kind == 1 ? ldexpf(r, (int)(rnd() % 40) - 30) /* every size */
+             : kind == 2 ? quant_f16_to_f32(quant_f32_to_f16(r * 4.0f)) * (1.0f + 0x1p-11f) /* near ties */
+             : r * 3.0f;
+    }
+    const float special[] = {-10.0f, 10.0f, nextafterf(-10.0f, 0.0f), nextafterf(10.0f, 0.0f), 9.999f, -9.999f,
+                             INFINITY, -INFINITY, NAN, 0.0f, -0.0f, 65520.0f, -1e30f, 1e-30f};
+    memcpy(x + 65536, special, sizeof special);
+    for (int i = 0; i < GN; i++) u[i] = i % 11 == 0 ? 1.0f : rndf() * 2.0f;
+    int def_ok = 1;
+    for (int h = 0; h < 65536; h++) {
+        double v = quant_f16_to_f32((uint16_t)h);
+        if (!(fabs(v) < 10.0)) continue;
+        double want = 0.5 * v * (1.0 + tanh(0.7978845608028654 * v * (1.0 + 0.044715 * v * v)));
+        /* F16 rounding, plus float's 1 + tanh: a few units of 2^-24 times |x| / 2 where tanh is near -1 */
+        if (fabs(quant_f16_to_f32(kern_gelu_f16((uint16_t)h)) - want) > 1e-3 * fabs(want) + 3e-7 * fabs(v) + 1e-7)
+            def_ok = 0;
+    }
+    if (ks == kern_ref()) CHECK(def_ok, "GELU's F16 definition within F16 rounding of the tanh form in double");
+    memcpy(all, x, sizeof x);
+    ks->gelu_mul(all, u, GN, table);
+    memcpy(parts, x, sizeof x);
+    for (int i0 = 0, step = 1; i0 < GN; i0 += step, step = step % 37 + 1)
+        ks->gelu_mul(parts + i0, u + i0, (uint64_t)(i0 + step < GN ? step : GN - i0), table);
+    int exact = 1, split_same = 1;
+    for (int i = 0; i < GN; i++) {
+        if (!same_or_nan(all[i], gelu_def(x[i]) * u[i])) exact = 0;
+        if (!same_or_nan(all[i], parts[i])) split_same = 0;
+    }
+    CHECK(exact, "%s: GELU gate equals the F16 definition bit for bit (all F16 values, random floats, bounds, NaN)",
+          ks->name);
+    CHECK(split_same, "%s: GELU gate gives the same bits however the elements are split (tails of 1 to 37)", ks->name);
+}
+
+/* DeltaNet step (kernels.h: delta_step) against the reference (the
+ * reference against the same algebra in double) on random heads of odd and
+ * even sizes (tails): o and the updated rows within 1e-5 of the sum of
+ * |terms| of each result, over eight steps in a row from the same state. */
+static void test_delta_step(const KernelSet *ks)
+{
+    enum { DK = 130 };
+    static float s1[DK * DK], s2[DK * DK], q[DK], k[DK], v[DK], o1[DK], o2[DK], mag_o[DK], mag_s[DK * DK];
+    static const uint32_t sizes[] = {1, 3, 8, 17, 31, 64, 100, 128, 130};
+    int ok_o = 1, ok_s = 1;
+    double worst = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        uint32_t dk = sizes[si];
+        for (uint32_t i = 0; i < dk * dk; i++) s1[i] = s2[i] = rndf() * 0.5f;
+        for (int step = 0; step < 8; step++) {
+            double kn = 0, qn = 0;
+            for (uint32_t i = 0; i < dk; i++) q[i] = rndf(), k[i] = rndf(), v[i] = rndf() * 2.0f;
+            for (uint32_t i = 0; i < dk; i++) kn += (double)k[i] * k[i], qn += (double)q[i] * q[i];
+            for (uint32_t i = 0; i < dk; i++) k[i] /= (float)sqrt(kn), q[i] /= (float)sqrt(qn); /* unit, as l2-normed */
+            float beta = 0.5f + 0.5f * rndf(), fd = ldexpf(0.5f + 0.25f * rndf(), -(int)(rnd() % 20)),
+                  scale = 1.0f / sqrtf((float)dk);
+            /* magnitudes from the reference's state before the step */
+            double kq = 0;
+            for (uint32_t i = 0; i < dk; i++) kq += fabs((double)k[i] * q[i]);
+            for (uint32_t r = 0; r < dk; r++) {
+                double tq = 0, tk = 0;
+                for (uint32_t i = 0; i < dk; i++) tq += fabs((double)s2[r * dk + i] * q[i]), tk += fabs((double)s2[r * dk + i] * k[i]);
+                double dmax = beta * (fabs(v[r]) + fd * tk);
+                mag_o[r] = (float)((fd * tq + dmax * kq) * scale);
+                for (uint32_t i = 0; i < dk; i++) mag_s[r * dk + i] = (float)(fabs(s2[r * dk + i]) + dmax / fd * fabs(k[i]));
+            }
+            ks->delta_step(s1, dk, q, k, v, beta, fd, scale, o1);
+            if (ks != kern_ref()) {
+                kern_ref()->delta_step(s2, dk, q, k, v, beta, fd, scale, o2);
+            } else { /* the reference itself against the same algebra in double */
+                double dkq = 0;
+                for (uint32_t i = 0; i < dk; i++) dkq += (double)k[i] * q[i];
+                for (uint32_t r = 0; r < dk; r++) {
+                    double tq = 0, tk = 0;
+                    for (uint32_t i = 0; i < dk; i++) tq += (double)s2[r * dk + i] * q[i], tk += (double)s2[r * dk + i] * k[i];
+                    double delta = (v[r] - fd * tk) * beta;
+                    for (uint32_t i = 0; i < dk; i++) s2[r * dk + i] = (float)(s2[r * dk + i] + delta / fd * k[i]);
+                    o2[r] = (float)((fd * tq + delta * dkq) * scale);
+                }
+            }
+            for (uint32_t r = 0; r < dk; r++) {
+                double e = fabs((double)o1[r] - o2[r]) / (mag_o[r] + 1e-30);
+                if (e > worst) worst = e;
+                if (e > 1e-5) ok_o = 0;
+            }
+            for (uint32_t i = 0; i < dk * dk; i++)
+                if (fabs((double)s1[i] - s2[i]) > 1e-5 * mag_s[i]) ok_s = 0;
+            memcpy(s1, s2, dk * dk * sizeof *s1); /* each step from the reference's state */
+        }
+    }
+    const char *against = ks == kern_ref() ? "double" : "the reference";
+    CHECK(ok_o, "%s: DeltaNet step output within 1e-5 of sum|terms| of %s (dk 1 to 130; worst %.3g)", ks->name, against,
+          worst);
+    CHECK(ok_s, "%s: DeltaNet step state within 1e-5 of sum|terms| of %s", ks->name, against);
+}
+
+/* Causal convolution (kernels.h: causal_conv): the reference's bits,
+ * output and shifted history, for 1 to 5 taps over channel counts with
+ * every tail, whole or split in two ranges at any channel (threads split
+ * the channels), over three tokens in a row. */
+static void test_causal_conv(const KernelSet *ks)
+{
+    enum { CN = 203, CK = 5 };
+    static float w[CN * CK], h1[(CK - 1) * CN], h2[(CK - 1) * CN], x[CN], o1[CN], o2[CN];
+    static const uint32_t counts[] = {1, 3, 4, 7, 8, 9, 15, 16, 17, 33, 64, 203};
+    int same = 1;
+    for (uint32_t K = 1; K <= CK; K++)
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            uint32_t n = counts[ci];
+            for (uint32_t i = 0; i < n * K; i++) w[i] = rndf();
+            for (uint32_t i = 0; i < (CK - 1) * CN; i++) h1[i] = h2[i] = rndf() * 3.0f;
+            for (int tok = 0; tok < 3; tok++) {
+                for (uint32_t i = 0; i < n; i++) x[i] = rndf() * 3.0f;
+                uint32_t cut = tok == 0 ? n : rnd() % (n + 1); /* whole, then in two ranges */
+                ks->causal_conv(o1, h1, CN, x, w, K, cut);
+                if (cut < n) ks->causal_conv(o1 + cut, h1 + cut, CN, x + cut, w + (uint64_t)cut * K, K, n - cut);
+                kern_ref()->causal_conv(o2, h2, CN, x, w, K, n);
+                if (memcmp(o1, o2, n * sizeof *o1) != 0 || memcmp(h1, h2, sizeof h1) != 0) same = 0;
+            }
+        }
+    CHECK(same, "%s: causal convolution equals the reference bit for bit (1 to 5 taps, 1 to 203 channels, split anywhere)",
+          ks->name);
+}
+
 static void test_set(const KernelSet *ks)
 {
     const GgmlTypeInfo *ti;
@@ -397,6 +549,10 @@ static void test_set(const KernelSet *ks)
         CHECK(memcmp(all, parts, sizeof all) == 0, "%s: SiLU gate gives the same bits however the elements are split",
               ks->name);
     }
+
+    test_gelu(ks);
+    test_delta_step(ks);
+    if (ks != kern_ref() && ks->causal_conv) test_causal_conv(ks);
 
     /* KV cache in Q8_0 blocks: rows of random floats quantized as
      * cache_store does, with scales from tiny to large. dot: within 1e-5

@@ -53,6 +53,9 @@ void kern_select(int mode)
         TAKE(exp_sum)
         TAKE(dots_f16)
         TAKE(wsum_f16)
+        TAKE(gelu_mul)
+        TAKE(delta_step)
+        TAKE(causal_conv)
 #undef TAKE
     }
     chosen = 1;

@@ -131,7 +131,40 @@ typedef struct {
                      uint32_t rows, float *out, uint64_t out_stride);
     void (*wsum_f16)(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq, const uint16_t *v,
                      uint64_t stride, uint32_t n, uint32_t rows);
+    /* The operations of the newer architectures (issue 16; the fast ones in
+     * kernels_ops_x86.c and kernels_ops_arm.c):
+     * Gemma's GELU gate as ggml computes it: g[i] = gelu(g[i]) * u[i] with
+     * gelu(x) = 0 for x <= -10, x for x >= 10, else table[f16 bits of x]
+     * (kern_gelu_table: the tanh form of each F16 input rounded to F16).
+     * Every set gives the bits of kern_gelu_f16's formula, whatever the split. */
+    void (*gelu_mul)(float *g, const float *u, uint64_t n, const uint16_t *table);
+    /* One token's step of a gated DeltaNet head (src/model/deltanet.c), its
+     * state kept as fd * T (T: dk rows of dk at S, already decayed into fd):
+     *   kq = k.q; for each row r: delta = (v[r] - fd (T_r.k)) beta,
+     *   o[r] = (fd (T_r.q) + delta kq) scale (T_r before the update),
+     *   T_r += (delta / fd) k.
+     * Sums in any order (within 1e-5 of sum |terms| of the reference). */
+    void (*delta_step)(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
+                       float scale, float *o);
+    /* A causal convolution of K taps over channels [0, n) (Qwen3.5's
+     * DeltaNet layers): hist holds the last K - 1 inputs, row j (oldest
+     * first) at hist + j * hist_stride; w is [n][K];
+     *   out[c] = 0 + hist_0[c] w[c][0] + ... + hist_{K-2}[c] w[c][K-2] + x[c] w[c][K-1]
+     * added in that order, each product rounded (no fused multiply-add, as
+     * ggml_ssm_conv), so every set gives the reference's bits; then the rows
+     * move up one and x becomes the last. */
+    void (*causal_conv)(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                        uint64_t n);
 } KernelSet;
+
+/* GELU's table for gelu_mul (kernels_ref.c): entry h = kern_gelu_f16(h)
+ * for all 65536 F16 values h, KERN_GELU_TABLE entries (one of padding so a
+ * 32-bit gather may read past the last). kern_gelu_f16 is the definition,
+ * as ggml's table: the input F16 h, 0.5 h (1 + tanh(sqrt(2/pi) h (1 +
+ * 0.044715 h^2))) with libm's tanhf, rounded to F16. */
+#define KERN_GELU_TABLE 65537
+void kern_gelu_table(uint16_t *table);
+uint16_t kern_gelu_f16(uint16_t h);
 
 /* The sets. kern_ref() always exists; the others return NULL when this
  * build or this CPU cannot run them. */
@@ -144,6 +177,17 @@ void kern_ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n);
 void kern_ref_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n);
 const KernelSet *kern_x86(void);  /* kernels_x86.c: AVX2 + FMA + F16C */
 const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
+/* kernels_ops_x86.c and kernels_ops_arm.c: the sets' gelu_mul, delta_step and causal_conv */
+void kern_x86_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table);
+void kern_x86_delta_step(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
+                         float scale, float *o);
+void kern_x86_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                          uint64_t n);
+void kern_arm_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                          uint64_t n);
+void kern_arm_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table);
+void kern_arm_delta_step(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
+                         float scale, float *o);
 /* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with
  * wide = 1 and a CPU with AVX-512 VNNI, the 32-row kernels where it
  * has them (then returns 1). Tests call it with 0 and 1 to compare both. */

@@ -1126,8 +1126,11 @@ static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
     for (; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
 }
 #define NEON_TO_F16 .to_f16 = neon_to_f16,
+/* the same reason: armv7's convolution keeps the reference (kernels_ops_arm.c) */
+#define ARM_CAUSAL_CONV .causal_conv = kern_arm_causal_conv,
 #else
 #define NEON_TO_F16
+#define ARM_CAUSAL_CONV
 #endif
 
 /* ---- the sets ---------------------------------------------------------------- */
@@ -1188,6 +1191,7 @@ KQ_DOT(dp, q6_k, kern_arm_dp_rows_q6_k)
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
         .exp_sum = neon_exp_sum, .dots_f16 = neon_dots_f16, .wsum_f16 = neon_wsum_f16, NEON_TO_F16               \
+        .gelu_mul = kern_arm_gelu_mul, .delta_step = kern_arm_delta_step, ARM_CAUSAL_CONV /* kernels_ops_arm.c */ \
     }
 
 const KernelSet *kern_arm(void)

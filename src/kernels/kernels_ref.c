@@ -399,6 +399,57 @@ static void ref_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
     }
 }
 
+/* GELU as ggml's table holds it (kernels.h): the F16 input, the tanh form
+ * in float with libm's tanhf, the result rounded to F16. */
+uint16_t kern_gelu_f16(uint16_t h)
+{
+    float x = quant_f16_to_f32(h);
+    return quant_f32_to_f16(0.5f * x * (1.0f + tanhf(0.79788456080286535588f * x * (1.0f + 0.044715f * x * x))));
+}
+
+void kern_gelu_table(uint16_t *table)
+{
+    for (uint32_t h = 0; h < 65536; h++) table[h] = kern_gelu_f16((uint16_t)h);
+    table[65536] = 0; /* padding, never used */
+}
+
+static void ref_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        float x = g[i];
+        float y = x <= -10.0f ? 0.0f : x >= 10.0f ? x : quant_f16_to_f32(table[quant_f32_to_f16(x)]);
+        g[i] = y * u[i];
+    }
+}
+
+/* Each sum in ascending order, a row read for its two dots, then updated. */
+static void ref_delta_step(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
+                           float scale, float *o)
+{
+    float kq = ref_dot_f32(k, q, dk), inv_fd = 1.0f / fd;
+    for (uint32_t r = 0; r < dk; r++) {
+        float *row = S + (uint64_t)r * dk;
+        float sq = ref_dot_f32(row, q, dk);
+        float delta = (v[r] - fd * ref_dot_f32(row, k, dk)) * beta;
+        ref_axpy_f32(row, delta * inv_fd, k, dk);
+        o[r] = (fd * sq + delta * kq) * scale;
+    }
+}
+
+static void ref_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                            uint64_t n)
+{
+    for (uint64_t c = 0; c < n; c++) {
+        const float *wc = w + c * K;
+        float sum = 0.0f;
+        for (uint32_t j = 0; j + 1 < K; j++) sum += hist[j * hist_stride + c] * wc[j];
+        sum += x[c] * wc[K - 1];
+        for (uint32_t j = 0; j + 2 < K; j++) hist[j * hist_stride + c] = hist[(j + 1) * hist_stride + c];
+        if (K > 1) hist[(uint64_t)(K - 2) * hist_stride + c] = x[c];
+        out[c] = sum;
+    }
+}
+
 /* The reference set but its dot[] (kernels.c: kern_ref fills that from the
  * type table, which names this file's dots: this file never reads the
  * table, so no circle). */
@@ -415,5 +466,8 @@ void kern_ref_fill(KernelSet *set)
     set->to_f16 = ref_to_f16;
     set->silu_mul = ref_silu_mul;
     set->exp_sum = ref_exp_sum;
+    set->gelu_mul = ref_gelu_mul;
+    set->delta_step = ref_delta_step;
+    set->causal_conv = ref_causal_conv;
     set->name = "reference C";
 }

@@ -958,6 +958,9 @@ const KernelSet *kern_x86(void)
         .axpy_f32 = x86_axpy_f32,
         .dot_q8_0_f32 = x86_dot_q8_0_f32,
         .axpy_q8_0 = x86_axpy_q8_0,
+        .gelu_mul = kern_x86_gelu_mul,
+        .delta_step = kern_x86_delta_step,
+        .causal_conv = kern_x86_causal_conv,
     };
     const PortCpu *c = port_cpu();
     return c->avx2 && c->fma && c->f16c ? &set : NULL;

@@ -66,35 +66,34 @@ static void split(uint64_t n, int ith, int nth, uint64_t *lo, uint64_t *hi)
     *hi = n * (uint64_t)(ith + 1) / (uint64_t)nth;
 }
 
-static float silu(float x)
+/* silu(x) in place, through the kernels' SiLU gate with a gate of ones
+ * (multiplying by 1 is exact). */
+static void silu_inplace(const KernelSet *ks, float *x, uint64_t n)
 {
-    return x / (1.0f + expf(-x));
+    static const float ones[64] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    for (uint64_t i = 0; i < n; i += 64) ks->silu_mul(x + i, ones, n - i < 64 ? n - i : 64);
 }
 
 /* The causal convolution and its SiLU, channels split between threads:
  * out = sum of the last d_conv inputs (oldest first) times the kernel's
- * row, as ggml_ssm_conv sums it. */
+ * row, as ggml_ssm_conv sums it (kernels.h: causal_conv). */
 static void conv_worker(void *ctx, int ith, int nth)
 {
     const MixJob *j = ctx;
     const ModelConfig *c = j->c;
+    const KernelSet *ks = kern_active();
     uint64_t C = conv_channels(c), K = c->ssm_d_conv, c0, c1;
     split(C, ith, nth, &c0, &c1);
     for (int t = 0; t < j->n; t++) {
         float *hist = layer_state(c, j->tok_seq[t], j->layer);
         if (j->tok_pos[t] == 0)
             for (uint64_t k = 0; k + 1 < K; k++) memset(hist + k * C + c0, 0, (c1 - c0) * sizeof *hist);
-        const float *x = j->d->qkv + (uint64_t)t * C;
-        float *out = j->d->conv + (uint64_t)t * C;
-        for (uint64_t ch = c0; ch < c1; ch++) {
-            const float *w = j->lw->ssm_conv + ch * K;
-            float sum = 0.0f;
-            for (uint64_t k = 0; k + 1 < K; k++) sum += hist[k * C + ch] * w[k];
-            sum += x[ch] * w[K - 1];
-            for (uint64_t k = 0; k + 2 < K; k++) hist[k * C + ch] = hist[(k + 1) * C + ch];
-            hist[(K - 2) * C + ch] = x[ch];
-            out[ch] = silu(sum);
-        }
+        float *out = j->d->conv + (uint64_t)t * C + c0;
+        ks->causal_conv(out, hist + c0, C, j->d->qkv + (uint64_t)t * C + c0, j->lw->ssm_conv + c0 * K, (uint32_t)K,
+                        c1 - c0);
+        silu_inplace(ks, out, c1 - c0);
     }
 }
 
@@ -122,9 +121,9 @@ static void l2_worker(void *ctx, int ith, int nth)
  * through the tokens; then the gated RMS norm of its output. A head's S is
  * kept as f * T: the decay of every token multiplies f alone (a scalar)
  * instead of every row, until f would fall below DECAY_FLOOR, when it goes
- * into the rows (T = f T, f = 1): so a token reads each row twice (s.k and
- * s.q, the kernels' dot) and writes it once (their axpy), where decaying
- * S itself would take a pass more, in plain C. With the old T and f' = f
+ * into the rows (T = f T, f = 1): so a token reads each row once for s.k
+ * and s.q and writes it once (the kernels' delta_step), where decaying S
+ * itself would take a pass more. With the old T and f' = f
  * decay:  delta = (v - f' T.k) beta,  T += (delta / f') k,
  * o = f' T_old.q + delta k.q = S q. The same arithmetic whatever the steps
  * (f is part of the state); the sums differ from llama.cpp's order by
@@ -168,21 +167,18 @@ static void recur_worker(void *ctx, int ith, int nth)
                 fd = 1.0f;
             }
             *f = fd;
-            /* row r of S: decayed, corrected toward v[r] along k, read along q */
-            float kq = ks->dot_f32(k, q, (uint32_t)dk), inv_fd = 1.0f / fd;
-            for (uint64_t r = 0; r < dk; r++) {
-                float *row = S + r * dk;
-                float sq = ks->dot_f32(row, q, (uint32_t)dk);
-                float delta = (v[r] - fd * ks->dot_f32(row, k, (uint32_t)dk)) * beta;
-                ks->axpy_f32(row, delta * inv_fd, k, (uint32_t)dk);
-                o[r] = (fd * sq + delta * kq) * scale;
-            }
-            /* o = RMSNorm(o) * ssm_norm * silu(z) */
+            /* row r of S: decayed, corrected toward v[r] along k, read along q
+             * (kernels.h: delta_step) */
+            ks->delta_step(S, (uint32_t)dk, q, k, v, beta, fd, scale, o);
+            /* o = RMSNorm(o) * ssm_norm * silu(z), the gate through the
+             * kernels' (into z, read only here) */
             double ss = 0.0;
             for (uint64_t e = 0; e < dk; e++) ss += (double)o[e] * o[e];
             float inv = 1.0f / sqrtf((float)(ss / (double)dk) + c->norm_eps);
-            const float *z = j->d->z + (uint64_t)t * V + h * dk;
-            for (uint64_t e = 0; e < dk; e++) o[e] = (o[e] * inv) * lw->ssm_norm[e] * silu(z[e]);
+            float *z = j->d->z + (uint64_t)t * V + h * dk;
+            for (uint64_t e = 0; e < dk; e++) o[e] = (o[e] * inv) * lw->ssm_norm[e];
+            ks->silu_mul(z, o, dk);
+            memcpy(o, z, dk * sizeof *o);
         }
     }
 }

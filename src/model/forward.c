@@ -49,7 +49,7 @@ typedef struct {
 
 enum { S_KCACHE, S_VCACHE, S_KRING, S_VRING, S_RECUR, S_COUNT };
 enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_TSEQ, W_TPOS, W_TID,
-       W_CONV, W_DN, W_COUNT };
+       W_CONV, W_DN, W_GELU, W_COUNT };
 
 /* Widest input of any matmul: the quantized activation buffers hold a step
  * of it in each format. */
@@ -152,6 +152,8 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     /* in_proj's output of a short-convolution layer */
     b[W_CONV] = (Buffer){"workspace: activations", model_conv_before(c, c->n_layer) ? B * 3 * c->n_embd : 0, 4};
     b[W_DN] = (Buffer){"workspace: deltanet scratch", deltanet_scratch_floats(c, o->batch), 4};
+    /* GELU's F16 table (kernels.h: gelu_mul), for the architectures with GELU */
+    b[W_GELU] = (Buffer){"workspace: gelu table", c->arch->act == ACT_GELU ? KERN_GELU_TABLE : 0, 2};
 }
 
 void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
@@ -264,6 +266,8 @@ int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena
     ws->tok_id = p[W_TID];
     ws->conv = p[W_CONV];
     ws->dn = p[W_DN];
+    ws->gelu = p[W_GELU];
+    if (ws->gelu) kern_gelu_table(ws->gelu);
     ws->logit_rows = (uint32_t)logit_rows(opt);
     kern_active(); /* chooses the kernels now, before any thread runs */
     if (m->load == LOAD_STREAM && wstream_init(&ws->stream, m, opt, arena, err) != 0) return -1;
@@ -628,11 +632,12 @@ static void qk_worker(void *ctx, int ith, int nth)
     }
 }
 
-/* hb = silu(hb) * hb2, element by element. */
+/* hb = silu(hb) * hb2 (or gelu), element by element. */
 typedef struct {
     float *hb;
     const float *hb2;
     uint64_t count;
+    const uint16_t *gelu; /* GELU's table */
 } SiluJob;
 
 static void silu_worker(void *ctx, int ith, int nth)
@@ -643,27 +648,14 @@ static void silu_worker(void *ctx, int ith, int nth)
     kern_active()->silu_mul(j->hb + i0, j->hb2 + i0, i1 - i0);
 }
 
-/* hb = gelu(hb) * hb2 as ggml computes it: GELU's tanh form of the input
- * rounded to F16, the result rounded to F16 (ggml reads a table of those),
- * the input itself beyond +-10. */
+/* hb = gelu(hb) * hb2 as ggml computes it (kernels.h: gelu_mul, through
+ * the F16 table of the workspace). */
 static void gelu_worker(void *ctx, int ith, int nth)
 {
     const SiluJob *j = ctx;
     uint64_t i0, i1;
     split(j->count, ith, nth, &i0, &i1);
-    for (uint64_t i = i0; i < i1; i++) {
-        float x = j->hb[i], g;
-        if (x <= -10.0f) {
-            g = 0.0f;
-        } else if (x >= 10.0f) {
-            g = x;
-        } else {
-            float h = quant_f16_to_f32(quant_f32_to_f16(x));
-            g = quant_f16_to_f32(quant_f32_to_f16(0.5f * h * (1.0f + tanhf(0.79788456080286535588f * h *
-                                                                           (1.0f + 0.044715f * h * h)))));
-        }
-        j->hb[i] = g * j->hb2[i];
-    }
+    kern_active()->gelu_mul(j->hb + i0, j->hb2 + i0, i1 - i0, j->gelu);
 }
 
 /* x += RMSNorm(add) * w, for the post-norms of NORM_PRE_POST (the norm in
@@ -803,7 +795,7 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
         const Weight *gate_up[2] = {&lw->w_gate, &lw->w_up};
         float *gate_up_out[2] = {ws->hb, ws->hb2};
         matmul_group(ws, gate_up, gate_up_out, 2, ws->xb, n);
-        SiluJob sj = {ws->hb, ws->hb2, (uint64_t)n * c->n_ff};
+        SiluJob sj = {ws->hb, ws->hb2, (uint64_t)n * c->n_ff, ws->gelu};
         run_tokens(c->arch->act == ACT_GELU ? gelu_worker : silu_worker, &sj, n);
         matmul(ws, &lw->w_down, ws->hb, n, ws->xb);
         if (lw->ffn_post_norm) add_normed(ws->x, ws->xb, lw->ffn_post_norm, dim, c->norm_eps, n);

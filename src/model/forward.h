@@ -53,6 +53,7 @@ typedef struct {
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2;
     float *scores;            /* [n_head][n_ctx] */
     float *dn;                /* Qwen3.5: the DeltaNet layers' scratch, the attention gates (deltanet.h) */
+    uint16_t *gelu;           /* GELU's F16 table (kernels.h: gelu_mul), or NULL */
     void *act_q8_0, *act_q8_k;/* the step's matmul input quantized for the kernels (kernels.h) */
     float *logits;            /* [batch or 1][n_vocab] */
     uint32_t n_logits;        /* rows of logits filled by the last step */

@@ -1,0 +1,143 @@
+/* kernels_ops_arm.c - NEON kernels for the operations of the newer
+ * architectures (kernels.h: gelu_mul, delta_step, causal_conv), entries of every set of
+ * kernels_arm.c (aarch64 with and without dotprod, armv7): nothing here
+ * needs dotprod.
+ *
+ * armv7's NEON flushes subnormals to zero and uses the default NaN, where
+ * the reference (VFP or software) keeps them; so the GELU gate, which must
+ * give the reference's bits, converts and multiplies in VFP there (the
+ * hardware's half conversions instead of the software ones), and only
+ * aarch64 converts four at a time in NEON (FCVTN keeps subnormals and NaN
+ * bits under Linux's FPCR, as kernels_arm.c's F16 stores rely on). */
+#include <stddef.h>
+#include <string.h>
+
+#include "kernels.h"
+
+/* the conditions of kernels_arm.c's sets */
+#if defined(__GNUC__) && defined(__ARM_NEON) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                   \
+    (defined(__aarch64__) || (defined(__ARM_FEATURE_FMA) && defined(__ARM_FP16_FORMAT_IEEE)))
+#include <arm_neon.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE uint16_t to_half(float x)
+{
+    __fp16 h = (__fp16)x;
+    uint16_t v;
+    memcpy(&v, &h, 2);
+    return v;
+}
+
+INLINE float from_half(uint16_t v)
+{
+    __fp16 h;
+    memcpy(&h, &v, 2);
+    return (float)h;
+}
+
+INLINE float gelu1(float x, const uint16_t *table)
+{
+    return x <= -10.0f ? 0.0f : x >= 10.0f ? x : from_half(table[to_half(x)]);
+}
+
+void kern_arm_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table)
+{
+    uint64_t i = 0;
+#ifdef __aarch64__
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x = vld1q_f32(g + i);
+        uint16_t h[4];
+        vst1_u16(h, vreinterpret_u16_f16(vcvt_f16_f32(x)));
+        for (int j = 0; j < 4; j++) h[j] = table[h[j]];
+        float32x4_t y = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(h)));
+        y = vbslq_f32(vcleq_f32(x, vdupq_n_f32(-10.0f)), vdupq_n_f32(0.0f), y);
+        y = vbslq_f32(vcgeq_f32(x, vdupq_n_f32(10.0f)), x, y);
+        vst1q_f32(g + i, vmulq_f32(y, vld1q_f32(u + i)));
+    }
+#endif
+    for (; i < n; i++) g[i] = gelu1(g[i], table) * u[i];
+}
+
+INLINE float hsum_f32(float32x4_t v)
+{
+#ifdef __aarch64__
+    return vaddvq_f32(v);
+#else
+    float32x2_t s = vadd_f32(vget_low_f32(v), vget_high_f32(v));
+    return vget_lane_f32(vpadd_f32(s, s), 0);
+#endif
+}
+
+/* A row read once for both dots (two accumulators each: the FMA latency),
+ * then updated in place; tails in scalar. */
+void kern_arm_delta_step(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
+                         float scale, float *o)
+{
+    uint32_t n4 = dk & ~3u;
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (uint32_t i = 0; i < n4; i += 4) acc = vfmaq_f32(acc, vld1q_f32(k + i), vld1q_f32(q + i));
+    float kq = hsum_f32(acc), inv_fd = 1.0f / fd;
+    for (uint32_t i = n4; i < dk; i++) kq += k[i] * q[i];
+    for (uint32_t r = 0; r < dk; r++) {
+        float *row = S + (uint64_t)r * dk;
+        float32x4_t aq0 = vdupq_n_f32(0.0f), aq1 = aq0, ak0 = aq0, ak1 = aq0;
+        uint32_t i = 0;
+        for (; i + 8 <= n4; i += 8) {
+            float32x4_t r0 = vld1q_f32(row + i), r1 = vld1q_f32(row + i + 4);
+            aq0 = vfmaq_f32(aq0, r0, vld1q_f32(q + i));
+            ak0 = vfmaq_f32(ak0, r0, vld1q_f32(k + i));
+            aq1 = vfmaq_f32(aq1, r1, vld1q_f32(q + i + 4));
+            ak1 = vfmaq_f32(ak1, r1, vld1q_f32(k + i + 4));
+        }
+        if (i < n4) {
+            float32x4_t r0 = vld1q_f32(row + i);
+            aq0 = vfmaq_f32(aq0, r0, vld1q_f32(q + i));
+            ak0 = vfmaq_f32(ak0, r0, vld1q_f32(k + i));
+        }
+        float sq = hsum_f32(vaddq_f32(aq0, aq1)), sk = hsum_f32(vaddq_f32(ak0, ak1));
+        for (i = n4; i < dk; i++) sq += row[i] * q[i], sk += row[i] * k[i];
+        float delta = (v[r] - fd * sk) * beta, a = delta * inv_fd;
+        float32x4_t va = vdupq_n_f32(a);
+        for (i = 0; i < n4; i += 4) vst1q_f32(row + i, vfmaq_f32(vld1q_f32(row + i), va, vld1q_f32(k + i)));
+        for (; i < dk; i++) row[i] += a * k[i];
+        o[r] = (fd * sq + delta * kq) * scale;
+    }
+}
+
+#ifdef __aarch64__
+/* Four channels at a time, the products and sums in the reference's
+ * order (multiply, then add: FMUL and FADD round as the scalar code does
+ * under Linux's FPCR). aarch64 only: armv7's NEON would flush subnormals. */
+void kern_arm_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                          uint64_t n)
+{
+    uint64_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        const float *wc = w + c * K;
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (uint32_t j = 0; j < K; j++) {
+            float32x4_t wj = vdupq_n_f32(0.0f);
+            wj = vld1q_lane_f32(wc + j, wj, 0);
+            wj = vld1q_lane_f32(wc + K + j, wj, 1);
+            wj = vld1q_lane_f32(wc + 2 * K + j, wj, 2);
+            wj = vld1q_lane_f32(wc + 3 * K + j, wj, 3);
+            float32x4_t h = j + 1 < K ? vld1q_f32(hist + j * hist_stride + c) : vld1q_f32(x + c);
+            sum = vaddq_f32(sum, vmulq_f32(h, wj));
+            if (j > 0) vst1q_f32(hist + (j - 1) * hist_stride + c, h);
+        }
+        vst1q_f32(out + c, sum);
+    }
+    for (; c < n; c++) {
+        const float *wc = w + c * K;
+        float sum = 0.0f;
+        for (uint32_t j = 0; j + 1 < K; j++) sum += hist[j * hist_stride + c] * wc[j];
+        sum += x[c] * wc[K - 1];
+        for (uint32_t j = 0; j + 2 < K; j++) hist[j * hist_stride + c] = hist[(j + 1) * hist_stride + c];
+        if (K > 1) hist[(uint64_t)(K - 2) * hist_stride + c] = x[c];
+        out[c] = sum;
+    }
+}
+#endif
+
+#endif
