@@ -1170,6 +1170,12 @@ KQ_DOT(neon, q6_k, kern_arm_rows_q6_k)
 KQ_DOT(dp, q4_k, kern_arm_dp_rows_q4_k)
 KQ_DOT(dp, q5_k, kern_arm_dp_rows_q5_k)
 KQ_DOT(dp, q6_k, kern_arm_dp_rows_q6_k)
+#else
+/* kernels_arm_v7.c: Q8_0 and Q4_0 four rows per pass */
+void kern_armv7_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 #endif
 
 #define INT_ENTRIES(p)                                                                                           \
@@ -1209,7 +1215,8 @@ const KernelSet *kern_arm(void)
     with_fp16.f16_in_half = 1;
     return &with_fp16;
 #else
-    static const KernelSet neon = SET("armv7 NEON", neon, 0);
+    static const KernelSet neon = SET("armv7 NEON", neon, [GGML_TYPE_Q8_0] = kern_armv7_rows_q8_0,
+                                      [GGML_TYPE_Q4_0] = kern_armv7_rows_q4_0);
     return c->neon && c->vfpv4 ? &neon : NULL;
 #endif
 }
