@@ -8,17 +8,19 @@
 #
 # The models are bench_arm.sh's (build/armbench/, written if missing). As
 # armcount's pertoken.sh: runs with -r 1 and -r 2, the difference divided by
-# the tokens (pp: -p 64 -n 0, tg: -p 0 -n 16), -t 1.
+# the tokens (pp: -p 64 -n 0, tg: -p 0 -n 16 unless PP, TG say), -t 1.
 #
 #   sh tests/bench_armv7.sh                       every type, this tree's build
 #   BIN=old/pith TYPES=q8_0 sh tests/bench_armv7.sh   another build (made beforehand)
 #   MNEM=1 ...                                    also the 25 commonest mnemonics per generated token
+#   PP=16 TG=4 ...                                fewer tokens per run (default 64 and 16)
 set -eu
 cd "$(dirname "$0")/.."
 D=${ARMCOUNT_DIR:-$HOME/.cache/armcount}
 TYPES=${TYPES:-q8_0 q4_0 f16 q4_k_m}
 CPU=${CPU:-cortex-a7}
 BIN=${BIN:-build/armv7-linux-musleabihf/pith}
+PP=${PP:-64} TG=${TG:-16}   # tokens per run (fewer: quicker, F16's float is slow under qemu)
 Q="$D/qemu/usr/bin/qemu-arm"
 [ -f "$D/libicount.so" ] && [ -x "$Q" ] || { echo "bench_armv7: run sh ../shared/tools/armcount/setup.sh first (root)" >&2; exit 2; }
 if [ "$BIN" = build/armv7-linux-musleabihf/pith ]; then
@@ -42,7 +44,7 @@ run() {
 }
 # pertoken MODEL pp|tg -> millions per token (and the mnemonics if MNEM=1)
 pertoken() {
-    case $2 in pp) set -- "$1" 64 -p 64 -n 0 ;; *) set -- "$1" 16 -p 0 -n 16 ;; esac
+    case $2 in pp) set -- "$1" "$PP" -p "$PP" -n 0 ;; *) set -- "$1" "$TG" -p 0 -n "$TG" ;; esac
     m=$1 n=$2
     shift 2
     run "$m" 1 "$@"
@@ -58,8 +60,8 @@ for t in $TYPES; do
     tg=$(pertoken "$M/m-$t.gguf" tg)
     echo "| $t | $pp | $tg |"
     if [ -n "${MNEM:-}" ]; then
-        awk '$1 == "mnem" { if (FILENAME == ARGV[1]) a[$2] = $3; else b[$2] = $3 }
-             END { for (k in b) printf "  %-14s %8.3f M\n", k, (b[k] - a[k]) / 16 / 1e6 }' "$TMPD/r1" "$TMPD/r2" |
+        awk -v tg="$TG" '$1 == "mnem" { if (FILENAME == ARGV[1]) a[$2] = $3; else b[$2] = $3 }
+             END { for (k in b) printf "  %-14s %8.3f M\n", k, (b[k] - a[k]) / tg / 1e6 }' "$TMPD/r1" "$TMPD/r2" |
             sort -k2 -n -r | head -n 25
     fi
 done
