@@ -684,9 +684,14 @@ INLINE void float_body(uint64_t n, const uint8_t *row, const void *act, uint64_t
     }
 }
 
-/* ---- F16 weights, several rows per pass (aarch64: KernelSet.rows) ---------- */
+/* ---- F16 weights, several rows per pass (KernelSet.rows) -------------------- */
+/* Tokens per pass: 4 on aarch64 (32 vector registers), 2 on armv7 (16). */
 #ifdef __aarch64__
-/* Rows w[0..3] against tokens x[0..nt-1] (nt 1 or 4, a constant after
+#define F16_GROUP 4
+#else
+#define F16_GROUP 2
+#endif
+/* Rows w[0..3] against tokens x[0..nt-1] (nt 1 or F16_GROUP, a constant after
  * inlining): each row's 8 weights converted once for all the tokens, each
  * token's 8 activations loaded once for the 4 rows. Row r and token t get
  * one 4-lane sum (lane i: elements = i mod 4, in order), then its lanes
@@ -697,6 +702,7 @@ INLINE void f16_tile(const uint8_t *const *w, const float *const *x, int nt, uin
     float32x4_t acc[4][4];
     UNROLL for (int r = 0; r < 4; r++) UNROLL for (int t = 0; t < nt; t++) acc[r][t] = vdupq_n_f32(0.0f);
     uint64_t j = n / 8 * 8;
+#ifdef __aarch64__
     if (nt == 4 && j) {
         /* as below, in assembly (GCC moves the 16 sums around the
          * registers): sum of row r and token t in v(4r + t), token t's
@@ -754,13 +760,21 @@ INLINE void f16_tile(const uint8_t *const *w, const float *const *x, int nt, uin
                          : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
                            "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",
                            "v27", "v28", "v29", "v30", "v31", "cc", "memory");
-    } else {
-        for (uint64_t i = 0; i < j; i += 8) {
+    } else
+#endif
+    {
+        for (size_t i = 0; i < (size_t)j; i += 8) { /* size_t: one add per step on armv7 */
             float32x4_t c[4][2];
             UNROLL for (int r = 0; r < 4; r++) {
+#ifdef __aarch64__
                 float16x8_t h = vreinterpretq_f16_u8(vld1q_u8(w[r] + 2 * i));
                 c[r][0] = vcvt_f32_f16(vget_low_f16(h));
                 c[r][1] = vcvt_high_f32_f16(h);
+#else
+                uint16x8_t h = vreinterpretq_u16_u8(vld1q_u8(w[r] + 2 * i));
+                c[r][0] = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h)));
+                c[r][1] = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h)));
+#endif
             }
             UNROLL for (int t = 0; t < nt; t++) {
                 float32x4_t a0 = vld1q_f32(x[t] + i), a1 = vld1q_f32(x[t] + i + 4);
@@ -782,19 +796,18 @@ static void neon_rows_f16(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
         const uint8_t *row[4];
         for (uint64_t r = 0; r < 4; r++) row[r] = w + (r0 + r < nrows ? r0 + r : nrows - 1) * row_bytes;
         uint64_t valid = nrows - r0 < 4 ? nrows - r0 : 4;
-        for (int t0 = 0; t0 < nt; t0 += 4) {
-            int k = nt - t0 < 4 ? nt - t0 : 4;
-            const float *x[4];
-            float res[4][4];
-            for (int t = 0; t < 4; t++) x[t] = ACT(float, t0 + (t < k ? t : k - 1));
+        for (int t0 = 0; t0 < nt; t0 += F16_GROUP) {
+            int k = nt - t0 < F16_GROUP ? nt - t0 : F16_GROUP;
+            const float *x[F16_GROUP];
+            float res[F16_GROUP][4];
+            for (int t = 0; t < F16_GROUP; t++) x[t] = ACT(float, t0 + (t < k ? t : k - 1));
             if (k == 1) f16_tile(row, x, 1, n, res);
-            else f16_tile(row, x, 4, n, res);
+            else f16_tile(row, x, F16_GROUP, n, res);
             for (int t = 0; t < k; t++) memcpy(out + (uint64_t)(t0 + t) * out_stride + r0, res[t], valid * sizeof(float));
         }
     }
 }
 #define NEON_ROWS_F16 [GGML_TYPE_F16] = neon_rows_f16,
-#endif
 
 /* ---- the multi-token frame ------------------------------------------------- */
 
@@ -1173,6 +1186,14 @@ KQ_DOT(neon, q6_k, kern_arm_rows_q6_k)
 KQ_DOT(dp, q4_k, kern_arm_dp_rows_q4_k)
 KQ_DOT(dp, q5_k, kern_arm_dp_rows_q5_k)
 KQ_DOT(dp, q6_k, kern_arm_dp_rows_q6_k)
+#else
+/* kernels_arm_v7.c: Q8_0 and Q4_0 four rows per pass */
+void kern_armv7_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 #endif
 
 #define INT_ENTRIES(p)                                                                                           \
@@ -1213,7 +1234,8 @@ const KernelSet *kern_arm(void)
     with_fp16.f16_in_half = 1;
     return &with_fp16;
 #else
-    static const KernelSet neon = SET("armv7 NEON", neon, 0);
+    static const KernelSet neon = SET("armv7 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_armv7_rows_q8_0,
+                                      [GGML_TYPE_Q4_0] = kern_armv7_rows_q4_0, [GGML_TYPE_Q4_K] = kern_armv7_rows_q4_k);
     return c->neon && c->vfpv4 ? &neon : NULL;
 #endif
 }

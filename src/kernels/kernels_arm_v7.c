@@ -1,0 +1,299 @@
+/* kernels_arm_v7.c - Q8_0 and Q4_0 matmuls on 32-bit ARM (armv7 NEON:
+ * the 32-bit Pi OS on a Pi 2, 3, 4 or Zero 2 W) that compute four weight
+ * rows per pass (KernelSet.rows of the "armv7 NEON" set in kernels_arm.c).
+ *
+ * Why: the one-row kernels of kernels_arm.c load the activation again for
+ * every row, convert one scale and reduce four lanes per row and block, and
+ * count blocks in 64-bit arithmetic (two instructions per step on a 32-bit
+ * CPU). armv7 has no SDOT: the products are VMULL/VMLAL into int16 lanes and
+ * VPADAL/VPADDL into int32, as before; what is shared here is around them:
+ *  - each activation vector is loaded once for the four rows (and, for two
+ *    tokens, each weight vector once for both);
+ *  - a row's block sum is reduced to two int32 lanes (one VPADD) and the
+ *    four rows' pairs to one vector (two VPADD), row i in lane i, so one
+ *    convert and one FMA serve the four rows;
+ *  - the four rows' scales are loaded lane by lane into one vector and
+ *    converted by one VCVT;
+ *  - Q4_0's offset of 8 is not subtracted from each weight but once per
+ *    block from the sum (-8 x the activation's code sum, same for every row).
+ * Integer bounds (int16 lanes): Q8_0 two products of at most 128 x 127
+ * (32512), Q4_0 four of at most 15 x 127.
+ *
+ * Determinism (kernels.h): row r and token t always get, block by block,
+ *   acc = fma(float(S), dw * da, acc)
+ * with S the exact integer block sum (as the reference's), in one float
+ * lane, whatever the lane, the tile, the tokens sharing the pass (one or
+ * two) or the thread split. Rows past the end of the last tile repeat the
+ * last row; their lanes are dropped. */
+#include "kernels.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#if defined(__GNUC__) && defined(__ARM_NEON) && !defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    defined(__ARM_FEATURE_FMA) && defined(__ARM_FP16_FORMAT_IEEE)
+#include <arm_neon.h>
+
+#define INLINE static inline __attribute__((always_inline))
+#define UNROLL _Pragma("GCC unroll 8")
+
+enum { V7_Q8_0, V7_Q4_0 };
+enum { RT = 4 /* rows per pass */, GT = 2 /* tokens per pass */ };
+
+void kern_armv7_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
+/* Q8_0: 32 codes (w0: elements 0..15, w1: 16..31) times the activation's
+ * (a0, a1), summed into two int32 lanes. */
+INLINE int32x2_t q8_sum(int8x16_t w0, int8x16_t w1, int8x16_t a0, int8x16_t a1)
+{
+    int16x8_t m0 = vmlal_s8(vmull_s8(vget_low_s8(w0), vget_low_s8(a0)), vget_high_s8(w0), vget_high_s8(a0));
+    int16x8_t m1 = vmlal_s8(vmull_s8(vget_low_s8(w1), vget_low_s8(a1)), vget_high_s8(w1), vget_high_s8(a1));
+    int32x4_t s = vpadalq_s16(vpaddlq_s16(m0), m1);
+    return vpadd_s32(vget_low_s32(s), vget_high_s32(s));
+}
+
+/* Q4_0: the 32 unsigned codes (lo: elements 0..15, hi: 16..31), the same. */
+INLINE int32x2_t q4_sum(int8x16_t lo, int8x16_t hi, int8x16_t a0, int8x16_t a1)
+{
+    int16x8_t m = vmull_s8(vget_low_s8(lo), vget_low_s8(a0));
+    m = vmlal_s8(m, vget_high_s8(lo), vget_high_s8(a0));
+    m = vmlal_s8(m, vget_low_s8(hi), vget_low_s8(a1));
+    m = vmlal_s8(m, vget_high_s8(hi), vget_high_s8(a1));
+    int32x4_t s = vpaddlq_s16(m);
+    return vpadd_s32(vget_low_s32(s), vget_high_s32(s));
+}
+
+/* 16 bytes at *p, *p moved past them (one VLD1 with writeback: GCC
+ * computes every address of a row's block with an ADD of its own). The
+ * weights are read-only while a matmul runs. */
+INLINE int8x16_t ld16(const uint8_t **p)
+{
+    int8x16_t v;
+    __asm__("vld1.8 {%e0, %f0}, [%1]!" : "=w"(v), "+r"(*p) : "m"(*(const uint8_t(*)[16]) * p));
+    return v;
+}
+
+/* The 16-bit scales at p0..p3 into lanes 0..3, each pointer moved past its own. */
+INLINE uint16x4_t ld_scales(const uint8_t **p0, const uint8_t **p1, const uint8_t **p2, const uint8_t **p3)
+{
+    uint16x4_t v;
+    __asm__("vld1.16 {%P0[0]}, [%1]!\n\t"
+            "vld1.16 {%P0[1]}, [%2]!\n\t"
+            "vld1.16 {%P0[2]}, [%3]!\n\t"
+            "vld1.16 {%P0[3]}, [%4]!"
+            : "=&w"(v), "+r"(*p0), "+r"(*p1), "+r"(*p2), "+r"(*p3)
+            : "m"(*(const uint8_t(*)[2]) * p0), "m"(*(const uint8_t(*)[2]) * p1), "m"(*(const uint8_t(*)[2]) * p2),
+              "m"(*(const uint8_t(*)[2]) * p3));
+    return v;
+}
+
+/* Rows rp[0..3] (at their first block) against nt (1 or 2) tokens over nb
+ * blocks: res[t] lane i = row i . token t. Each row pointer moves through
+ * its block in order (scale, codes) by the loads' writeback. */
+INLINE void pass(int kind, const uint8_t *const *rp, const uint8_t *act, size_t act_stride, int nt, size_t nb,
+                 float32x4_t *res)
+{
+    const uint8_t *p0 = rp[0], *p1 = rp[1], *p2 = rp[2], *p3 = rp[3];
+    const KernQ8_0 *a0 = (const KernQ8_0 *)(const void *)act, *a1 = (const KernQ8_0 *)(const void *)(act + act_stride);
+    float32x4_t f0 = vdupq_n_f32(0.0f), f1 = vdupq_n_f32(0.0f);
+    const uint8x16_t m4 = vdupq_n_u8(15);
+    for (size_t b = 0; b < nb; b++) {
+        /* the four rows' scales (blocks start with them; rows and blocks are 2-byte aligned) */
+        float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(ld_scales(&p0, &p1, &p2, &p3)));
+        int8x16_t x00 = vld1q_s8(a0->q), x01 = vld1q_s8(a0->q + 16), x10 = x00, x11 = x01;
+        if (nt == 2) x10 = vld1q_s8(a1->q), x11 = vld1q_s8(a1->q + 16);
+        int32x2_t s[GT][RT];
+        const uint8_t **pp[RT] = {&p0, &p1, &p2, &p3};
+        UNROLL for (int i = 0; i < RT; i++) {
+            if (kind == V7_Q8_0) {
+                int8x16_t w0 = ld16(pp[i]), w1 = ld16(pp[i]);
+                s[0][i] = q8_sum(w0, w1, x00, x01);
+                if (nt == 2) s[1][i] = q8_sum(w0, w1, x10, x11);
+            } else {
+                uint8x16_t v = vreinterpretq_u8_s8(ld16(pp[i]));
+                int8x16_t lo = vreinterpretq_s8_u8(vandq_u8(v, m4)), hi = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+                s[0][i] = q4_sum(lo, hi, x00, x01);
+                if (nt == 2) s[1][i] = q4_sum(lo, hi, x10, x11);
+            }
+        }
+        /* wrapping (Q4_0's -8 x sum): the exact sum fits in int32 */
+        int32x4_t S = vcombine_s32(vpadd_s32(s[0][0], s[0][1]), vpadd_s32(s[0][2], s[0][3]));
+        if (kind == V7_Q4_0) S = vsubq_s32(S, vdupq_n_s32((int32_t)((uint32_t)a0->sum << 3)));
+        f0 = vfmaq_f32(f0, vcvtq_f32_s32(S), vmulq_n_f32(dw, a0->d));
+        a0++;
+        if (nt == 2) {
+            S = vcombine_s32(vpadd_s32(s[1][0], s[1][1]), vpadd_s32(s[1][2], s[1][3]));
+            if (kind == V7_Q4_0) S = vsubq_s32(S, vdupq_n_s32((int32_t)((uint32_t)a1->sum << 3)));
+            f1 = vfmaq_f32(f1, vcvtq_f32_s32(S), vmulq_n_f32(dw, a1->d));
+            a1++;
+        }
+    }
+    res[0] = f0;
+    res[1] = f1;
+}
+
+INLINE void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                       uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    size_t nb = (size_t)(n / 32);
+    for (uint64_t r0 = 0; r0 < nrows; r0 += RT) {
+        uint64_t valid = nrows - r0 < RT ? nrows - r0 : RT;
+        const uint8_t *rp[RT];
+        UNROLL for (int i = 0; i < RT; i++) rp[i] = w + (r0 + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
+        for (int t0 = 0; t0 < nt; t0 += GT) {
+            const uint8_t *a = (const uint8_t *)act + (uint64_t)t0 * act_stride;
+            float32x4_t acc[GT];
+            int k = nt - t0 < GT ? nt - t0 : GT;
+            if (k == 2) pass(kind, rp, a, (size_t)act_stride, 2, nb, acc);
+            else pass(kind, rp, a, (size_t)act_stride, 1, nb, acc);
+            for (int t = 0; t < k; t++) {
+                float *o = out + (uint64_t)(t0 + t) * out_stride + r0;
+                if (valid == RT) {
+                    vst1q_f32(o, acc[t]);
+                } else {
+                    float tmp[RT];
+                    vst1q_f32(tmp, acc[t]);
+                    memcpy(o, tmp, valid * sizeof(float));
+                }
+            }
+        }
+    }
+}
+
+void kern_armv7_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    rows_frame(V7_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
+void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    rows_frame(V7_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
+/* ---- Q4_K: four rows, one token per pass ----------------------------------------- */
+
+/* Four 16-byte rows as words: out[k] lane i = word k of row i. */
+INLINE void transpose4(uint8x16_t a, uint8x16_t b, uint8x16_t c, uint8x16_t d, uint32x4_t *out)
+{
+    uint32x4x2_t ab = vtrnq_u32(vreinterpretq_u32_u8(a), vreinterpretq_u32_u8(b));
+    uint32x4x2_t cd = vtrnq_u32(vreinterpretq_u32_u8(c), vreinterpretq_u32_u8(d));
+    out[0] = vcombine_u32(vget_low_u32(ab.val[0]), vget_low_u32(cd.val[0]));
+    out[1] = vcombine_u32(vget_low_u32(ab.val[1]), vget_low_u32(cd.val[1]));
+    out[2] = vcombine_u32(vget_high_u32(ab.val[0]), vget_high_u32(cd.val[0]));
+    out[3] = vcombine_u32(vget_high_u32(ab.val[1]), vget_high_u32(cd.val[1]));
+}
+
+/* 16 codes of 4 bits or less (c0: elements 0..15 of a sub-block, c1:
+ * 16..31) times the activation (x0, x1), summed in fours: 4 int16 lanes
+ * (at most 8 x 15 x 127). */
+INLINE int16x4_t q4k_sum(uint8x16_t c0, uint8x16_t c1, int8x16_t x0, int8x16_t x1)
+{
+    int8x16_t w0 = vreinterpretq_s8_u8(c0), w1 = vreinterpretq_s8_u8(c1);
+    int16x8_t m = vmull_s8(vget_low_s8(w0), vget_low_s8(x0));
+    m = vmlal_s8(m, vget_high_s8(w0), vget_high_s8(x0));
+    m = vmlal_s8(m, vget_low_s8(w1), vget_low_s8(x1));
+    m = vmlal_s8(m, vget_high_s8(w1), vget_high_s8(x1));
+    return vpadd_s16(vget_low_s16(m), vget_high_s16(m));
+}
+
+/* The four rows' sums (4 int16 lanes each, at most 8 x 15 x 127) into one
+ * int32 vector, row i in lane i (one more pairing fits in int16: 16 x 15 x 127). */
+INLINE int32x4_t q4k_tree(const int16x4_t *d)
+{
+    return vpaddlq_s16(vcombine_s16(vpadd_s16(d[0], d[1]), vpadd_s16(d[2], d[3])));
+}
+
+/* Rows rp[0..3] (at their first block) against one token over nb blocks:
+ * lane i = row i . token. Per block: S = sum_j sc_j X_j and M = sum_j mn_j
+ * (bsum pairs)_j exactly, then acc = fma(float(S), dw * da, acc), acc =
+ * fma(-float(M), dmin * da, acc) (the aarch64 kernels' order). */
+INLINE float32x4_t q4k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t nb)
+{
+    const uint32x4_t m3f = vdupq_n_u32(0x3f3f3f3fu), m0f = vdupq_n_u32(0x0f0f0f0fu), m30 = vdupq_n_u32(0x30303030u);
+    const uint32x4_t ff = vdupq_n_u32(0xff);
+    const uint8x16_t m4 = vdupq_n_u8(15);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (size_t b = 0; b < nb; b++, a++) {
+        const uint8_t *r[RT];
+        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + 144 * b;
+        uint32x4_t h[4];
+        transpose4(vld1q_u8(r[0]), vld1q_u8(r[1]), vld1q_u8(r[2]), vld1q_u8(r[3]), h);
+        float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vmovn_u32(h[0])));
+        float32x4_t dm = vcvt_f32_f16(vreinterpret_f16_u16(vshrn_n_u32(h[0], 16)));
+        /* 6-bit scales and mins (quant_q4k_scale_min): (byte >> 6) << 4 = (byte >> 2) & 0x30 */
+        uint32x4_t sv[2], nv[2];
+        sv[0] = vandq_u32(h[1], m3f);
+        sv[1] = vorrq_u32(vandq_u32(h[3], m0f), vandq_u32(vshrq_n_u32(h[1], 2), m30));
+        nv[0] = vandq_u32(h[2], m3f);
+        nv[1] = vorrq_u32(vandq_u32(vshrq_n_u32(h[3], 4), m0f), vandq_u32(vshrq_n_u32(h[2], 2), m30));
+        /* mins . (bsum pairs) */
+        int16x4_t b0 = vld1_s16(a->bsum), b1 = vld1_s16(a->bsum + 4), b2 = vld1_s16(a->bsum + 8),
+                  b3 = vld1_s16(a->bsum + 12);
+        int32x4_t bp[2] = {vmovl_s16(vpadd_s16(b0, b1)), vmovl_s16(vpadd_s16(b2, b3))};
+        int32x4_t msum = vdupq_n_s32(0), isum = vdupq_n_s32(0);
+        UNROLL for (int j = 0; j < 8; j++) {
+            int32x4_t mn;
+            switch (j % 4) { /* the shift count must be a constant */
+            case 0: mn = vreinterpretq_s32_u32(vandq_u32(nv[j / 4], ff)); break;
+            case 1: mn = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(nv[j / 4], 8), ff)); break;
+            case 2: mn = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(nv[j / 4], 16), ff)); break;
+            default: mn = vreinterpretq_s32_u32(vshrq_n_u32(nv[j / 4], 24)); break;
+            }
+            int32x2_t half = j % 4 < 2 ? vget_low_s32(bp[j / 4]) : vget_high_s32(bp[j / 4]);
+            msum = j % 2 ? vmlaq_lane_s32(msum, mn, half, 1) : vmlaq_lane_s32(msum, mn, half, 0);
+        }
+        for (int q = 0; q < 4; q++) { /* 32 bytes of codes: sub-blocks 2q (low nibbles) and 2q + 1 (high) */
+            int8x16_t x0 = vld1q_s8(a->q + 64 * q), x1 = vld1q_s8(a->q + 64 * q + 16);
+            int8x16_t x2 = vld1q_s8(a->q + 64 * q + 32), x3 = vld1q_s8(a->q + 64 * q + 48);
+            int16x4_t dl[RT], dh[RT];
+            UNROLL for (int i = 0; i < RT; i++) {
+                uint8x16_t v0 = vld1q_u8(r[i] + 16 + 32 * q), v1 = vld1q_u8(r[i] + 32 + 32 * q);
+                dl[i] = q4k_sum(vandq_u8(v0, m4), vandq_u8(v1, m4), x0, x1);
+                dh[i] = q4k_sum(vshrq_n_u8(v0, 4), vshrq_n_u8(v1, 4), x2, x3);
+            }
+            /* this pair's scales: bytes 2q % 4 and 2q % 4 + 1 of sv[q / 2] */
+            uint32x4_t s2 = q & 1 ? vshrq_n_u32(sv[q / 2], 16) : sv[q / 2];
+            int32x4_t sl = vreinterpretq_s32_u32(vandq_u32(s2, ff));
+            int32x4_t sh = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(s2, 8), ff));
+            isum = vmlaq_s32(isum, q4k_tree(dl), sl);
+            isum = vmlaq_s32(isum, q4k_tree(dh), sh);
+        }
+        acc = vfmaq_f32(acc, vcvtq_f32_s32(isum), vmulq_n_f32(dw, a->d));
+        acc = vfmsq_f32(acc, vcvtq_f32_s32(msum), vmulq_n_f32(dm, a->d));
+    }
+    return acc;
+}
+
+void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    size_t nb = (size_t)(n / 256);
+    for (uint64_t r0 = 0; r0 < nrows; r0 += RT) {
+        uint64_t valid = nrows - r0 < RT ? nrows - r0 : RT;
+        const uint8_t *rp[RT];
+        UNROLL for (int i = 0; i < RT; i++) rp[i] = w + (r0 + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
+        for (int t = 0; t < nt; t++) {
+            float32x4_t acc = q4k_pass(rp, (const KernQ8_K *)(const void *)((const uint8_t *)act + (uint64_t)t * act_stride), nb);
+            float *o = out + (uint64_t)t * out_stride + r0;
+            if (valid == RT) {
+                vst1q_f32(o, acc);
+            } else {
+                float tmp[RT];
+                vst1q_f32(tmp, acc);
+                memcpy(o, tmp, valid * sizeof(float));
+            }
+        }
+    }
+}
+
+#else
+/* nothing here on other targets (ISO C wants a declaration) */
+typedef int kernels_arm_v7_empty;
+#endif
