@@ -1248,12 +1248,12 @@ int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOp
  * Qwen3's and Qwen2.5's: 61; a Llama 3 turn: 57), per tool call (Qwen2.5: 53; Llama
  * 3.1's call with its header: 85, less than a message and a call), per tool
  * (1) and once (SmolLM3's system turn with its thinking text 1273 +
- * generation prompt 41; Qwen2.5's tools header with its default system text
+ * generation prompt 41, with its tools part about 1690 in all; Qwen2.5's tools header with its default system text
  * 471 + 22; Qwen3.5's tools turn 917 + 41; Qwen3's 403 + 41; Llama 3.1's system turn 134 + 47). */
 #define CHAT_PER_MESSAGE 80
 #define CHAT_PER_TOOL_CALL 64
 #define CHAT_PER_TOOL 8
-#define CHAT_FIXED 1536
+#define CHAT_FIXED 2048
 /* Qwen3.5 writes each member of a call's arguments as a parameter block
  * (27 bytes around its key and value); a member takes at least 5 bytes
  * of the arguments' text ("":0 and a separator) and of the JSON. */

@@ -111,7 +111,9 @@ const char *chat_template_turn_end(ChatTemplate t);
 int64_t chat_render(ChatTemplate t, const ChatMessage *msgs, int n, const ChatOptions *opt, char *buf, size_t cap);
 /* An upper bound of chat_render's length for any template, from the
  * counts and the total bytes of every string (content, reasoning, names,
- * arguments, tools) in the conversation. */
+ * arguments, tools) in the conversation; except Llama 3.1's tools, which
+ * it re-indents by their nesting depth (tojson(indent=4)): a caller that
+ * renders tools for it measures first (chat_render with cap 0). */
 uint64_t chat_render_bound(uint64_t n_messages, uint64_t n_tool_calls, uint64_t n_tools, uint64_t text_bytes);
 
 /* ---- Reading a conversation from JSON ---------------------------------
