@@ -132,7 +132,7 @@ static void l2_worker(void *ctx, int ith, int nth)
 /* The armv6 build (GCC 12.2, -march=armv6kz+fp -mfloat-abi=softfp): this
  * function's -O2 code gives wrong logits from the first token (NaN later),
  * its -O1 code the x86 reference kernels' bit for bit; the cause is not
- * found yet (README, Models). Its work is in the kernels' dot and axpy. */
+ * found yet (README, Models). Its row work is the kernels' delta_step. */
 __attribute__((optimize("O1")))
 #endif
 static void recur_worker(void *ctx, int ith, int nth)
