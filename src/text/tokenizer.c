@@ -787,6 +787,33 @@ static size_t letter_run(const Text *x, size_t q)
     return q;
 }
 
+/* \p{N}{1,max_digits} from the number at p (l bytes long). */
+static size_t digit_run(const Text *x, size_t p, int l, int max_digits)
+{
+    int cls;
+    size_t q = p + (size_t)l;
+    for (int d = 1; d < max_digits && q < x->end; d++) {
+        int lq = char_at(x, q, &cls);
+        if (cls != UCLASS_NUMBER) break;
+        q += (size_t)lq;
+    }
+    return q;
+}
+
+/* \s*[\r\n]+ | \s+(?!\S) | \s+ from p: up to the last CR/LF of the
+ * whitespace run; else all of it at the end of text, all but its last
+ * character before a non-space, or all of a one-character run (p if
+ * there is no whitespace at p). */
+static size_t space_piece(const Text *x, size_t p)
+{
+    size_t last, j = space_run(x, p, &last);
+    for (size_t k = j; k > p; k--)
+        if (is_crlf(x, k - 1)) return k;
+    if (j == x->end) return j;
+    if (last > p) return last;
+    return j;
+}
+
 /* llama3 family: end of the pre-token that starts at p (the first
  * alternative that matches, as a backtracking regex engine picks it). */
 static size_t llama3_next(const Text *x, size_t p, int max_digits)
@@ -806,16 +833,7 @@ static size_t llama3_next(const Text *x, size_t p, int max_digits)
     if (cls != UCLASS_LETTER && cls != UCLASS_NUMBER && !is_crlf(x, p) && p + (size_t)l < x->end) q = p + (size_t)l;
     if (q < x->end && char_at(x, q, &cls2) > 0 && (cls2 == UCLASS_LETTER || cls2 == UCLASS_MARK))
         return letter_run(x, q);
-    /* \p{N}{1,max_digits} */
-    if (cls == UCLASS_NUMBER) {
-        q = p + (size_t)l;
-        for (int d = 1; d < max_digits && q < x->end; d++) {
-            int lq = char_at(x, q, &cls2);
-            if (cls2 != UCLASS_NUMBER) break;
-            q += (size_t)lq;
-        }
-        return q;
-    }
+    if (cls == UCLASS_NUMBER) return digit_run(x, p, l, max_digits);
     /* ?[^\s\p{L}\p{N}]+[\r\n]* */
     q = x->s[p] == ' ' ? p + 1 : p;
     if (q < x->end && char_at(x, q, &cls2) > 0 && cls2 == UCLASS_OTHER) {
@@ -823,17 +841,7 @@ static size_t llama3_next(const Text *x, size_t p, int max_digits)
         while (q < x->end && is_crlf(x, q)) q++;
         return q;
     }
-    if (cls == UCLASS_SPACE) {
-        size_t last, j = space_run(x, p, &last);
-        /* \s*[\r\n]+ : up to the last CR/LF of the run */
-        for (size_t k = j; k > p; k--)
-            if (is_crlf(x, k - 1)) return k;
-        /* \s+(?!\S) : all of it at the end of text, else all but its last char */
-        if (j == x->end) return j;
-        if (last > p) return last;
-        /* \s+ */
-        return j;
-    }
+    if (cls == UCLASS_SPACE) return space_piece(x, p);
     return p + (size_t)l; /* not reached: every character is L, N, space or other */
 }
 
@@ -935,16 +943,7 @@ static size_t gpt4o_next(const Text *x, size_t p, int max_digits)
     size_t q = p;
     if (cls != UCLASS_LETTER && cls != UCLASS_NUMBER && !is_crlf(x, p) && p + (size_t)l < x->end) q = p + (size_t)l;
     if (char_at(x, q, &cls2) > 0 && cls2 == UCLASS_LETTER) return gpt4o_word_end(x, q);
-    /* \p{N}{1,max_digits} */
-    if (cls == UCLASS_NUMBER) {
-        q = p + (size_t)l;
-        for (int d = 1; d < max_digits && q < x->end; d++) {
-            int lq = char_at(x, q, &cls2);
-            if (cls2 != UCLASS_NUMBER) break;
-            q += (size_t)lq;
-        }
-        return q;
-    }
+    if (cls == UCLASS_NUMBER) return digit_run(x, p, l, max_digits);
     /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
     q = x->s[p] == ' ' ? p + 1 : p;
     if (q < x->end && char_at(x, q, &cls2) > 0 && cls2 == UCLASS_OTHER) {
@@ -953,11 +952,7 @@ static size_t gpt4o_next(const Text *x, size_t p, int max_digits)
         return q;
     }
     /* \s*[\r\n]+ | \s+(?!\S) | \s+ : as in the llama3 family */
-    size_t last, j = space_run(x, p, &last);
-    for (size_t k = j; k > p; k--)
-        if (is_crlf(x, k - 1)) return k;
-    if (j == x->end) return j;
-    if (last > p) return last;
+    size_t j = space_piece(x, p);
     return j > p ? j : p + (size_t)l;
 }
 
