@@ -26,36 +26,54 @@
  * rope_freqs (llama.cpp would ignore one). Phi-3 (and Phi-4-mini) fuse
  * q/k/v into attn_qkv and gate/up into ffn_up, rotate NeoX pairs over
  * rope.dimension_count elements of a head (Phi-4-mini: 96 of 128) and may
- * carry LongRoPE factors. Layer rules in LayerTensorId order:
- *   attn_norm ffn_norm q_norm k_norm q_bias k_bias v_bias | q k v out gate up down | qkv gate_up
- *   | attn_post_norm ffn_post_norm
- *   | conv conv_in conv_out
- * then rope_freqs, rope_factors, no_rope_every, partial_rope, embd_scale, shortconv, output_norm. */
-/* Gemma 3: q/k norms, norms after attention and FFN too, GELU gate,
- * embeddings scaled by sqrt(n_embd), sliding-window layers. */
+ * carry LongRoPE factors. Every rule is named by its tensor ([LT_...]), so
+ * that a tensor added to LayerTensorId cannot shift another architecture's
+ * rules; a tensor a row does not name is refused (TENSOR_REFUSED is 0). */
+_Static_assert(TENSOR_REFUSED == 0, "arch_table's unnamed layer tensors must mean refused");
+#define R TENSOR_REQUIRED
+#define O TENSOR_OPTIONAL
+#define A TENSOR_ATTN_ONLY
+#define D TENSOR_RECUR_ONLY
+/* The norms, attention and gated FFN of a llama-shaped layer. */
+#define LLAMA_LAYER                                                                                              \
+    [LT_ATTN_NORM] = R, [LT_FFN_NORM] = R, [LT_Q] = R, [LT_K] = R, [LT_V] = R, [LT_OUT] = R, [LT_GATE] = R,      \
+    [LT_UP] = R, [LT_DOWN] = R
 static const ArchInfo arch_table[] = {
-    {"qwen3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0, 0, NULL},
-    {"qwen2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, R, R, R, R, R, R, R, R, R, R, X, X}, X, X, 0, 0, 0, 0, NULL},
-    {"llama", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, O, X, 0, 0, 0, 0, NULL},
-    {"smollm3", ROPE_NORM, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, O, O, O, R, R, R, R, R, R, R, X, X}, X, X, 4, 0, 0, 0, NULL},
-    {"phi3", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, X, X, X, X, X, X, X, X, R, X, X, R, R, R}, X, O, 0, 1, 0, 0, NULL},
-    {"gemma3", ROPE_NEOX, ACT_GELU, NORM_PRE_POST, ATTN_SWA, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X, R, R}, X, X,
-     0, 0, 1, 0, NULL},
+    {.name = "qwen3", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R}},
+    {.name = "qwen2", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {LLAMA_LAYER, [LT_Q_BIAS] = R, [LT_K_BIAS] = R, [LT_V_BIAS] = R}},
+    {.name = "llama", .rope = ROPE_NORM, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {LLAMA_LAYER, [LT_Q_BIAS] = O, [LT_K_BIAS] = O, [LT_V_BIAS] = O}, .rope_freqs = O},
+    {.name = "smollm3", .rope = ROPE_NORM, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {LLAMA_LAYER, [LT_Q_BIAS] = O, [LT_K_BIAS] = O, [LT_V_BIAS] = O}, .no_rope_every = 4},
+    {.name = "phi3", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {[LT_ATTN_NORM] = R, [LT_FFN_NORM] = R, [LT_QKV] = R, [LT_OUT] = R, [LT_GATE_UP] = R, [LT_DOWN] = R},
+     .rope_factors = O, .partial_rope = 1},
+    /* Gemma 3: q/k norms, norms after attention and FFN too, GELU gate,
+     * embeddings scaled by sqrt(n_embd), sliding-window layers. */
+    {.name = "gemma3", .rope = ROPE_NEOX, .act = ACT_GELU, .norm = NORM_PRE_POST, .attn = ATTN_SWA,
+     .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R, [LT_ATTN_POST_NORM] = R, [LT_FFN_POST_NORM] = R},
+     .embd_scale = 1},
     /* LFM2: short-convolution layers (head_count_kv[l] = 0) among
      * attention layers with q/k norms; the final norm is token_embd_norm */
-    {"lfm2", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL, {R, R, R, R, X, X, X, R, R, R, R, R, R, R, X, X, X, X, R, R, R}, X,
-     X, 0, 0, 0, 1, "token_embd_norm.weight"},
+    {.name = "lfm2", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R, [LT_CONV] = R, [LT_CONV_IN] = R, [LT_CONV_OUT] = R},
+     .shortconv = 1, .output_norm = "token_embd_norm.weight"},
     /* Qwen3.5: the attention layers (A) have qwen3's q/k norms, q and its
      * output gate in one "attn_q", k, v, output; the DeltaNet layers (D)
      * their own (deltanet.h); all have the norm before the FFN named
      * post_attention_norm. Partial NeoX RoPE (64 of 256). */
-    {"qwen35", ROPE_NEOX, ACT_SILU, NORM_PRE, ATTN_FULL,
-     {R, X, A, A, X, X, X, X, A, A, A, R, R, R, X, X, X, X, X, X, X, A, R, D, D, D, D, D, D, D, D, D}, X, X, 0, 1, 0, 0,
-     NULL},
+    {.name = "qwen35", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {[LT_ATTN_NORM] = R, [LT_FFN_NORM_PA] = R, [LT_Q_GATE] = A, [LT_Q_NORM] = A, [LT_K_NORM] = A,
+               [LT_K] = A, [LT_V] = A, [LT_OUT] = A, [LT_GATE] = R, [LT_UP] = R, [LT_DOWN] = R,
+               [LT_SSM_QKV] = D, [LT_SSM_Z] = D, [LT_SSM_BETA] = D, [LT_SSM_ALPHA] = D, [LT_SSM_OUT] = D,
+               [LT_SSM_CONV] = D, [LT_SSM_DT] = D, [LT_SSM_A] = D, [LT_SSM_NORM] = D},
+     .partial_rope = 1},
 };
+#undef LLAMA_LAYER
 #undef R
 #undef O
-#undef X
 #undef A
 #undef D
 
