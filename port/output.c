@@ -78,12 +78,25 @@ static struct {
     int shown;
 } progress;
 
+/* PITH_PROGRESS_DELAY's seconds, digits[.digits] (atof would link libc's
+ * 6.7 KB float scanner; a delay needs no exact rounding) */
+static double seconds_of(const char *s)
+{
+    double v = 0, scale = 1;
+    for (int point = 0; (*s >= '0' && *s <= '9') || (*s == '.' && !point); s++) {
+        if (*s == '.') point = 1;
+        else if (point) v += (*s - '0') * (scale /= 10);
+        else v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
 void port_progress(const char *what, uint64_t done, uint64_t total, int bytes)
 {
     if (progress.state == 0) {
         const char *off = getenv("PITH_PROGRESS"), *delay = getenv("PITH_PROGRESS_DELAY");
         progress.state = isatty(2) && !(off && off[0] == '0') ? 1 : -1;
-        progress.delay = delay ? atof(delay) : 0.5;
+        progress.delay = delay ? seconds_of(delay) : 0.5;
     }
     if (progress.state < 0) return;
     double now = port_seconds();

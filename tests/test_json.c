@@ -1,6 +1,8 @@
 /* test_json.c - the strict JSON reader on good and hostile inputs, the
  * Python-style re-serializer (tojson) and the string writer. */
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +228,67 @@ static void test_mutations(void)
     CHECK(ok && failed > 4000, "5000 mutated documents: no crash, every failure has a message (%d refused)", failed);
 }
 
+/* text_to_double against the C library's strtod (correctly rounded):
+ * chosen edge cases, random doubles printed with 15-17 digits, exact and
+ * near halfway points between neighbouring doubles (normal and subnormal,
+ * up to 1000 digits), long digit strings, the fast path's range. */
+static int same_as_strtod(const char *t)
+{
+    double a = 12345, b;
+    char *end;
+    size_t n = text_to_double(t, strlen(t), &a);
+    b = strtod(t, &end);
+    return n == (size_t)(end - t) && (n == 0 || memcmp(&a, &b, sizeof a) == 0);
+}
+
+static void test_decimal(void)
+{
+    static const char *edge[] = {"0", "-0", "1", "0.1", "0.7", "-3.14159", "1e308", "1.7976931348623157e308",
+        "1.7976931348623158e308", "1.7976931348623159e308", "2e308", "4.9406564584124654e-324", "2.4703282292062327e-324",
+        "2.4703282292062328e-324", "2.2250738585072011e-308", "2.2250738585072014e-308", "1e-400", "1e400", "0e99999999",
+        "9007199254740993", "9007199254740992.5", "9007199254740993.0000000000000000000000000000001", ".5", "5.", ".", "-",
+        "+", "e5", "1e", "1e+", "1.5e-3x", " 12", "\t-3.5", "1e22", "1e23", "8.5e-323", "00012.50000", "-.0e-0",
+        "0.000000000000000000000000000000000000000000000000001", "123456789012345678901234567890",
+        "100000000000000000000000000000000000000e-20", "1.5G", "300M", NULL};
+    int bad = 0;
+    for (int i = 0; edge[i]; i++)
+        if (!same_as_strtod(edge[i])) bad++, fprintf(stderr, "text_to_double differs from strtod: '%s'\n", edge[i]);
+    CHECK(bad == 0, "text_to_double: %d edge cases as strtod reads them", (int)(sizeof edge / sizeof edge[0]) - 1);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    char buf[1100];
+    bad = 0;
+    int n = 0;
+    for (int it = 0; it < 60000; it++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        char *p = buf;
+        if (x >> 62 == 0) *p++ = '-';
+        uint64_t bits = x & 0x7fefffffffffffffull;
+        if (it % 5 >= 3) bits %= 0x0010000000000000ull; /* subnormal */
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        long double mid = ((long double)d + nextafter(d, INFINITY)) / 2; /* exact in x87's 64-bit mantissa */
+        switch (it % 5) {
+        case 0: sprintf(p, "%.*g", 15 + (int)((x >> 30) % 3), d); break;
+        case 1: sprintf(p, "%.*Le", 16 + (int)((x >> 30) % 30), mid); break; /* near halfway */
+        case 2: { /* many digits, any exponent */
+            int nd = 1 + (int)((x >> 20) % 40);
+            for (int i = 0; i < nd; i++) *p++ = (char)('0' + (x >> (i % 60)) % 10);
+            sprintf(p, ".%ue%d", (unsigned)(x >> 33) % 100000, (int)((x >> 40) % 700) - 350);
+            break;
+        }
+        case 3: sprintf(p, "%.1000Le", mid); break; /* exactly halfway */
+        default: { /* halfway and a nonzero digit far after it */
+            sprintf(p, "%.1000Le", mid);
+            char *e = strchr(buf, 'e'), *at = p + 2 + (int)((x >> 24) % 990);
+            if (at < e && *at == '0') *at = '1';
+        }
+        }
+        n++;
+        if (!same_as_strtod(buf) && bad++ < 5) fprintf(stderr, "text_to_double differs from strtod: '%.80s...'\n", buf);
+    }
+    CHECK(bad == 0, "text_to_double: %d random numbers, halfway points and long digit strings as strtod reads them (%d differ)", n, bad);
+}
+
 int main(void)
 {
     test_validation();
@@ -235,5 +298,6 @@ int main(void)
     test_dump();
     test_escape();
     test_mutations();
+    test_decimal();
     CHECK_DONE();
 }

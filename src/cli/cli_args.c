@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../port/port.h"
+#include "../text/json.h"
 #include "cli.h"
 
 const char *cli_value(int argc, char **argv, int *i)
@@ -27,20 +28,18 @@ int64_t cli_int(const char *flag, const char *text, int64_t min, int64_t max)
 
 double cli_float(const char *flag, const char *text, double min, double max)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !isfinite(v)) port_die("%s: '%s' is not a number", flag, text);
+    double v = 0;
+    size_t n = text_to_double(text, strlen(text), &v);
+    if (n == 0 || text[n] != '\0' || !isfinite(v)) port_die("%s: '%s' is not a number", flag, text);
     if (v < min || v > max) port_die("%s: %g is out of range [%g, %g]", flag, v, min, max);
     return v;
 }
 
 uint64_t cli_size(const char *flag, const char *text)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || !(v > 0)) port_die("%s: '%s' is not a size (e.g. 300M, 2G)", flag, text);
+    double v = 0;
+    const char *end = text + text_to_double(text, strlen(text), &v);
+    if (end == text || !(v > 0)) port_die("%s: '%s' is not a size (e.g. 300M, 2G)", flag, text);
     double mul = 1;
     if (*end == 'K' || *end == 'k') mul = 1024.0, end++;
     else if (*end == 'M' || *end == 'm') mul = 1024.0 * 1024.0, end++;

@@ -1,7 +1,9 @@
 /* json.c - strict, bounded JSON pull reader and string writer. */
 #include "json.h"
 
+#include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +282,151 @@ int json_key(Json *j, char *out, size_t cap, size_t *out_len)
     return 0;
 }
 
+/* text_to_double: decimal text to the nearest double, ties to even, as
+ * strtod rounds it (strtod would link 6.7 KB of libc's long-double scanner
+ * into the static binary; this is well under 1 KB). Up to 19 significant
+ * digits times a power of ten up to 22 it is one exact operation; otherwise
+ * exact big-integer arithmetic: the digits times 10^e, or the digits times
+ * 2^k divided by 10^-e, rounded from the top 64 bits and whether anything
+ * below them is nonzero. Digits after the first DEC_DIGITS significant ones
+ * only say whether the rest is nonzero: no double lies halfway between two
+ * neighbours with that many digits. */
+enum { DEC_DIGITS = 800, BIG_LIMBS = 136 };
+typedef struct {
+    uint32_t limb[BIG_LIMBS]; /* little-endian, base 2^32 */
+    int n;
+} Big;
+
+static void big_mul_add(Big *b, uint32_t mul, uint32_t add)
+{
+    uint64_t carry = add;
+    for (int i = 0; i < b->n; i++) {
+        carry += (uint64_t)b->limb[i] * mul;
+        b->limb[i] = (uint32_t)carry;
+        carry >>= 32;
+    }
+    if (carry) b->limb[b->n++] = (uint32_t)carry;
+}
+
+static int big_div(Big *b, uint32_t div) /* -> whether there was a remainder */
+{
+    uint64_t rem = 0;
+    for (int i = b->n - 1; i >= 0; i--) {
+        uint64_t cur = rem << 32 | b->limb[i];
+        b->limb[i] = (uint32_t)(cur / div);
+        rem = cur % div;
+    }
+    while (b->n > 0 && b->limb[b->n - 1] == 0) b->n--;
+    return rem != 0;
+}
+
+static int big_bits(const Big *b)
+{
+    return b->n ? 32 * b->n - __builtin_clz(b->limb[b->n - 1]) : 0;
+}
+
+/* b (nonzero) times 10^e10, |b * 10^e10| below 10^311 and above 10^-326 */
+static double big_to_double(Big *b, int e10)
+{
+    int exp2 = 0, sticky = 0;
+    if (e10 >= 0) {
+        for (; e10 >= 9; e10 -= 9) big_mul_add(b, 1000000000u, 0);
+        for (; e10 > 0; e10--) big_mul_add(b, 10, 0);
+    } else {
+        /* 10^-e10 has at most -e10 * 3402 / 1024 + 1 bits (log2 10 < 3402 / 1024) */
+        int k = -e10 * 3402 / 1024 + 1 - big_bits(b) + 66;
+        if (k < 0) k = 0;
+        exp2 = -k;
+        for (; k >= 31; k -= 31) big_mul_add(b, 1u << 31, 0);
+        if (k > 0) big_mul_add(b, 1u << k, 0);
+        for (e10 = -e10; e10 >= 9; e10 -= 9) sticky |= big_div(b, 1000000000u);
+        for (; e10 > 0; e10--) sticky |= big_div(b, 10);
+    }
+    int bits = big_bits(b), shift = bits - 64;
+    uint64_t top = 0;
+    for (int i = bits - 1; i >= shift; i--) top = top << 1 | (i >= 0 && (b->limb[i / 32] >> (i % 32) & 1));
+    for (int i = 0; i < shift / 32; i++) sticky |= b->limb[i] != 0;
+    if (shift > 0 && shift % 32) sticky |= (b->limb[shift / 32] & ((1u << (shift % 32)) - 1)) != 0;
+    int e2 = exp2 + shift + 63; /* the value is in [2^e2, 2^(e2 + 1)) */
+    if (e2 > 1023) return HUGE_VAL;
+    int prec = e2 >= -1022 ? 53 : 53 - (-1022 - e2); /* fewer bits for a subnormal */
+    if (prec <= 0) /* below the smallest subnormal, 2^-1074: it or zero */
+        return prec == 0 && (top > 1ull << 63 || (top == 1ull << 63 && sticky)) ? 0x1p-1074 : 0;
+    uint64_t keep = top >> (64 - prec), rest = top & ((1ull << (64 - prec)) - 1), half = 1ull << (63 - prec);
+    if (rest > half || (rest == half && (sticky || (keep & 1)))) keep++;
+    return ldexp((double)keep, e2 - prec + 1);
+}
+
+static void dec_append(Big *b, uint64_t *m, int64_t *kept, unsigned d)
+{
+    big_mul_add(b, 10, d);
+    if ((*kept)++ < 19) *m = *m * 10 + d;
+}
+
+size_t text_to_double(const char *s, size_t len, double *value)
+{
+    size_t p = 0;
+    while (p < len && (s[p] == ' ' || (s[p] >= '\t' && s[p] <= '\r'))) p++;
+    int neg = 0;
+    if (p < len && (s[p] == '+' || s[p] == '-')) neg = s[p++] == '-';
+    Big b = {.n = 0};
+    uint64_t m = 0;  /* the first 19 kept digits */
+    int64_t sig = 0; /* digits from the first nonzero one */
+    int64_t kept = 0, zeros = 0, frac = 0, digits = 0;
+    int sticky = 0, point = 0;
+    for (; p < len; p++) {
+        if (s[p] == '.' && !point) {
+            point = 1;
+            continue;
+        }
+        if (s[p] < '0' || s[p] > '9') break;
+        unsigned d = (unsigned)(s[p] - '0');
+        digits++;
+        frac += point;
+        if (d == 0 && sig == 0) continue;
+        sig++;
+        if (d == 0) {
+            zeros++; /* kept only if a nonzero digit follows */
+        } else if (kept + zeros < DEC_DIGITS) {
+            for (; zeros > 0; zeros--) dec_append(&b, &m, &kept, 0);
+            dec_append(&b, &m, &kept, d);
+        } else {
+            sticky = 1;
+        }
+    }
+    if (digits == 0) return 0;
+    int64_t exp = 0;
+    if (p < len && (s[p] == 'e' || s[p] == 'E')) {
+        size_t q = p + 1;
+        int eneg = 0;
+        if (q < len && (s[q] == '+' || s[q] == '-')) eneg = s[q++] == '-';
+        if (q < len && s[q] >= '0' && s[q] <= '9') {
+            for (; q < len && s[q] >= '0' && s[q] <= '9'; q++)
+                if (exp < 100000) exp = exp * 10 + (s[q] - '0');
+            if (eneg) exp = -exp;
+            p = q;
+        }
+    }
+    int64_t e10 = sig - kept - frac + exp; /* the value is (the kept digits) * 10^e10 */
+    double v;
+    if (kept == 0) {
+        v = 0;
+    } else if (kept + e10 > 310) {
+        v = HUGE_VAL;
+    } else if (kept + e10 < -325) {
+        v = 0;
+    } else if (!sticky && kept <= 19 && m <= (1ull << 53) && e10 >= -22 && e10 <= 22) {
+        double scale = 1;
+        for (int64_t i = e10 < 0 ? -e10 : e10; i > 0; i--) scale *= 10; /* exact up to 10^22 */
+        v = e10 < 0 ? (double)m / scale : (double)m * scale;
+    } else {
+        if (sticky) big_mul_add(&b, 10, 1), e10--; /* a digit 1 for the nonzero rest */
+        v = big_to_double(&b, (int)e10);
+    }
+    *value = neg ? -v : v;
+    return p;
+}
+
 static int is_digit(char c)
 {
     return c >= '0' && c <= '9';
@@ -310,12 +457,9 @@ int json_number(Json *j, const char **text, size_t *text_len, double *value)
         while (p < j->len && is_digit(s[p])) p++;
     }
     if (value) {
-        /* strtod needs a terminated copy; numbers longer than this are refused. */
-        char buf[64];
-        if (p - start >= sizeof buf) return json_fail(j, start, "number longer than %zu characters", sizeof buf - 1);
-        memcpy(buf, s + start, p - start);
-        buf[p - start] = '\0';
-        *value = strtod(buf, NULL);
+        /* numbers of 64 characters or more are refused */
+        if (p - start >= 64) return json_fail(j, start, "number longer than %d characters", 63);
+        text_to_double(s + start, p - start, value);
     }
     if (text) *text = s + start;
     if (text_len) *text_len = p - start;

@@ -67,6 +67,12 @@ int json_key(Json *j, char *out, size_t cap, size_t *out_len);
 int json_string(Json *j, char *out, size_t cap, size_t *out_len);
 /* Reads a number; stores its text span (verbatim) and value. */
 int json_number(Json *j, const char **text, size_t *text_len, double *value);
+/* The decimal number at the start of s[0..len) ([-+]digits[.digits][e[-+]digits],
+ * white space before it skipped; digits on one side of the point may be
+ * missing) as the nearest double, ties to even (strtod's result, without
+ * hexadecimal, inf or nan); beyond the double's range ±HUGE_VAL or ±0.
+ * Returns the characters read, 0 (value untouched) if there is no number. */
+size_t text_to_double(const char *s, size_t len, double *value);
 /* Reads true, false or null and stores which. */
 int json_literal(Json *j, JsonType *type);
 /* Skips one value of any type, validating it fully. */
