@@ -173,112 +173,77 @@ process.stdout.write([okC, okS, okP].join(" "));' "$(shape_of "$TMP/gpair2")" "$
     stop_server
 fi
 
-# gemma3's sliding-window rings per slot: a gemma3-shaped model with a window
-# of 16 (rings of 16 + 8 - 1 rows at -b 8), prompts longer than a ring, two
-# slots at once: every greedy reply equals the same request alone. Sent twice
-# at once: the second time each slot's cache holds a prompt again, reused
-# where its rings still hold the window (4 generated tokens) and fed from
-# the start where they do not (30 generated tokens: seq_can_resume).
-MK=${MK:-build/asan/tools/mkmodel}
-G3=$TMP/gemma3-window16.gguf
-if ! "$MK" "$G3" --arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16 \
-    --type f32 --seed 71 >"$TMP/mk.out" 2>&1; then not_ok "gemma3: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; else
-    start_server "$G3" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
-    W1=$(printf 'a long story about the sea and ships %.0s' $(seq 1 6))
-    W2=$(printf 'mountains rivers and old forests %.0s' $(seq 1 7))
-    wreq() { case $1 in
-        0) echo "{\"prompt\":\"$W1\",\"temperature\":0,\"max_tokens\":30}" ;;
-        1) echo "{\"prompt\":\"$W2\",\"temperature\":0,\"max_tokens\":4,\"stream\":true}" ;;
-        esac; }
-    for i in 0 1; do post "$TMP/walone$i" /v1/completions "$(wreq $i)" >/dev/null; done
-    for round in a b; do
-        pids=
-        for i in 0 1; do post "$TMP/w$round$i" /v1/completions "$(wreq $i)" >/dev/null & pids="$pids $!"; done
-        for p in $pids; do wait "$p"; done
-    done
-    same=0; diff=
-    for f in a0 a1 b0 b1; do
-        i=${f#?}; a=$(text_of "$TMP/walone$i"); b=$(text_of "$TMP/w$f")
-        if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
-    done
-    n0=$(node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).usage.prompt_tokens))' "$TMP/walone0")
-    [ $same -eq 4 ] && [ "$n0" -gt 23 ] \
-        && ok "gemma3 (window 16, rings of 23 rows): 2 slots at once, prompts of $n0+ tokens, twice: every reply equals alone" \
-        || not_ok "gemma3 slots: $same of 4 equal alone, prompt $n0 tokens:$(echo "$diff" | head -c 600)"
-    cached() { node -e '
+# The architectures with per-sequence state beside (or instead of) a plain
+# KV cache: their model made with mkmodel, served on 2 slots (-b 8, F32 KV),
+# two prompts (one longer than gemma3's rings, one streamed) sent alone and
+# then at once, twice: every greedy reply equals the same request alone.
+# The second time each slot holds its prompt again: the caller checks what
+# was reused ($c0, $c1: "cached/prompt" tokens of the second round).
+W1=$(printf 'a long story about the sea and ships %.0s' $(seq 1 6))
+W2=$(printf 'mountains rivers and old forests %.0s' $(seq 1 7))
+wreq() { case $1 in
+    0) echo "{\"prompt\":\"$W1\",\"temperature\":0,\"max_tokens\":30}" ;;
+    1) echo "{\"prompt\":\"$W2\",\"temperature\":0,\"max_tokens\":4,\"stream\":true}" ;;
+    esac; }
+cached() { node -e '
 const s = require("fs").readFileSync(process.argv[1], "utf8");
 const u = s.startsWith("data: ") ? s.split("\n\n").filter(e => e.startsWith("data: {")).map(e => JSON.parse(e.slice(6))).filter(c => c.usage).pop().usage : JSON.parse(s).usage;
 process.stdout.write(u.prompt_tokens_details.cached_tokens + "/" + u.prompt_tokens);' "$1"; }
-    c0=$(cached "$TMP/wb0"); c1=$(cached "$TMP/wb1")
+MK=${MK:-build/asan/tools/mkmodel}
+slots_twice() { # NAME LABEL MIN_PROMPT_TOKENS MKMODEL_ARGS... -> 1 when mkmodel failed
+    name=$1 label=$2 min_prompt=$3; shift 3
+    model=$TMP/$name.gguf
+    if ! "$MK" "$model" "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return 1; fi
+    start_server "$model" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
+    for i in 0 1; do post "$TMP/${name}alone$i" /v1/completions "$(wreq $i)" >/dev/null; done
+    for round in a b; do
+        pids=
+        for i in 0 1; do post "$TMP/$name$round$i" /v1/completions "$(wreq $i)" >/dev/null & pids="$pids $!"; done
+        for p in $pids; do wait "$p"; done
+    done
+    same=0; diff=
+    for f in a0 a1 b0 b1; do
+        i=${f#?}; a=$(text_of "$TMP/${name}alone$i"); b=$(text_of "$TMP/$name$f")
+        if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
+    done
+    n0=$(node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).usage.prompt_tokens))' "$TMP/${name}alone0")
+    [ $same -eq 4 ] && [ "$n0" -gt "$min_prompt" ] \
+        && ok "$label: 2 slots at once, prompts of $n0+ tokens, twice: every reply equals alone" \
+        || not_ok "$name slots: $same of 4 equal alone, prompt $n0 tokens (more than $min_prompt wanted):$(echo "$diff" | head -c 600)"
+    c0=$(cached "$TMP/${name}b0"); c1=$(cached "$TMP/${name}b1")
+    grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "$name slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
+    stop_server
+}
+
+# gemma3's sliding-window rings per slot: a window of 16 (rings of 16 + 8 - 1
+# rows at -b 8), prompts longer than a ring. The second time a prompt is
+# reused where the rings still hold the window (4 generated tokens) and fed
+# from the start where they do not (30 generated tokens: seq_can_resume).
+if slots_twice gemma3 "gemma3 (window 16, rings of 23 rows)" 23 --arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 \
+    --kv-heads 1 --head-dim 256 --window 16 --type f32 --seed 71; then
     [ "${c0%/*}" = 0 ] && [ "${c1%/*}" = $((${c1#*/} - 1)) ] \
         && ok "gemma3 slots: a prompt again after 4 tokens is reused from the rings ($c1 cached), after 30 fed from the start ($c0)" \
         || not_ok "gemma3 slots: cached $c0 and $c1"
-    grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "gemma3 slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
-    stop_server
 fi
 
-# lfm2's convolution state per slot: an lfm2-shaped model (10 short
-# convolutions, 6 attention layers), the same two requests on 2 slots at
-# once, twice: every greedy reply equals alone; the second time the slots'
-# states have gone past the prompts, so they are fed from the start.
-L2=$TMP/lfm2.gguf
-if ! "$MK" "$L2" --arch lfm2 --layers 16 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64 --type f32 --seed 81 \
-    >"$TMP/mk.out" 2>&1; then not_ok "lfm2: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; else
-    start_server "$L2" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
-    for i in 0 1; do post "$TMP/lalone$i" /v1/completions "$(wreq $i)" >/dev/null; done
-    for round in a b; do
-        pids=
-        for i in 0 1; do post "$TMP/l$round$i" /v1/completions "$(wreq $i)" >/dev/null & pids="$pids $!"; done
-        for p in $pids; do wait "$p"; done
-    done
-    same=0; diff=
-    for f in a0 a1 b0 b1; do
-        i=${f#?}; a=$(text_of "$TMP/lalone$i"); b=$(text_of "$TMP/l$f")
-        if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
-    done
-    [ $same -eq 4 ] && ok "lfm2: 2 slots at once, twice: every reply equals alone (a convolution state per slot)" \
-        || not_ok "lfm2 slots: $same of 4 equal alone:$(echo "$diff" | head -c 600)"
-    c0=$(cached "$TMP/lb0"); c1=$(cached "$TMP/lb1")
+# lfm2's convolution state per slot (10 short convolutions, 6 attention
+# layers): the second time the slots' states have gone past the prompts, so
+# they are fed from the start.
+if slots_twice lfm2 "lfm2 (a convolution state per slot)" 0 --arch lfm2 --layers 16 --embd 256 --ff 512 --heads 4 \
+    --kv-heads 2 --head-dim 64 --type f32 --seed 81; then
     [ "${c0%/*}" = 0 ] && [ "${c1%/*}" = 0 ] \
         && ok "lfm2 slots: a prompt again is fed from the start ($c0, $c1 cached): the states went past it" \
         || not_ok "lfm2 slots: cached $c0 and $c1"
-    grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "lfm2 slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
-    stop_server
 fi
 
-# qwen35's recurrent states per slot: a Qwen3.5-shaped model (6 DeltaNet
-# layers, 2 attention), two slots at once, prompts in steps of 8: every
-# greedy reply equals the same request alone. Sent again, a slot's state
-# cannot be rewound to the end of the prompt: fed from the start (0 cached).
-Q35=$TMP/qwen35.gguf
-if ! "$MK" "$Q35" --arch qwen35 --layers 8 --embd 256 --ff 512 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64 \
-    --type f32 --seed 81 >"$TMP/mk.out" 2>&1; then not_ok "qwen35: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; else
-    start_server "$Q35" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
-    W1=$(printf 'a long story about the sea and ships %.0s' $(seq 1 6))
-    W2=$(printf 'mountains rivers and old forests %.0s' $(seq 1 7))
-    wreq() { case $1 in
-        0) echo "{\"prompt\":\"$W1\",\"temperature\":0,\"max_tokens\":30}" ;;
-        1) echo "{\"prompt\":\"$W2\",\"temperature\":0,\"max_tokens\":4,\"stream\":true}" ;;
-        esac; }
-    for i in 0 1; do post "$TMP/qalone$i" /v1/completions "$(wreq $i)" >/dev/null; done
-    for round in a b; do
-        pids=
-        for i in 0 1; do post "$TMP/q$round$i" /v1/completions "$(wreq $i)" >/dev/null & pids="$pids $!"; done
-        for p in $pids; do wait "$p"; done
-    done
-    same=0; diff=
-    for f in a0 a1 b0 b1; do
-        i=${f#?}; a=$(text_of "$TMP/qalone$i"); b=$(text_of "$TMP/q$f")
-        if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
-    done
-    [ $same -eq 4 ] && ok "qwen35 (recurrent states): 2 slots at once, twice: every reply equals alone" \
-        || not_ok "qwen35 slots: $same of 4 equal alone:$(echo "$diff" | head -c 600)"
-    c0=$(cached "$TMP/qb0"); c1=$(cached "$TMP/qb1")
+# qwen35's recurrent states per slot (6 DeltaNet layers, 2 attention),
+# prompts in steps of 8. Sent again, a slot's state cannot be rewound to the
+# end of the prompt: fed from the start (0 cached).
+if slots_twice qwen35 "qwen35 (recurrent states)" 0 --arch qwen35 --layers 8 --embd 256 --ff 512 --heads 2 --kv-heads 1 \
+    --head-dim 256 --rope-dim 64 --type f32 --seed 81; then
     [ "${c0%/*}" = 0 ] && [ "${c1%/*}" = 0 ] \
         && ok "qwen35 slots: a prompt again is fed from the start (states cannot rewind: $c0, $c1 cached)" \
         || not_ok "qwen35 slots: cached $c0 and $c1"
-    grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "qwen35 slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
-    stop_server
 fi
 
 # Prefix reuse: the conversation goes on in the slot that holds it.

@@ -24,6 +24,18 @@ render() {
         not_ok "template $name: $(cmp "$TMP/out" "$want" 2>&1) $(head -c 300 "$TMP/err")"
     fi
 }
+# tool_case NAME TRAILER [pith template flags] <<'EOF' ... EOF: a rendering
+# checked byte for byte; the here-document holds the request's JSON, a line
+# "== want ==", then the rendering wanted. Both lose their trailing newlines
+# (as $(...) does), so the rendering's last line ends with TRAILER (a printf
+# format: '\n', '\n\n' or '').
+tool_case() {
+    name=$1 tail=$2; shift 2
+    cat >"$TMP/case"
+    msgs=$(sed '/^== want ==$/,$d' "$TMP/case")
+    { printf '%s' "$(sed '1,/^== want ==$/d' "$TMP/case")"; printf "$tail"; } >"$TMP/want"
+    render "$name" "$TMP/want" "$msgs" "$@"
+}
 "$MK" "$TMP/m.gguf" >/dev/null 2>&1 || not_ok "mkmodel failed"
 
 printf '<|im_start|>system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\nReasoning Mode: /think\n\n## Custom Instructions\n\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face. Your role as an assistant involves thoroughly exploring questions through a systematic thinking process before providing the final precise and accurate solutions. This requires engaging in a comprehensive cycle of analysis, summarizing, exploration, reassessment, reflection, backtracking, and iteration to develop well-considered thinking process. Please structure your response into two main sections: Thought and Solution using the specified format: <think> Thought section </think> Solution section. In the Thought section, detail your reasoning process in steps. Each step should include detailed considerations such as analysing questions, summarizing relevant findings, brainstorming new ideas, verifying the accuracy of the current steps, refining any errors, and revisiting previous steps. In the Solution section, based on various attempts, explorations, and reflections from the Thought section, systematically present the final solution that you deem correct. The Solution section should be logical, accurate, and concise and detail necessary steps needed to reach the conclusion.\n\n<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n' >"$TMP/smol1"
@@ -87,16 +99,14 @@ refused "tool-call arguments that are not an object" '[{"role": "user", "content
 # builtin_tools), with transformers' tojson: the tools in the first user
 # turn, each as tojson(indent=4) writes it; the call as {"name": ...,
 # "parameters": ...}; a tool result as a JSON string in an ipython turn
-msgs=$(cat <<'EOF'
+tool_case "llama3.1: tools, a call, its result, and the next question" '\n\n' --template llama3.1 <<'EOF'
 {"messages": [{"role": "system", "content": "Be brief. "}, {"role": "user", "content": " What is the weather in Paris?\n"},
  {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2], "opt": {}}}}]},
  {"role": "tool", "tool_call_id": "c1", "content": "{\"temp\": 21, \"sky\": \"clear\"}\nline\ttab é"},
  {"role": "user", "content": "Thanks"}],
  "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather <now> & 'later'", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "array", "items": {"type": "integer"}}, "opt": {"type": "object", "properties": {}}}, "required": ["city"], "enum": []}}},
            {"type": "function", "function": {"name": "noop", "parameters": {}}}]}
-EOF
-)
-{ printf '%s' "$(cat <<'EOF'
+== want ==
 <|begin_of_text|><|start_header_id|>system<|end_header_id|>
 
 Environment: ipython
@@ -155,14 +165,10 @@ What is the weather in Paris?<|eot_id|><|start_header_id|>assistant<|end_header_
 
 Thanks<|eot_id|><|start_header_id|>assistant<|end_header_id|>
 EOF
-)"; printf '\n\n'; } >"$TMP/llama_refout"
-render "llama3.1: tools, a call, its result, and the next question" "$TMP/llama_refout" "$msgs" --template llama3.1
-msgs=$(cat <<'EOF'
+tool_case "llama3.1: tools without a system message, no generation prompt" '' --template llama3.1 --no-generation-prompt <<'EOF'
 {"messages": [{"role": "user", "content": "Hi \u00e9"}, {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": "x\"y", "b": [true, null, 1.5]}}}]}, {"role": "tool", "content": "q\"\\\u0001"}],
  "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "string", "description": "a \"quoted\" {brace} [x], y: z"}}}}}]}
-EOF
-)
-{ printf '%s' "$(cat <<'EOF'
+== want ==
 <|begin_of_text|><|start_header_id|>system<|end_header_id|>
 
 Environment: ipython
@@ -197,13 +203,9 @@ Hi é<|eot_id|><|start_header_id|>assistant<|end_header_id|>
 
 "q\"\\\u0001"<|eot_id|>
 EOF
-)"; printf ''; } >"$TMP/llama_r2"
-render "llama3.1: tools without a system message, no generation prompt" "$TMP/llama_r2" "$msgs" --template llama3.1 --no-generation-prompt
-msgs=$(cat <<'EOF'
+tool_case "llama3.1: one tool, one question" '\n\n' --template llama3.1 <<'EOF'
 {"messages": [{"role": "user", "content": "Add 2 and 3"}], "tools": [{"type": "function", "function": {"name": "add", "description": "Adds two integers.", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}}]}
-EOF
-)
-{ printf '%s' "$(cat <<'EOF'
+== want ==
 <|begin_of_text|><|start_header_id|>system<|end_header_id|>
 
 Environment: ipython
@@ -241,22 +243,18 @@ Respond in the format {"name": function name, "parameters": dictionary of argume
 
 Add 2 and 3<|eot_id|><|start_header_id|>assistant<|end_header_id|>
 EOF
-)"; printf '\n\n'; } >"$TMP/llama_r3"
-render "llama3.1: one tool, one question" "$TMP/llama_r3" "$msgs" --template llama3.1
 
 # SmolLM3 with tools: byte for byte against jinja2's rendering of
 # SmolLM3-3B's own template with the request's tools as its xml_tools (as
 # its model card passes them), less its "Today Date" line: each tool as
 # Python's str() writes it (repr quotes and escapes, True, False, None)
-msgs=$(cat <<'EOF'
+tool_case "smollm3: tools after the custom instructions, a call and its result" '\n' --template smollm3 <<'EOF'
 {"messages": [{"role": "system", "content": "Be brief. /no_think"}, {"role": "user", "content": "Weather in Paris?"},
  {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
  {"role": "tool", "tool_call_id": "c1", "content": "{\"temp\": 21}"}],
  "tools": [{"type": "function", "function": {"name": "get_weather", "description": "It's the \"weather\" \\ now\n\u00e9\u00a0\u2028x", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "n": {"type": "number", "minimum": 1.5, "default": null}, "f": {"const": false, "x": true}}, "required": ["city"]}}},
            {"type": "function", "function": {"name": "noop", "description": "'single'", "parameters": {}}}]}
-EOF
-)
-{ printf '%s' "$(cat <<'EOF'
+== want ==
 <|im_start|>system
 ## Metadata
 
@@ -297,14 +295,10 @@ Weather in Paris?<|im_end|>
 
 </think>
 EOF
-)"; printf '\n'; } >"$TMP/smol_rs1"
-render "smollm3: tools after the custom instructions, a call and its result" "$TMP/smol_rs1" "$msgs" --template smollm3
-msgs=$(cat <<'EOF'
+tool_case "smollm3: tools, thinking, repr's escapes" '\n' --template smollm3 <<'EOF'
 {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "\nCalling.", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}, {"role": "tool", "content": "ok"}],
  "tools": [{"type": "function", "function": {"name": "f", "description": "say \"hi\"\u0000\u007f\ud83d\ude00 \u00e9\t\r\/", "parameters": {"type": "object", "properties": {"x": {"type": ["integer", "null"], "enum": [1, -2, 3.25, true, false, null]}}}}}]}
-EOF
-)
-{ printf '%s' "$(cat <<'EOF'
+== want ==
 <|im_start|>system
 ## Metadata
 
@@ -338,14 +332,10 @@ Calling.<|im_end|>
 ok<|im_end|>
 <|im_start|>assistant
 EOF
-)"; printf '\n'; } >"$TMP/smol_rs2"
-render "smollm3: tools, thinking, repr's escapes" "$TMP/smol_rs2" "$msgs" --template smollm3
-msgs=$(cat <<'EOF'
+tool_case "smollm3: tools, --no-think, no generation prompt" '\n' --template smollm3 --no-think --no-generation-prompt <<'EOF'
 {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "\nCalling.", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}, {"role": "tool", "content": "ok"}],
  "tools": [{"type": "function", "function": {"name": "f", "description": "say \"hi\"\u0000\u007f\ud83d\ude00 \u00e9\t\r\/", "parameters": {"type": "object", "properties": {"x": {"type": ["integer", "null"], "enum": [1, -2, 3.25, true, false, null]}}}}}]}
-EOF
-)
-{ printf '%s' "$(cat <<'EOF'
+== want ==
 <|im_start|>system
 ## Metadata
 
@@ -381,20 +371,16 @@ Calling.<|im_end|>
 <|im_start|>user
 ok<|im_end|>
 EOF
-)"; printf '\n'; } >"$TMP/smol_rs3"
-render "smollm3: tools, --no-think, no generation prompt" "$TMP/smol_rs3" "$msgs" --template smollm3 --no-think --no-generation-prompt
 
 # LFM2 with calls: the assistant's tool_calls written before its content as
 # its model writes them (Python calls in <|tool_call_start|>[...]), byte for
 # byte against jinja2's rendering of LFM2's template given that content
-msgs=$(cat <<'EOF'
+tool_case "lfm2: tool_calls as Python calls before the content" '\n' --template lfm2 <<'EOF'
 {"messages": [{"role": "user", "content": "Status of 12345, and the weather?"},
  {"role": "assistant", "content": "Checking.", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "get_candidate_status", "arguments": {"candidate_id": "12345", "full": true, "n": 2, "tags": ["a", null], "x": {"k": false}}}}, {"id": "b", "type": "function", "function": {"name": "now", "arguments": {}}}]},
  {"role": "tool", "tool_call_id": "a", "content": "{\"status\": \"Interview Scheduled\"}"}],
  "tools": [{"type": "function", "function": {"name": "get_candidate_status", "parameters": {"type": "object", "properties": {"candidate_id": {"type": "string"}}}}}]}
-EOF
-)
-{ printf '%s' "$(cat <<'EOF'
+== want ==
 <|startoftext|><|im_start|>system
 List of tools: <|tool_list_start|>[{"type": "function", "function": {"name": "get_candidate_status", "parameters": {"type": "object", "properties": {"candidate_id": {"type": "string"}}}}}]<|tool_list_end|><|im_end|>
 <|im_start|>user
@@ -405,8 +391,6 @@ Status of 12345, and the weather?<|im_end|>
 <|tool_response_start|>{"status": "Interview Scheduled"}<|tool_response_end|><|im_end|>
 <|im_start|>assistant
 EOF
-)"; printf '\n'; } >"$TMP/lfm_calls"
-render "lfm2: tool_calls as Python calls before the content" "$TMP/lfm_calls" "$msgs" --template lfm2
 
 # detection from the template text in the file (markers of each model's template)
 detect() {

