@@ -8,7 +8,8 @@
 // llama.cpp's converter fills the ids a vocabulary leaves free. ARCH's
 // few hyperparameters are there only so that llama.cpp loads the file.
 // Both pith and llama.cpp then tokenize with the same file.
-import {readFileSync, writeFileSync} from "node:fs";
+import {readFileSync} from "node:fs";
+import {ggufKv} from "./gguf_kv.mjs";
 
 const [jsonPath, outPath, arch, pre, nArg, ...extra] = process.argv.slice(2);
 const tj = JSON.parse(readFileSync(jsonPath, "utf8"));
@@ -25,34 +26,20 @@ for (let i = 0; i < n; i++)
 const merges = tj.model.merges.map(m => Array.isArray(m) ? m.join(" ") : m);
 const bos = Math.max(0, tokens.indexOf("<|begin_of_text|>"), tokens.indexOf("<|endoftext|>"));
 
-const parts = [];
-const u32 = v => { const b = Buffer.alloc(4); b.writeUInt32LE(v); parts.push(b); };
-const u64 = v => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); parts.push(b); };
-const str = s => { const b = Buffer.from(s, "utf8"); u64(b.length); parts.push(b); };
-const kvs = [];
-const kv = (key, write) => kvs.push([key, write]);
-const kvU32 = (k, v) => kv(k, () => { u32(4); u32(v); });
-const kvF32 = (k, v) => kv(k, () => { u32(6); const b = Buffer.alloc(4); b.writeFloatLE(v); parts.push(b); });
-const kvBool = (k, v) => kv(k, () => { u32(7); parts.push(Buffer.from([v ? 1 : 0])); });
-const kvStr = (k, v) => kv(k, () => { u32(8); str(v); });
-const kvStrs = (k, a) => kv(k, () => { u32(9); u32(8); u64(a.length); for (const s of a) str(s); });
-kvStr("general.architecture", arch);
+const g = ggufKv();
+g.str("general.architecture", arch);
 // (no "phi3" in the name: llama.cpp gives Phi-3-named files' special tokens rstrip)
-kvStr("general.name", `${pre} vocabulary`);
+g.str("general.name", `${pre} vocabulary`);
 for (const [k, v] of [["context_length", 4096], ["embedding_length", 64], ["block_count", 1], ["feed_forward_length", 128],
                       ["attention.head_count", 1], ["attention.head_count_kv", 1], ["rope.dimension_count", 64]])
-    kvU32(`${arch}.${k}`, v);
-kvF32(`${arch}.attention.layer_norm_rms_epsilon`, 1e-5);
-kvStr("tokenizer.ggml.model", "gpt2");
-kvStr("tokenizer.ggml.pre", pre);
-kvStrs("tokenizer.ggml.tokens", tokens);
-kv("tokenizer.ggml.token_type", () => { u32(9); u32(5); u64(n); parts.push(Buffer.from(types.buffer)); });
-kvStrs("tokenizer.ggml.merges", merges);
-kvU32("tokenizer.ggml.bos_token_id", bos);
-kvU32("tokenizer.ggml.eos_token_id", bos);
-kvBool("tokenizer.ggml.add_bos_token", false);
-parts.push(Buffer.from("GGUF")); u32(3); u64(0); u64(kvs.length);
-for (const [k, write] of kvs) { str(k); write(); }
-const len = parts.reduce((s, b) => s + b.length, 0);
-parts.push(Buffer.alloc((32 - (len % 32)) % 32));
-writeFileSync(outPath, Buffer.concat(parts));
+    g.u32(`${arch}.${k}`, v);
+g.f32(`${arch}.attention.layer_norm_rms_epsilon`, 1e-5);
+g.str("tokenizer.ggml.model", "gpt2");
+g.str("tokenizer.ggml.pre", pre);
+g.strs("tokenizer.ggml.tokens", tokens);
+g.nums("tokenizer.ggml.token_type", types);
+g.strs("tokenizer.ggml.merges", merges);
+g.u32("tokenizer.ggml.bos_token_id", bos);
+g.u32("tokenizer.ggml.eos_token_id", bos);
+g.bool("tokenizer.ggml.add_bos_token", false);
+g.write(outPath);
