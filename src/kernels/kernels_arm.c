@@ -31,7 +31,8 @@
  * Matmuls of several rows at once (KernelSet.rows, taken by kern_matmul
  * instead of the one-row kernels): F16 on both aarch64 sets (four rows and
  * four tokens per pass, here), Q8_0 and Q4_0 on the dotprod set (eight rows,
- * kernels_arm_rows.c), Q4_K, Q5_K and Q6_K on both (four rows and up to two
+ * kernels_arm_rows.c) and on the set without (four rows and up to four
+ * tokens, kernels_arm_rows4.c), Q4_K, Q5_K and Q6_K on both (four rows and up to two
  * tokens, kernels_arm_kq.c). Attention over many positions (dots_f16, wsum_f16)
  * converts each K/V row once for two query heads. */
 #include <stddef.h>
@@ -1154,6 +1155,11 @@ void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+/* kernels_arm_rows4.c: Q8_0 and Q4_0 four rows per pass, for the set without dotprod */
+void kern_arm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 /* kernels_arm_kq.c: Q4_K, Q5_K and Q6_K four rows per pass, both sets */
 void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
                         int nt, float *out, uint64_t out_stride);
@@ -1219,7 +1225,8 @@ const KernelSet *kern_arm(void)
 {
     const PortCpu *c = port_cpu();
 #ifdef __aarch64__
-    static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q4_K] = kern_arm_rows_q4_k,
+    static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_rows_q8_0,
+                                      [GGML_TYPE_Q4_0] = kern_arm_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_rows_q4_k,
                                       [GGML_TYPE_Q5_K] = kern_arm_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_rows_q6_k),
                            dotprod = SET("aarch64 NEON+dotprod", dp, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
                                          [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_dp_rows_q4_k,
