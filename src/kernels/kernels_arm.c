@@ -53,6 +53,8 @@
 #ifdef ARM_KERNELS
 #include <arm_neon.h>
 
+#include "kernels_neon.h"
+
 #define INLINE static inline __attribute__((always_inline))
 /* the token loops must unroll so the accumulators stay in registers */
 #define UNROLL _Pragma("GCC unroll 8")
@@ -75,17 +77,9 @@ static uint16_t le16(const uint8_t *p)
     return (uint16_t)(p[0] | (p[1] << 8));
 }
 
-/* Half to float with the hardware conversion (FCVT / VCVTB). */
-INLINE float f16u(uint16_t v)
-{
-    __fp16 h;
-    memcpy(&h, &v, 2);
-    return (float)h;
-}
-
 INLINE float f16s(const uint8_t *p)
 {
-    return f16u(le16(p));
+    return neon_f16_to_f32(le16(p));
 }
 
 INLINE float hsum_f32(float32x4_t v)
@@ -868,7 +862,7 @@ static float neon_dot_f16(const uint16_t *k, const float *q, uint32_t n)
         a1 = fma4(a1, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k + i + 4))), vld1q_f32(q + i + 4));
     }
     float s = hsum_f32(vaddq_f32(a0, a1));
-    for (; i < n; i++) s += q[i] * f16u(k[i]);
+    for (; i < n; i++) s += q[i] * neon_f16_to_f32(k[i]);
     return s;
 }
 
@@ -878,7 +872,7 @@ static void neon_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
     uint32_t i = 0;
     for (; i + 4 <= n; i += 4)
         vst1q_f32(out + i, fma4(vld1q_f32(out + i), va, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(v + i)))));
-    for (; i < n; i++) out[i] += a * f16u(v[i]);
+    for (; i < n; i++) out[i] += a * neon_f16_to_f32(v[i]);
 }
 
 /* Attention over many positions (KernelSet.dots_f16 / wsum_f16): each K or
@@ -920,7 +914,7 @@ INLINE void dots_block(const uint16_t *k0, const uint16_t *k1, const float *q0, 
     for (int i = 0; i < (nq2 ? 2 : 1); i++)
         for (int p = 0; p < (np2 ? 2 : 1); p++) {
             float s = hsum_f32(vaddq_f32(a[i][p][0], a[i][p][1]));
-            for (uint32_t t = j; t < n; t++) s += qs[i][t] * f16u(kp[p][t]);
+            for (uint32_t t = j; t < n; t++) s += qs[i][t] * neon_f16_to_f32(kp[p][t]);
             *o[i][p] = s;
         }
 }
@@ -981,8 +975,8 @@ static void neon_wsum_f16(float *out, uint64_t out_stride, const float *w, uint6
         }
         for (; j < n; j++)
             for (uint32_t p = 0; p < rows; p++) {
-                o0[j] += w0[p] * f16u(v[p * stride + j]);
-                if (nq2) o1[j] += w1[p] * f16u(v[p * stride + j]);
+                o0[j] += w0[p] * neon_f16_to_f32(v[p * stride + j]);
+                if (nq2) o1[j] += w1[p] * neon_f16_to_f32(v[p * stride + j]);
             }
     }
 }
