@@ -38,6 +38,8 @@
 #define UNROLL _Pragma("GCC unroll 8")
 
 enum { R4_Q8_0, R4_Q4_0 };
+/* the loops step through a token's blocks by 8 + 32 bytes */
+_Static_assert(sizeof(KernQ8_0) == 40 && offsetof(KernQ8_0, q) == 8, "KernQ8_0: d, sum, then the 32 codes");
 enum { RT = 4 /* rows per pass */, GT = 4 /* most tokens per pass */ };
 
 void kern_arm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
