@@ -12,6 +12,9 @@
 #
 #   sh tests/bench_arm.sh                     every type on both CPUs (~20 min)
 #   TYPES="q8_0 q4_0" CPUS=cortex-a76 sh tests/bench_arm.sh
+#   CPUS=cortex-a53 ...   the Pi 3 / Zero 2 W: the same kernels as cortex-a72 (the
+#                         set without dotprod), so the same counts; llama.cpp's
+#                         column shows - there
 set -eu
 cd "$(dirname "$0")/.."
 AC=${ARMCOUNT:-../shared/tools/armcount}

@@ -2,7 +2,8 @@
 # t_arm_kernels.sh - the NEON kernels (src/kernels/kernels_arm.c) under qemu-user.
 #
 # tests/test_kernels.c and tests/test_kernels_rows.c (the multi-row kernels,
-# kernels_arm_rows.c, kernels_arm_kq.c: results and determinism), and on the A76 the whole
+# kernels_arm_rows.c, kernels_arm_rows4.c, kernels_arm_kq.c, kernels_arm_v7.c:
+# results and determinism), and on the A76 the whole
 # forward pass (tests/test_forward.c), cross-built statically for
 # aarch64 and armv7, run on an emulated CPU for each ARM code path, which
 # must be the one chosen:

@@ -162,28 +162,34 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
     free(x);
 }
 
-/* Q8_K types: blocks at the extremes of their codes and scales (every
- * code and scale at its largest magnitude) against activations of +-127,
- * where a sum that overflowed its lanes (int16 products without dotprod)
- * would be far off; the bound as above. */
+/* Blocks at the extremes of their codes and scales (every code and scale
+ * at its largest magnitude) against activations of +-127, where a sum that
+ * overflowed its lanes (int16 products without dotprod) would be far off;
+ * the bound as above. Q8_K types, and Q8_0 and Q4_0 (codes -128 or 127,
+ * -8 or 7; d = 1). Five tokens: passes of four and of one. */
 static void test_extremes(uint32_t type, KernRowsFn rows, const char *label)
 {
-    enum { N = 256 * 3, R = 6, T = 3 };
-    uint64_t rb = ggml_row_bytes(type, N), as = kern_act_bytes(KERN_ACT_Q8_K, N);
+    enum { N = 256 * 3, R = 6, T = 5 };
+    KernActFormat fmt = kern_act_format(type);
+    uint64_t rb = ggml_row_bytes(type, N), as = kern_act_bytes(fmt, N), bb = ggml_type_info(type)->block_bytes;
+    uint64_t be = ggml_type_info(type)->block_elems;
     uint8_t *w = malloc(R * rb), *act = malloc(T * as);
     float x[N], got[T * R];
     double worst = 0;
     for (int pattern = 0; pattern < 4; pattern++) {
         memset(w, pattern & 1 ? 0xff : 0x00, R * rb);
         for (int r = 0; r < R; r++)
-            for (int b = 0; b < N / 256; b++) {
-                uint8_t *blk = w + r * rb + b * ggml_type_info(type)->block_bytes;
+            for (uint64_t b = 0; b < N / be; b++) {
+                uint8_t *blk = w + r * rb + b * bb;
                 if (type == GGML_TYPE_Q6_K) {
                     memset(blk + 192, r % 2 ? 0x80 : 0x7f, 16); /* scales -128 or 127 */
                     blk[208] = 0x00, blk[209] = 0x3c;           /* d = 1 */
-                } else {
+                } else if (fmt == KERN_ACT_Q8_K) {
                     blk[0] = 0x00, blk[1] = 0x3c, blk[2] = 0x00, blk[3] = 0x38; /* d = 1, dmin = 0.5 */
                     memset(blk + 4, 0xff, 12);                                  /* scales and mins 63 */
+                } else {
+                    if (type == GGML_TYPE_Q8_0) memset(blk + 2, pattern & 1 ? 0x80 : 0x7f, 32); /* -128 or 127 */
+                    blk[0] = 0x00, blk[1] = 0x3c;                                               /* d = 1 */
                 }
             }
         for (int t = 0; t < T; t++) {
@@ -198,8 +204,17 @@ static void test_extremes(uint32_t type, KernRowsFn rows, const char *label)
                 double mag = 0;
                 float wf[N];
                 quant_dequant_row(type, w + r * rb, wf, N);
-                const KernQ8_K *a = (const KernQ8_K *)(act + t * as);
-                for (int i = 0; i < N; i++) mag += fabs((double)wf[i] * a[i / 256].d * a[i / 256].q[i % 256]);
+                for (int i = 0; i < N; i++) {
+                    double a;
+                    if (fmt == KERN_ACT_Q8_K) {
+                        const KernQ8_K *k = (const KernQ8_K *)(act + t * as);
+                        a = (double)k[i / 256].d * k[i / 256].q[i % 256];
+                    } else {
+                        const KernQ8_0 *k = (const KernQ8_0 *)(act + t * as);
+                        a = (double)k[i / 32].d * k[i / 32].q[i % 32];
+                    }
+                    mag += fabs((double)wf[i] * a);
+                }
                 double err = fabs((double)got[t * R + r] - want) / (mag + 1e-30);
                 if (err > worst) worst = err;
             }
@@ -257,7 +272,8 @@ int main(void)
         if (!ks->rows[t]) continue;
         any = 1;
         test_type(t, ks->rows[t], ks->name, 1, NULL);
-        if (kern_act_format(t) == KERN_ACT_Q8_K) test_extremes(t, ks->rows[t], ks->name);
+        if (kern_act_format(t) == KERN_ACT_Q8_K || t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0)
+            test_extremes(t, ks->rows[t], ks->name);
     }
     if (ks->f16_in_half) test_f16_half(ks->rows[GGML_TYPE_F16]);
     if (!any) CHECK(1, "%s: no multi-row kernels on this path (row-by-row kernels are tested by test_kernels)", ks->name);

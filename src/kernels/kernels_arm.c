@@ -31,7 +31,8 @@
  * Matmuls of several rows at once (KernelSet.rows, taken by kern_matmul
  * instead of the one-row kernels): F16 on both aarch64 sets (four rows and
  * four tokens per pass, here), Q8_0 and Q4_0 on the dotprod set (eight rows,
- * kernels_arm_rows.c), Q4_K, Q5_K and Q6_K on both (four rows and up to two
+ * kernels_arm_rows.c) and on the set without (four rows and up to four
+ * tokens, kernels_arm_rows4.c), Q4_K, Q5_K and Q6_K on both (four rows and up to two
  * tokens, kernels_arm_kq.c). Attention over many positions (dots_f16, wsum_f16)
  * converts each K/V row once for two query heads. */
 #include <stddef.h>
@@ -51,6 +52,8 @@
 
 #ifdef ARM_KERNELS
 #include <arm_neon.h>
+
+#include "kernels_neon.h"
 
 #define INLINE static inline __attribute__((always_inline))
 /* the token loops must unroll so the accumulators stay in registers */
@@ -74,17 +77,9 @@ static uint16_t le16(const uint8_t *p)
     return (uint16_t)(p[0] | (p[1] << 8));
 }
 
-/* Half to float with the hardware conversion (FCVT / VCVTB). */
-INLINE float f16u(uint16_t v)
-{
-    __fp16 h;
-    memcpy(&h, &v, 2);
-    return (float)h;
-}
-
 INLINE float f16s(const uint8_t *p)
 {
-    return f16u(le16(p));
+    return neon_f16_to_f32(le16(p));
 }
 
 INLINE float hsum_f32(float32x4_t v)
@@ -867,7 +862,7 @@ static float neon_dot_f16(const uint16_t *k, const float *q, uint32_t n)
         a1 = fma4(a1, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k + i + 4))), vld1q_f32(q + i + 4));
     }
     float s = hsum_f32(vaddq_f32(a0, a1));
-    for (; i < n; i++) s += q[i] * f16u(k[i]);
+    for (; i < n; i++) s += q[i] * neon_f16_to_f32(k[i]);
     return s;
 }
 
@@ -877,7 +872,7 @@ static void neon_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
     uint32_t i = 0;
     for (; i + 4 <= n; i += 4)
         vst1q_f32(out + i, fma4(vld1q_f32(out + i), va, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(v + i)))));
-    for (; i < n; i++) out[i] += a * f16u(v[i]);
+    for (; i < n; i++) out[i] += a * neon_f16_to_f32(v[i]);
 }
 
 /* Attention over many positions (KernelSet.dots_f16 / wsum_f16): each K or
@@ -919,7 +914,7 @@ INLINE void dots_block(const uint16_t *k0, const uint16_t *k1, const float *q0, 
     for (int i = 0; i < (nq2 ? 2 : 1); i++)
         for (int p = 0; p < (np2 ? 2 : 1); p++) {
             float s = hsum_f32(vaddq_f32(a[i][p][0], a[i][p][1]));
-            for (uint32_t t = j; t < n; t++) s += qs[i][t] * f16u(kp[p][t]);
+            for (uint32_t t = j; t < n; t++) s += qs[i][t] * neon_f16_to_f32(kp[p][t]);
             *o[i][p] = s;
         }
 }
@@ -980,8 +975,8 @@ static void neon_wsum_f16(float *out, uint64_t out_stride, const float *w, uint6
         }
         for (; j < n; j++)
             for (uint32_t p = 0; p < rows; p++) {
-                o0[j] += w0[p] * f16u(v[p * stride + j]);
-                if (nq2) o1[j] += w1[p] * f16u(v[p * stride + j]);
+                o0[j] += w0[p] * neon_f16_to_f32(v[p * stride + j]);
+                if (nq2) o1[j] += w1[p] * neon_f16_to_f32(v[p * stride + j]);
             }
     }
 }
@@ -1154,6 +1149,11 @@ void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+/* kernels_arm_rows4.c: Q8_0 and Q4_0 four rows per pass, for the set without dotprod */
+void kern_arm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 /* kernels_arm_kq.c: Q4_K, Q5_K and Q6_K four rows per pass, both sets */
 void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
                         int nt, float *out, uint64_t out_stride);
@@ -1219,7 +1219,8 @@ const KernelSet *kern_arm(void)
 {
     const PortCpu *c = port_cpu();
 #ifdef __aarch64__
-    static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q4_K] = kern_arm_rows_q4_k,
+    static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_rows_q8_0,
+                                      [GGML_TYPE_Q4_0] = kern_arm_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_rows_q4_k,
                                       [GGML_TYPE_Q5_K] = kern_arm_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_rows_q6_k),
                            dotprod = SET("aarch64 NEON+dotprod", dp, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
                                          [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_dp_rows_q4_k,

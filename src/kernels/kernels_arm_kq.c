@@ -37,6 +37,8 @@
 #if defined(__aarch64__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #include <arm_neon.h>
 
+#include "kernels_neon.h"
+
 #ifdef __clang__
 #define DP_ATTR __attribute__((target("dotprod")))
 #else
@@ -76,19 +78,6 @@ INLINE int32x4_t sdot(int32x4_t acc, uint8x16_t w, int8x16_t a)
 INLINE int32x4_t tree32(const int32x4_t *p)
 {
     return vpaddq_s32(vpaddq_s32(p[0], p[1]), vpaddq_s32(p[2], p[3]));
-}
-
-/* Four 16-byte rows as words: out[k] lane i = word k of row i. */
-INLINE void transpose4(uint8x16_t a, uint8x16_t b, uint8x16_t c, uint8x16_t d, uint32x4_t *out)
-{
-    uint32x4_t ab0 = vtrn1q_u32(vreinterpretq_u32_u8(a), vreinterpretq_u32_u8(b));
-    uint32x4_t ab1 = vtrn2q_u32(vreinterpretq_u32_u8(a), vreinterpretq_u32_u8(b));
-    uint32x4_t cd0 = vtrn1q_u32(vreinterpretq_u32_u8(c), vreinterpretq_u32_u8(d));
-    uint32x4_t cd1 = vtrn2q_u32(vreinterpretq_u32_u8(c), vreinterpretq_u32_u8(d));
-    out[0] = vreinterpretq_u32_u64(vtrn1q_u64(vreinterpretq_u64_u32(ab0), vreinterpretq_u64_u32(cd0)));
-    out[1] = vreinterpretq_u32_u64(vtrn1q_u64(vreinterpretq_u64_u32(ab1), vreinterpretq_u64_u32(cd1)));
-    out[2] = vreinterpretq_u32_u64(vtrn2q_u64(vreinterpretq_u64_u32(ab0), vreinterpretq_u64_u32(cd0)));
-    out[3] = vreinterpretq_u32_u64(vtrn2q_u64(vreinterpretq_u64_u32(ab1), vreinterpretq_u64_u32(cd1)));
 }
 
 /* byte k (0..3) of each lane, unsigned */
@@ -173,7 +162,6 @@ INLINE void q45k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act
                       float32x4_t *acc, int five, int dp)
 {
     const uint64_t bytes = five ? 176 : 144, qs = five ? 48 : 16;
-    const uint32x4_t m3f = vdupq_n_u32(0x3f3f3f3fu), m0f = vdupq_n_u32(0x0f0f0f0fu), m30 = vdupq_n_u32(0x30303030u);
     const int16x8_t m127 = vdupq_n_s16(127);
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
     for (uint64_t b = 0; b < nb; b++) {
@@ -181,15 +169,13 @@ INLINE void q45k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act
         UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + bytes * b;
         /* header: d, dmin, the 12 bytes of 6-bit scales and mins (quant_q4k_scale_min) */
         uint32x4_t h[4];
-        transpose4(vld1q_u8(r[0]), vld1q_u8(r[1]), vld1q_u8(r[2]), vld1q_u8(r[3]), h);
+        neon_transpose4(vld1q_u8(r[0]), vld1q_u8(r[1]), vld1q_u8(r[2]), vld1q_u8(r[3]), h);
         uint16x8_t dd = vreinterpretq_u16_u32(h[0]);
         float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(vuzp1q_u16(dd, dd))));
         float32x4_t dm = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(vuzp2q_u16(dd, dd))));
-        /* (byte >> 6) << 4 = (byte >> 2) & 0x30 */
-        uint32x4_t s03 = vandq_u32(h[1], m3f);
-        uint32x4_t s47 = vorrq_u32(vandq_u32(h[3], m0f), vandq_u32(vshrq_n_u32(h[1], 2), m30));
-        uint32x4_t n03 = vandq_u32(h[2], m3f);
-        uint32x4_t n47 = vorrq_u32(vandq_u32(vshrq_n_u32(h[3], 4), m0f), vandq_u32(vshrq_n_u32(h[2], 2), m30));
+        uint32x4_t sv[2], nv[2];
+        neon_q4k_scales_mins(h, sv, nv);
+        uint32x4_t s03 = sv[0], s47 = sv[1], n03 = nv[0], n47 = nv[1];
         int32x4_t sc[8], mn[8];
         ubytes4(s03, sc);
         ubytes4(s47, sc + 4);
@@ -255,7 +241,7 @@ INLINE void q6k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
         const uint8_t *r[RT];
         UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + 210 * b;
         uint32x4_t g[4];
-        transpose4(vld1q_u8(r[0] + 192), vld1q_u8(r[1] + 192), vld1q_u8(r[2] + 192), vld1q_u8(r[3] + 192), g);
+        neon_transpose4(vld1q_u8(r[0] + 192), vld1q_u8(r[1] + 192), vld1q_u8(r[2] + 192), vld1q_u8(r[3] + 192), g);
         int32x4_t sc[16], ds[16];
         UNROLL for (int k = 0; k < 4; k++) sbytes4(g[k], sc + 4 * k);
         uint16x4_t dh = vdup_n_u16(0);

@@ -34,6 +34,8 @@
     defined(__ARM_FEATURE_FMA) && defined(__ARM_FP16_FORMAT_IEEE)
 #include <arm_neon.h>
 
+#include "kernels_neon.h"
+
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 8")
 
@@ -179,17 +181,6 @@ void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
 
 /* ---- Q4_K: four rows, one token per pass ----------------------------------------- */
 
-/* Four 16-byte rows as words: out[k] lane i = word k of row i. */
-INLINE void transpose4(uint8x16_t a, uint8x16_t b, uint8x16_t c, uint8x16_t d, uint32x4_t *out)
-{
-    uint32x4x2_t ab = vtrnq_u32(vreinterpretq_u32_u8(a), vreinterpretq_u32_u8(b));
-    uint32x4x2_t cd = vtrnq_u32(vreinterpretq_u32_u8(c), vreinterpretq_u32_u8(d));
-    out[0] = vcombine_u32(vget_low_u32(ab.val[0]), vget_low_u32(cd.val[0]));
-    out[1] = vcombine_u32(vget_low_u32(ab.val[1]), vget_low_u32(cd.val[1]));
-    out[2] = vcombine_u32(vget_high_u32(ab.val[0]), vget_high_u32(cd.val[0]));
-    out[3] = vcombine_u32(vget_high_u32(ab.val[1]), vget_high_u32(cd.val[1]));
-}
-
 /* 16 codes of 4 bits or less (c0: elements 0..15 of a sub-block, c1:
  * 16..31) times the activation (x0, x1), summed in fours: 4 int16 lanes
  * (at most 8 x 15 x 127). */
@@ -216,7 +207,6 @@ INLINE int32x4_t q4k_tree(const int16x4_t *d)
  * fma(-float(M), dmin * da, acc) (the aarch64 kernels' order). */
 INLINE float32x4_t q4k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t nb)
 {
-    const uint32x4_t m3f = vdupq_n_u32(0x3f3f3f3fu), m0f = vdupq_n_u32(0x0f0f0f0fu), m30 = vdupq_n_u32(0x30303030u);
     const uint32x4_t ff = vdupq_n_u32(0xff);
     const uint8x16_t m4 = vdupq_n_u8(15);
     float32x4_t acc = vdupq_n_f32(0.0f);
@@ -224,15 +214,12 @@ INLINE float32x4_t q4k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
         const uint8_t *r[RT];
         UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + 144 * b;
         uint32x4_t h[4];
-        transpose4(vld1q_u8(r[0]), vld1q_u8(r[1]), vld1q_u8(r[2]), vld1q_u8(r[3]), h);
+        neon_transpose4(vld1q_u8(r[0]), vld1q_u8(r[1]), vld1q_u8(r[2]), vld1q_u8(r[3]), h);
         float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vmovn_u32(h[0])));
         float32x4_t dm = vcvt_f32_f16(vreinterpret_f16_u16(vshrn_n_u32(h[0], 16)));
-        /* 6-bit scales and mins (quant_q4k_scale_min): (byte >> 6) << 4 = (byte >> 2) & 0x30 */
+        /* 6-bit scales and mins (quant_q4k_scale_min) */
         uint32x4_t sv[2], nv[2];
-        sv[0] = vandq_u32(h[1], m3f);
-        sv[1] = vorrq_u32(vandq_u32(h[3], m0f), vandq_u32(vshrq_n_u32(h[1], 2), m30));
-        nv[0] = vandq_u32(h[2], m3f);
-        nv[1] = vorrq_u32(vandq_u32(vshrq_n_u32(h[3], 4), m0f), vandq_u32(vshrq_n_u32(h[2], 2), m30));
+        neon_q4k_scales_mins(h, sv, nv);
         /* mins . (bsum pairs) */
         int16x4_t b0 = vld1_s16(a->bsum), b1 = vld1_s16(a->bsum + 4), b2 = vld1_s16(a->bsum + 8),
                   b3 = vld1_s16(a->bsum + 12);

@@ -19,6 +19,8 @@
     (defined(__aarch64__) || (defined(__ARM_FEATURE_FMA) && defined(__ARM_FP16_FORMAT_IEEE)))
 #include <arm_neon.h>
 
+#include "kernels_neon.h"
+
 #define INLINE static inline __attribute__((always_inline))
 
 INLINE uint16_t to_half(float x)
@@ -29,16 +31,9 @@ INLINE uint16_t to_half(float x)
     return v;
 }
 
-INLINE float from_half(uint16_t v)
-{
-    __fp16 h;
-    memcpy(&h, &v, 2);
-    return (float)h;
-}
-
 INLINE float gelu1(float x, const uint16_t *table)
 {
-    return x <= -10.0f ? 0.0f : x >= 10.0f ? x : from_half(table[to_half(x)]);
+    return x <= -10.0f ? 0.0f : x >= 10.0f ? x : neon_f16_to_f32(table[to_half(x)]);
 }
 
 void kern_arm_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table)

@@ -1,0 +1,58 @@
+/* kernels_neon.h - small NEON helpers shared by the ARM kernel files
+ * (kernels_arm.c, kernels_arm_kq.c, kernels_arm_v7.c, kernels_ops_arm.c),
+ * aarch64 and armv7. Include it only where <arm_neon.h> and __fp16 are
+ * available (inside those files' target conditions). */
+#ifndef PITH_KERNELS_NEON_H
+#define PITH_KERNELS_NEON_H
+
+#include <arm_neon.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Half to float with the hardware conversion (FCVT / VCVTB). */
+static inline __attribute__((always_inline)) float neon_f16_to_f32(uint16_t v)
+{
+    __fp16 h;
+    memcpy(&h, &v, 2);
+    return (float)h;
+}
+
+/* Four 16-byte rows as words: out[k] lane i = word k of row i. */
+static inline __attribute__((always_inline)) void neon_transpose4(uint8x16_t a, uint8x16_t b, uint8x16_t c,
+                                                                  uint8x16_t d, uint32x4_t *out)
+{
+#ifdef __aarch64__
+    uint32x4_t ab0 = vtrn1q_u32(vreinterpretq_u32_u8(a), vreinterpretq_u32_u8(b));
+    uint32x4_t ab1 = vtrn2q_u32(vreinterpretq_u32_u8(a), vreinterpretq_u32_u8(b));
+    uint32x4_t cd0 = vtrn1q_u32(vreinterpretq_u32_u8(c), vreinterpretq_u32_u8(d));
+    uint32x4_t cd1 = vtrn2q_u32(vreinterpretq_u32_u8(c), vreinterpretq_u32_u8(d));
+    out[0] = vreinterpretq_u32_u64(vtrn1q_u64(vreinterpretq_u64_u32(ab0), vreinterpretq_u64_u32(cd0)));
+    out[1] = vreinterpretq_u32_u64(vtrn1q_u64(vreinterpretq_u64_u32(ab1), vreinterpretq_u64_u32(cd1)));
+    out[2] = vreinterpretq_u32_u64(vtrn2q_u64(vreinterpretq_u64_u32(ab0), vreinterpretq_u64_u32(cd0)));
+    out[3] = vreinterpretq_u32_u64(vtrn2q_u64(vreinterpretq_u64_u32(ab1), vreinterpretq_u64_u32(cd1)));
+#else
+    uint32x4x2_t ab = vtrnq_u32(vreinterpretq_u32_u8(a), vreinterpretq_u32_u8(b));
+    uint32x4x2_t cd = vtrnq_u32(vreinterpretq_u32_u8(c), vreinterpretq_u32_u8(d));
+    out[0] = vcombine_u32(vget_low_u32(ab.val[0]), vget_low_u32(cd.val[0]));
+    out[1] = vcombine_u32(vget_low_u32(ab.val[1]), vget_low_u32(cd.val[1]));
+    out[2] = vcombine_u32(vget_high_u32(ab.val[0]), vget_high_u32(cd.val[0]));
+    out[3] = vcombine_u32(vget_high_u32(ab.val[1]), vget_high_u32(cd.val[1]));
+#endif
+}
+
+/* The 6-bit scales and mins of a Q4_K/Q5_K block (quant_q4k_scale_min) for
+ * four rows at once: h[1..3] are words 1..3 of the rows' headers (the 12
+ * packed bytes after d and dmin), row i in lane i (neon_transpose4). Out:
+ * sc[0] bytes 0..3 = scales 0..3, sc[1] scales 4..7, mn[0] and mn[1] the
+ * mins, one byte each. (byte >> 6) << 4 is computed as (byte >> 2) & 0x30. */
+static inline __attribute__((always_inline)) void neon_q4k_scales_mins(const uint32x4_t *h, uint32x4_t *sc,
+                                                                       uint32x4_t *mn)
+{
+    const uint32x4_t m3f = vdupq_n_u32(0x3f3f3f3fu), m0f = vdupq_n_u32(0x0f0f0f0fu), m30 = vdupq_n_u32(0x30303030u);
+    sc[0] = vandq_u32(h[1], m3f);
+    sc[1] = vorrq_u32(vandq_u32(h[3], m0f), vandq_u32(vshrq_n_u32(h[1], 2), m30));
+    mn[0] = vandq_u32(h[2], m3f);
+    mn[1] = vorrq_u32(vandq_u32(vshrq_n_u32(h[3], 4), m0f), vandq_u32(vshrq_n_u32(h[2], 2), m30));
+}
+
+#endif
