@@ -464,6 +464,21 @@ static void xml_constraint(void)
                             sizeof why);
         CHECK(rc != 0 && strstr(why, bad[i].want), "qwen3.5 refused: want '%s', got '%s'", bad[i].want, why);
     }
+    /* names beyond the table's bound: refused up front */
+    static char big[TOOL_KINDS_CAP + 4096];
+    size_t n = (size_t)snprintf(big, sizeof big, "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\", "
+                                                 "\"parameters\": {\"properties\": {");
+    for (int i = 0; i < 20; i++) {
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s\"p%d", i ? ", " : "", i);
+        for (int k = 0; k < 500; k++) big[n++] = 'x';
+        n += (size_t)snprintf(big + n, sizeof big - n, "\": {}");
+    }
+    n += (size_t)snprintf(big + n, sizeof big - n, "}}}}], \"tc\": \"required\"}");
+    why[0] = '\0';
+    rc = api_constraint(big, n, API_ABSENT, (size_t)(strstr(big, "\"required\"") - big), 10, CHAT_TEMPLATE_QWEN35, gbnf,
+                        sizeof gbnf, &ac, why, sizeof why);
+    CHECK(rc != 0 && strstr(why, "over 8192 bytes of function and parameter names"), "qwen3.5: names over the table's bound refused: %s",
+          why);
     port_arena_unmap(mem, (size_t)bytes);
 }
 
