@@ -276,6 +276,38 @@ static void schemas(void)
     /* the json_object grammar */
     int rc = grammar_compile(&G, json_schema_object_grammar, strlen(json_schema_object_grammar), "object", err, sizeof err);
     CHECK(rc == 0 && matches("{\"a\": [1, {\"b\": null}]}", 2) && !matches("[1]", 1), "json_object grammar");
+    /* the string schemas Qwen3.5's calls write as raw text (json_schema_is_text), and the rest */
+    static const struct {
+        const char *schema;
+        int text;
+    } kinds[] = {
+        {"{\"type\":\"string\",\"description\":\"d\"}", 1},
+        {"{\"type\":\"string\",\"maxLength\":3}", 1},
+        {"{\"enum\":[\"a\",\"b c\"]}", 1},
+        {"{\"const\":\"x\"}", 1},
+        {"{\"enum\":[\"a\",1]}", 0},
+        {"{\"enum\":[\"a<b\"]}", 0},
+        {"{\"type\":[\"string\",\"null\"]}", 0},
+        {"{\"type\":\"integer\"}", 0},
+        {"{\"anyOf\":[{\"type\":\"string\"}]}", 0},
+        {"{\"$ref\":\"#/$defs/s\"}", 0},
+        {"{}", 0},
+        {"true", 0},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        CHECK(json_schema_is_text(kinds[i].schema, strlen(kinds[i].schema)) == kinds[i].text, "%s is %sraw text",
+              shown(kinds[i].schema), kinds[i].text ? "" : "not ");
+    /* Qwen3.5's parameter blocks need an object at the top */
+    static const char *const tops[] = {"{\"anyOf\":[{\"type\":\"object\"}]}", "{\"type\":[\"object\",\"null\"]}",
+                                       "{\"type\":\"string\"}", "true"};
+    for (size_t i = 0; i < sizeof tops / sizeof tops[0]; i++) {
+        int next = 0, top;
+        size_t used = 0;
+        err[0] = '\0';
+        rc = json_schema_rules(tops[i], strlen(tops[i]), "p", 1, &next, &top, schema_gbnf, sizeof schema_gbnf, &used, err,
+                               sizeof err);
+        CHECK(rc < 0 && strstr(err, "Qwen3.5's <function=...> calls need"), "parameters %s refused: %s", shown(tops[i]), err);
+    }
 }
 
 /* ---- the mask on a real vocabulary ---- */

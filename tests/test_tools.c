@@ -303,7 +303,6 @@ static void constraint(void)
         {"rf_unsupported", NULL, "unsupported keyword 'format'", CHAT_TEMPLATE_QWEN3},
         {"rf_obj", "tc_required", "cannot be combined", CHAT_TEMPLATE_QWEN3},
         {NULL, NULL, "the chat template 'chatml' has no tool-call format", CHAT_TEMPLATE_CHATML},
-        {NULL, "tc_required", "not yet of the 'qwen3.5' template's <function=...> format", CHAT_TEMPLATE_QWEN35},
         {NULL, NULL, "'phi4' (Phi-4-mini) takes tools only as a string inside a system message", CHAT_TEMPLATE_PHI4},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -321,10 +320,173 @@ static void constraint(void)
     port_arena_unmap(mem, (size_t)bytes);
 }
 
+/* Qwen3.5's <function=...> form under tool_choice required and named: the
+ * grammar holds names, required parameters and values, and every call it
+ * takes comes back out of the splitter (with the table of string
+ * parameters) as arguments under the schema. */
+static void xml_constraint(void)
+{
+    static char gbnf[GRAMMAR_MAX_TEXT + 1];
+    char why[400];
+    ApiConstraint ac;
+    const char *body =
+        "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {\"type\": \"object\", "
+        "\"properties\": {\"city\": {\"type\": \"string\", \"description\": \"a town\"}, \"unit\": {\"enum\": [\"c\", \"f\"]}, "
+        "\"days\": {\"type\": \"integer\", \"minimum\": 0}, \"opts\": {\"type\": \"object\", \"properties\": {\"hourly\": "
+        "{\"type\": \"boolean\"}}, \"required\": [\"hourly\"]}, \"note\": {\"type\": [\"string\", \"null\"]}, \"code\": "
+        "{\"type\": \"string\", \"maxLength\": 3}}, \"required\": [\"city\", \"unit\"]}}},"
+        " {\"type\": \"function\", \"function\": {\"name\": \"now\"}}],"
+        " \"tc_required\": \"required\", \"tc_named\": {\"type\": \"function\", \"function\": {\"name\": \"now\"}},"
+        " \"bad_top\": [{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": {\"anyOf\": [{\"type\": \"object\"}]}}}],"
+        " \"bad_name\": [{\"type\": \"function\", \"function\": {\"name\": \"a>b\"}}],"
+        " \"bad_key\": [{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": {\"properties\": {\"a\\nb\": {}}}}}],"
+        " \"bad_kw\": [{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": {\"properties\": {\"a\": {\"type\": \"string\", \"pattern\": \"x\"}}}}}]}";
+    size_t len = strlen(body);
+#define XPOS(key) ((size_t)(strstr(body, "\"" key "\":") - body) + strlen(key) + 4)
+    size_t t = XPOS("tools");
+    static Grammar G;
+    uint64_t bytes = grammar_bytes(64, 256);
+    void *mem = port_arena_map((size_t)bytes);
+    Arena a;
+    arena_init(&a, mem, bytes);
+    grammar_init(&G, &a, 64, 256);
+    static char kinds[TOOL_KINDS_CAP];
+    static const struct {
+        const char *text, *args; /* args: the splitter's output; NULL: the grammar refuses the text */
+    } cases[] = {
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\n12345\n</parameter>\n<parameter=unit>\nc\n</parameter>\n"
+         "</function>\n</tool_call>",
+         "0:get_weather({\"city\": \"12345\", \"unit\": \"c\"});"},
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nSt. <b>Malo</b> </tool>\n\"a\" </parameter\n</parameter>\n"
+         "<parameter=unit>\nf\n</parameter>\n<parameter=days>\n3\n</parameter>\n<parameter=opts>\n{\"hourly\": true}\n</parameter>\n"
+         "<parameter=note>\n\"true\"\n</parameter>\n<parameter=code>\n\n\"x\n</parameter>\n</function>\n</tool_call>\n"
+         "<tool_call>\n<function=now>\n</function>\n</tool_call>",
+         "0:get_weather({\"city\": \"St. <b>Malo</b> </tool>\\n\\\"a\\\" </parameter\", \"unit\": \"f\", \"days\": 3, "
+         "\"opts\": {\"hourly\": true}, \"note\": \"true\", \"code\": \"\\n\\\"x\"});1:now({});"},
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\ntrue\n</parameter>\n<parameter=unit>\nc\n</parameter>\n"
+         "<parameter=note>\nnull\n</parameter>\n<parameter=code>\n\n</parameter>\n</function>\n</tool_call>",
+         "0:get_weather({\"city\": \"true\", \"unit\": \"c\", \"note\": null, \"code\": \"\"});"},
+        {"<tool_call>\n<function=get_wether>", NULL},
+        {"<tool_call>\n<function=get_weather>\n<parameter=unit>", NULL},                             /* city first */
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nx\n</parameter>\n</function>", NULL}, /* unit required */
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nx</parameter>", NULL},
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nx</tool_call>", NULL},
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nx\n</parameter>\n<parameter=unit>\nk", NULL},
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nx\n</parameter>\n<parameter=unit>\nc\n</parameter>\n"
+         "<parameter=days>\n-1",
+         NULL},
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nx\n</parameter>\n<parameter=unit>\nc\n</parameter>\n"
+         "<parameter=note>\nplain",
+         NULL}, /* a string that may be null: JSON */
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nx\n</parameter>\n<parameter=unit>\nc\n</parameter>\n"
+         "<parameter=note>\n\"a<",
+         NULL}, /* '<' in JSON: \u003c */
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nx\n</parameter>\n<parameter=unit>\nc\n</parameter>\n"
+         "<parameter=code>\nabcd",
+         NULL}, /* maxLength */
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nx\n</parameter>\n<parameter=unit>\nc\n</parameter>\n"
+         "<parameter=opts>\n{}",
+         NULL},
+        {"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>", NULL}, /* Qwen3's form */
+    };
+    int rc = api_constraint(body, len, API_ABSENT, XPOS("tc_required"), t, CHAT_TEMPLATE_QWEN35, gbnf, sizeof gbnf, &ac, why,
+                            sizeof why);
+    CHECK(rc == 0 && ac.forced && ac.format == TOOL_FORMAT_XML && grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0,
+          "qwen3.5, tool_choice required: a grammar of <function=...> calls (%s)", rc ? why : "");
+    for (size_t i = 0; rc == 0 && i < sizeof cases / sizeof cases[0]; i++) {
+        const char *x = cases[i].text;
+        grammar_reset(&G);
+        int took = grammar_accept(&G, x, strlen(x)) == 0 && grammar_can_end(&G);
+        if (!cases[i].args) {
+            CHECK(!took, "qwen3.5 grammar refuses case %zu", i);
+            continue;
+        }
+        CHECK(took, "qwen3.5 grammar takes case %zu", i);
+        if (!took) printf("# the grammar:\n%s", gbnf);
+        for (size_t step = 1; step <= 64; step *= 8) {
+            static char buf[1024];
+            Got g;
+            memset(&g, 0, sizeof g);
+            ToolSplit ts;
+            tool_split_init(&ts, TOOL_FORMAT_XML, buf, sizeof buf, on_content, on_call, &g);
+            tool_split_schemas(&ts, body, len, t, kinds, sizeof kinds);
+            for (size_t k = 0, n = strlen(x); k < n; k += step) tool_split_push(&ts, x + k, n - k < step ? n - k : step);
+            tool_split_finish(&ts);
+            int ok = g.n_content == 0 && !strcmp(g.calls, cases[i].args);
+            CHECK(ok, "qwen3.5 case %zu in pieces of %zu: the arguments hold the schema's types: %s", i, step, g.calls);
+        }
+    }
+    /* without the table (auto, as before): JSON-looking text is JSON */
+    {
+        static char buf[1024];
+        Got g;
+        memset(&g, 0, sizeof g);
+        ToolSplit ts;
+        tool_split_init(&ts, TOOL_FORMAT_XML, buf, sizeof buf, on_content, on_call, &g);
+        tool_split_push(&ts, cases[0].text, strlen(cases[0].text));
+        tool_split_finish(&ts);
+        CHECK(!strcmp(g.calls, "0:get_weather({\"city\": 12345, \"unit\": \"c\"});"), "no table: a number stays a number: %s", g.calls);
+        /* with it, True, False and None as the template prints them, where the parameter is not a string */
+        const char *py = "<tool_call>\n<function=get_weather>\n<parameter=city>\nNone\n</parameter>\n<parameter=note>\nNone\n"
+                         "</parameter>\n<parameter=opts>\n{\"hourly\": true}\n</parameter>\n<parameter=days>\nTrue\n</parameter>\n"
+                         "</function>\n</tool_call>";
+        memset(&g, 0, sizeof g);
+        tool_split_init(&ts, TOOL_FORMAT_XML, buf, sizeof buf, on_content, on_call, &g);
+        tool_split_schemas(&ts, body, len, t, kinds, sizeof kinds);
+        tool_split_push(&ts, py, strlen(py));
+        tool_split_finish(&ts);
+        CHECK(!strcmp(g.calls, "0:get_weather({\"city\": \"None\", \"note\": null, \"opts\": {\"hourly\": true}, \"days\": true});"),
+              "Python's literals of the template read back where the parameter is not a string: %s", g.calls);
+    }
+    rc = api_constraint(body, len, API_ABSENT, XPOS("tc_named"), t, CHAT_TEMPLATE_QWEN35_THINK, gbnf, sizeof gbnf, &ac, why,
+                        sizeof why);
+    CHECK(rc == 0 && grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0, "qwen3.5, named: a grammar (%s)",
+          rc ? why : "");
+    if (rc == 0) {
+        const char *c1 = "<tool_call>\n<function=now>\n</function>\n</tool_call>";
+        grammar_reset(&G);
+        int ok1 = grammar_accept(&G, c1, strlen(c1)) == 0 && grammar_finished(&G);
+        grammar_reset(&G);
+        CHECK(ok1 && grammar_accept(&G, "<tool_call>\n<function=g", 24) != 0, "qwen3.5: only the named function, once");
+    }
+    static const struct {
+        const char *tools, *want;
+    } bad[] = {
+        {"bad_top", "need one object schema at the top"},
+        {"bad_name", "tools[0].function.name: '>' or a newline (Qwen3.5's <function=NAME>)"},
+        {"bad_key", "a property name with '>' or a newline (Qwen3.5's <parameter=NAME>)"},
+        {"bad_kw", "unsupported keyword 'pattern'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why[0] = '\0';
+        size_t bt = (size_t)(strstr(body, bad[i].tools) - body) + strlen(bad[i].tools) + 3;
+        rc = api_constraint(body, len, API_ABSENT, XPOS("tc_required"), bt, CHAT_TEMPLATE_QWEN35, gbnf, sizeof gbnf, &ac, why,
+                            sizeof why);
+        CHECK(rc != 0 && strstr(why, bad[i].want), "qwen3.5 refused: want '%s', got '%s'", bad[i].want, why);
+    }
+    /* names beyond the table's bound: refused up front */
+    static char big[TOOL_KINDS_CAP + 4096];
+    size_t n = (size_t)snprintf(big, sizeof big, "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\", "
+                                                 "\"parameters\": {\"properties\": {");
+    for (int i = 0; i < 20; i++) {
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s\"p%d", i ? ", " : "", i);
+        for (int k = 0; k < 500; k++) big[n++] = 'x';
+        n += (size_t)snprintf(big + n, sizeof big - n, "\": {}");
+    }
+    n += (size_t)snprintf(big + n, sizeof big - n, "}}}}], \"tc\": \"required\"}");
+    why[0] = '\0';
+    rc = api_constraint(big, n, API_ABSENT, (size_t)(strstr(big, "\"required\"") - big), 10, CHAT_TEMPLATE_QWEN35, gbnf,
+                        sizeof gbnf, &ac, why, sizeof why);
+    CHECK(rc != 0 && strstr(why, "over 8192 bytes of function and parameter names"), "qwen3.5: names over the table's bound refused: %s",
+          why);
+    port_arena_unmap(mem, (size_t)bytes);
+}
+
 int main(void)
 {
     splitter();
     progressive();
     constraint();
+    xml_constraint();
     CHECK_DONE();
 }

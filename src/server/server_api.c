@@ -14,8 +14,8 @@
 #include "server_tools.h"
 
 #define TOOL_BLOCK_CAP (64 * 1024) /* one <tool_call> block of a reply */
-#define TOOL_CALLS_CAP (128 * 1024) /* the tool_calls array of a whole reply */
-_Static_assert(TOOL_BLOCK_CAP + TOOL_CALLS_CAP <= SERVE_TOOLS_SCRATCH, "a slot's tool-call buffers");
+#define TOOL_CALLS_CAP (120 * 1024) /* the tool_calls array of a whole reply; then the table of string parameters */
+_Static_assert(TOOL_BLOCK_CAP + TOOL_CALLS_CAP + TOOL_KINDS_CAP <= SERVE_TOOLS_SCRATCH, "a slot's tool-call buffers");
 
 typedef struct {
     int chat;                /* /v1/chat/completions (else /v1/completions) */
@@ -1053,6 +1053,8 @@ void api_generate(Server *sv, Conn *c)
         sl->rp.calls = sv->slot_tools[i] + TOOL_BLOCK_CAP;
         sl->rp.calls_cap = TOOL_CALLS_CAP;
         tool_split_init(&sl->rp.split, ac.format, sv->slot_tools[i], TOOL_BLOCK_CAP, on_split_content, on_tool_call, &sl->rp);
+        if (ac.format == TOOL_FORMAT_XML)
+            tool_split_schemas(&sl->rp.split, body, body_len, rq.tools, sl->rp.calls + TOOL_CALLS_CAP, TOOL_KINDS_CAP);
         /* forced calls cannot fall back to content: their arguments stream as they come */
         if (ac.forced && rq.stream) tool_split_progressive(&sl->rp.split, on_tool_args);
         sl->rp.split_tools = 1;

@@ -1,8 +1,11 @@
 /* server_tools.c - response_format and tool_choice to a grammar; the
  * tool-call splitter (see server_tools.h). Tool calls use the format each
  * template shows its model (ToolFormat); in <tool_call> blocks, Qwen3.5's
- * form is parsed too (a forced call's grammar is Qwen3's JSON form):
- *   <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call> */
+ * form is parsed too:
+ *   <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>
+ * A forced call in that form is held to the grammar json_schema_rules
+ * writes with xml; its values are read back by the same table of which
+ * parameters are strings (json_schema_is_text). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,28 +137,93 @@ static int tool_call_rule(ToolFormat format, const char *body, size_t len, size_
     if (string_at(body, len, member(body, len, fn, "name"), name, sizeof name) < 0)
         return why_f(why, why_cap, "tools[%d].function.name: expected a string (at most 255 bytes)", index);
     size_t params = member(body, len, fn, "parameters");
-    int top = -1;
+    int top = -1, xml = format == TOOL_FORMAT_XML;
     if (params != API_ABSENT) {
         char label[64];
         snprintf(label, sizeof label, "tools[%d].function.parameters", index);
         size_t pl = value_len(body, len, params);
-        if (json_schema_rules(body + params, pl, label, next_rule, &top, out, cap, n, why, why_cap) < 0) return -1;
+        if (json_schema_rules(body + params, pl, label, xml, next_rule, &top, out, cap, n, why, why_cap) < 0) return -1;
     }
     size_t el = json_escape(name, strlen(name), esc, sizeof esc);
     if (el >= sizeof esc) return why_f(why, why_cap, "tools[%d].function.name: too long", index);
+    if (xml && strpbrk(name, ">\n"))
+        return why_f(why, why_cap, "tools[%d].function.name: '>' or a newline (Qwen3.5's <function=NAME>)", index);
     char head[700];
     if (format == TOOL_FORMAT_JSON) snprintf(head, sizeof head, "{\"name\": %s, \"parameters\": ", esc);
     else if (format == TOOL_FORMAT_LFM2) snprintf(head, sizeof head, "{\"name\": %s, \"arguments\": ", esc);
+    else if (xml) snprintf(head, sizeof head, OPEN_TAG "\n<function=%s>\n", name);
     else snprintf(head, sizeof head, OPEN_TAG "\n{\"name\": %s, \"arguments\": ", esc);
     if (gbnf_literal(head, strlen(head), lit, sizeof lit) >= sizeof lit) return why_f(why, why_cap, "tools[%d]: name too long", index);
     char args[32];
     if (top >= 0) snprintf(args, sizeof args, "s%d", top);
-    else snprintf(args, sizeof args, "object");
-    int k = snprintf(line, sizeof line, "call%d ::= %s %s \"}%s\"\n", index, lit, args,
-                     format != TOOL_FORMAT_TAGGED ? "" : "\\n" CLOSE_TAG);
+    else snprintf(args, sizeof args, xml ? "" : "object");
+    int k = snprintf(line, sizeof line, "call%d ::= %s %s \"%s\"\n", index, lit, args,
+                     xml ? "</function>\\n" CLOSE_TAG : format != TOOL_FORMAT_TAGGED ? "}" : "}\\n" CLOSE_TAG);
     if (k < 0 || (size_t)k >= sizeof line || append(out, cap, n, line, (size_t)k) < 0)
         return why_f(why, why_cap, "tools: the grammar is longer than %zu bytes", cap);
     return 0;
+}
+
+/* xt: any text without "</parameter>" (where the parser ends a value) or
+ * "</tool_call>" (where the splitter ends a block), as a machine of rules
+ * in tail position: xl after '<', xp and xq along the two tags. Appends to
+ * out (cap bytes); its length. */
+static size_t text_rules(char *out, size_t cap)
+{
+    size_t k = (size_t)snprintf(out, cap,
+                                "xt ::= ( [^<] xt | \"<\" xl )?\nxl ::= ( \"<\" xl | [^/<] xt | \"/\" ( [^pt<] xt | \"<\" xl | "
+                                "\"p\" xp | \"t\" xq )? )?\n");
+    static const char *const tags[2] = {"xp arameter>", "xq ool_call>"};
+    for (int w = 0; w < 2; w++) {
+        const char *c = tags[w] + 3;
+        size_t m = strlen(c);
+        k += (size_t)snprintf(out + k, cap - k, "%.2s ::=", tags[w]);
+        for (size_t i = 0; i < m; i++)
+            k += (size_t)snprintf(out + k, cap - k, " ( [^%c<] xt | \"<\" xl%s%.*s%s", c[i], i + 1 < m ? " | \"" : "",
+                                  i + 1 < m, c + i, i + 1 < m ? "\"" : "");
+        for (size_t i = 0; i < m; i++) k += (size_t)snprintf(out + k, cap - k, " )?");
+        k += (size_t)snprintf(out + k, cap - k, "\n");
+    }
+    return k;
+}
+
+/* kind (unless 0), s[0..k) and a NUL at out + n where they fit cap: the new n */
+static size_t put_name(char *out, size_t cap, size_t n, char kind, const char *s, size_t k)
+{
+    if (kind && n < cap) out[n] = kind;
+    n += kind != 0;
+    for (size_t i = 0; i <= k; i++, n++)
+        if (n < cap) out[n] = i < k ? s[i] : '\0';
+    return n;
+}
+
+/* The table of string parameters (ToolSplit.kinds): per function its
+ * name and a NUL, then per property a kind byte ('s' or 'j'), its name
+ * and a NUL, then a NUL. Its length; written where it fits cap. */
+static size_t tool_kinds(const char *body, size_t len, size_t tools, char *out, size_t cap)
+{
+    size_t n = 0, k;
+    char s[1024];
+    Json j, p;
+    at(&j, body, len, tools);
+    if (json_enter(&j, '[') < 0) return 0;
+    while (json_next(&j, ']') > 0) {
+        skip_ws(&j);
+        size_t fn = member(body, len, j.pos, "function");
+        if (json_skip(&j) < 0) break;
+        if (string_at(body, len, member(body, len, fn, "name"), s, 256) < 0) continue;
+        n = put_name(out, cap, n, 0, s, strlen(s));
+        at(&p, body, len, member(body, len, member(body, len, fn, "parameters"), "properties"));
+        if (json_enter(&p, '{') == 0)
+            while (json_next(&p, '}') > 0 && json_key(&p, s, sizeof s, &k) == 0) {
+                skip_ws(&p);
+                size_t v = p.pos;
+                if (json_skip(&p) < 0) break;
+                n = put_name(out, cap, n, json_schema_is_text(body + v, p.pos - v) ? 's' : 'j', s, k);
+            }
+        n = put_name(out, cap, n, 0, s, 0);
+    }
+    return n;
 }
 
 int api_constraint(const char *body, size_t len, size_t response_format, size_t tool_choice, size_t tools,
@@ -216,21 +284,19 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
     int qwen35 = tmpl == CHAT_TEMPLATE_QWEN35 || tmpl == CHAT_TEMPLATE_QWEN35_THINK;
     if (tmpl == CHAT_TEMPLATE_LLAMA31) out->format = TOOL_FORMAT_JSON;
     else if (tmpl == CHAT_TEMPLATE_LFM2) out->format = TOOL_FORMAT_LFM2;
+    else if (qwen35) out->format = TOOL_FORMAT_XML;
     else if (choice > 0 && tmpl == CHAT_TEMPLATE_PHI4)
         return why_f(why, why_cap,
                      "tools: the chat template 'phi4' (Phi-4-mini) takes tools only as a string inside a system message "
                      "and defines no tool-call format: pith cannot render or parse tool calls for it");
-    else if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25 && tmpl != CHAT_TEMPLATE_SMOLLM3 &&
-             !qwen35)
+    else if (choice > 0 && tmpl != CHAT_TEMPLATE_QWEN3 && tmpl != CHAT_TEMPLATE_QWEN25 && tmpl != CHAT_TEMPLATE_SMOLLM3)
         return why_f(why, why_cap,
                      "tools: the chat template '%s' has no tool-call format pith knows (qwen3, qwen3.5, qwen2.5, "
                      "llama3.1, smollm3 and lfm2 have; --template overrides)",
                      chat_template_name(tmpl));
-    if (choice >= 2 && qwen35)
-        return why_f(why, why_cap,
-                     "tool_choice: '%s' holds the reply to a grammar of Qwen3's call format, not yet of the '%s' "
-                     "template's <function=...> format (use auto)",
-                     choice == 2 ? "required" : "a function", chat_template_name(tmpl));
+    /* a forced call's values are read back by the table of string parameters: it must fit */
+    if (choice >= 2 && qwen35 && tool_kinds(body, len, tools, NULL, 0) > TOOL_KINDS_CAP)
+        return why_f(why, why_cap, "tools: over %d bytes of function and parameter names (Qwen3.5's bound)", TOOL_KINDS_CAP);
     out->render = choice > 0;
     out->parse = choice > 0;
     out->forced = choice >= 2;
@@ -276,7 +342,7 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
             if (named >= 0 && i != named) continue;
             if (tool_call_rule(out->format, body, len, fns[i], i, &next, gbnf, cap, &n, why, why_cap) < 0) return -1;
         }
-        char root[128 + 16 * MAX_TOOLS];
+        char root[1536 + 16 * MAX_TOOLS];
         size_t r = 0;
         if (named >= 0 && out->format == TOOL_FORMAT_LFM2)
             r = (size_t)snprintf(root, sizeof root, "root ::= \"" LFM2_OPEN "[\" call%d \"]" LFM2_CLOSE "\"\n", named);
@@ -292,7 +358,14 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
                 r += (size_t)snprintf(root + r, sizeof root - r, "\nroot ::= call%s\n",
                                       out->format == TOOL_FORMAT_JSON ? "" : " ( \"\\n\" call )*");
         }
-        if (append(gbnf, cap, &n, root, r) < 0 || append(gbnf, cap, &n, json_schema_primitives, strlen(json_schema_primitives)) < 0)
+        const char *prim = json_schema_primitives;
+        if (out->format == TOOL_FORMAT_XML) {
+            /* raw text, and JSON strings without '<' (either could end the call early) */
+            r += text_rules(root + r, sizeof root - r);
+            r += (size_t)snprintf(root + r, sizeof root - r, "char ::= [^\"\\\\\\x00-\\x1f<] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} )\n");
+            prim = strchr(prim, '\n') + 1;
+        }
+        if (append(gbnf, cap, &n, root, r) < 0 || append(gbnf, cap, &n, prim, strlen(prim)) < 0)
             return why_f(why, why_cap, "tools: the grammar is longer than %zu bytes", cap);
         out->what = "tools";
     }
@@ -543,15 +616,37 @@ static size_t skip_space(const char *p, size_t n, size_t i)
     return i;
 }
 
-/* A value of Qwen3.5's call as JSON: a number, object, array, true, false
- * or null as it is when the whole text is one (as llama.cpp reads them
- * without a schema), anything else as a string. Appends to out at *o. */
-static int xml_value(const char *v, size_t n, char *out, size_t cap, size_t *o)
+/* The kind of parameter key of function name in t's table ('s', 'j'), or 0. */
+static int kind_of(const ToolSplit *t, const char *name, size_t name_len, const char *key, size_t key_len)
 {
+    const char *p = t->kinds, *end = p ? p + t->n_kinds : p;
+    while (p < end) {
+        size_t l = strlen(p);
+        int fn = l == name_len && !memcmp(p, name, l);
+        for (p += l + 1; p < end && *p; p += l + 1) {
+            l = strlen(p);
+            if (fn && l == key_len + 1 && !memcmp(p + 1, key, key_len)) return *p;
+        }
+        p++;
+    }
+    return 0;
+}
+
+/* A value of Qwen3.5's call as JSON: of a string parameter (kind 's'), the
+ * text as a string; else a number, object, array, true, false or null as
+ * it is when the whole text is one (as llama.cpp reads them without a
+ * schema; kind 'j': a JSON string too, and True, False and None as the
+ * template prints them), anything else as a string. Appends to out at *o. */
+static int xml_value(const char *v, size_t n, int kind, char *out, size_t cap, size_t *o)
+{
+    static const char *const py[3][2] = {{"True", "true"}, {"False", "false"}, {"None", "null"}};
+    for (int k = 0; kind == 'j' && k < 3; k++)
+        if (n == strlen(py[k][0]) && !memcmp(v, py[k][0], n)) v = py[k][1], n = strlen(v), k = 3;
     Json j;
     json_init(&j, v, n, "value");
     JsonType type = json_peek(&j);
-    if (type != JSON_NONE && type != JSON_STRING && json_skip(&j) == 0 && json_end(&j) == 0) {
+    if (kind != 's' && type != JSON_NONE && (type != JSON_STRING || kind == 'j') && json_skip(&j) == 0 &&
+        json_end(&j) == 0) {
         if (cap - *o < n) return -1;
         memcpy(out + *o, v, n);
         *o += n;
@@ -568,7 +663,8 @@ static int xml_value(const char *v, size_t n, char *out, size_t cap, size_t *o)
  * blocks (one newline after the opening tag and before the closing one
  * belong to the tags), </function>. The name into name, the arguments as
  * a JSON object into out. Returns the arguments' length, or -1. */
-static int64_t xml_call(const char *p, size_t n, char *name, size_t name_cap, size_t *name_len, char *out, size_t cap)
+static int64_t xml_call(const ToolSplit *t, const char *p, size_t n, char *name, size_t name_cap, size_t *name_len,
+                        char *out, size_t cap)
 {
     size_t i = skip_space(p, n, 0), o = 0;
     if (!starts_at(p, n, i, "<function=")) return -1;
@@ -604,7 +700,7 @@ static int64_t xml_call(const char *p, size_t n, char *name, size_t name_cap, si
         json_escape(p + key, key_len, out + o, e + 1);
         o += e;
         out[o++] = ':', out[o++] = ' ';
-        if (xml_value(p + v, v_end - v, out, cap, &o) < 0) return -1;
+        if (xml_value(p + v, v_end - v, kind_of(t, name, *name_len, p + key, key_len), out, cap, &o) < 0) return -1;
     }
     i = skip_space(p, n, i + 11);
     if (i != n || cap - o < 1) return -1;
@@ -627,7 +723,7 @@ static int parse_block(ToolSplit *t, size_t n, size_t used, int emit)
         if (parse_json_call(&j, &sc, name, &name_len, &args, &args_len) < 0 || json_end(&j) != 0) {
             /* Qwen3.5's <function=NAME> form: the arguments as JSON into the scratch */
             sc.n = 0;
-            int64_t k = xml_call(t->buf, n, name, sizeof name, &name_len, sc.p, sc.cap);
+            int64_t k = xml_call(t, t->buf, n, name, sizeof name, &name_len, sc.p, sc.cap);
             if (k < 0) return -1;
             args = sc.p;
             args_len = (size_t)k;
@@ -682,7 +778,14 @@ static void close_block(ToolSplit *t, size_t n)
 
 void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t))
 {
-    t->args_piece = args_piece;
+    if (t->format != TOOL_FORMAT_XML) t->args_piece = args_piece; /* Qwen3.5's calls: whole, when they close */
+}
+
+void tool_split_schemas(ToolSplit *t, const char *body, size_t len, size_t tools, char *mem, size_t cap)
+{
+    size_t n = tool_kinds(body, len, tools, mem, cap);
+    t->kinds = n <= cap ? mem : NULL;
+    t->n_kinds = n <= cap ? n : 0;
 }
 
 static void give_piece(ToolSplit *t)

@@ -24,7 +24,14 @@ typedef enum {
     /* LFM2: <|tool_call_start|>[name(key="value", ...), ...]<|tool_call_end|>,
      * Python calls (its model card's format) or {"name", "arguments"} objects */
     TOOL_FORMAT_LFM2,
+    /* Qwen3.5: <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n
+     * ...</function>\n</tool_call>, VALUE raw text for a string parameter,
+     * else JSON (the JSON form of TOOL_FORMAT_TAGGED is parsed too) */
+    TOOL_FORMAT_XML,
 } ToolFormat;
+
+/* Bytes of the table of which parameters are strings (tool_split_schemas). */
+#define TOOL_KINDS_CAP (8 * 1024)
 
 typedef struct {
     int render;          /* give the tools to the chat template */
@@ -76,12 +83,21 @@ typedef struct {
     int in_args, args_depth, args_in_string, args_escaped;
     size_t piece_at;     /* buf offset of the arguments not yet given */
     int streamed;        /* calls of the block given progressively */
+    /* TOOL_FORMAT_XML: per function, its parameters that are strings
+     * ('s': the raw text) or not ('j': JSON); others are read as JSON when
+     * the whole value is a number, object, array, true, false or null */
+    const char *kinds;
+    size_t n_kinds;
 } ToolSplit;
 
 void tool_split_init(ToolSplit *t, ToolFormat format, char *buf, size_t cap, void (*content)(void *, const char *, size_t),
                      void (*call)(void *, int, const char *, size_t, const char *, size_t), void *ctx);
 /* Arguments progressively from now on (before the first push). */
 void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t));
+/* TOOL_FORMAT_XML: the table of the tools' string parameters from the
+ * request (tools: the offset of its value) into mem (cap bytes, at most
+ * TOOL_KINDS_CAP; none if it does not fit). */
+void tool_split_schemas(ToolSplit *t, const char *body, size_t len, size_t tools, char *mem, size_t cap);
 void tool_split_push(ToolSplit *t, const char *p, size_t n);
 void tool_split_finish(ToolSplit *t);
 

@@ -10,10 +10,11 @@
 
 #include "json.h"
 
+/* the char rule first: a tool grammar may give its own (server_tools.c) */
 #define PRIMITIVES                                                                                            \
+    "char ::= [^\"\\\\\\x00-\\x1f] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} )\n"                    \
     "ws ::= ( \" \" | \"\\n\" [ \\t]{0,16} )?\n"                                                              \
     "string ::= \"\\\"\" char* \"\\\"\"\n"                                                                    \
-    "char ::= [^\"\\\\\\x00-\\x1f] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} )\n"                    \
     "uint ::= \"0\" | [1-9] [0-9]{0,15}\n"                                                                    \
     "integer ::= \"-\"? uint\n"                                                                               \
     "number ::= integer ( \".\" [0-9]{1,15} )? ( [eE] [-+]? [0-9]{1,3} )?\n"                                  \
@@ -27,6 +28,7 @@ const char json_schema_object_grammar[] = "root ::= object\n" PRIMITIVES;
 const char json_schema_primitives[] = PRIMITIVES;
 
 #define MAX_PROPS 128
+#define XML_TOP "Qwen3.5's <function=...> calls need one object schema at the top (not $ref, anyOf or several types)"
 #define MAX_ALTS 64
 #define MAX_REFS 128
 
@@ -44,6 +46,7 @@ typedef struct {
     size_t ref_pos[MAX_REFS];
     int ref_rule[MAX_REFS];
     int n_refs;
+    size_t xml_root; /* the schema written as Qwen3.5's <parameter=...> blocks, once (ABSENT: none) */
 } Gen;
 
 static int fail(Gen *g, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -314,8 +317,58 @@ static int type_is(Gen *g, size_t pos, char *name, size_t cap)
     return 0;
 }
 
+/* Whether the schema at pos is a string one that Qwen3.5's <function=...>
+ * form writes as raw text (type "string", or an enum or const of strings
+ * without '<'): 1 and its rule written (the values, any text without the
+ * closing tags: "xt", server_tools.c, or as many characters but '<' as its
+ * minLength and maxLength allow), else 0 (nothing written), or -1. */
+static int text_kind(Gen *g, size_t pos, int rule)
+{
+    Json j;
+    Node nd;
+    char t[1024];
+    size_t n, items[MAX_ALTS * 4], at0 = g->n;
+    at(&j, g, pos);
+    if (json_peek(&j) != JSON_OBJECT) return 0;
+    if (scan(g, pos, &nd) < 0) return -1;
+    if (nd.ref != ABSENT || nd.props != ABSENT || nd.required != ABSENT || nd.addl != ABSENT || nd.items != ABSENT ||
+        nd.any_of != ABSENT || nd.one_of != ABSENT || nd.all_of != ABSENT || nd.has_minimum)
+        return 0;
+    if (nd.type != ABSENT) {
+        at(&j, g, nd.type);
+        if (json_peek(&j) != JSON_STRING || json_string(&j, t, sizeof t, &n) < 0 || n != 6 || memcmp(t, "string", 6))
+            return 0;
+    }
+    int k = 0;
+    if (nd.const_ != ABSENT) items[k++] = nd.const_;
+    else if (nd.enum_ != ABSENT) k = list(g, nd.enum_, "enum", items, MAX_ALTS * 4);
+    else if (nd.type == ABSENT) return 0;
+    if (k < 0) return -1;
+    putf(g, "s%d ::= ", rule);
+    for (int i = 0; i < k; i++) {
+        at(&j, g, items[i]);
+        if (json_peek(&j) != JSON_STRING || json_string(&j, t, sizeof t, &n) < 0 || memchr(t, '<', n)) {
+            g->n = at0; /* not text after all: the rule is written as JSON */
+            return 0;
+        }
+        if (i) puts_(g, " | ");
+        put_literal(g, t, n);
+    }
+    if (k) {
+        puts_(g, "\n");
+        return 1;
+    }
+    int lo = (int)nd.min_len, hi = (int)nd.max_len;
+    if (lo == 0 && hi < 0) puts_(g, "xt\n");
+    else if (hi < 0) putf(g, "[^<]{%d,}\n", lo);
+    else putf(g, "[^<]{%d,%d}\n", lo, hi);
+    return 1;
+}
+
 static int gen_object(Gen *g, const Node *nd, size_t pos, int rule)
 {
+    int xml = pos == g->xml_root; /* Qwen3.5's form: the top object only */
+    if (xml) g->xml_root = ABSENT;
     int child[MAX_PROPS], member[MAX_PROPS], req[MAX_PROPS];
     size_t name_pos[MAX_PROPS];
     int n = 0;
@@ -335,7 +388,8 @@ static int gen_object(Gen *g, const Node *nd, size_t pos, int rule)
             if (json_skip(&j) < 0) return json_fail_g(g, &j);
             req[n] = 0;
             child[n] = g->n_rules++;
-            if (gen(g, vpos, child[n]) < 0) return -1;
+            int text = xml ? text_kind(g, vpos, child[n]) : 0;
+            if (text < 0 || (!text && gen(g, vpos, child[n]) < 0)) return -1;
             n++;
         }
         if (r < 0) return json_fail_g(g, &j);
@@ -362,6 +416,23 @@ static int gen_object(Gen *g, const Node *nd, size_t pos, int rule)
             if (!found) return fail(g, wpos, "required: '%.*s' is not in properties", (int)wl, want);
         }
         if (r < 0) return json_fail_g(g, &j);
+    }
+    if (xml) {
+        /* <parameter=NAME>\nVALUE\n</parameter>\n per member, in their order */
+        putf(g, "s%d ::= \"\"", rule);
+        for (int i = 0; i < n; i++) {
+            Json k;
+            at(&k, g, name_pos[i]);
+            char name[1024];
+            size_t nl;
+            if (json_string(&k, name, sizeof name, &nl) < 0 || memchr(name, '>', nl) || memchr(name, '\n', nl))
+                return fail(g, name_pos[i], "a property name with '>' or a newline (Qwen3.5's <parameter=NAME>)");
+            puts_(g, " ( \"<parameter=\" ");
+            put_literal(g, name, nl);
+            putf(g, " \">\\n\" s%d \"\\n</parameter>\\n\" )%s", child[i], req[i] ? "" : "?");
+        }
+        puts_(g, "\n");
+        return 0;
     }
     /* additionalProperties without properties: a map of such values */
     if (n == 0) {
@@ -534,7 +605,8 @@ static int gen(Gen *g, size_t pos, int rule)
         return 0;
     }
     if (nd.type == ABSENT) {
-        if (nd.props != ABSENT || nd.required != ABSENT || nd.addl != ABSENT) return gen_typed(g, &nd, pos, "object", pos, rule);
+        if (nd.props != ABSENT || nd.required != ABSENT || nd.addl != ABSENT || pos == g->xml_root)
+            return gen_typed(g, &nd, pos, "object", pos, rule);
         if (nd.items != ABSENT) return gen_typed(g, &nd, pos, "array", pos, rule);
         if (nd.has_minimum) return fail(g, pos, "minimum without a type");
         putf(g, "s%d ::= value\n", rule);
@@ -543,6 +615,7 @@ static int gen(Gen *g, size_t pos, int rule)
     at(&j, g, nd.type);
     char type[32];
     if (json_peek(&j) == JSON_ARRAY) {
+        if (pos == g->xml_root) return fail(g, pos, XML_TOP);
         int k = list(g, nd.type, "type", alts, 8);
         if (k < 0) return -1;
         int ids[8];
@@ -560,7 +633,7 @@ static int gen(Gen *g, size_t pos, int rule)
     return gen_typed(g, &nd, pos, type, nd.type, rule);
 }
 
-int json_schema_rules(const char *schema, size_t len, const char *name, int *next_rule, int *top, char *out,
+int json_schema_rules(const char *schema, size_t len, const char *name, int xml, int *next_rule, int *top, char *out,
                       size_t cap, size_t *n, char *err, size_t err_cap)
 {
     static Gen g; /* big (ref tables): off the stack */
@@ -581,7 +654,10 @@ int json_schema_rules(const char *schema, size_t len, const char *name, int *nex
     g.root = 0;
     while (g.root < len && strchr(" \t\r\n", schema[g.root])) g.root++;
     *top = g.n_rules++;
+    g.xml_root = xml ? g.root : ABSENT;
     if (gen(&g, g.root, *top) < 0) return -1;
+    if (g.xml_root != ABSENT)
+        return fail(&g, g.root, XML_TOP);
     if (g.n >= cap) return fail(&g, 0, "the grammar for this schema is longer than %zu bytes", cap ? cap - 1 : 0);
     *next_rule = g.n_rules;
     *n = g.n;
@@ -593,11 +669,21 @@ int64_t json_schema_grammar(const char *schema, size_t len, const char *name, ch
 {
     int next = 0, top;
     size_t n = 0;
-    if (json_schema_rules(schema, len, name, &next, &top, out, cap, &n, err, err_cap) < 0) return -1;
+    if (json_schema_rules(schema, len, name, 0, &next, &top, out, cap, &n, err, err_cap) < 0) return -1;
     int k = snprintf(out + n, cap - n, "root ::= s%d\n%s", top, json_schema_primitives);
     if (k < 0 || (size_t)k >= cap - n) {
         if (err && err_cap) snprintf(err, err_cap, "%s: the grammar for this schema is longer than %zu bytes", name, cap - 1);
         return -1;
     }
     return (int64_t)(n + (size_t)k);
+}
+
+int json_schema_is_text(const char *schema, size_t len)
+{
+    static Gen g; /* off the stack, as in json_schema_rules */
+    memset(&g, 0, sizeof g);
+    g.src = schema;
+    g.len = len;
+    g.name = "schema";
+    return text_kind(&g, 0, 0) == 1; /* out NULL: nothing written */
 }

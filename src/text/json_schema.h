@@ -33,15 +33,26 @@ extern const char json_schema_object_grammar[];
 int64_t json_schema_grammar(const char *schema, size_t len, const char *name, char *out, size_t cap, char *err,
                             size_t err_cap);
 
-/* The shared rules every schema's rules use (ws, string, number, value, ...). */
+/* The shared rules every schema's rules use (ws, string, number, value,
+ * ...); the first line is the char rule (of a JSON string's characters). */
 extern const char json_schema_primitives[];
 
 /* Appends the rules of one schema (sN, numbered from *next_rule, which is
  * advanced) to out at *n (advanced; the text stays under cap bytes); the
  * schema's own rule is s<*top>. With json_schema_primitives and a root
- * rule added, several schemas make one grammar (tool calls). 0, or -1
- * with err. */
-int json_schema_rules(const char *schema, size_t len, const char *name, int *next_rule, int *top, char *out,
+ * rule added, several schemas make one grammar (tool calls). With xml,
+ * the top schema (an object) is written as Qwen3.5's calls write
+ * arguments: a "<parameter=NAME>\nVALUE\n</parameter>\n" block per
+ * property in their order (the required ones present), VALUE raw text for
+ * a string schema (json_schema_is_text: rule xt, the caller's, is any text
+ * without the closing tags), else JSON under the property's schema. 0, or
+ * -1 with err. */
+int json_schema_rules(const char *schema, size_t len, const char *name, int xml, int *next_rule, int *top, char *out,
                       size_t cap, size_t *n, char *err, size_t err_cap);
+
+/* Whether a property's schema is one of strings alone (type "string", or
+ * an enum or const of strings without '<'), whose value Qwen3.5's calls
+ * write as raw text: 1, else 0. */
+int json_schema_is_text(const char *schema, size_t len);
 
 #endif
