@@ -65,6 +65,9 @@ int port_threads(void);
 /* Runs fn(ctx, ith, nth) for ith = 0..nth-1 on the worker threads and
  * returns when all are done. nth = port_threads() (1 without OpenMP). */
 void port_parallel(void (*fn)(void *ctx, int ith, int nth), void *ctx);
+/* Inside fn of port_parallel: waits until every thread of the region got
+ * here (and sees what the others wrote before). Nothing outside a region. */
+void port_barrier(void);
 
 /* ---- Files ------------------------------------------------------------ */
 /* A model file opened read-only. Two backends behind one interface:

@@ -39,3 +39,12 @@ void port_parallel(void (*fn)(void *ctx, int ith, int nth), void *ctx)
 #endif
     fn(ctx, 0, 1);
 }
+
+void port_barrier(void)
+{
+#ifdef _OPENMP
+    if (n_threads > 1) {
+#pragma omp barrier
+    }
+#endif
+}

@@ -142,6 +142,29 @@ static void variants(Loaded *L, const FixCase *c, const char *path)
     float *two = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
     port_set_threads(1);
     CHECK(bits_equal(batch, two, n), "%s: 2 threads give the same logits as 1", c->id);
+    /* the step as one parallel region (forward.c: step_worker) against a
+     * region per operation (as the recurrent architectures run); 3 threads:
+     * q, k and v by rows where the kv heads do not divide among them */
+    CHECK(L->ws.act_mid != NULL, "%s: the workspace has the second-stage activation buffer", c->id);
+    port_set_threads(3);
+    float *three = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
+    float *three1 = run_all(L, c->prompt, c->n_prompt, 1);
+    L->ws.regions_per_op = 1;
+    float *per_op3 = run_all(L, c->prompt, c->n_prompt, 1);
+    port_set_threads(2);
+    float *per_op2 = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
+    port_set_threads(1);
+    float *per_op1 = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
+    L->ws.regions_per_op = 0;
+    CHECK(bits_equal(batch, per_op1, n) && bits_equal(batch, per_op2, n),
+          "%s: a step in one parallel region gives the logits of a region per operation (1 and 2 threads)", c->id);
+    CHECK(bits_equal(batch, three, n) && bits_equal(three1, per_op3, n),
+          "%s: 3 threads: the same logits as 1, and token by token as a region per operation", c->id);
+    free(three);
+    free(three1);
+    free(per_op3);
+    free(per_op2);
+    free(per_op1);
 
     float *single = run_all(L, c->prompt, c->n_prompt, 1);
     if (single && batch) {

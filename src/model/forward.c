@@ -48,8 +48,8 @@ typedef struct {
 } Buffer;
 
 enum { S_KCACHE, S_VCACHE, S_KRING, S_VRING, S_RECUR, S_COUNT };
-enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_TSEQ, W_TPOS, W_TID,
-       W_CONV, W_DN, W_GELU, W_COUNT };
+enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_ACTM, W_TSEQ, W_TPOS,
+       W_TID, W_RECUR, W_GELU, W_COUNT };
 
 /* Widest input of any matmul: the quantized activation buffers hold a step
  * of it in each format. */
@@ -145,13 +145,22 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     b[W_LOGITS] = (Buffer){"workspace: logits", plan_mul(p, logit_rows(o), c->n_vocab), 4};
     b[W_ACT0] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_0, widest_input(c))};
     b[W_ACTK] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_K, widest_input(c))};
+    /* the inputs of wo and w_down, quantized while the others' are read
+     * (step_worker; the architectures without recurrent layers) */
+    uint64_t mid = (uint64_t)c->n_head * c->head_dim_v > c->n_ff ? (uint64_t)c->n_head * c->head_dim_v : c->n_ff;
+    uint64_t mid_bytes = kern_act_bytes(KERN_ACT_Q8_0, mid) > kern_act_bytes(KERN_ACT_Q8_K, mid)
+                       ? kern_act_bytes(KERN_ACT_Q8_0, mid) : kern_act_bytes(KERN_ACT_Q8_K, mid);
+    int recurrent = model_arch_deltanet(c->arch) || model_recurrent_before(c, c->n_layer) > 0;
+    b[W_ACTM] = (Buffer){"workspace: quantized activations", recurrent ? 0 : B, mid_bytes};
     /* each token's sequence, position and id in a step */
     b[W_TSEQ] = (Buffer){"workspace: activations", B, sizeof(SeqState *)};
     b[W_TPOS] = (Buffer){"workspace: activations", B, sizeof(uint32_t)};
     b[W_TID] = (Buffer){"workspace: activations", B, sizeof(int32_t)};
-    /* in_proj's output of a short-convolution layer */
-    b[W_CONV] = (Buffer){"workspace: activations", model_conv_before(c, c->n_layer) ? B * 3 * c->n_embd : 0, 4};
-    b[W_DN] = (Buffer){"workspace: deltanet scratch", deltanet_scratch_floats(c, o->batch), 4};
+    /* the recurrent layers' scratch: in_proj's output of a short-convolution
+     * layer (LFM2), or the DeltaNet layers' (Qwen3.5, whose attention layers
+     * keep q and its gate there): one architecture has one of them */
+    uint64_t conv = model_conv_before(c, c->n_layer) ? B * 3 * c->n_embd : 0, dn = deltanet_scratch_floats(c, o->batch);
+    b[W_RECUR] = (Buffer){"workspace: recurrent scratch", conv > dn ? conv : dn, 4};
     /* GELU's F16 table (kernels.h: gelu_mul), for the architectures with GELU */
     b[W_GELU] = (Buffer){"workspace: gelu table", c->arch->act == ACT_GELU ? KERN_GELU_TABLE : 0, 2};
 }
@@ -264,8 +273,10 @@ int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena
     ws->tok_seq = p[W_TSEQ];
     ws->tok_pos = p[W_TPOS];
     ws->tok_id = p[W_TID];
-    ws->conv = p[W_CONV];
-    ws->dn = p[W_DN];
+    ws->act_mid = p[W_ACTM];
+    /* one buffer: an architecture has short convolutions or DeltaNet layers */
+    ws->conv = model_conv_before(&m->cfg, m->cfg.n_layer) ? p[W_RECUR] : NULL;
+    ws->dn = model_arch_deltanet(m->cfg.arch) ? p[W_RECUR] : NULL;
     ws->gelu = p[W_GELU];
     if (ws->gelu) kern_gelu_table(ws->gelu);
     ws->logit_rows = (uint32_t)logit_rows(opt);
@@ -515,18 +526,15 @@ static void head_wsum(const KernelSet *ks, const ModelConfig *c, KvType kt, cons
                 cache_axpy(ks, out + i * c->head_dim_v, s[i * n_ctx + p], vh + (uint64_t)p * vrow, kt, c->head_dim_v);
 }
 
-static void attention_worker(void *ctx, int ith, int nth)
+/* Attention of q heads h0..h1-1 for every token of the step. */
+static void attention_heads(const LayerJob *j, uint32_t h0, uint32_t h1)
 {
-    const LayerJob *j = ctx;
     const KernelSet *ks = kern_active();
     const ModelConfig *c = &j->m->cfg;
     const Workspace *ws = j->ws;
     uint32_t group = c->n_head / c->n_head_kv;
     float scale = c->attn_scale;
     int windowed = model_layer_swa(c, j->layer);
-    uint64_t head0, head1;
-    split(c->n_head, ith, nth, &head0, &head1);
-    uint32_t h0 = (uint32_t)head0, h1 = (uint32_t)head1;
 
     /* the q heads of one kv head together: its rows are read once for all */
     for (uint32_t h = h0; h < h1;) {
@@ -567,17 +575,26 @@ static void attention_worker(void *ctx, int ith, int nth)
     }
 }
 
-/* Stores one position's keys or values, n_head_kv heads of dim floats at
- * src, for `layer` at position pos: one cache row per head (model.h:
+static void attention_worker(void *ctx, int ith, int nth)
+{
+    const LayerJob *j = ctx;
+    uint64_t h0, h1;
+    split(j->m->cfg.n_head, ith, nth, &h0, &h1);
+    attention_heads(j, (uint32_t)h0, (uint32_t)h1);
+}
+
+/* Stores one position's keys or values, kv heads h0..h1-1 of the n_head_kv
+ * heads of dim floats at src, for `layer` at position pos: one cache row per head (model.h:
  * kv_row_index; a windowed layer's ring row pos % ring). Q8_0 rows are
  * quantized in blocks of 32 as ggml does (d = max|x| / 127, codes
  * round(x / d)). */
 static void cache_store(const ModelConfig *c, const SeqState *seq, int values, uint32_t layer, uint32_t pos,
-                        const float *src, uint32_t dim)
+                        const float *src, uint32_t dim, uint32_t h0, uint32_t h1)
 {
     KvType t = seq->kv_type;
     uint64_t row_bytes = kv_type_bytes(t, dim);
-    for (uint32_t h = 0; h < c->n_head_kv; h++, src += dim) {
+    src += (uint64_t)h0 * dim;
+    for (uint32_t h = h0; h < h1; h++, src += dim) {
         uint8_t *kh, *vh;
         uint32_t rows;
         seq_kv_head(c, seq, layer, h, &kh, &vh, &rows);
@@ -592,43 +609,56 @@ static void cache_store(const ModelConfig *c, const SeqState *seq, int values, u
     }
 }
 
-/* Biases, q/k norms and RoPE of each token at its position, then its
- * keys and values into the cache. */
+/* Token t's RoPE table at its position for this layer. */
+static void rope_row(const Model *m, const Workspace *ws, uint32_t layer, uint64_t t, float *cs)
+{
+    const ModelConfig *c = &m->cfg;
+    forward_rope_table(cs, c->n_rot, (double)ws->tok_pos[t], model_layer_swa(c, layer) ? c->rope_base_swa : c->rope_base,
+                       m->rope_freqs);
+    if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
+        for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
+}
+
+/* Biases, q/k norms and RoPE of token t at its position (table cs), then
+ * its keys and values into the cache; kv heads g0..g1-1 and their q heads
+ * (each element's arithmetic is the same whatever the range). */
+static void qk_token(const LayerJob *j, uint64_t t, const float *cs, uint32_t g0, uint32_t g1)
+{
+    const ModelConfig *c = &j->m->cfg;
+    Workspace *ws = j->ws;
+    const LayerWeights *lw = j->lw;
+    uint32_t group = c->n_head / c->n_head_kv;
+    uint64_t hd = c->head_dim, hdv = c->head_dim_v, qdim = (uint64_t)c->n_head * hd, kw = kv_width(c),
+             vw = kv_width_v(c);
+    const SeqState *seq = ws->tok_seq[t];
+    float *q = ws->q + t * qdim, *k = ws->k + t * kw, *v = ws->v + t * vw;
+    int ropes = model_layer_ropes(c, j->layer);
+    if (lw->bq) {
+        add_bias(q + g0 * group * hd, lw->bq + g0 * group * hd, (g1 - g0) * group * hd);
+        add_bias(k + g0 * hd, lw->bk + g0 * hd, (g1 - g0) * hd);
+        add_bias(v + g0 * hdv, lw->bv + g0 * hdv, (g1 - g0) * hdv);
+    }
+    for (uint32_t h = g0 * group; h < g1 * group; h++) {
+        if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
+        if (ropes) forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
+    }
+    for (uint32_t h = g0; h < g1; h++) {
+        if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
+        if (ropes) forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
+    }
+    cache_store(c, seq, 0, j->layer, ws->tok_pos[t], k, c->head_dim, g0, g1);
+    cache_store(c, seq, 1, j->layer, ws->tok_pos[t], v, c->head_dim_v, g0, g1);
+}
+
 static void qk_worker(void *ctx, int ith, int nth)
 {
     const LayerJob *j = ctx;
-    const Model *m = j->m;
-    Workspace *ws = j->ws;
-    const ModelConfig *c = &m->cfg;
-    const LayerWeights *lw = j->lw;
-    uint64_t hd = c->head_dim, qdim = (uint64_t)c->n_head * hd, kw = kv_width(c), vw = kv_width_v(c);
     float cs[FORWARD_MAX_HEAD_DIM];
     uint64_t t0, t1;
     split((uint64_t)j->n, ith, nth, &t0, &t1);
-    int ropes = model_layer_ropes(c, j->layer);
     for (uint64_t t = t0; t < t1; t++) {
-        uint32_t pos = ws->tok_pos[t];
-        const SeqState *seq = ws->tok_seq[t];
-        float *q = ws->q + t * qdim, *k = ws->k + t * kw;
-        forward_rope_table(cs, c->n_rot, (double)pos, model_layer_swa(c, j->layer) ? c->rope_base_swa : c->rope_base,
-                           m->rope_freqs);
-        if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
-            for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
-        if (lw->bq) {
-            add_bias(q, lw->bq, qdim);
-            add_bias(k, lw->bk, kw);
-            add_bias(ws->v + t * vw, lw->bv, vw);
-        }
-        for (uint32_t h = 0; h < c->n_head; h++) {
-            if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
-            if (ropes) forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
-        }
-        for (uint32_t h = 0; h < c->n_head_kv; h++) {
-            if (lw->k_norm) rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
-            if (ropes) forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
-        }
-        cache_store(c, seq, 0, j->layer, pos, k, c->head_dim);
-        cache_store(c, seq, 1, j->layer, pos, ws->v + t * vw, c->head_dim_v);
+        rope_row(j->m, j->ws, j->layer, t, cs);
+        qk_token(j, t, cs, 0, j->m->cfg.n_head_kv);
     }
 }
 
@@ -664,6 +694,201 @@ static void add_normed(float *x, float *add, const float *w, uint64_t dim, float
 {
     rmsnorm_tokens(add, add, w, dim, eps, n);
     for (uint64_t i = 0; i < (uint64_t)n * dim; i++) x[i] += add[i];
+}
+
+/* ---- the layers of a step in one parallel region --------------------------
+ *
+ * For the architectures whose layers are all attention layers (and weights
+ * not streamed), a step's layers run in one parallel region with a barrier
+ * only where the data need one, six per layer (a batched decoding step of
+ * four tokens had 13 parallel regions per layer, each ending in a barrier):
+ *   1. per token: the residual of the previous layer, the norm, its quantization
+ *   2. by kv head (n_head_kv a multiple of the threads): the rows of q, k, v
+ *      of the thread's heads, their norms, RoPE and cache stores, their
+ *      attention and its output quantized (else: q, k, v by rows | per
+ *      token | attention by head | per token)
+ *   3. wo by rows
+ *   4. per token: the residual, the norm, its quantization
+ *   5. gate and up, the same rows of both, then silu(gate) * up on them and
+ *      its quantization (rows in whole blocks of w_down's activation format)
+ *   6. w_down by rows
+ * Each element gets the same arithmetic as the step by separate regions
+ * (the same functions on the same rows; quantization is by blocks), so the
+ * results are bitwise those (tests/test_forward.c compares the two). The
+ * second-stage inputs (attention's output, the gate's) are quantized into
+ * act_mid, as the first stage's input may still be read. */
+typedef struct {
+    const Model *m;
+    Workspace *ws;
+    int n;
+} StepJob;
+
+/* The quantized input of weights w in the workspace: act_mid for the
+ * inputs of wo and w_down, else the buffer of its format (NULL: F32). */
+static uint8_t *act_buffer(Workspace *ws, const Weight *w, int mid)
+{
+    KernActFormat f = kern_act_format(w->type);
+    if (f == KERN_ACT_F32) return NULL;
+    return mid ? ws->act_mid : f == KERN_ACT_Q8_0 ? ws->act_q8_0 : ws->act_q8_k;
+}
+
+/* Columns [c0, c1) of token t's row x (cols wide) quantized for w into its
+ * buffer (c0, c1 on block boundaries). */
+static void quantize_cols(Workspace *ws, const Weight *w, int mid, uint64_t t, const float *x, uint64_t c0, uint64_t c1)
+{
+    uint8_t *buf = act_buffer(ws, w, mid);
+    if (!buf || c0 >= c1) return;
+    KernActFormat f = kern_act_format(w->type);
+    kern_quantize_act(w->type, x + c0, buf + t * kern_act_bytes(f, w->cols) + kern_act_bytes(f, c0), c1 - c0);
+}
+
+/* Rows [lo, hi) of w for the step's n tokens: input x (floats) or its
+ * quantized copy. */
+static void rows_of(Workspace *ws, const Weight *w, int mid, const float *x, uint64_t lo, uint64_t hi, int n, float *out,
+                    uint64_t out_stride)
+{
+    if (lo >= hi) return;
+    const uint8_t *buf = act_buffer(ws, w, mid);
+    KernActFormat f = kern_act_format(w->type);
+    kern_matmul(w->type, w->data, w->row_bytes, w->cols, lo, hi, buf ? (const void *)buf : (const void *)x,
+                kern_act_bytes(f, w->cols), n, out, out_stride);
+}
+
+/* Token t: x += xb, the previous sublayer's output (RMSNorm(xb) * post
+ * with a post-norm) if add; then xb = RMSNorm(x) * norm (none after the
+ * last layer), quantized for the nw weights reading it. */
+static void residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, int add, const float *post,
+                          const float *norm, const Weight *const *next, int nw)
+{
+    uint64_t dim = c->n_embd;
+    float *x = ws->x + t * dim, *xb = ws->xb + t * dim;
+    if (add && post) rmsnorm(xb, xb, post, dim, c->norm_eps);
+    if (add)
+        for (uint64_t i = 0; i < dim; i++) x[i] += xb[i];
+    if (!norm) return;
+    rmsnorm(xb, x, norm, dim, c->norm_eps);
+    for (int i = 0; i < nw; i++) {
+        int again = 0; /* one quantization per buffer */
+        for (int k = 0; k < i; k++) again |= act_buffer(ws, next[k], 0) == act_buffer(ws, next[i], 0);
+        if (!again) quantize_cols(ws, next[i], 0, t, xb, 0, dim);
+    }
+}
+
+/* Rows [lo, hi) of the concatenation of nw matrices (q, k, v): each its part. */
+static void rows_of_group(Workspace *ws, const Weight *const *w, float *const *out, int nw, const float *x, uint64_t lo,
+                          uint64_t hi, int n)
+{
+    uint64_t base = 0;
+    for (int i = 0; i < nw; i++) {
+        uint64_t a = lo > base ? lo - base : 0, b = hi > base ? hi - base : 0;
+        if (b > w[i]->rows) b = w[i]->rows;
+        rows_of(ws, w[i], 0, x, a, b, n, out[i], w[i]->rows);
+        base += w[i]->rows;
+    }
+}
+
+/* Rows of a matrix split between the threads in whole units (blocks). */
+static void split_units(uint64_t rows, uint64_t unit, int ith, int nth, uint64_t *lo, uint64_t *hi)
+{
+    split(rows / unit, ith, nth, lo, hi);
+    *lo *= unit;
+    *hi = ith == nth - 1 ? rows : *hi * unit;
+}
+
+static uint64_t act_block(const Weight *w)
+{
+    KernActFormat f = kern_act_format(w->type);
+    return f == KERN_ACT_Q8_0 ? 32 : f == KERN_ACT_Q8_K ? 256 : 1;
+}
+
+static void step_worker(void *ctx, int ith, int nth)
+{
+    const StepJob *sj = ctx;
+    const Model *m = sj->m;
+    const ModelConfig *c = &m->cfg;
+    Workspace *ws = sj->ws;
+    int n = sj->n;
+    uint64_t dim = c->n_embd, hd = c->head_dim, hdv = c->head_dim_v, n_ff = c->n_ff;
+    uint64_t qdim = (uint64_t)c->n_head * hd, adim = (uint64_t)c->n_head * hdv;
+    uint32_t group = c->n_head / c->n_head_kv;
+    float cs[FORWARD_MAX_HEAD_DIM];
+    uint64_t t0, t1, lo, hi;
+    split((uint64_t)n, ith, nth, &t0, &t1);
+    int by_head = c->n_head_kv % (uint32_t)nth == 0;
+    uint32_t g0 = (uint32_t)((uint64_t)c->n_head_kv * ith / nth), g1 = (uint32_t)((uint64_t)c->n_head_kv * (ith + 1) / nth);
+
+    for (uint32_t l = 0; l < c->n_layer; l++) {
+        const LayerWeights *lw = &m->layers[l], *prev = l ? &m->layers[l - 1] : NULL;
+        const Weight *qkv[3] = {&lw->wq, &lw->wk, &lw->wv};
+        float *qkv_out[3] = {ws->q, ws->k, ws->v};
+        LayerJob lj = {m, ws, lw, l, n};
+        /* 1 */
+        for (uint64_t t = t0; t < t1; t++)
+            residual_norm(c, ws, t, prev != NULL, prev ? prev->ffn_post_norm : NULL, lw->attn_norm, qkv, 3);
+        port_barrier();
+        /* 2: att quantized in whole blocks of the thread's heads, or after a barrier */
+        int att_here = by_head && (group * hdv * g0) % act_block(&lw->wo) == 0 &&
+                       (group * hdv * g1) % act_block(&lw->wo) == 0;
+        if (by_head) {
+            rows_of(ws, &lw->wq, 0, ws->xb, g0 * group * hd, g1 * group * hd, n, ws->q, qdim);
+            rows_of(ws, &lw->wk, 0, ws->xb, g0 * hd, g1 * hd, n, ws->k, lw->wk.rows);
+            rows_of(ws, &lw->wv, 0, ws->xb, g0 * hdv, g1 * hdv, n, ws->v, lw->wv.rows);
+            for (uint64_t t = 0; t < (uint64_t)n; t++) {
+                rope_row(m, ws, l, t, cs);
+                qk_token(&lj, t, cs, g0, g1);
+            }
+            attention_heads(&lj, g0 * group, g1 * group);
+        } else {
+            split(lw->wq.rows + lw->wk.rows + lw->wv.rows, ith, nth, &lo, &hi);
+            rows_of_group(ws, qkv, qkv_out, 3, ws->xb, lo, hi, n);
+            port_barrier();
+            qk_worker(&lj, ith, nth);
+            port_barrier();
+            attention_worker(&lj, ith, nth);
+        }
+        if (att_here)
+            for (uint64_t t = 0; t < (uint64_t)n; t++)
+                quantize_cols(ws, &lw->wo, 1, t, ws->att + t * adim, group * hdv * g0, group * hdv * g1);
+        port_barrier();
+        if (!att_here) {
+            for (uint64_t t = t0; t < t1; t++) quantize_cols(ws, &lw->wo, 1, t, ws->att + t * adim, 0, adim);
+            port_barrier();
+        }
+        /* 3 */
+        split(dim, ith, nth, &lo, &hi);
+        rows_of(ws, &lw->wo, 1, ws->att, lo, hi, n, ws->xb, dim);
+        port_barrier();
+        /* 4 */
+        const Weight *gate_up[2] = {&lw->w_gate, &lw->w_up};
+        for (uint64_t t = t0; t < t1; t++)
+            residual_norm(c, ws, t, 1, lw->attn_post_norm, lw->ffn_norm, gate_up, 2);
+        port_barrier();
+        /* 5 */
+        split_units(n_ff, act_block(&lw->w_down), ith, nth, &lo, &hi);
+        rows_of(ws, &lw->w_gate, 0, ws->xb, lo, hi, n, ws->hb, n_ff);
+        rows_of(ws, &lw->w_up, 0, ws->xb, lo, hi, n, ws->hb2, n_ff);
+        for (uint64_t t = 0; t < (uint64_t)n && lo < hi; t++) {
+            if (c->arch->act == ACT_GELU) kern_active()->gelu_mul(ws->hb + t * n_ff + lo, ws->hb2 + t * n_ff + lo, hi - lo, ws->gelu);
+            else kern_active()->silu_mul(ws->hb + t * n_ff + lo, ws->hb2 + t * n_ff + lo, hi - lo);
+            quantize_cols(ws, &lw->w_down, 1, t, ws->hb + t * n_ff, lo, hi);
+        }
+        port_barrier();
+        /* 6 */
+        split(dim, ith, nth, &lo, &hi);
+        rows_of(ws, &lw->w_down, 1, ws->hb, lo, hi, n, ws->xb, dim);
+        port_barrier();
+    }
+    const LayerWeights *last = &m->layers[c->n_layer - 1];
+    for (uint64_t t = t0; t < t1; t++) residual_norm(c, ws, t, 1, last->ffn_post_norm, NULL, NULL, 0);
+}
+
+/* The step can run as step_worker: every layer an attention layer, the
+ * weights in memory. */
+static int step_fused(const Model *m)
+{
+    const ModelConfig *c = &m->cfg;
+    return m->load != LOAD_STREAM && !model_arch_deltanet(c->arch) && model_conv_before(c, c->n_layer) == 0 &&
+           model_recurrent_before(c, c->n_layer) == 0;
 }
 
 /* ---- one step ----------------------------------------------------------- */
@@ -756,7 +981,12 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
         }
     }
 
-    for (uint32_t l = 0; l < c->n_layer; l++) {
+    int fused = step_fused(m) && ws->act_mid && !ws->regions_per_op;
+    if (fused) {
+        StepJob sj = {m, ws, n};
+        port_parallel(step_worker, &sj);
+    }
+    for (uint32_t l = 0; !fused && l < c->n_layer; l++) {
         /* streamed: in a slot, the next one on its way */
         const LayerWeights *lw = streamed ? wstream_layer(&ws->stream, m, l) : &m->layers[l];
         rmsnorm_tokens(ws->xb, ws->x, lw->attn_norm, dim, c->norm_eps, n);
