@@ -35,7 +35,7 @@ objs = $(patsubst %.c,$(1)/%.o,$(2))
 REL = build/rel
 ASAN = build/asan
 
-.PHONY: all static test demo clean bench bench-llamacpp bench-arm check-core
+.PHONY: all static test test-build demo clean bench bench-llamacpp bench-arm check-core
 all: pith
 
 $(REL)/src/%.o: src/%.c $(HEADERS)
@@ -133,7 +133,9 @@ TOOL_BINS = $(patsubst tests/tools/main_%.c,$(ASAN)/tools/%,$(filter tests/tools
 # test_forward makes a gemma3-shaped model with mkmodel (its rings with two sequences)
 $(ASAN)/tests/test_forward: | $(ASAN)/tools/mkmodel
 
-test: $(ASAN)/pith $(TEST_BINS) $(TOOL_BINS) pith $(REL)/tools/mkmodel build/pith.1
+# make test-build: what `make test` runs, built, not run
+test-build: $(ASAN)/pith $(TEST_BINS) $(TOOL_BINS) pith $(REL)/tools/mkmodel build/pith.1
+test: test-build
 	@sh tests/run.sh
 
 # The core must reach the OS only through port/: checked on the objects.

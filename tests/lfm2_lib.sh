@@ -92,20 +92,29 @@ cat >"$TMP/texts.json" <<'JSON'
  "naïve café, Straße", "東京は日本の首都です。", "def f(x):\n    return x**2  # square\n", "I'm we'LL they'RE",
  "<|im_start|>user\nHi<|im_end|>\n", "emoji 🙂👍🏽", "   ", ""]
 JSON
-if node "$NODE_DIR/tokenize.mjs" "$TMP/lfm2-vocab.gguf" "$TMP/texts.json" >"$TMP/ref" 2>"$TMP/err"; then
-    node -e 'for (const t of JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))) console.log(JSON.stringify(t))' \
-        "$TMP/texts.json" >"$TMP/texts.lines"
+if ref_tokenize "$TMP/lfm2-vocab.gguf" "$TMP/texts.json" "$TMP/ref"; then
+    # every text in one process (tests/tools/tokenize_files, the vocabulary
+    # loaded once), and pith tokenize itself on the first
+    rm -f "$TMP"/lfm2text.*
+    node -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).forEach((t, i) =>
+                 require("fs").writeFileSync(process.argv[2] + "/lfm2text." + (i + 1), t))' "$TMP/texts.json" "$TMP"
+    n=$(ls "$TMP"/lfm2text.* | wc -l)
+    files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$TMP/lfm2text.$i"; done)
+    # shellcheck disable=SC2086
+    ${TOKF:-build/asan/tools/tokenize_files} "$TMP/lfm2-vocab.gguf" $files >"$TMP/got" 2>"$TMP/err"
+    "$PITH" tokenize "$TMP/lfm2-vocab.gguf" --file "$TMP/lfm2text.1" >"$TMP/got1" 2>>"$TMP/err"
     i=0 same=0 diff=
-    while IFS= read -r line; do
+    while [ "$i" -lt "$n" ]; do
         i=$((i + 1))
-        node -e 'process.stdout.write(JSON.parse(process.argv[1]))' "$line" >"$TMP/text"
         want=$(sed -n "${i}p" "$TMP/ref")
-        got=$("$PITH" tokenize "$TMP/lfm2-vocab.gguf" --file "$TMP/text" 2>&1)
-        if [ "$got" = "$want" ]; then same=$((same + 1)); else diff="$diff $line: [$got] vs [$want]"; fi
-    done <"$TMP/texts.lines"
-    [ "$same" -eq "$i" ] && ok "lfm2 pre-tokenizer: the same ids as llama.cpp on $i texts" || not_ok "lfm2 tokenize:$diff"
+        got=$(sed -n "${i}p" "$TMP/got")
+        if [ "$got" = "$want" ]; then same=$((same + 1)); else diff="$diff text $i: [$got] vs [$want]"; fi
+    done
+    [ "$(cat "$TMP/got1")" = "$(sed -n 1p "$TMP/ref")" ] || diff="$diff pith tokenize text 1: [$(cat "$TMP/got1")]"
+    [ "$same" -eq "$i" ] && [ "$i" -gt 0 ] && [ -z "$diff" ] && ok "lfm2 pre-tokenizer: the same ids as llama.cpp on $i texts" \
+        || not_ok "lfm2 tokenize:$diff $(head -c 200 "$TMP/err")"
 else
-    not_ok "llama.cpp tokenize failed: $(tail -c 300 "$TMP/err")"
+    not_ok "llama.cpp tokenize failed: $(tail -c 300 "$TMP/ref.err")"
 fi
 
 # broken lfm2 files: one line each, exit 2

@@ -7,7 +7,9 @@
 #   sh tests/run.sh [TEST...]        (default: every test)
 #
 # Each test's output goes to build/test-logs/NAME.log; build/test.log has
-# them all, in name order, whatever order they ran in.
+# them all, in name order, whatever order they ran in. Each test's line gives
+# its wall time and its CPU time (user + system of every process it waited
+# for); the last line the sum of the CPU times.
 #
 # A script with a line "# parts: A B ..." is run as one job per part
 # (TEST@A, TEST@B, ...: PITH_TEST_PART=A sh TEST), so that one long script
@@ -18,7 +20,7 @@ export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # The harnesses share the cores with the other tests: one at a time, each
-# for FUZZ_SECONDS (tests/t_fuzz.sh).
+# for FUZZ_SECONDS (3 by default, tests/t_fuzz.sh).
 export FUZZ_JOBS=${FUZZ_JOBS:-1}
 jobs=${PITH_TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 log=build/test.log
@@ -61,15 +63,24 @@ run_one() {
     t=$1
     name=$(echo "$t" | tr / _)
     t0=$(date +%s)
-    case "$t" in
-        *.sh@*) PITH_TEST_PART=${t##*@} sh "${t%@*}" >"$logs/$name.log" 2>&1 ;;
-        *.sh) sh "$t" >"$logs/$name.log" 2>&1 ;;
-        *) "$t" >"$logs/$name.log" 2>&1 ;;
-    esac
+    # in a subshell, so that `times` gives this test's CPU time alone (user
+    # and system, of every process it waited for)
+    (
+        case "$t" in
+            *.sh@*) PITH_TEST_PART=${t##*@} sh "${t%@*}" >"$logs/$name.log" 2>&1 ;;
+            *.sh) sh "$t" >"$logs/$name.log" 2>&1 ;;
+            *) "$t" >"$logs/$name.log" 2>&1 ;;
+        esac
+        st=$?
+        times >"$logs/$name.cpu"
+        exit $st
+    )
     st=$?
-    echo "$t $st $(($(date +%s) - t0))" >"$logs/$name.done"
+    cpu=$(sed -n 2p "$logs/$name.cpu" | tr 'ms' '  ' |
+        awk '{ printf "%.1f", $1 * 60 + $2 + $3 * 60 + $4 }')
+    echo "$t $st $(($(date +%s) - t0)) ${cpu:-0}" >"$logs/$name.done"
     grep '^not ok' "$logs/$name.log" | head -20
-    echo "== $t: status $st, $(grep -c '^ok - ' "$logs/$name.log") ok, $(($(date +%s) - t0)) s"
+    echo "== $t: status $st, $(grep -c '^ok - ' "$logs/$name.log") ok, $(($(date +%s) - t0)) s, CPU ${cpu:-0} s"
 }
 export logs
 rm -f "$logs"/*.done "$logs"/*.log
@@ -89,8 +100,8 @@ for t in $tests; do
         status=1
         continue
     fi
-    read -r _ st secs <"$logs/$name.done"
-    printf '%s\t%s\n' "$t" "$secs" >>"$times.new"
+    read -r _ st secs cpu <"$logs/$name.done"
+    printf '%s\t%s\t%s\n' "$t" "$secs" "$cpu" >>"$times.new"
     # a test (or a part, e.g. a misspelt one) that checked nothing has not passed
     if ! grep -q '^ok - ' "$logs/$name.log"; then
         echo "not ok - $t reported no passing check" | tee -a "$log"
@@ -104,10 +115,11 @@ for t in $tests; do
         fi
     fi
 done
+cpu_sum=$(awk -F'\t' '{ s += $3 } END { printf "%.0f", s }' "$times.new")
 [ $# -gt 0 ] || mv "$times.new" "$times"
 rm -f "$times.new"
 passed=$(grep -c '^ok - ' "$log")
 failed=$(grep -c '^not ok - ' "$log")
 echo "full log: $log (each test: $logs/; seconds: $times)"
-echo "$passed passed, $failed failed, $jobs at a time, $(($(date +%s) - start)) s"
+echo "$passed passed, $failed failed, $jobs at a time, $(($(date +%s) - start)) s (CPU $cpu_sum s)"
 [ "$failed" -eq 0 ] && [ $status -eq 0 ]

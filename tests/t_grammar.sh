@@ -70,20 +70,15 @@ grep -q "too large" "$TMP/err" && ok "  ... saying so" || not_ok "rep message: $
 for tool in curl node npm; do
     command -v $tool >/dev/null 2>&1 || { not_ok "$tool is not installed (the test needs curl, node 20 and npm)"; finish; }
 done
-mkdir -p "$TMP/npm"
-cp tests/grammar/replies.mjs tests/serve/openai_tools.mjs "$TMP/npm/"
-if ! (cd "$TMP/npm" && timeout 180 npm install --no-audit --no-fund --no-save --loglevel=error ajv openai >npm.log 2>&1); then
-    not_ok "npm install ajv openai failed (the registry must be reachable): $(tail -c 300 "$TMP/npm/npm.log")"
-    finish
-fi
-ok "npm install ajv $(jget "$TMP/npm/node_modules/ajv/package.json" r.version), openai $(jget "$TMP/npm/node_modules/openai/package.json" r.version)"
+if ! NPM=$(sh tests/npm_clients.sh 2>"$TMP/npm.err"); then not_ok "$(cat "$TMP/npm.err")"; finish; fi
+ok "npm ajv $(jget "$NPM/node_modules/ajv/package.json" r.version), openai $(jget "$NPM/node_modules/openai/package.json" r.version) (tests/npm_clients.sh)"
 
 # 200 sampled replies per schema: all parse and validate
 replies() { # MODEL COUNT LABEL [serve options]
     model=$1; count=$2; label=$3; shift 3
     start_server "$model" "$@"
     if [ -z "$PORT" ]; then not_ok "$label: the server did not start: $(head -c 300 "$TMP/server.err")"; return; fi
-    if timeout 1200 node "$TMP/npm/replies.mjs" "$URL" tests/grammar/schemas.json "$count" >"$TMP/replies.json" 2>"$TMP/replies.err"; then
+    if timeout 1200 node "$NPM/replies.mjs" "$URL" tests/grammar/schemas.json "$count" >"$TMP/replies.json" 2>"$TMP/replies.err"; then
         for name in person nested arrays enums numbers json_object; do
             r=$(jget "$TMP/replies.json" "const x = r.$name; [x.ok, x.finish.stop || 0, x.finish.length || 0, x.tokens].join(' ')")
             set -- $r
@@ -149,7 +144,7 @@ done
 code=$(post /health "")
 curl -s -m 10 -o "$TMP/body" "$URL/health" && [ "$(jget "$TMP/body" r.status)" = ok ] && ok "the server still answers" || not_ok "health after errors"
 # the official client: the whole loop, streamed and not, required and named
-if timeout 300 node "$TMP/npm/openai_tools.mjs" "$URL/v1" >"$TMP/oa.json" 2>"$TMP/oa.err"; then
+if timeout 300 node "$NPM/openai_tools.mjs" "$URL/v1" >"$TMP/oa.json" 2>"$TMP/oa.err"; then
     for k in json_required json_named stream_required stream_named; do
         v=$(jget "$TMP/oa.json" "[r.$k.calls, r.$k.finish, r.$k.answer_is_text, r.$k.answer_finish !== 'tool_calls'].join(' ')")
         [ "$(echo "$v" | cut -d' ' -f1-4)" = "ok tool_calls true true" ] && ok "openai client $k: calls parse and hold the parameters; the tool results go back and the model answers" \

@@ -18,8 +18,16 @@ M=$FIX/models
 
 field() { awk -F'\t' -v c="$1" -v k="$2" '$1 == c { print $k }' "$FIX/cases.tsv"; }
 note() { field "$1" 6 | tr ';' '\n' | sed -n "s/^$2=//p"; }
+REL=${PITH_REL:-./pith}
+[ -x "$REL" ] || { not_ok "./pith is not built (make pith)"; finish; }
 # head dimension of a model: key_length, else embedding_length / head_count
+# (once per model file: the cases share them)
 head_dim() {
+    hd_cache=$TMP/hd.$(basename "$1")
+    [ -s "$hd_cache" ] || head_dim_of "$1" >"$hd_cache"
+    cat "$hd_cache"
+}
+head_dim_of() {
     "$PITH" inspect "$1" >"$TMP/insp" 2>/dev/null
     kl=$(sed -n 's/^ *[a-z0-9]*\.attention\.key_length  *u32  *= *//p' "$TMP/insp")
     if [ -n "$kl" ]; then echo "$kl"; return; fi
@@ -45,9 +53,12 @@ for c in $(awk -F'\t' '$3 == "logits" { print $1 }' "$FIX/cases.tsv"); do
         else not_ok "$c: refusal message: $(cat "$TMP/err")"; fi
         continue
     fi
+    # the asserted run (q8_0) under the sanitizers; the f32 and f16 runs
+    # only give the printed numbers: the release build
     for kv in f32 f16 q8_0; do
         rm -f "$TMP/$kv.f32"
-        "$PITH" logits "$model" --prompt-ids "$ids" --out "$TMP/$kv.f32" --kv-type $kv -t 2 >/dev/null 2>"$TMP/err.$kv"
+        bin=$REL; [ $kv = q8_0 ] && bin=$PITH
+        "$bin" logits "$model" --prompt-ids "$ids" --out "$TMP/$kv.f32" --kv-type $kv -t 2 >/dev/null 2>"$TMP/err.$kv"
     done
     if [ -s "$TMP/q8_0.f32" ] && "$CMP" --ref "$FIX/logits/$c.f32" --class QUANT --vocab "$vocab" "$TMP/q8_0.f32" \
         >"$TMP/cmp" 2>&1; then

@@ -13,6 +13,7 @@ CMP=${CMP:-build/asan/tools/cmplogits}
 NODE_DIR=build/node-llama-cpp
 if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
 else not_ok "$(cat "$TMP/install.err")"; finish; fi
+. tests/llamacpp_lib.sh
 
 IDS=5,80,300,17,250,9,120,66,200,31,4,77,1000,3,420,99,12,640,8,250
 SHAPE="--layers 3 --embd 64 --ff 160 --heads 4 --kv-heads 2 --head-dim 16"
@@ -23,7 +24,7 @@ compare() {
     name=$1 class=$2; shift 2
     model=$TMP/$name.gguf
     if ! "$MK" "$model" $SHAPE "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return; fi
-    if ! node "$NODE_DIR/logits.mjs" "$model" "$IDS" "$TMP/$name.ref.f32" >"$TMP/ref.err" 2>&1; then
+    if ! ref_logits "$model" "$IDS" "$TMP/$name.ref.f32"; then
         not_ok "$name: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
     fi
     vocab=$("$PITH" inspect "$model" --tensors | awk '$1 == "token_embd.weight" { print $4 }')

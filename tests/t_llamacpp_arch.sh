@@ -30,6 +30,7 @@ CMP=${CMP:-build/asan/tools/cmplogits}
 NODE_DIR=build/node-llama-cpp
 if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
 else not_ok "$(cat "$TMP/install.err")"; finish; fi
+. tests/llamacpp_lib.sh
 
 # 40 prompt ids below the self-made vocabulary's size (1266)
 IDS=5,80,300,17,250,9,120,66,200,31,4,77,1000,3,420,99,12,640,8,250,711,42,93,508,61,333,7,880,145,26,999,58,402,13,777,230,64,519,88,150
@@ -41,7 +42,7 @@ compare() {
     name=$1 class=$2 pargs=$3; shift 3
     model=$TMP/$name.gguf
     if ! "$MK" "$model" "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return; fi
-    if ! node "$NODE_DIR/logits.mjs" "$model" "$IDS" "$TMP/$name.ref.f32" >"$TMP/ref.err" 2>&1; then
+    if ! ref_logits "$model" "$IDS" "$TMP/$name.ref.f32"; then
         not_ok "$name: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
     fi
     vocab=$("$PITH" inspect "$model" --tensors | awk '$1 == "token_embd.weight" { print $4 }')
@@ -64,7 +65,7 @@ compare() {
 greedy() {
     name=$1 thr=$2 pargs=$3
     model=$TMP/$name.gguf
-    if ! node "$NODE_DIR/greedy.mjs" "$model" "$IDS" 24 >"$TMP/greedy.ref" 2>"$TMP/ref.err"; then
+    if ! ref_greedy "$model" "$IDS" 24 "$TMP/greedy.ref"; then
         not_ok "$name greedy: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
     fi
     # shellcheck disable=SC2086

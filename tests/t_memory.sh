@@ -138,7 +138,8 @@ expect_fail2 "bench --mem too small" $PITH bench "$M" -p 8 -n 4 -r 1 --mem 1M
 
 # ---- (b) a real memory cap below the file size -----------------------------
 P=./pith
-MK=build/asan/tools/mkmodel
+# the model is data: the release mkmodel writes the same bytes, faster
+MK=${MK_REL:-build/rel/tools/mkmodel}
 BIG=$TMP/big.gguf
 [ -x "$P" ] || not_ok "./pith is not built (make pith)"
 $MK "$BIG" --layers 6 --embd 1024 --ff 3072 --heads 16 --kv-heads 8 --head-dim 64 --vocab 4096 --ctx 2048 \

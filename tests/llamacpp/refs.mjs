@@ -1,0 +1,88 @@
+// refs.mjs - llama.cpp's references for many models from one process:
+// starting node and llama.cpp costs about 2 CPU seconds, more than the
+// references of a small model (tests/llamacpp_lib.sh starts it once per test
+// script and sends it one request per model).
+//
+// Reads requests from stdin, one per line, tab separated, and answers each
+// in order by writing OUT and then OUT.done ("ok", or "error: ..." on one
+// line, OUT not written):
+//   logits MODEL IDS OUT    every position's logits, as logits.mjs
+//   greedy MODEL IDS N OUT  N greedy tokens "id:gap,...", as greedy.mjs
+//   tokenize MODEL TEXTS.json OUT  one line of ids per text, as tokenize.mjs
+// The settings are those of logits.mjs and greedy.mjs: F32 KV cache, no
+// flash attention, one thread.
+import {getLlama} from "node-llama-cpp";
+import {readFileSync, writeFileSync, renameSync} from "node:fs";
+import {createInterface} from "node:readline";
+
+const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
+
+async function withContext(modelPath, size, fn) {
+    const model = await llama.loadModel({modelPath});
+    try {
+        const context = await model.createContext({
+            contextSize: size, batchSize: 512, threads: 1, flashAttention: false,
+            experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32",
+        });
+        try { return await fn(context.getSequence()); } finally { await context.dispose(); }
+    } finally { await model.dispose(); }
+}
+
+async function logits(modelPath, ids) {
+    return withContext(modelPath, Math.max(64, ids.length + 8), async sequence => {
+        const results = await sequence.controlledEvaluate(ids.map(t => [t, {generateNext: {logits: true}}]));
+        const nVocab = results[0].next.logits.size;
+        const out = new Float32Array(nVocab * ids.length);
+        results.forEach((r, pos) => { for (const [token, logit] of r.next.logits) out[pos * nVocab + token] = logit; });
+        return Buffer.from(out.buffer);
+    });
+}
+
+async function greedy(modelPath, ids, n) {
+    return withContext(modelPath, Math.max(64, ids.length + n + 8), async sequence => {
+        const out = [];
+        let input = ids.map((t, i) => (i === ids.length - 1 ? [t, {generateNext: {logits: true}}] : t));
+        for (let step = 0; step < n; step++) {
+            const results = await sequence.controlledEvaluate(input);
+            const lg = results[results.length - 1].next.logits;
+            let best = -1, bestV = -Infinity, second = -Infinity;
+            for (const [token, v] of lg) {
+                if (v > bestV) { second = bestV; bestV = v; best = token; }
+                else if (v > second) second = v;
+            }
+            out.push(`${best}:${(bestV - second).toPrecision(4)}`);
+            input = [[best, {generateNext: {logits: true}}]];
+        }
+        return out.join(",") + "\n";
+    });
+}
+
+async function tokenize(modelPath, textsPath) {
+    const model = await llama.loadModel({modelPath, vocabOnly: true});
+    try {
+        return JSON.parse(readFileSync(textsPath, "utf8"))
+            .map(text => Array.from(model.tokenize(text, true)).join(" ") + "\n").join("");
+    } finally { await model.dispose(); }
+}
+
+// OUT.done appears whole (a rename): the shell polls for it.
+function done(out, text) {
+    writeFileSync(out + ".done.tmp", text + "\n");
+    renameSync(out + ".done.tmp", out + ".done");
+}
+
+for await (const line of createInterface({input: process.stdin})) {
+    if (!line.trim()) continue;
+    const f = line.split("\t");
+    const out = f[f.length - 1];
+    try {
+        const ids = f[0] === "tokenize" ? [] : f[2].split(",").map(Number);
+        if (f[0] === "tokenize" && f.length === 4) writeFileSync(out, await tokenize(f[1], f[2]));
+        else if (f[0] === "logits" && f.length === 4) writeFileSync(out, await logits(f[1], ids));
+        else if (f[0] === "greedy" && f.length === 5) writeFileSync(out, await greedy(f[1], ids, Number(f[3])));
+        else throw new Error(`bad request '${line.slice(0, 200)}'`);
+        done(out, "ok");
+    } catch (e) {
+        done(out, `error: ${String(e && e.message || e).split("\n")[0]}`);
+    }
+}
