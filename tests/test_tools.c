@@ -206,6 +206,20 @@ static void progressive(void)
     CHECK(!strcmp(g.text, "0:a()<0 {\"s\": \"ab>"), "a call cut short keeps its partial arguments, no content: %s", g.text);
 }
 
+enum { TEST_GRAMMAR_DEPTH = 64, TEST_GRAMMAR_ALTS = 256 };
+
+/* G initialised in an arena of its own (returned, for port_arena_unmap with
+ * grammar_bytes(TEST_GRAMMAR_DEPTH, TEST_GRAMMAR_ALTS)). */
+static void *grammar_in_arena(Grammar *G)
+{
+    uint64_t bytes = grammar_bytes(TEST_GRAMMAR_DEPTH, TEST_GRAMMAR_ALTS);
+    void *mem = port_arena_map((size_t)bytes);
+    Arena a;
+    arena_init(&a, mem, bytes);
+    grammar_init(G, &a, TEST_GRAMMAR_DEPTH, TEST_GRAMMAR_ALTS);
+    return mem;
+}
+
 static void constraint(void)
 {
     static char gbnf[GRAMMAR_MAX_TEXT + 1];
@@ -223,11 +237,7 @@ static void constraint(void)
 #define POS(key) ((size_t)(strstr(tools, "\"" key "\":") - tools) + strlen(key) + 4)
     size_t t = POS("tools");
     static Grammar G;
-    uint64_t bytes = grammar_bytes(64, 256);
-    void *mem = port_arena_map((size_t)bytes);
-    Arena a;
-    arena_init(&a, mem, bytes);
-    grammar_init(&G, &a, 64, 256);
+    void *mem = grammar_in_arena(&G);
 
     int rc = api_constraint(tools, len, API_ABSENT, API_ABSENT, t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc == 0 && ac.render && ac.parse && !ac.forced && ac.grammar_len == 0, "tools alone: auto, rendered, parsed, no grammar");
@@ -317,7 +327,7 @@ static void constraint(void)
     int ok = rc == 0 && grammar_compile(&G, gbnf, ac.grammar_len, "rf", why, sizeof why) == 0;
     grammar_reset(&G);
     CHECK(ok && grammar_accept(&G, "-42", 3) == 0 && grammar_can_end(&G), "response_format json_schema: an integer");
-    port_arena_unmap(mem, (size_t)bytes);
+    port_arena_unmap(mem, (size_t)grammar_bytes(TEST_GRAMMAR_DEPTH, TEST_GRAMMAR_ALTS));
 }
 
 /* Qwen3.5's <function=...> form under tool_choice required and named: the
@@ -345,11 +355,7 @@ static void xml_constraint(void)
 #define XPOS(key) ((size_t)(strstr(body, "\"" key "\":") - body) + strlen(key) + 4)
     size_t t = XPOS("tools");
     static Grammar G;
-    uint64_t bytes = grammar_bytes(64, 256);
-    void *mem = port_arena_map((size_t)bytes);
-    Arena a;
-    arena_init(&a, mem, bytes);
-    grammar_init(&G, &a, 64, 256);
+    void *mem = grammar_in_arena(&G);
     static char kinds[TOOL_KINDS_CAP];
     static const struct {
         const char *text, *args; /* args: the splitter's output; NULL: the grammar refuses the text */
@@ -479,7 +485,7 @@ static void xml_constraint(void)
                         sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc != 0 && strstr(why, "over 8192 bytes of function and parameter names"), "qwen3.5: names over the table's bound refused: %s",
           why);
-    port_arena_unmap(mem, (size_t)bytes);
+    port_arena_unmap(mem, (size_t)grammar_bytes(TEST_GRAMMAR_DEPTH, TEST_GRAMMAR_ALTS));
 }
 
 int main(void)

@@ -346,13 +346,7 @@ INLINE void kq_rows(int kind, int dp, uint64_t n, const uint8_t *w, uint64_t row
             }
             for (int t = 0; t < k; t++) {
                 float *o = out + (uint64_t)(t0 + t) * out_stride + r0;
-                if (valid == RT) {
-                    vst1q_f32(o, acc[t]);
-                } else {
-                    float tmp[RT];
-                    vst1q_f32(tmp, acc[t]);
-                    memcpy(o, tmp, valid * sizeof(float));
-                }
+                neon_store_rows4(o, acc[t], valid);
             }
         }
     }

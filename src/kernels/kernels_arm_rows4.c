@@ -34,6 +34,8 @@
 #if defined(__aarch64__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #include <arm_neon.h>
 
+#include "kernels_neon.h"
+
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 8")
 
@@ -175,13 +177,7 @@ INLINE void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_byte
             pass(kind, rp, a, act_stride, k, nb, acc);
             for (int t = 0; t < k; t++) {
                 float *o = out + (uint64_t)(t0 + t) * out_stride + r0;
-                if (valid == RT) {
-                    vst1q_f32(o, acc[t]);
-                } else {
-                    float tmp[RT];
-                    vst1q_f32(tmp, acc[t]);
-                    memcpy(o, tmp, valid * sizeof(float));
-                }
+                neon_store_rows4(o, acc[t], valid);
             }
             t0 += k;
         }

@@ -155,13 +155,7 @@ INLINE void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_byte
             else pass(kind, rp, a, (size_t)act_stride, 1, nb, acc);
             for (int t = 0; t < k; t++) {
                 float *o = out + (uint64_t)(t0 + t) * out_stride + r0;
-                if (valid == RT) {
-                    vst1q_f32(o, acc[t]);
-                } else {
-                    float tmp[RT];
-                    vst1q_f32(tmp, acc[t]);
-                    memcpy(o, tmp, valid * sizeof(float));
-                }
+                neon_store_rows4(o, acc[t], valid);
             }
         }
     }
@@ -269,13 +263,7 @@ void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
         for (int t = 0; t < nt; t++) {
             float32x4_t acc = q4k_pass(rp, (const KernQ8_K *)(const void *)((const uint8_t *)act + (uint64_t)t * act_stride), nb);
             float *o = out + (uint64_t)t * out_stride + r0;
-            if (valid == RT) {
-                vst1q_f32(o, acc);
-            } else {
-                float tmp[RT];
-                vst1q_f32(tmp, acc);
-                memcpy(o, tmp, valid * sizeof(float));
-            }
+            neon_store_rows4(o, acc, valid);
         }
     }
 }

@@ -1,5 +1,6 @@
 /* kernels_neon.h - small NEON helpers shared by the ARM kernel files
- * (kernels_arm.c, kernels_arm_kq.c, kernels_arm_v7.c, kernels_ops_arm.c),
+ * (kernels_arm.c, kernels_arm_kq.c, kernels_arm_rows4.c, kernels_arm_v7.c,
+ * kernels_ops_arm.c),
  * aarch64 and armv7. Include it only where <arm_neon.h> and __fp16 are
  * available (inside those files' target conditions). */
 #ifndef PITH_KERNELS_NEON_H
@@ -53,6 +54,19 @@ static inline __attribute__((always_inline)) void neon_q4k_scales_mins(const uin
     sc[1] = vorrq_u32(vandq_u32(h[3], m0f), vandq_u32(vshrq_n_u32(h[1], 2), m30));
     mn[0] = vandq_u32(h[2], m3f);
     mn[1] = vorrq_u32(vandq_u32(vshrq_n_u32(h[3], 4), m0f), vandq_u32(vshrq_n_u32(h[2], 2), m30));
+}
+
+/* A four-row pass's results for rows r0..r0+valid-1: all four lanes, or
+ * the first `valid` of them at the matrix's last rows. */
+static inline __attribute__((always_inline)) void neon_store_rows4(float *o, float32x4_t acc, uint64_t valid)
+{
+    if (valid == 4) {
+        vst1q_f32(o, acc);
+    } else {
+        float tmp[4];
+        vst1q_f32(tmp, acc);
+        memcpy(o, tmp, valid * sizeof(float));
+    }
 }
 
 #endif
