@@ -3,10 +3,12 @@
 # (curl and node, no npm): tiny-qwen3 served with --template llama3.1,
 # smollm3, lfm2 and qwen3.5 (the grammar of a forced call makes the model write the call in
 # that template's format; a forced call's arguments stream in several
-# deltas, Qwen3.5's <function=...> calls in one when they close; its string
-# parameters stay strings, whatever their text); with llama3.1, text before a call stays content and the call
+# deltas, Qwen3.5's <function=...> calls too, forced or not, joined equal to
+# the call not streamed; its string
+# parameters stay strings, whatever their text); with llama3.1 and qwen3.5, text before a call stays content and the call
 # becomes tool_calls, streamed and not (a response_format "const" makes the
-# model write a fixed text with a call inside); templates without a
+# model write a fixed text with a call inside; one that does not parse
+# stays content, streamed too); templates without a
 # tool-call format answer 400 naming the template.
 . tests/lib.sh
 Q=$FIX/models/tiny-qwen3-Q8_0.gguf
@@ -76,8 +78,45 @@ MIND=2
 formats llama3.1 '{"name":"add","parameters":{"a":1,"b":2}}' '["Let me check.",]'
 formats smollm3 '' ''
 formats lfm2 '' ''
-MIND=1
 formats qwen3.5 '' ''
+
+# Qwen3.5's calls streamed: the pieces join into the arguments of the same
+# request not streamed (forced, and a call the model writes under auto: a
+# response_format const writes it), in more than one delta; a block that
+# does not parse stays content, streamed or not
+serve_start "$PITH" "$Q" -t 1 -c 2048 --template qwen3.5
+if [ -n "$PORT" ]; then
+    same() { # NAME REQUEST: streamed and not, the same calls and content
+        code=$(post /v1/chat/completions "$2")
+        whole=$(jget "$TMP/body" "const m = r.choices[0].message; JSON.stringify([r.choices[0].finish_reason, m.content || '', (m.tool_calls || []).map(t => [t.function.name, t.function.arguments])])" 2>&1)
+        req=$2
+        code2=$(post /v1/chat/completions "${req%?},\"stream\":true}" -N)
+        fold && streamed=$(jget "$TMP/folded" "JSON.stringify([r.finish, r.content, r.calls.filter(c => r.finish === 'tool_calls').map(c => [c.name, c.args])])" 2>&1)
+        deltas=$(jget "$TMP/folded" "r.calls.map(c => c.deltas).join(',')" 2>&1)
+        parses=$(jget "$TMP/folded" "r.calls.every(c => { try { JSON.parse(c.args); return true } catch (e) { return false } })" 2>&1)
+    }
+    same named "{\"messages\":$MSG,\"tools\":$TOOLS,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}},\"seed\":3,\"max_tokens\":300}"
+    [ "$code" = 200 ] && [ "$code2" = 200 ] && [ "$whole" = "$streamed" ] && [ "${deltas:-0}" -gt 1 ] && [ "$parses" = true ] \
+        && ok "qwen3.5, named, streamed: $deltas deltas join into the arguments not streamed ($whole)" \
+        || not_ok "qwen3.5 named streamed: $code $code2 '$whole' '$streamed' deltas $deltas parses $parses"
+    call='<tool_call><function=get_weather><parameter=city>New York</parameter><parameter=unit>c</parameter></function></tool_call>'
+    fixed="{\"type\":\"json_schema\",\"json_schema\":{\"schema\":{\"const\":\"Let me check. $call\"}}}"
+    same auto "{\"messages\":$MSG,\"tools\":$TOOLS,\"seed\":5,\"max_tokens\":300,\"response_format\":$fixed}"
+    want='["tool_calls","\"Let me check.\"",[["get_weather","{\"city\": \"New York\", \"unit\": \"c\"}"]]]'
+    [ "$code" = 200 ] && [ "$whole" = "$want" ] && [ "$whole" = "$streamed" ] && [ "${deltas:-0}" -gt 1 ] \
+        && ok "qwen3.5, auto, streamed: text before the call stays content, $deltas deltas join into the arguments not streamed" \
+        || not_ok "qwen3.5 auto streamed: $code $code2 '$whole' '$streamed' deltas $deltas"
+    bad='<tool_call><function=get_weather><parameter=city>Oslo</parameter>oops</function></tool_call>'
+    fixed="{\"type\":\"json_schema\",\"json_schema\":{\"schema\":{\"const\":\"$bad\"}}}"
+    same bad "{\"messages\":$MSG,\"tools\":$TOOLS,\"seed\":5,\"max_tokens\":300,\"response_format\":$fixed}"
+    want="[\"stop\",\"\\\"$bad\\\"\",[]]"
+    [ "$code" = 200 ] && [ "$whole" = "$want" ] && [ "$whole" = "$streamed" ] \
+        && ok "qwen3.5, auto: a block that does not parse stays content whole, streamed too (its call begun: ${deltas:-none})" \
+        || not_ok "qwen3.5 bad block: $code $code2 '$whole' '$streamed' want '$want'"
+    stop_server
+else
+    not_ok "qwen3.5 streamed: server: $(head -c 300 "$TMP/server.err")"
+fi
 
 # Qwen3.5 on its own architecture (a random qwen35 model whose file's
 # template is detected as qwen3.5): a string parameter's text comes back as
@@ -102,8 +141,8 @@ if [ -n "$PORT" ]; then
         [ "$code" = 200 ] && [ "$v" = "tool_calls  true true" ] && ok "qwen3.5, required, seed $seed: string parameters stay strings ($(jget "$TMP/body" 'JSON.stringify(r.choices[0].message.tool_calls[0].function.arguments)'))" \
             || not_ok "qwen3.5 strings, seed $seed: $code $v $(head -c 600 "$TMP/body")"
         code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$T2,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"set_zip\"}},\"seed\":$seed,\"max_tokens\":400,\"stream\":true}" -N)
-        fold && v=$(jget "$TMP/folded" "const ok = $ZIP_OK; [r.finish, r.calls.length, r.calls[0].name, ok(JSON.parse(r.calls[0].args)), r.content.trim() === ''].join(' ')" 2>&1)
-        [ "$code" = 200 ] && [ "$v" = "tool_calls 1 set_zip true true" ] && ok "qwen3.5, streamed, named, seed $seed: one call, its arguments valid" \
+        fold && v=$(jget "$TMP/folded" "const ok = $ZIP_OK; [r.finish, r.calls.length, r.calls[0].name, ok(JSON.parse(r.calls[0].args)), r.content.trim() === '', r.calls[0].deltas > 1].join(' ')" 2>&1)
+        [ "$code" = 200 ] && [ "$v" = "tool_calls 1 set_zip true true true" ] && ok "qwen3.5, streamed, named, seed $seed: one call, its arguments valid, in $(jget "$TMP/folded" 'r.calls[0].deltas') deltas" \
             || not_ok "qwen3.5 named stream, seed $seed: $code $v $(head -c 600 "$TMP/body")"
     done
     # what still cannot be held to the form: a 400 with the reason

@@ -173,7 +173,7 @@ static void progressive(void)
             memset(&g, 0, sizeof g);
             ToolSplit t;
             tool_split_init(&t, cases[i].format, buf, sizeof buf, prog_content, prog_call, &g);
-            tool_split_progressive(&t, prog_piece);
+            tool_split_progressive(&t, prog_piece, 1);
             size_t n = strlen(cases[i].text);
             for (size_t k = 0; k < n; k += step) tool_split_push(&t, cases[i].text + k, n - k < step ? n - k : step);
             tool_split_finish(&t);
@@ -199,11 +199,62 @@ static void progressive(void)
     memset(&g, 0, sizeof g);
     ToolSplit t;
     tool_split_init(&t, TOOL_FORMAT_TAGGED, buf, sizeof buf, prog_content, prog_call, &g);
-    tool_split_progressive(&t, prog_piece);
+    tool_split_progressive(&t, prog_piece, 1);
     const char *cut = "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"s\": \"ab";
     tool_split_push(&t, cut, strlen(cut));
     tool_split_finish(&t);
     CHECK(!strcmp(g.text, "0:a()<0 {\"s\": \"ab>"), "a call cut short keeps its partial arguments, no content: %s", g.text);
+}
+
+/* Progressive, Qwen3.5: each call's name and its pieces joined, the
+ * content, and how many pieces */
+typedef struct {
+    char name[8][64], args[8][1024], content[2048];
+    size_t n_args[8], n_content;
+    int n, pieces;
+} XProg;
+
+static void xp_content(void *ctx, const char *p, size_t n)
+{
+    XProg *g = ctx;
+    memcpy(g->content + g->n_content, p, n);
+    g->content[g->n_content += n] = '\0';
+}
+
+static void xp_piece(void *ctx, int index, const char *p, size_t n);
+
+static void xp_call(void *ctx, int index, const char *name, size_t name_len, const char *args, size_t args_len)
+{
+    XProg *g = ctx;
+    CHECK(index == g->n && index < 8, "progressive: call %d in order", index);
+    snprintf(g->name[index], sizeof g->name[0], "%.*s", (int)name_len, name);
+    g->n++;
+    if (args) xp_piece(ctx, index, args, args_len); /* a block that came whole in one push */
+}
+
+static void xp_piece(void *ctx, int index, const char *p, size_t n)
+{
+    XProg *g = ctx;
+    memcpy(g->args[index] + g->n_args[index], p, n);
+    g->args[index][g->n_args[index] += n] = '\0';
+    g->pieces++;
+}
+
+/* text through a progressive splitter in pieces of step (held: forced);
+ * its calls written as on_call writes them into calls */
+static void xml_prog(const char *text, size_t step, int held, const char *body, size_t len, size_t tools, XProg *g,
+                     char *calls, size_t cap, ToolSplit *ts)
+{
+    static char buf[1024], kinds[TOOL_KINDS_CAP];
+    memset(g, 0, sizeof *g);
+    tool_split_init(ts, TOOL_FORMAT_XML, buf, sizeof buf, xp_content, xp_call, g);
+    tool_split_schemas(ts, body, len, tools, kinds, sizeof kinds);
+    tool_split_progressive(ts, xp_piece, held);
+    for (size_t k = 0, n = strlen(text); k < n; k += step) tool_split_push(ts, text + k, n - k < step ? n - k : step);
+    tool_split_finish(ts);
+    size_t o = 0;
+    calls[0] = '\0';
+    for (int i = 0; i < g->n; i++) o += (size_t)snprintf(calls + o, cap - o, "%d:%s(%s);", i, g->name[i], g->args[i]);
 }
 
 enum { TEST_GRAMMAR_DEPTH = 64, TEST_GRAMMAR_ALTS = 256 };
@@ -420,8 +471,52 @@ static void xml_constraint(void)
             tool_split_finish(&ts);
             int ok = g.n_content == 0 && !strcmp(g.calls, cases[i].args);
             CHECK(ok, "qwen3.5 case %zu in pieces of %zu: the arguments hold the schema's types: %s", i, step, g.calls);
+            /* streamed, forced and not: the pieces join into the same arguments */
+            for (int held = 0; held < 2; held++) {
+                XProg xp;
+                char calls[2048];
+                ToolSplit ps;
+                xml_prog(x, step, held, body, len, t, &xp, calls, sizeof calls, &ps);
+                ok = xp.n_content == 0 && !strcmp(calls, cases[i].args) && ps.n_bad == 0 &&
+                     xp.pieces >= (step == 1 ? 2 : 1) * xp.n;
+                CHECK(ok, "qwen3.5 case %zu in pieces of %zu, %s, streamed: %d pieces join into %s", i, step,
+                      held ? "forced" : "auto", xp.pieces, calls);
+            }
         }
     }
+    /* streamed, a block that turns out not to be a call: its call was
+     * given, the block goes to content whole all the same (n_bad); cut short,
+     * the same unless a grammar held it */
+    static const struct {
+        const char *text, *content, *calls; /* calls: in pieces of 1 and 8 */
+        int held, bad, good;
+    } stream[] = {
+        {"Hi <tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\noops</function>\n</tool_call> end",
+         "Hi <tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\noops</function>\n</tool_call> end",
+         "0:get_weather({\"city\": \"Oslo\");", 0, 1, 0},
+        {"<tool_call>\n<function=now>\n</function>\nx</tool_call><tool_call>\n<function=get_weather>\n<parameter=days>\n2\n</parameter>\n"
+         "</function>\n</tool_call>",
+         "<tool_call>\n<function=now>\n</function>\nx</tool_call>", "0:now({);1:get_weather({\"days\": 2});", 0, 1, 1},
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nOs", "<tool_call>\n<function=get_weather>\n<parameter=city>\nOs",
+         "0:get_weather({\"city\": \"Os);", 0, 1, 0},
+        {"<tool_call>\n<function=get_weather>\n<parameter=city>\nOs", "", "0:get_weather({\"city\": \"Os);", 1, 0, 1},
+        {"<tool_call>\n<function=get", "<tool_call>\n<function=get", "", 0, 0, 0},
+        {"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>", "", "0:now({});", 0, 0, 1},
+        {"a\n<tool_call>\n<function=say>\n<parameter=text>\n</para\n</parameter>\n</function>\n</tool_call>", "a",
+         "0:say({\"text\": \"</para\"});", 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof stream / sizeof stream[0]; i++)
+        for (size_t step = 1; step <= 64; step *= 8) {
+            XProg xp;
+            char calls[2048];
+            ToolSplit ps;
+            xml_prog(stream[i].text, step, stream[i].held, body, len, t, &xp, calls, sizeof calls, &ps);
+            /* in pieces of 64 a block may come whole: its call is then not begun before it parses */
+            int ok = !strcmp(xp.content, stream[i].content) && xp.n - ps.n_bad == stream[i].good &&
+                     (step == 64 || (!strcmp(calls, stream[i].calls) && ps.n_bad == stream[i].bad));
+            CHECK(ok, "qwen3.5 streamed case %zu in pieces of %zu: content '%s', calls %s, %d not parsed", i, step, xp.content,
+                  calls, ps.n_bad);
+        }
     /* without the table (auto, as before): JSON-looking text is JSON */
     {
         static char buf[1024];

@@ -535,7 +535,7 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
         serve_text_finish(&rp->text);
         if (rp->split_tools) {
             tool_split_finish(&rp->split);
-            if (rp->split.n_calls > 0 && !strcmp(finish, "stop")) finish = "tool_calls";
+            if (rp->split.n_calls > rp->split.n_bad && !strcmp(finish, "stop")) finish = "tool_calls";
         }
         if (rq->stream) {
             chunk_close(rp);
@@ -1055,8 +1055,9 @@ void api_generate(Server *sv, Conn *c)
         tool_split_init(&sl->rp.split, ac.format, sv->slot_tools[i], TOOL_BLOCK_CAP, on_split_content, on_tool_call, &sl->rp);
         if (ac.format == TOOL_FORMAT_XML)
             tool_split_schemas(&sl->rp.split, body, body_len, rq.tools, sl->rp.calls + TOOL_CALLS_CAP, TOOL_KINDS_CAP);
-        /* forced calls cannot fall back to content: their arguments stream as they come */
-        if (ac.forced && rq.stream) tool_split_progressive(&sl->rp.split, on_tool_args);
+        /* streamed: forced calls' arguments as they come (they cannot fall
+         * back to content), and Qwen3.5's as they become certain */
+        if (rq.stream) tool_split_progressive(&sl->rp.split, on_tool_args, ac.forced);
         sl->rp.split_tools = 1;
     }
     sl->order = ++slot_clock;

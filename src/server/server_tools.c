@@ -412,12 +412,14 @@ static void emit_content(ToolSplit *t, const char *p, size_t n)
     if (n) t->content(t->ctx, p, n);
 }
 
-/* The block so far back to content, as it was; the splitter outside. */
+/* The block so far back to content, as it was (calls of it given already
+ * stay given: n_bad); the splitter outside. */
 static void block_to_content(ToolSplit *t)
 {
     if (t->tagged) emit_content(t, open_tag(t), strlen(open_tag(t)));
     emit_content(t, t->buf, t->n);
-    t->inside = 0;
+    t->n_bad += t->streamed + t->in_args;
+    t->inside = t->in_args = t->streamed = 0;
     t->n = 0;
 }
 
@@ -604,12 +606,6 @@ static int py_call(const char *s, size_t n, size_t *i, Scratch *sc, char *name, 
     return 0;
 }
 
-static int starts_at(const char *p, size_t n, size_t i, const char *s)
-{
-    size_t k = strlen(s);
-    return i <= n && n - i >= k && memcmp(p + i, s, k) == 0;
-}
-
 static size_t skip_space(const char *p, size_t n, size_t i)
 {
     while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t')) i++;
@@ -659,53 +655,107 @@ static int xml_value(const char *v, size_t n, int kind, char *out, size_t cap, s
     return 0;
 }
 
+/* p[i..n) begins with tag (1), is a beginning of it and more may come
+ * (0), or neither (-1). */
+static int tag_at(const char *p, size_t n, size_t i, const char *tag, int whole)
+{
+    size_t k = strlen(tag), m = n - i < k ? n - i : k;
+    if (memcmp(p + i, tag, m)) return -1;
+    return m == k ? 1 : whole ? -1 : 0;
+}
+
+/* NAME> at *i: its offset and length (at most max bytes), *i after '>'.
+ * 0, 1 if more may come, -1 if it is not one. */
+static int name_at(const char *p, size_t n, size_t *i, size_t *at, size_t *len, size_t max, int whole)
+{
+    size_t e = *i;
+    while (e < n && p[e] != '>' && p[e] != '\n') e++;
+    if (e - *i > max) return -1;
+    if (e == n) return whole ? -1 : 1;
+    if (p[e] != '>' || e == *i) return -1;
+    *at = *i, *len = e - *i, *i = e + 1;
+    return 0;
+}
+
+/* bytes as JSON text into sc, with the quotes or without */
+static int put_json(Scratch *sc, const char *p, size_t n, int quotes)
+{
+    size_t e = json_escape(p, n, NULL, 0);
+    if (sc->cap - sc->n < e + 1) return -1;
+    json_escape(p, n, sc->p + sc->n, e + 1);
+    if (!quotes) memmove(sc->p + sc->n, sc->p + sc->n + 1, e -= 2);
+    sc->n += e;
+    return 0;
+}
+
 /* Qwen3.5's block: <function=NAME> then <parameter=KEY>VALUE</parameter>
  * blocks (one newline after the opening tag and before the closing one
- * belong to the tags), </function>. The name into name, the arguments as
- * a JSON object into out. Returns the arguments' length, or -1. */
-static int64_t xml_call(const ToolSplit *t, const char *p, size_t n, char *name, size_t name_cap, size_t *name_len,
-                        char *out, size_t cap)
+ * belong to the tags), </function>. Read on from x over p[0..n), the
+ * block so far (whole: all of it, without its tags), appending to sc the
+ * arguments' JSON as far as it is certain whatever follows: "{", each key,
+ * a string parameter's text as it comes (less a tail that may be the
+ * closing tag or its newline), another value when it closes, "}" at the
+ * end. So the pieces of successive reads join into what one read of the
+ * whole block writes. 0 when the whole block was read, 1 when more is
+ * needed, -1 if it is not a call. */
+static int xml_read(const ToolSplit *t, XmlRead *x, const char *p, size_t n, int whole, Scratch *sc)
 {
-    size_t i = skip_space(p, n, 0), o = 0;
-    if (!starts_at(p, n, i, "<function=")) return -1;
-    i += 10;
-    size_t s = i;
-    while (i < n && p[i] != '>' && p[i] != '\n') i++;
-    if (i >= n || p[i] != '>' || i == s || i - s > name_cap) return -1;
-    memcpy(name, p + s, i - s);
-    *name_len = i - s;
-    i++;
-    if (cap < 2) return -1;
-    out[o++] = '{';
-    for (int k = 0;; k++) {
+    for (;;) {
+        size_t i = x->i, at, len;
+        if (x->stage == 2) {
+            /* the value: up to the first "</parameter>" */
+            size_t e = x->scan;
+            while (e < n && memcmp(p + e, "</parameter>", n - e < 12 ? n - e : 12)) e++;
+            x->scan = e;
+            int closed = n - e >= 12;
+            if (!closed && whole) return -1;
+            if (e > x->v && p[e - 1] == '\n') e--;
+            if (x->kind == 's') {
+                if (put_json(sc, p + x->given, e - x->given, 0) < 0 || (closed && scratch_put(sc, "\"", 1) < 0)) return -1;
+                x->given = e;
+            } else if (closed && xml_value(p + x->v, e - x->v, x->kind, sc->p, sc->cap, &sc->n) < 0) {
+                return -1;
+            }
+            if (!closed) return 1;
+            x->i = x->scan + 12;
+            x->stage = 1;
+            continue;
+        }
         i = skip_space(p, n, i);
-        if (starts_at(p, n, i, "</function>")) break;
-        if (!starts_at(p, n, i, "<parameter=")) return -1;
+        if (x->stage == 3) {
+            if (!whole) return 1;
+            return i == n && scratch_put(sc, "}", 1) == 0 ? 0 : -1;
+        }
+        if (i == n) return whole ? -1 : 1;
+        if (x->stage == 0) {
+            int r = tag_at(p, n, i, "<function=", whole);
+            if (r <= 0) return r < 0 ? -1 : 1;
+            i += 10;
+            if ((r = name_at(p, n, &i, &x->name, &x->name_len, 256, whole)) != 0) return r;
+            if (scratch_put(sc, "{", 1) < 0) return -1;
+            x->stage = 1;
+            x->i = i;
+            continue;
+        }
+        int end = tag_at(p, n, i, "</function>", whole), par = tag_at(p, n, i, "<parameter=", whole);
+        if (end > 0) {
+            x->i = i + 11;
+            x->stage = 3;
+            continue;
+        }
+        if (par <= 0) return end < 0 && par < 0 ? -1 : 1;
         i += 11;
-        s = i;
-        while (i < n && p[i] != '>' && p[i] != '\n') i++;
-        if (i >= n || p[i] != '>' || i == s) return -1;
-        size_t key = s, key_len = i - s;
-        i++;
-        if (i < n && p[i] == '\n') i++;
-        size_t v = i;
-        while (i < n && !starts_at(p, n, i, "</parameter>")) i++;
-        if (i >= n) return -1;
-        size_t v_end = i;
-        if (v_end > v && p[v_end - 1] == '\n') v_end--;
-        i += 12;
-        size_t e = json_escape(p + key, key_len, NULL, 0);
-        if (cap - o < e + 5) return -1;
-        if (k) out[o++] = ',', out[o++] = ' ';
-        json_escape(p + key, key_len, out + o, e + 1);
-        o += e;
-        out[o++] = ':', out[o++] = ' ';
-        if (xml_value(p + v, v_end - v, kind_of(t, name, *name_len, p + key, key_len), out, cap, &o) < 0) return -1;
+        int r = name_at(p, n, &i, &at, &len, (size_t)-1, whole);
+        if (r != 0) return r;
+        if (i == n && !whole) return 1; /* a newline may follow */
+        x->v = x->scan = x->given = i + (i < n && p[i] == '\n');
+        x->kind = kind_of(t, p + x->name, x->name_len, p + at, len);
+        if ((x->k++ && scratch_put(sc, ", ", 2) < 0) || put_json(sc, p + at, len, 1) < 0 ||
+            scratch_put(sc, x->kind == 's' ? ": \"" : ": ", 2 + (x->kind == 's')) < 0)
+            return -1;
+        x->stage = 2;
+        x->i = i;
     }
-    i = skip_space(p, n, i + 11);
-    if (i != n || cap - o < 1) return -1;
-    out[o++] = '}';
-    return (int64_t)o;
 }
 
 /* The calls of the block in buf[0..n) (without the tags; buf holds used
@@ -722,11 +772,12 @@ static int parse_block(ToolSplit *t, size_t n, size_t used, int emit)
         skip_ws(&j);
         if (parse_json_call(&j, &sc, name, &name_len, &args, &args_len) < 0 || json_end(&j) != 0) {
             /* Qwen3.5's <function=NAME> form: the arguments as JSON into the scratch */
+            XmlRead x = {0};
             sc.n = 0;
-            int64_t k = xml_call(t, t->buf, n, name, sizeof name, &name_len, sc.p, sc.cap);
-            if (k < 0) return -1;
+            if (xml_read(t, &x, t->buf, n, 1, &sc) != 0) return -1;
+            memcpy(name, t->buf + x.name, name_len = x.name_len);
             args = sc.p;
-            args_len = (size_t)k;
+            args_len = sc.n;
         }
         if (emit && !t->streamed) t->call(t->ctx, t->n_calls++, name, name_len, args, args_len);
         return 0;
@@ -761,10 +812,36 @@ static int parse_block(ToolSplit *t, size_t n, size_t used, int emit)
     return i == n ? 0 : -1;
 }
 
+/* Progressive, Qwen3.5: the block buf[0..n) read on (xml_read); the
+ * call's index and name once its name is known, then what is certain of
+ * its arguments, one piece per read. A block that turns out not to be a
+ * call is left to close_block. */
+static void xml_progress(ToolSplit *t, size_t n, int whole)
+{
+    Scratch sc = {t->buf + t->n, t->cap - t->n, 0};
+    int was = t->x.stage;
+    if (was < 0) return;
+    if (xml_read(t, &t->x, t->buf, n, whole, &sc) < 0) {
+        t->x.stage = -1;
+        return;
+    }
+    if (!was && t->x.stage) t->call(t->ctx, t->n_calls++, t->buf + t->x.name, t->x.name_len, NULL, 0), t->streamed = 1;
+    if (sc.n) t->args_piece(t->ctx, t->n_calls - 1, sc.p, sc.n);
+}
+
 /* The block in buf[0..n) (without the tags): calls, or content as it was. */
 static void close_block(ToolSplit *t, size_t n)
 {
     size_t used = t->n;
+    if (t->format == TOOL_FORMAT_XML && t->streamed) {
+        /* its call is given: the rest of its arguments, or all to content */
+        xml_progress(t, n, 1);
+        if (t->x.stage < 0) block_to_content(t);
+        t->n_ws = 0;
+        t->inside = t->streamed = 0;
+        t->n = 0;
+        return;
+    }
     if (parse_block(t, n, used, 0) < 0) {
         block_to_content(t);
         return;
@@ -776,9 +853,11 @@ static void close_block(ToolSplit *t, size_t n)
     t->streamed = 0;
 }
 
-void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t))
+void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t), int held)
 {
-    if (t->format != TOOL_FORMAT_XML) t->args_piece = args_piece; /* Qwen3.5's calls: whole, when they close */
+    /* other formats' calls the model chose: whole, once they parse */
+    if (held || t->format == TOOL_FORMAT_XML) t->args_piece = args_piece;
+    t->held = held;
 }
 
 void tool_split_schemas(ToolSplit *t, const char *body, size_t len, size_t tools, char *mem, size_t cap)
@@ -871,6 +950,7 @@ static void start_block(ToolSplit *t, int tagged)
     t->tagged = tagged;
     t->n = 0;
     t->depth = t->in_string = t->escaped = 0;
+    memset(&t->x, 0, sizeof t->x);
 }
 
 static void push_byte(ToolSplit *t, char c)
@@ -884,7 +964,7 @@ static void push_byte(ToolSplit *t, char c)
             return;
         } else {
             t->buf[t->n++] = c;
-            if (t->args_piece) progress(t);
+            if (t->args_piece && t->format != TOOL_FORMAT_XML) progress(t);
             const char *close = close_tag(t);
             size_t cl = strlen(close);
             if (t->n >= cl && memcmp(t->buf + t->n - cl, close, cl) == 0) close_block(t, t->n - cl);
@@ -926,13 +1006,14 @@ void tool_split_push(ToolSplit *t, const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) push_byte(t, p[i]);
     if (t->in_args) give_piece(t); /* one piece per push: a token's bytes */
+    if (t->inside && t->args_piece && t->format == TOOL_FORMAT_XML) xml_progress(t, t->n, 0);
 }
 
 void tool_split_finish(ToolSplit *t)
 {
     /* a block cut short whose call was given already: its arguments were
      * given as far as they came (finish_reason says it was cut) */
-    if (t->inside && (t->in_args || t->streamed)) t->inside = 0, t->in_args = 0, t->streamed = 0, t->n = 0;
+    if (t->inside && t->held && (t->in_args || t->streamed)) t->inside = 0, t->in_args = 0, t->streamed = 0, t->n = 0;
     if (t->inside) block_to_content(t);
     if (t->n_hold) emit_content(t, t->hold, t->n_hold);
     t->n_hold = 0;

@@ -30,6 +30,17 @@ typedef enum {
     TOOL_FORMAT_XML,
 } ToolFormat;
 
+/* How far a Qwen3.5 block has been read (server_tools.c, xml_read): the
+ * parser keeps its place, so a call's arguments can be given as they come. */
+typedef struct {
+    size_t i;             /* read up to here */
+    size_t name, name_len;/* the function's name in the block */
+    size_t v, scan;       /* a value's first byte; where "</parameter>" may start */
+    size_t given;         /* a string value's bytes given */
+    int stage;            /* 0 before <function=NAME>, 1 between parameters, 2 in a value, 3 after </function>; -1 not a call */
+    int k, kind;          /* parameters begun; the value's kind ('s', 'j' or 0) */
+} XmlRead;
+
 /* Bytes of the table of which parameters are strings (tool_split_schemas). */
 #define TOOL_KINDS_CAP (8 * 1024)
 
@@ -76,13 +87,18 @@ typedef struct {
     size_t n_ws;
     int n_calls;
     /* Progressive: the arguments of a call go to args_piece() as they come
-     * (a call() with args NULL first gives the index and name), for calls a
-     * grammar holds to their format (forced ones), which cannot fall back
-     * to content. */
+     * (a call() with args NULL first gives the index and name): for calls a
+     * grammar holds to their format (held: forced ones), which cannot fall
+     * back to content, and for Qwen3.5's calls, whose arguments are given
+     * as they become certain (a block that then does not parse still goes
+     * to content, whole; its call counts in n_bad). */
     void (*args_piece)(void *ctx, int index, const char *p, size_t n);
+    int held;
     int in_args, args_depth, args_in_string, args_escaped;
     size_t piece_at;     /* buf offset of the arguments not yet given */
     int streamed;        /* calls of the block given progressively */
+    int n_bad;           /* calls given whose block went to content */
+    XmlRead x;
     /* TOOL_FORMAT_XML: per function, its parameters that are strings
      * ('s': the raw text) or not ('j': JSON); others are read as JSON when
      * the whole value is a number, object, array, true, false or null */
@@ -92,8 +108,9 @@ typedef struct {
 
 void tool_split_init(ToolSplit *t, ToolFormat format, char *buf, size_t cap, void (*content)(void *, const char *, size_t),
                      void (*call)(void *, int, const char *, size_t, const char *, size_t), void *ctx);
-/* Arguments progressively from now on (before the first push). */
-void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t));
+/* Arguments progressively from now on (before the first push): calls held
+ * by a grammar (held), and Qwen3.5's calls (TOOL_FORMAT_XML) in any case. */
+void tool_split_progressive(ToolSplit *t, void (*args_piece)(void *, int, const char *, size_t), int held);
 /* TOOL_FORMAT_XML: the table of the tools' string parameters from the
  * request (tools: the offset of its value) into mem (cap bytes, at most
  * TOOL_KINDS_CAP; none if it does not fit). */
