@@ -1,6 +1,7 @@
 /* test_sampler.c - greedy and tie rule, PRNG, seed reproducibility, top-k=1
  * equals greedy, sampling frequencies, penalties, top-k/top-p/min-p sets,
- * the trace line, the filtered (grammar) sampler against masking then
+ * the trace line, top-k in one pass against loading the whole
+ * vocabulary, the filtered (grammar) sampler against masking then
  * sampling. */
 #include <math.h>
 #include <stdint.h>
@@ -329,6 +330,49 @@ static void test_big_vocab(void)
     (void)all;
 }
 
+/* Top-k without a trace takes the k best straight from the logits (one
+ * pass with a heap); with a trace the whole vocabulary is loaded and
+ * selected as before: the same draws, step for step, on the full
+ * vocabulary with ties, NaN, -inf and penalties. */
+static void test_topk_fast(void)
+{
+    enum { N = 151936, STEPS = 60 };
+    float *l = malloc(N * sizeof *l);
+    static const struct {
+        float temp, top_p, min_p;
+        int top_k, penalties;
+    } cases[] = {
+        {0.7f, 0.8f, 0, 20, 0}, {1.0f, 1, 0.05f, 40, 0}, {1.0f, 1, 0, 1000, 0}, {0.8f, 0.9f, 0, 20, 1}, {1.0f, 1, 0, 1, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        SamplerParams p = params(cases[c].temp, cases[c].top_k, cases[c].top_p, cases[c].min_p);
+        if (cases[c].penalties) p.repeat_penalty = 1.5f, p.frequency_penalty = 0.3f, p.presence_penalty = -0.2f;
+        p.seed = 77 + c;
+        Box a, b;
+        box_init(&a, N, &p);
+        box_init(&b, N, &p);
+        int same = 1;
+        for (int step = 0; step < STEPS && same; step++) {
+            fill_logits(l, N, (uint32_t)(step * 13 + c));
+            if (step % 2) /* coarse logits: many ties */
+                for (int i = 0; i < N; i++) l[i] = floorf(l[i] * 0.5f);
+            for (int i = step; i < N; i += 9973) l[i] = (i / 9973) % 2 ? NAN : -INFINITY;
+            SamplerTrace t;
+            int32_t fast = sampler_sample(&a.s, l, NULL), full = sampler_sample(&b.s, l, &t);
+            same = fast == full;
+            if (!same) printf("# case %zu step %d: %d without the trace, %d with it\n", c, step, (int)fast, (int)full);
+            /* the history the penalties see: the drawn ids and some the best tokens */
+            sampler_accept(&a.s, fast), sampler_accept(&b.s, full);
+            sampler_accept(&a.s, argmax(l, N)), sampler_accept(&b.s, argmax(l, N));
+        }
+        CHECK(same, "top-k %d%s, full vocabulary: the draws without a trace (one pass) = with it (all loaded), %d steps",
+              cases[c].top_k, cases[c].penalties ? " with penalties" : "", STEPS);
+        box_free(&a);
+        box_free(&b);
+    }
+    free(l);
+}
+
 /* Equal logits: top-k keeps the lowest ids. */
 static void test_topk_ties(void)
 {
@@ -472,7 +516,8 @@ static void test_filtered(void)
                     int use_trace = step % 50 == 49;
                     SamplerTrace ta, tb;
                     int32_t got = sampler_sample_filtered(&a.s, work, use_trace ? &ta : NULL, &filter);
-                    int32_t want = sampler_sample(&b.s, masked, use_trace ? &tb : NULL);
+                    /* the reference with a trace: the whole vocabulary loaded, masked, selected */
+                    int32_t want = sampler_sample(&b.s, masked, &tb);
                     if (got != want) {
                         printf("# %s, %d per mille, %s: step %d filtered %d, masked %d\n", cases[c].what, per_mille[d],
                                cached ? "cached" : "walked", step, (int)got, (int)want);
@@ -501,6 +546,7 @@ int main(void)
     test_truncation();
     test_big_vocab();
     test_topk_ties();
+    test_topk_fast();
     test_trace_json();
     test_params();
     test_filtered();

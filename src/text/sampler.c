@@ -239,21 +239,33 @@ static void take_top(SamplerCand *c, size_t n, size_t k)
 
 /* ---- One step ------------------------------------------------------------------ */
 
-static void apply_penalties(Sampler *s)
+/* Whether the penalties change anything; if so, counts[id] holds each
+ * id's occurrences in the history (the caller zeroes them again). */
+static int count_history(Sampler *s)
 {
     const SamplerParams *p = &s->params;
-    if (s->n_history == 0) return;
-    if (p->repeat_penalty == 1.0f && p->presence_penalty == 0.0f && p->frequency_penalty == 0.0f) return;
+    if (s->n_history == 0) return 0;
+    if (p->repeat_penalty == 1.0f && p->presence_penalty == 0.0f && p->frequency_penalty == 0.0f) return 0;
     for (int i = 0; i < s->n_history; i++) s->counts[s->history[i]]++;
+    return 1;
+}
+
+/* A logit after the penalties of a token seen count times. */
+static float penalized(const SamplerParams *p, float l, int count)
+{
+    if (l <= 0) l *= p->repeat_penalty;
+    else l /= p->repeat_penalty;
+    return l - ((float)count * p->frequency_penalty + p->presence_penalty);
+}
+
+static void apply_penalties(Sampler *s)
+{
+    if (!count_history(s)) return;
     for (int i = 0; i < s->n_history; i++) {
         int32_t id = s->history[i];
         int c = s->counts[id];
         if (c == 0) continue; /* already done */
-        float l = s->cand[id].logit;
-        if (l <= 0) l *= p->repeat_penalty;
-        else l /= p->repeat_penalty;
-        l -= (float)c * p->frequency_penalty + p->presence_penalty;
-        s->cand[id].logit = l;
+        s->cand[id].logit = penalized(&s->params, s->cand[id].logit, c);
         s->counts[id] = 0; /* leaves the table zeroed for the next step */
     }
 }
@@ -329,8 +341,16 @@ static int32_t choose(Sampler *s, size_t n, SamplerTrace *trace)
     return draw_from(s, n, sorted, max, trace, z_full);
 }
 
+static size_t top_of(Sampler *s, const float *logits, const uint64_t *bits, int sparse, size_t k);
+
 int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
 {
+    const SamplerParams *p = &s->params;
+    if (!trace && p->temperature > 0 && p->top_k > 0 && (size_t)p->top_k < (size_t)s->n_vocab) {
+        /* top-k: the k best straight from the logits (choose's take_top, without loading them all) */
+        size_t k = top_of(s, logits, NULL, 0, (size_t)p->top_k);
+        return draw_from(s, k, k, s->cand[0].logit == -INFINITY ? 0 : s->cand[0].logit, NULL, 0);
+    }
     load_candidates(s, logits);
     return choose(s, (size_t)s->n_vocab, trace);
 }
@@ -435,11 +455,8 @@ static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, Sampler
 /* Applies the penalties to c[0, n), sorted by id (the allowed tokens only). */
 static void apply_penalties_sparse(Sampler *s, size_t n)
 {
-    const SamplerParams *p = &s->params;
     SamplerCand *c = s->cand;
-    if (s->n_history == 0) return;
-    if (p->repeat_penalty == 1.0f && p->presence_penalty == 0.0f && p->frequency_penalty == 0.0f) return;
-    for (int i = 0; i < s->n_history; i++) s->counts[s->history[i]]++;
+    if (!count_history(s)) return;
     for (int i = 0; i < s->n_history; i++) {
         int32_t id = s->history[i];
         int count = s->counts[id];
@@ -452,12 +469,89 @@ static void apply_penalties_sparse(Sampler *s, size_t n)
             else hi = mid;
         }
         if (lo == n || c[lo].id != id) continue; /* refused: stays out */
-        float l = c[lo].logit;
-        if (l <= 0) l *= p->repeat_penalty;
-        else l /= p->repeat_penalty;
-        l -= (float)count * p->frequency_penalty + p->presence_penalty;
-        c[lo].logit = l;
+        c[lo].logit = penalized(&s->params, c[lo].logit, count);
     }
+}
+
+/* Whether any of x[0, 32) is above t (NaN is not): one vector compare
+ * per few logits where the compiler has them, so a pass over the
+ * vocabulary skips a block with no candidate at once. */
+static int any_above(const float *x, float t)
+{
+    int a = 0;
+    for (int j = 0; j < 32; j++) a |= x[j] > t;
+    return a;
+}
+
+static int has(const uint64_t *bits, size_t id)
+{
+    return !bits || (bits[id >> 6] >> (id & 63) & 1);
+}
+
+/* The next id >= id set in bits[] over n ids, or n. */
+static size_t next_set(const uint64_t *bits, size_t n, size_t id)
+{
+    if (id >= n) return n;
+    size_t w = id >> 6;
+    uint64_t x = bits[w] & (~0ull << (id & 63));
+    while (!x) {
+        if (++w >= (n + 63) / 64) return n;
+        x = bits[w];
+    }
+    id = w * 64 + (size_t)__builtin_ctzll(x);
+    return id < n ? id : n;
+}
+
+/* The k best candidates (penalized; of the ids set in bits, unless NULL;
+ * sparse: few are, visit only them) into c[0, got), sorted best first;
+ * returns got (< k when fewer are allowed). take_top's result without
+ * loading the vocabulary into c: one pass over the logits in id order with
+ * a heap whose root is the worst kept; a later id displaces it only with a
+ * strictly larger logit (on a tie the lower id, kept already, is better),
+ * so most ids cost one comparison. The ids the penalties change are left
+ * out of the pass and offered after it, penalized. */
+static size_t top_of(Sampler *s, const float *logits, const uint64_t *bits, int sparse, size_t k)
+{
+    SamplerCand *c = s->cand;
+    size_t n = (size_t)s->n_vocab, got = 0, id = sparse ? next_set(bits, n, 0) : 0;
+    int pen = count_history(s);
+    for (; id < n && got < k; id = sparse ? next_set(bits, n, id + 1) : id + 1)
+        if (has(bits, id) && !(pen && s->counts[id])) {
+            c[got].logit = isnan(logits[id]) ? -INFINITY : logits[id];
+            c[got++].id = (int32_t)id;
+        }
+    for (size_t i = got / 2; i-- > 0;) sift_down(c, got, i);
+    float worst = got ? c[0].logit : 0;
+    for (; id < n; id = sparse ? next_set(bits, n, id + 1) : id + 1) {
+        if (!sparse && !(id & 31) && n - id >= 32 && !any_above(logits + id, worst)) {
+            id += 31;
+            continue;
+        }
+        float x = logits[id];
+        if (x > worst && has(bits, id) && !(pen && s->counts[id])) {
+            c[0].logit = x;
+            c[0].id = (int32_t)id;
+            sift_down(c, k, 0);
+            worst = c[0].logit;
+        }
+    }
+    for (int i = 0; pen && i < s->n_history; i++) {
+        int32_t h = s->history[i];
+        int count = s->counts[h];
+        if (!count) continue;
+        s->counts[h] = 0;
+        if (!has(bits, (size_t)h)) continue;
+        SamplerCand x = {penalized(&s->params, isnan(logits[h]) ? -INFINITY : logits[h], count), h};
+        if (got < k) {
+            c[got++] = x;
+            for (size_t j = got / 2; got == k && j-- > 0;) sift_down(c, k, j);
+        } else if (better(x, c[0])) {
+            c[0] = x;
+            sift_down(c, k, 0);
+        }
+    }
+    sort_range(c, 0, got);
+    return got;
 }
 
 int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, const SamplerFilter *f)
@@ -468,23 +562,20 @@ int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, 
     const uint64_t *bits = NULL;
     int allowed = f->allowed(f->ctx, 1, &bits); /* 0: not at hand without a walk */
     if (allowed < 0) return -1;
-    if (!allowed && !trace && (p->temperature <= 0 || (p->top_k > 0 && (size_t)p->top_k < n))) {
-        load_candidates(s, logits);
+    if (!trace && (p->temperature <= 0 || (p->top_k > 0 && (size_t)p->top_k < n))) {
+        /* greedy or top-k: the k best allowed tokens, best first */
         size_t k = p->temperature <= 0 ? 1 : (size_t)p->top_k, kept = 0;
-        size_t m = 8 * k < 256 ? 256 : 8 * k;
-        if (m > n) m = n;
-        if (k == 1) {
-            /* greedy: the argmax alone first */
-            size_t best = 0;
-            for (size_t i = 1; i < n; i++)
-                if (better(c[i], c[best])) best = i;
-            if (c[best].logit > -INFINITY && f->allows(f->ctx, c[best].id)) return c[best].id;
+        if (!allowed) {
+            size_t m = 8 * k < 256 ? 256 : 8 * k;
+            m = top_of(s, logits, NULL, 0, m > n ? n : m);
+            for (size_t i = 0; i < m && kept < k; i++)
+                if (c[i].logit > -INFINITY && f->allows(f->ctx, c[i].id)) c[kept++] = c[i];
+            if (kept < k) allowed = f->allowed(f->ctx, 0, &bits);
         }
-        take_top(c, n, m);
-        for (size_t i = 0; i < m && kept < k; i++)
-            if (c[i].logit > -INFINITY && f->allows(f->ctx, c[i].id)) c[kept++] = c[i];
-        if (kept == k && p->temperature <= 0) return c[0].id;
-        if (kept == k) return draw_from(s, k, k, c[0].logit, NULL, 0);
+        if (allowed < 0 || (kept < k && !allowed)) return -1;
+        if (kept < k) kept = top_of(s, logits, bits, (size_t)allowed < n / 4, k);
+        if (p->temperature <= 0) return c[0].id;
+        return draw_from(s, kept, kept, c[0].logit == -INFINITY ? 0 : c[0].logit, NULL, 0);
     }
     if (!allowed) allowed = f->allowed(f->ctx, 0, &bits);
     if (allowed <= 0) return -1;
