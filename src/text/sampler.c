@@ -449,8 +449,12 @@ static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, Sampler
  *    With top-k off (or top-p alone) the draw needs the mass of every
  *    allowed token, so there is no such shortcut: the whole set is needed.
  * The set comes from the filter's cache when its state was seen before
- * (no testing at all), else best-first testing is tried once on the 8k
- * best (at least 256) and only then is the whole set asked for (the walk). */
+ * (no testing at all), else best-first testing is tried once on the 2k
+ * best (at least 32) and only then is the whole set asked for (the walk).
+ * Few, as one pass for the m best costs about m ln(n / m) heap updates: on
+ * the full vocabulary 256 of them cost more than a walk where few tokens
+ * can follow and the k best of the set it gives; where nearly all can
+ * follow (the walks that cost most), the 2k best hold k allowed ones. */
 
 /* Applies the penalties to c[0, n), sorted by id (the allowed tokens only). */
 static void apply_penalties_sparse(Sampler *s, size_t n)
@@ -473,13 +477,13 @@ static void apply_penalties_sparse(Sampler *s, size_t n)
     }
 }
 
-/* Whether any of x[0, 32) is above t (NaN is not): one vector compare
- * per few logits where the compiler has them, so a pass over the
- * vocabulary skips a block with no candidate at once. */
-static int any_above(const float *x, float t)
+/* Whether any of x[0, n) is above t (NaN is not): one vector compare per
+ * few logits where the compiler has them, so a pass over the vocabulary
+ * skips a block with no candidate at once. */
+static inline int any_above(const float *x, float t, int n)
 {
     int a = 0;
-    for (int j = 0; j < 32; j++) a |= x[j] > t;
+    for (int j = 0; j < n; j++) a |= x[j] > t;
     return a;
 }
 
@@ -523,9 +527,13 @@ static size_t top_of(Sampler *s, const float *logits, const uint64_t *bits, int 
     for (size_t i = got / 2; i-- > 0;) sift_down(c, got, i);
     float worst = got ? c[0].logit : 0;
     for (; id < n; id = sparse ? next_set(bits, n, id + 1) : id + 1) {
-        if (!sparse && !(id & 31) && n - id >= 32 && !any_above(logits + id, worst)) {
-            id += 31;
-            continue;
+        /* blocks of 32, then of 8 in a block that has a candidate */
+        if (!sparse && !(id & 7) && n - id >= 32) {
+            int b = !(id & 31) && !any_above(logits + id, worst, 32) ? 32 : !any_above(logits + id, worst, 8) ? 8 : 0;
+            if (b) {
+                id += (size_t)b - 1;
+                continue;
+            }
         }
         float x = logits[id];
         if (x > worst && has(bits, id) && !(pen && s->counts[id])) {
@@ -566,7 +574,7 @@ int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, 
         /* greedy or top-k: the k best allowed tokens, best first */
         size_t k = p->temperature <= 0 ? 1 : (size_t)p->top_k, kept = 0;
         if (!allowed) {
-            size_t m = 8 * k < 256 ? 256 : 8 * k;
+            size_t m = 2 * k < 32 ? 32 : 2 * k;
             m = top_of(s, logits, NULL, 0, m > n ? n : m);
             for (size_t i = 0; i < m && kept < k; i++)
                 if (c[i].logit > -INFINITY && f->allows(f->ctx, c[i].id)) c[kept++] = c[i];
