@@ -166,7 +166,7 @@ static void test_type(uint32_t type, KernRowsFn rows, const char *label, int act
  * at its largest magnitude) against activations of +-127, where a sum that
  * overflowed its lanes (int16 products without dotprod) would be far off;
  * the bound as above. Q8_K types, and Q8_0 and Q4_0 (codes -128 or 127,
- * -8 or 7; d = 1). Five tokens: passes of four and of one. */
+ * -8 or 7; d = 1). Five tokens: passes of four and of one; then each alone. */
 static void test_extremes(uint32_t type, KernRowsFn rows, const char *label)
 {
     enum { N = 256 * 3, R = 6, T = 5 };
@@ -176,6 +176,7 @@ static void test_extremes(uint32_t type, KernRowsFn rows, const char *label)
     uint8_t *w = malloc(R * rb), *act = malloc(T * as);
     float x[N], got[T * R];
     double worst = 0;
+    int same = 1;
     for (int pattern = 0; pattern < 4; pattern++) {
         memset(w, pattern & 1 ? 0xff : 0x00, R * rb);
         for (int r = 0; r < R; r++)
@@ -197,6 +198,11 @@ static void test_extremes(uint32_t type, KernRowsFn rows, const char *label)
             kern_quantize_act(type, x, act + t * as, N);
         }
         rows(N, w, rb, R, act, as, T, got, R);
+        for (int t = 0; t < T; t++) { /* one token per call (decoding's kernels), the same bits */
+            float alone[R];
+            rows(N, w, rb, R, act + t * as, as, 1, alone, R);
+            same &= memcmp(alone, got + t * R, sizeof alone) == 0;
+        }
         for (int t = 0; t < T; t++)
             for (int r = 0; r < R; r++) {
                 float want;
@@ -221,6 +227,8 @@ static void test_extremes(uint32_t type, KernRowsFn rows, const char *label)
     }
     CHECK(worst <= 1e-5, "%s [%s] rows: largest codes and scales against +-127 within 1e-05 of sum |terms| (worst %.3g)",
           ggml_type_info(type)->name, label, worst);
+    CHECK(same, "%s [%s] rows: largest codes and scales, each token alone equals the five together, bit for bit",
+          ggml_type_info(type)->name, label);
     free(w);
     free(act);
 }

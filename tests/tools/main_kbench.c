@@ -6,15 +6,25 @@
  *
  * e.g. the instructions of a 2- and a 4-token matmul against a 1-token one
  * (serve --slots decodes 2-4 tokens per step). Prints the kernel set and a
- * checksum of the results. */
+ * checksum of the results, and the best repetition's time (one thread,
+ * wall clock: weights larger than the caches give the kernel's streaming
+ * speed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../src/kernels/ggml_type.h"
 #include "../../src/kernels/kernels.h"
 #include "../../src/kernels/quant.h"
 #include "test_rng.h"
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 int main(int argc, char **argv)
 {
@@ -52,14 +62,20 @@ int main(int argc, char **argv)
         for (long i = 0; i < cols; i++) x[i] = test_rng_f(&rng);
         kern_quantize_act(type, x, act + t * act_stride, (uint64_t)cols);
     }
-    double sum = 0;
+    double sum = 0, best = 1e30;
     for (long k = 0; k < reps; k++) {
+        double t0 = seconds();
         kern_matmul(type, w, row_bytes, (uint64_t)cols, 0, (uint64_t)rows, act, act_stride, (int)ntok, out,
                     (uint64_t)rows);
+        double t = seconds() - t0;
+        if (t < best) best = t;
         for (long i = 0; i < rows * ntok; i++) sum += out[i];
     }
     printf("%s: %s %ld x %ld, %ld tokens, %ld reps, checksum %.6g\n", kern_active()->name, argv[1], rows, cols, ntok,
            reps, sum);
+    /* wall clock, one thread: on a shared machine the best repetition */
+    if (reps > 0)
+        printf("best %.3f ms per matmul, weights %.2f GB/s\n", best * 1e3, (double)(rows * row_bytes) / best * 1e-9);
     free(w);
     free(act);
     free(x);
