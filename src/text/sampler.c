@@ -239,11 +239,16 @@ static void take_top(SamplerCand *c, size_t n, size_t k)
 
 /* ---- One step ------------------------------------------------------------------ */
 
+static int penalties_on(const Sampler *s)
+{
+    const SamplerParams *p = &s->params;
+    return s->n_history > 0 && (p->repeat_penalty != 1.0f || p->presence_penalty != 0.0f || p->frequency_penalty != 0.0f);
+}
+
 static void apply_penalties(Sampler *s)
 {
     const SamplerParams *p = &s->params;
-    if (s->n_history == 0) return;
-    if (p->repeat_penalty == 1.0f && p->presence_penalty == 0.0f && p->frequency_penalty == 0.0f) return;
+    if (!penalties_on(s)) return;
     for (int i = 0; i < s->n_history; i++) s->counts[s->history[i]]++;
     for (int i = 0; i < s->n_history; i++) {
         int32_t id = s->history[i];
@@ -331,6 +336,17 @@ static int32_t choose(Sampler *s, size_t n, SamplerTrace *trace)
 
 int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
 {
+    if (s->params.temperature <= 0 && !trace && !penalties_on(s)) {
+        /* greedy as choose() picks (the largest logit, the lowest id on
+         * ties, NaN as -Inf) without copying the candidates: one pass (a
+         * step of pith serve --slots samples every slot while the other
+         * threads wait) */
+        int32_t best = 0;
+        float max = isnan(logits[0]) ? -INFINITY : logits[0];
+        for (int32_t i = 1; i < s->n_vocab; i++)
+            if (logits[i] > max) max = logits[best = i];
+        return best;
+    }
     load_candidates(s, logits);
     return choose(s, (size_t)s->n_vocab, trace);
 }
