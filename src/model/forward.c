@@ -817,6 +817,14 @@ static uint64_t act_block(const Weight *w)
     return f == KERN_ACT_Q8_0 ? 32 : f == KERN_ACT_Q8_K ? 256 : 1;
 }
 
+static void rope_worker(void *ctx, int ith, int nth)
+{
+    const StepJob *sj = ctx;
+    uint64_t t0, t1;
+    split((uint64_t)sj->n, ith, nth, &t0, &t1);
+    rope_fill(sj->m, sj->ws, t0, t1);
+}
+
 static void step_worker(void *ctx, int ith, int nth)
 {
     const StepJob *sj = ctx;
@@ -829,7 +837,7 @@ static void step_worker(void *ctx, int ith, int nth)
     uint32_t group = c->n_head / c->n_head_kv;
     uint64_t t0, t1, lo, hi;
     split((uint64_t)n, ith, nth, &t0, &t1);
-    rope_fill(m, ws, t0, t1); /* read from layer 0's second stage on, after a barrier */
+    rope_worker(ctx, ith, nth); /* read from layer 0's second stage on, after a barrier */
     int by_head = c->n_head_kv % (uint32_t)nth == 0;
     uint32_t g0 = (uint32_t)((uint64_t)c->n_head_kv * ith / nth), g1 = (uint32_t)((uint64_t)c->n_head_kv * (ith + 1) / nth);
 
@@ -893,14 +901,6 @@ static void step_worker(void *ctx, int ith, int nth)
     }
     const LayerWeights *last = &m->layers[c->n_layer - 1];
     for (uint64_t t = t0; t < t1; t++) residual_norm(c, ws, t, 1, last->ffn_post_norm, NULL, NULL, 0);
-}
-
-static void rope_worker(void *ctx, int ith, int nth)
-{
-    const StepJob *sj = ctx;
-    uint64_t t0, t1;
-    split((uint64_t)sj->n, ith, nth, &t0, &t1);
-    rope_fill(sj->m, sj->ws, t0, t1);
 }
 
 /* The step can run as step_worker: every layer an attention layer, the
