@@ -334,9 +334,14 @@ static int32_t choose(Sampler *s, size_t n, SamplerTrace *trace)
     return draw_from(s, n, sorted, max, trace, z_full);
 }
 
+int sampler_plain_greedy(const Sampler *s)
+{
+    return s->params.temperature <= 0 && !penalties_on(s);
+}
+
 int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
 {
-    if (s->params.temperature <= 0 && !trace && !penalties_on(s)) {
+    if (!trace && sampler_plain_greedy(s)) {
         /* greedy as choose() picks (the largest logit, the lowest id on
          * ties, NaN as -Inf) without copying the candidates: one pass (a
          * step of pith serve --slots samples every slot while the other
