@@ -107,6 +107,9 @@ static void test_greedy(void)
     for (int i = 0; i < 1000; i++) l[i] = 0;
     l[5] = NAN, l[6] = 1;
     CHECK(sampler_sample(&b.s, l, NULL) == 6, "greedy: NaN is never chosen");
+    l[0] = NAN, l[5] = -2, l[6] = -1;
+    CHECK(sampler_sample(&b.s, l, NULL) == 1, "greedy: NaN first, the best after it");
+    l[0] = 0, l[5] = NAN, l[6] = 1;
     SamplerTrace t;
     l[5] = 0;
     int id = sampler_sample(&b.s, l, &t);

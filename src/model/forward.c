@@ -49,7 +49,7 @@ typedef struct {
 
 enum { S_KCACHE, S_VCACHE, S_KRING, S_VRING, S_RECUR, S_COUNT };
 enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_ACTM, W_TSEQ, W_TPOS,
-       W_TID, W_RECUR, W_GELU, W_COUNT };
+       W_TID, W_RECUR, W_GELU, W_ROPE, W_COUNT };
 
 /* Widest input of any matmul: the quantized activation buffers hold a step
  * of it in each format. */
@@ -117,6 +117,13 @@ int seq_can_resume(const ModelConfig *c, const SeqState *s, uint32_t pos0)
     return need >= s->n_past - s->ring;
 }
 
+/* RoPE tables per token: one, or two when windowed layers have a base of
+ * their own (table model_layer_swa(c, layer)). */
+static uint32_t rope_tables(const ModelConfig *c)
+{
+    return c->n_swa ? 2 : 1;
+}
+
 static uint32_t n_seq(const ModelOptions *o)
 {
     return o->n_seq ? o->n_seq : 1;
@@ -163,6 +170,8 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     b[W_RECUR] = (Buffer){"workspace: recurrent scratch", conv > dn ? conv : dn, 4};
     /* GELU's F16 table (kernels.h: gelu_mul), for the architectures with GELU */
     b[W_GELU] = (Buffer){"workspace: gelu table", c->arch->act == ACT_GELU ? KERN_GELU_TABLE : 0, 2};
+    /* each token's RoPE cos/sin at its position, once per step (not per layer and thread) */
+    b[W_ROPE] = (Buffer){"workspace: activations", B * rope_tables(c) * c->n_rot, 4};
 }
 
 void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
@@ -278,6 +287,7 @@ int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena
     ws->conv = model_conv_before(&m->cfg, m->cfg.n_layer) ? p[W_RECUR] : NULL;
     ws->dn = model_arch_deltanet(m->cfg.arch) ? p[W_RECUR] : NULL;
     ws->gelu = p[W_GELU];
+    ws->rope = p[W_ROPE];
     if (ws->gelu) kern_gelu_table(ws->gelu);
     ws->logit_rows = (uint32_t)logit_rows(opt);
     kern_active(); /* chooses the kernels now, before any thread runs */
@@ -609,14 +619,24 @@ static void cache_store(const ModelConfig *c, const SeqState *seq, int values, u
     }
 }
 
-/* Token t's RoPE table at its position for this layer. */
-static void rope_row(const Model *m, const Workspace *ws, uint32_t layer, uint64_t t, float *cs)
+/* The RoPE tables of tokens [t0, t1) of the step at their positions. */
+static void rope_fill(const Model *m, Workspace *ws, uint64_t t0, uint64_t t1)
 {
     const ModelConfig *c = &m->cfg;
-    forward_rope_table(cs, c->n_rot, (double)ws->tok_pos[t], model_layer_swa(c, layer) ? c->rope_base_swa : c->rope_base,
-                       m->rope_freqs);
-    if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
-        for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
+    for (uint64_t t = t0; t < t1; t++)
+        for (uint32_t k = 0; k < rope_tables(c); k++) {
+            float *cs = ws->rope + (t * rope_tables(c) + k) * c->n_rot;
+            forward_rope_table(cs, c->n_rot, (double)ws->tok_pos[t], k ? c->rope_base_swa : c->rope_base, m->rope_freqs);
+            if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
+                for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
+        }
+}
+
+/* Token t's RoPE table for this layer (rope_fill). */
+static const float *rope_row(const Model *m, const Workspace *ws, uint32_t layer, uint64_t t)
+{
+    const ModelConfig *c = &m->cfg;
+    return ws->rope + (t * rope_tables(c) + (uint32_t)model_layer_swa(c, layer)) * c->n_rot;
 }
 
 /* Biases, q/k norms and RoPE of token t at its position (table cs), then
@@ -653,13 +673,9 @@ static void qk_token(const LayerJob *j, uint64_t t, const float *cs, uint32_t g0
 static void qk_worker(void *ctx, int ith, int nth)
 {
     const LayerJob *j = ctx;
-    float cs[FORWARD_MAX_HEAD_DIM];
     uint64_t t0, t1;
     split((uint64_t)j->n, ith, nth, &t0, &t1);
-    for (uint64_t t = t0; t < t1; t++) {
-        rope_row(j->m, j->ws, j->layer, t, cs);
-        qk_token(j, t, cs, 0, j->m->cfg.n_head_kv);
-    }
+    for (uint64_t t = t0; t < t1; t++) qk_token(j, t, rope_row(j->m, j->ws, j->layer, t), 0, j->m->cfg.n_head_kv);
 }
 
 /* hb = silu(hb) * hb2 (or gelu), element by element. */
@@ -801,6 +817,14 @@ static uint64_t act_block(const Weight *w)
     return f == KERN_ACT_Q8_0 ? 32 : f == KERN_ACT_Q8_K ? 256 : 1;
 }
 
+static void rope_worker(void *ctx, int ith, int nth)
+{
+    const StepJob *sj = ctx;
+    uint64_t t0, t1;
+    split((uint64_t)sj->n, ith, nth, &t0, &t1);
+    rope_fill(sj->m, sj->ws, t0, t1);
+}
+
 static void step_worker(void *ctx, int ith, int nth)
 {
     const StepJob *sj = ctx;
@@ -811,9 +835,9 @@ static void step_worker(void *ctx, int ith, int nth)
     uint64_t dim = c->n_embd, hd = c->head_dim, hdv = c->head_dim_v, n_ff = c->n_ff;
     uint64_t qdim = (uint64_t)c->n_head * hd, adim = (uint64_t)c->n_head * hdv;
     uint32_t group = c->n_head / c->n_head_kv;
-    float cs[FORWARD_MAX_HEAD_DIM];
     uint64_t t0, t1, lo, hi;
     split((uint64_t)n, ith, nth, &t0, &t1);
+    rope_worker(ctx, ith, nth); /* read from layer 0's second stage on, after a barrier */
     int by_head = c->n_head_kv % (uint32_t)nth == 0;
     uint32_t g0 = (uint32_t)((uint64_t)c->n_head_kv * ith / nth), g1 = (uint32_t)((uint64_t)c->n_head_kv * (ith + 1) / nth);
 
@@ -833,10 +857,7 @@ static void step_worker(void *ctx, int ith, int nth)
             rows_of(ws, &lw->wq, 0, ws->xb, g0 * group * hd, g1 * group * hd, n, ws->q, qdim);
             rows_of(ws, &lw->wk, 0, ws->xb, g0 * hd, g1 * hd, n, ws->k, lw->wk.rows);
             rows_of(ws, &lw->wv, 0, ws->xb, g0 * hdv, g1 * hdv, n, ws->v, lw->wv.rows);
-            for (uint64_t t = 0; t < (uint64_t)n; t++) {
-                rope_row(m, ws, l, t, cs);
-                qk_token(&lj, t, cs, g0, g1);
-            }
+            for (uint64_t t = 0; t < (uint64_t)n; t++) qk_token(&lj, t, rope_row(m, ws, l, t), g0, g1);
             attention_heads(&lj, g0 * group, g1 * group);
         } else {
             split(lw->wq.rows + lw->wk.rows + lw->wv.rows, ith, nth, &lo, &hi);
@@ -982,6 +1003,10 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
     }
 
     int fused = step_fused(m) && ws->act_mid && !ws->regions_per_op;
+    if (!fused) {
+        StepJob rj = {m, ws, n};
+        run_tokens(rope_worker, &rj, n);
+    }
     if (fused) {
         StepJob sj = {m, ws, n};
         port_parallel(step_worker, &sj);

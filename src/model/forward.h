@@ -54,6 +54,7 @@ typedef struct {
     float *scores;            /* [n_head][n_ctx] */
     float *dn;                /* Qwen3.5: the DeltaNet layers' scratch, the attention gates (deltanet.h) */
     uint16_t *gelu;           /* GELU's F16 table (kernels.h: gelu_mul), or NULL */
+    float *rope;              /* [batch][1 or 2][n_rot]: each token's RoPE cos/sin (two bases with windowed layers) */
     void *act_q8_0, *act_q8_k;/* the step's matmul input quantized for the kernels (kernels.h) */
     void *act_mid;            /* wo's and w_down's input quantized, in a step as one parallel region (or NULL) */
     int regions_per_op;       /* tests: a parallel region per operation, as the recurrent architectures run */

@@ -655,11 +655,11 @@ static void slot_begin_reply(Server *sv, int i)
 
 /* The logits of the slot's last fed token: sample, write, and either
  * finish or keep the token for the next step. */
-static void slot_logits(Server *sv, int i, float *logits)
+static void slot_logits(Server *sv, int i, float *logits, const SessionScan *sc)
 {
     Slot *sl = &slots[i];
     Session *s = sv->s;
-    if (session_check_row(s, logits, sl->seq) != 0) {
+    if (session_check_scan(s, sc, sl->seq) != 0) {
         slot_fail(sv, i, s->err);
         return;
     }
@@ -671,7 +671,7 @@ static void slot_logits(Server *sv, int i, float *logits)
         return;
     }
     int32_t id;
-    if (session_sample_with(s, &sl->sampler, sl->grammar, logits, &id) != 0) {
+    if (session_sample_scan(s, &sl->sampler, sl->grammar, logits, sc, &id) != 0) {
         slot_fail(sv, i, s->err);
         return;
     }
@@ -739,8 +739,12 @@ void api_step(Server *sv)
         for (int p = 0; p < np; p++) slot_fail(sv, who[p], why);
         return;
     }
-    for (int p = 0; p < np; p++)
-        if (parts[p].logits_row >= 0) slot_logits(sv, who[p], s->ws.logits + (uint64_t)parts[p].logits_row * s->cfg.n_vocab);
+    SessionScan scan[SESSION_MAX_SLOTS];
+    session_scan_rows(s, s->ws.logits, (int)s->ws.n_logits, scan);
+    for (int p = 0; p < np; p++) {
+        int r = parts[p].logits_row;
+        if (r >= 0) slot_logits(sv, who[p], s->ws.logits + (uint64_t)r * s->cfg.n_vocab, &scan[r]);
+    }
 }
 
 /* The free slot whose cache the request continues (the same conversation

@@ -181,6 +181,25 @@ int session_make_room(Session *s, uint32_t n);
 int session_check_logits(Session *s);
 /* The same for one row of logits of sequence q (a batched step's). */
 int session_check_row(Session *s, const float *logits, SeqState *q);
+
+/* A row of logits of a batched step, scanned by session_scan_rows: what
+ * session_check_row tests, and the best id once --ignore-eos has masked
+ * the end tokens (the lowest id on ties, never a NaN's). */
+typedef struct {
+    int32_t best;
+    uint8_t bad;              /* a NaN or +Inf */
+    uint8_t any;              /* a logit above -Inf */
+} SessionScan;
+/* Scans rows [0, n) of logits (n_vocab apart; n <= SESSION_MAX_SLOTS)
+ * with the threads: each takes the columns it computed in the output
+ * matmul, of every row, while they are in its cache (pith serve's step
+ * would otherwise read every row on one thread while the others wait). */
+void session_scan_rows(Session *s, float *logits, int n, SessionScan *out);
+/* session_check_row from a scan. */
+int session_check_scan(Session *s, const SessionScan *sc, SeqState *q);
+/* session_sample_with, taking the scan's best id when that is the choice
+ * (no grammar, sampler_plain_greedy). */
+int session_sample_scan(Session *s, Sampler *sm, Grammar *g, float *logits, const SessionScan *sc, int32_t *out);
 /* Samples the next token from the last logits into *id, writing a --trace
  * line when asked. -1 (s->err) if the logits are not finite (NaN/Inf
  * weights). */

@@ -239,13 +239,17 @@ static void take_top(SamplerCand *c, size_t n, size_t k)
 
 /* ---- One step ------------------------------------------------------------------ */
 
+static int penalties_on(const Sampler *s)
+{
+    const SamplerParams *p = &s->params;
+    return s->n_history > 0 && (p->repeat_penalty != 1.0f || p->presence_penalty != 0.0f || p->frequency_penalty != 0.0f);
+}
+
 /* Whether the penalties change anything; if so, counts[id] holds each
  * id's occurrences in the history (the caller zeroes them again). */
 static int count_history(Sampler *s)
 {
-    const SamplerParams *p = &s->params;
-    if (s->n_history == 0) return 0;
-    if (p->repeat_penalty == 1.0f && p->presence_penalty == 0.0f && p->frequency_penalty == 0.0f) return 0;
+    if (!penalties_on(s)) return 0;
     for (int i = 0; i < s->n_history; i++) s->counts[s->history[i]]++;
     return 1;
 }
@@ -343,8 +347,24 @@ static int32_t choose(Sampler *s, size_t n, SamplerTrace *trace)
 
 static size_t top_of(Sampler *s, const float *logits, const uint64_t *bits, int sparse, size_t k);
 
+int sampler_plain_greedy(const Sampler *s)
+{
+    return s->params.temperature <= 0 && !penalties_on(s);
+}
+
 int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
 {
+    if (!trace && sampler_plain_greedy(s)) {
+        /* greedy as choose() picks (the largest logit, the lowest id on
+         * ties, NaN as -Inf) without copying the candidates: one pass (a
+         * step of pith serve --slots samples every slot while the other
+         * threads wait) */
+        int32_t best = 0;
+        float max = isnan(logits[0]) ? -INFINITY : logits[0];
+        for (int32_t i = 1; i < s->n_vocab; i++)
+            if (logits[i] > max) max = logits[best = i];
+        return best;
+    }
     const SamplerParams *p = &s->params;
     if (!trace && p->temperature > 0 && p->top_k > 0 && (size_t)p->top_k < (size_t)s->n_vocab) {
         /* top-k: the k best straight from the logits (choose's take_top, without loading them all) */

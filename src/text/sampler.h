@@ -102,6 +102,11 @@ typedef struct {
     SamplerTraceCand top[SAMPLER_TRACE_TOP]; /* descending p, lowest id first on ties */
 } SamplerTrace;
 
+/* Whether the next token is simply the best logit (temperature <= 0, no
+ * penalty active): sampler_sample then returns the largest logit's id, the
+ * lowest on ties, never a NaN's. */
+int sampler_plain_greedy(const Sampler *s);
+
 /* Chooses the next token from logits[n_vocab] (not modified). Fills
  * trace when it is not NULL (costs one more pass over the vocabulary). */
 int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace);
