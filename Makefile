@@ -216,11 +216,12 @@ TCFLAGS = $(CFLAGS_COMMON) $(SIZE_CFLAGS) $(TARGET_CFLAGS) $(BOARD_CFLAGS) $(TAR
 # most, the kernels have their own; the sampler: measured, generation speed
 # unchanged; the context shift) is built with -Os: 44 KB less
 # on x86-64, tokenizing about 5% slower. Everything else, and any new file,
-# keeps $(OPT): the per-token code (forward pass, kernels) is there.
+# keeps $(OPT): the per-token code (forward pass, kernels) is there, and
+# what every parallel region runs (port/threads.c, port/musl_gomp_task.c).
 COLD_SRC = $(filter src/cli/%.c src/text/%.c src/gguf/%.c src/session/%.c src/server/%.c src/arena/%.c \
 	src/model/model.c src/model/memplan.c src/model/weight_stream.c src/model/context_shift.c \
 	src/kernels/quant.c,$(CORE_SRC)) \
-	$(filter-out port/threads.c,$(PORT_SRC))
+	$(filter-out port/threads.c port/musl_gomp_task.c,$(PORT_SRC))
 # On x86-64 the reference kernels run only on CPUs without AVX2 (and in
 # tests): there small wins. On ARM they are armv6's hot path: -O2.
 ifeq ($(TGT),x86_64-linux-musl)

@@ -10,8 +10,9 @@
  *    right after pthread_create with pthread_setaffinity_np, so
  *    OMP_PROC_BIND / OMP_PLACES still bind threads.
  *
- * It also keeps libgomp's device-offloading and OpenACC runtime out of the
- * binary (about 80 KB of the 400 KB budget): see the end of this file. */
+ * It also keeps libgomp's device-offloading and OpenACC runtime (about
+ * 80 KB) out of the binary: see the end of this file; and its explicit
+ * tasks (task.o, 35 KB): see port/musl_gomp_task.c. */
 #ifdef PITH_MUSL_GOMP
 #include <pthread.h>
 #include <sched.h>
@@ -93,22 +94,11 @@ int __wrap_pthread_attr_destroy(pthread_attr_t *attr)
     return __real_pthread_attr_destroy(attr);
 }
 
-/* Three references pull libgomp's offloading code (target.o) and OpenACC
- * runtime (oacc-*.o, with dlopen) into a static link although pith only
- * uses `omp parallel`: task.o runs target tasks through
- * gomp_target_task_fn, and env.o's start-up calls the OpenACC
- * initializers. Defining them here satisfies those references, so the
- * archive members are never pulled in. Should a later libgomp pull
- * target.o for another reason, the link fails with a duplicate definition
- * instead of silently growing. No target task can exist without
- * `#pragma omp target`, which pith never uses. Signatures: libgomp.h and
- * oacc-int.h of GCC 12. */
-_Bool gomp_target_task_fn(void *data);
-_Bool gomp_target_task_fn(void *data)
-{
-    (void)data;
-    abort();
-}
+/* Two references pull libgomp's OpenACC runtime (oacc-*.o, with dlopen)
+ * into a static link although pith only uses `omp parallel`: env.o's
+ * start-up calls the OpenACC initializers. Defining them here satisfies
+ * those references, so the archive members are never pulled in.
+ * Signatures: oacc-int.h of GCC 12. */
 void goacc_runtime_initialize(void);
 void goacc_runtime_initialize(void)
 {

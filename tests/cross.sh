@@ -58,6 +58,12 @@ for t in $TARGETS; do
         if [ "$size" -le 524288 ]; then ok "$t: stripped size $size bytes (<= 512 KiB)"
         else not_ok "$t: stripped size $size bytes > 512 KiB"; fi
     else not_ok "$t: strip: $(head -c 200 "$TMP/err")"; fi
+    # the glue's implicit tasks (port/musl_gomp_task.c, in place of libgomp's
+    # task.o) against the real task.o of the target's libgomp.a
+    objcopy=$(mkvar "$t" CROSS_STRIP | sed 's/strip$/objcopy/')
+    if sh tests/static/gomp_task.sh "$(mkvar "$t" CROSS_CC) $(mkvar "$t" TARGET_CFLAGS)" "$objcopy" \
+        $(mkvar "$t" QEMU) >"$TMP/gt" 2>&1; then ok "$t: gomp_init_task/gomp_end_task of the glue equal task.o's: $(cat "$TMP/gt")"
+    else not_ok "$t: gomp_task: $(cat "$TMP/gt")"; fi
     # ARM: loadable segments aligned for 16 KiB (Pi 5) and 64 KiB pages
     case $t in
         x86_64*) ;;

@@ -26,6 +26,7 @@
 #include "../kernels/quant.h"
 #include "shortconv.h"
 #include "deltanet.h"
+#include "rope_math.h"
 #include "weight_stream.h"
 
 static uint64_t kv_width(const ModelConfig *c)
@@ -335,11 +336,16 @@ void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style)
 
 void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors)
 {
+    /* base^(-2i/n_rot) as exp(-2i/n_rot ln base), sin and cos by
+     * rope_math.c: libm's pow, sin and cos were 13 KB of the static binary */
+    double log_base = rope_log((double)base);
     for (uint32_t i = 0; i < n_rot / 2; i++) {
-        double theta = (double)pos * pow((double)base, -2.0 * (double)i / (double)n_rot);
+        double theta = (double)pos * exp(-2.0 * (double)i / (double)n_rot * log_base);
         if (freq_factors) theta /= (double)freq_factors[i];
-        cs[2 * i] = (float)cos(theta);
-        cs[2 * i + 1] = (float)sin(theta);
+        double s, c;
+        rope_sincos(theta, &s, &c);
+        cs[2 * i] = (float)c;
+        cs[2 * i + 1] = (float)s;
     }
 }
 
