@@ -132,8 +132,8 @@ static void gate_norm(const ModelConfig *c, const LayerWeights *lw, const Kernel
  * (kern_delta_chunk), in chunks that end where a position is a multiple of
  * DELTA_CHUNK (so steps of any multiple of it chunk alike). Measured on
  * the AVX2 set, 16 heads of 128 over 64 tokens (README, Speed): chunks of
- * 16 take 0.68 of the steps' instructions, of 8 0.71, of 32 0.69, of 4
- * 1.37. */
+ * 16 take 0.67 of the steps' instructions, of 8 0.70, of 32 0.68, of 4
+ * 1.37; aarch64 NEON, chunks of 16: 0.92. */
 #define DELTA_CHUNK 16
 #define DELTA_CHUNK_MIN 8
 
@@ -151,9 +151,12 @@ static void gate_norm(const ModelConfig *c, const LayerWeights *lw, const Kernel
  * steps' (and llama.cpp's) order by rounding only. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__arm__) && !defined(__ARM_NEON)
 /* The armv6 build (GCC 12.2, -march=armv6kz+fp -mfloat-abi=softfp): this
- * function's -O2 code gives wrong logits from the first token (NaN later),
- * its -O1 code the x86 reference kernels' bit for bit; the cause is not
- * found yet (README, Models). Its row work is the kernels' delta_step. */
+ * function as it was in 1af85ee gave wrong logits at -O2 (NaN later), right
+ * ones at -O1 and with clang -O2; the trigger went with its row loop or its
+ * inlined double sum of squares (now delta_step and gate_norm), and today's
+ * function gives the -O1 bits at -O2, but the cause (GCC's code or qemu's
+ * emulation) is not proven (README, Models): kept at -O1, a precaution that
+ * costs little (the row work runs at -O2 in the kernels). */
 __attribute__((optimize("O1")))
 #endif
 static void recur_worker(void *ctx, int ith, int nth)
