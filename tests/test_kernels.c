@@ -310,32 +310,151 @@ static void test_delta_step(const KernelSet *ks)
     CHECK(ok_s, "%s: DeltaNet step state within 1e-5 of sum|terms| of %s", ks->name, against);
 }
 
+/* The chunked DeltaNet recurrence (kernels.h: kern_delta_chunk with the
+ * set's dots_f32 and mix_f32) against the steps it replaces: the reference
+ * delta_step token after token, with the factor folded into the rows below
+ * KERN_DELTA_FLOOR as src/model/deltanet.c does; both against the same
+ * recurrence in double. Heads of 1 to 130 (tails), chunks of 1 to
+ * KERN_DELTA_CHUNK, decays from 1 down to 2^-29 and 0 (the fold inside a
+ * chunk and at its end), strided rows as in the layer's buffers. Bound:
+ * each output and each element of the state S = f T within 1e-5 of its
+ * magnitude, the same recurrence in double over |terms| (|S|, |k|, |q|,
+ * |v| + |S k|): as for delta_step, float rounding over a few hundred
+ * additions with a margin. */
+static void test_delta_chunk(const KernelSet *ks)
+{
+    enum { DK = 130, CT = KERN_DELTA_CHUNK, ST = 3 * DK + 5, OS = DK + 3 };
+    static float t1[DK * DK], t2[DK * DK], in[CT * ST], in2[CT * ST], o1[CT * OS], o2[CT * OS];
+    static double sd[DK * DK], od[CT * DK], sm[DK * DK], om[CT * DK];
+    static const uint32_t sizes[] = {1, 7, 16, 33, 128, 130};
+    static const uint32_t lens[] = {1, 2, 5, 17, 64};
+    double worst_o = 0, worst_s = 0, worst_steps = 0, worst_vs = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+            for (int kind = 0; kind < 3; kind++) {
+                uint32_t dk = sizes[si], n = lens[li];
+                float f1 = ldexpf(0.5f + 0.5f * (rndf() + 1.0f) / 2.0f, -(int)(rnd() % 16)), f2 = f1;
+                float d[CT], beta[CT], scale = 1.0f / sqrtf((float)dk);
+                for (uint32_t i = 0; i < dk * dk; i++) t1[i] = t2[i] = rndf() * 0.5f, sd[i] = (double)f1 * t1[i], sm[i] = fabs(sd[i]);
+                for (uint32_t t = 0; t < n; t++) {
+                    float *q = in + t * ST, *k = q + DK, *v = k + DK;
+                    double kn = 0, qn = 0;
+                    for (uint32_t i = 0; i < dk; i++) q[i] = rndf(), k[i] = rndf(), v[i] = rndf() * 2.0f;
+                    for (uint32_t i = 0; i < dk; i++) kn += (double)k[i] * k[i], qn += (double)q[i] * q[i];
+                    for (uint32_t i = 0; i < dk; i++) k[i] /= (float)sqrt(kn), q[i] /= (float)sqrt(qn);
+                    beta[t] = 0.5f + 0.5f * rndf();
+                    /* kind 0: mild decays; 1: strong ones (the fold); 2: one zero */
+                    d[t] = kind == 0 ? 0.9f + 0.1f * rndf() : kind == 1 ? ldexpf(1.0f, -(int)(rnd() % 30)) : 0.95f;
+                }
+                if (kind == 2) d[rnd() % n] = 0.0f;
+                memcpy(in2, in, sizeof in);
+                /* the steps (reference) and double */
+                for (uint32_t t = 0; t < n; t++) {
+                    const float *q = in + t * ST, *k = q + DK, *v = k + DK;
+                    float fd = f2 * d[t];
+                    if (!(fd >= KERN_DELTA_FLOOR)) {
+                        for (uint32_t i = 0; i < dk * dk; i++) t2[i] *= fd;
+                        fd = 1.0f;
+                    }
+                    f2 = fd;
+                    kern_ref()->delta_step(t2, dk, q, k, v, beta[t], fd, scale, o2 + t * OS);
+                    for (uint32_t r = 0; r < dk; r++) {
+                        double sk = 0, sq = 0, mk = 0, mq = 0;
+                        for (uint32_t i = 0; i < dk; i++)
+                            sk += sd[r * dk + i] * d[t] * k[i], mk += sm[r * dk + i] * d[t] * fabs(k[i]);
+                        double delta = (v[r] - sk) * beta[t], mdelta = (fabs(v[r]) + mk) * beta[t];
+                        for (uint32_t i = 0; i < dk; i++) {
+                            sd[r * dk + i] = sd[r * dk + i] * d[t] + delta * k[i];
+                            sm[r * dk + i] = sm[r * dk + i] * d[t] + mdelta * fabs(k[i]);
+                            sq += sd[r * dk + i] * q[i], mq += sm[r * dk + i] * fabs(q[i]);
+                        }
+                        od[t * DK + r] = sq * scale, om[t * DK + r] = mq * scale + 1e-30;
+                    }
+                }
+                kern_delta_chunk(ks, t1, &f1, dk, n, in2, in2 + DK, in2 + 2 * DK, ST, d, beta, scale, o1, OS);
+                for (uint32_t t = 0; t < n; t++) {
+                    double e1 = 0, e2 = 0;
+                    for (uint32_t r = 0; r < dk; r++) {
+                        e1 = fmax(e1, fabs(o1[t * OS + r] - od[t * DK + r]) / om[t * DK + r]);
+                        e2 = fmax(e2, fabs(o2[t * OS + r] - od[t * DK + r]) / om[t * DK + r]);
+                        worst_vs = fmax(worst_vs, fabs(o1[t * OS + r] - o2[t * OS + r]) / om[t * DK + r]);
+                    }
+                    worst_o = fmax(worst_o, e1), worst_steps = fmax(worst_steps, e2);
+                }
+                double e1 = 0, e2 = 0;
+                for (uint32_t i = 0; i < dk * dk; i++) {
+                    e1 = fmax(e1, fabs((double)f1 * t1[i] - sd[i]) / (sm[i] + 1e-30));
+                    e2 = fmax(e2, fabs((double)f2 * t2[i] - sd[i]) / (sm[i] + 1e-30));
+                    worst_vs = fmax(worst_vs, fabs((double)f1 * t1[i] - (double)f2 * t2[i]) / (sm[i] + 1e-30));
+                }
+                worst_s = fmax(worst_s, e1), worst_steps = fmax(worst_steps, e2);
+            }
+    CHECK(worst_steps <= 1e-5, "%s: DeltaNet steps (reference) within 1e-5 of the magnitude of the double recurrence "
+          "(outputs and state; worst %.3g)", ks->name, worst_steps);
+    CHECK(worst_o <= 1e-5, "%s: DeltaNet chunk outputs within 1e-5 of the magnitude of the double recurrence "
+          "(dk 1 to 130, chunks of 1 to %d, decays to 0; worst %.3g)", ks->name, KERN_DELTA_CHUNK, worst_o);
+    CHECK(worst_s <= 1e-5, "%s: DeltaNet chunk state f T within 1e-5 of the magnitude of the double recurrence "
+          "(worst %.3g)", ks->name, worst_s);
+    CHECK(worst_vs <= 2e-5, "%s: DeltaNet chunk outputs and state within 2e-5 of that magnitude of the reference's "
+          "steps token by token (worst %.3g)", ks->name, worst_vs);
+}
+
+/* A value of the convolution's inputs: random, or (special) subnormal,
+ * tiny (products below the normal range), zero, or rarely NaN with a
+ * payload or infinity (at most one of those per channel: which of two NaNs
+ * an addition keeps is not the same on every CPU). */
+static float conv_value(int special, int *used)
+{
+    uint32_t u = rnd() % 16;
+    if (!special || u >= 10) return rndf() * 3.0f;
+    if (u < 3) return rndf() * 0x1p-130f; /* subnormal */
+    if (u < 6) return rndf() * 0x1p-110f; /* its products with w below 2^-126 */
+    if (u < 8) return 0.0f;
+    if (*used) return rndf();
+    *used = 1;
+    if (u == 8) return INFINITY;
+    uint32_t bits = 0x7fc00000u | (rnd() & 0x3fffffu); /* a quiet NaN with a payload */
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
 /* Causal convolution (kernels.h: causal_conv): the reference's bits,
  * output and shifted history, for 1 to 5 taps over channel counts with
  * every tail, whole or split in two ranges at any channel (threads split
- * the channels), over three tokens in a row. */
+ * the channels), over three tokens in a row; then again with subnormal,
+ * tiny, zero, NaN and infinite inputs (armv7's NEON flushes subnormals and
+ * gives the default NaN: it must fall back where they occur). */
 static void test_causal_conv(const KernelSet *ks)
 {
     enum { CN = 203, CK = 5 };
     static float w[CN * CK], h1[(CK - 1) * CN], h2[(CK - 1) * CN], x[CN], o1[CN], o2[CN];
+    static int used[CN];
     static const uint32_t counts[] = {1, 3, 4, 7, 8, 9, 15, 16, 17, 33, 64, 203};
-    int same = 1;
-    for (uint32_t K = 1; K <= CK; K++)
-        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
-            uint32_t n = counts[ci];
-            for (uint32_t i = 0; i < n * K; i++) w[i] = rndf();
-            for (uint32_t i = 0; i < (CK - 1) * CN; i++) h1[i] = h2[i] = rndf() * 3.0f;
-            for (int tok = 0; tok < 3; tok++) {
-                for (uint32_t i = 0; i < n; i++) x[i] = rndf() * 3.0f;
-                uint32_t cut = tok == 0 ? n : rnd() % (n + 1); /* whole, then in two ranges */
-                ks->causal_conv(o1, h1, CN, x, w, K, cut);
-                if (cut < n) ks->causal_conv(o1 + cut, h1 + cut, CN, x + cut, w + (uint64_t)cut * K, K, n - cut);
-                kern_ref()->causal_conv(o2, h2, CN, x, w, K, n);
-                if (memcmp(o1, o2, n * sizeof *o1) != 0 || memcmp(h1, h2, sizeof h1) != 0) same = 0;
+    int same = 1, same_special = 1;
+    for (int special = 0; special < 2; special++)
+        for (uint32_t K = 1; K <= CK; K++)
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+                uint32_t n = counts[ci];
+                memset(used, 0, sizeof used);
+                for (uint32_t i = 0; i < n * K; i++) w[i] = rndf();
+                for (uint32_t i = 0; i < (CK - 1) * CN; i++) h1[i] = h2[i] = conv_value(special, &used[i % CN]);
+                for (int tok = 0; tok < 3; tok++) {
+                    for (uint32_t i = 0; i < n; i++) x[i] = conv_value(special, &used[i]);
+                    uint32_t cut = tok == 0 ? n : rnd() % (n + 1); /* whole, then in two ranges */
+                    ks->causal_conv(o1, h1, CN, x, w, K, cut);
+                    if (cut < n) ks->causal_conv(o1 + cut, h1 + cut, CN, x + cut, w + (uint64_t)cut * K, K, n - cut);
+                    kern_ref()->causal_conv(o2, h2, CN, x, w, K, n);
+                    if (memcmp(o1, o2, n * sizeof *o1) != 0 || memcmp(h1, h2, sizeof h1) != 0) {
+                        if (special) same_special = 0;
+                        else same = 0;
+                    }
+                }
             }
-        }
     CHECK(same, "%s: causal convolution equals the reference bit for bit (1 to 5 taps, 1 to 203 channels, split anywhere)",
           ks->name);
+    CHECK(same_special, "%s: causal convolution equals the reference bit for bit with subnormal, tiny, zero, NaN and "
+          "infinite inputs", ks->name);
 }
 
 static void test_set(const KernelSet *ks)
@@ -552,6 +671,7 @@ static void test_set(const KernelSet *ks)
 
     test_gelu(ks);
     test_delta_step(ks);
+    test_delta_chunk(ks);
     if (ks != kern_ref() && ks->causal_conv) test_causal_conv(ks);
 
     /* KV cache in Q8_0 blocks: rows of random floats quantized as

@@ -36,6 +36,7 @@ void kern_select(int mode)
         for (int t = 0; t < GGML_TYPE_COUNT; t++) /* multi-row kernels a set has (ARM); x86's come below */
             if (best->rows[t]) active.rows[t] = best->rows[t];
         active.f16_in_half = best->f16_in_half;
+        active.delta_chunk = best->delta_chunk;
         if (best == kern_x86() && kern_x86_rows(active.rows, mode != KERN_NO_AVX512))
             active.name = "x86-64 AVX2+FMA+F16C, AVX-512 VNNI";
 #define TAKE(f) \
@@ -56,6 +57,8 @@ void kern_select(int mode)
         TAKE(gelu_mul)
         TAKE(delta_step)
         TAKE(causal_conv)
+        TAKE(dots_f32)
+        TAKE(mix_f32)
 #undef TAKE
     }
     chosen = 1;

@@ -155,7 +155,34 @@ typedef struct {
      * move up one and x becomes the last. */
     void (*causal_conv)(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
                         uint64_t n);
+    /* The chunked DeltaNet recurrence's two building blocks (kern_delta_chunk),
+     * over vectors of n floats, m of them at v, v + stride, ...:
+     *   dots_f32: out[i] = x . v_i          mix_f32: out += sum_i c[i] v_i
+     * sums in any order (within 1e-5 of sum |terms| of the reference). */
+    void (*dots_f32)(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out);
+    void (*mix_f32)(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n);
+    /* 1: kern_delta_chunk with this set's dots_f32 and mix_f32 takes fewer
+     * instructions than its delta_step token after token (src/model/
+     * deltanet.c chooses by it; README, Speed). The reference: 0. */
+    int delta_chunk;
 } KernelSet;
+
+/* A DeltaNet head's state S = f T (T: dk rows of dk) whose factor f has
+ * fallen below this is multiplied into T's rows (src/model/deltanet.c). */
+#define KERN_DELTA_FLOOR 0x1p-24f
+/* The most tokens kern_delta_chunk takes at once. */
+#define KERN_DELTA_CHUNK 64
+
+/* n tokens (1 <= n <= KERN_DELTA_CHUNK) of one gated DeltaNet head at once,
+ * the chunked (WY) form of n delta_steps, with the set's dots_f32 and
+ * mix_f32 (kernels_ref.c): token i has q_i, k_i, v_i at q, k, v + i *
+ * stride, its decay d[i] and beta[i]; S, *f the state (as delta_step's T,
+ * f), updated; o_i at o + i * o_stride = (S_i q_i) scale, S_i the state
+ * after token i. v is overwritten (with each token's correction delta).
+ * Equal to the n steps but for rounding. */
+void kern_delta_chunk(const KernelSet *ks, float *S, float *f, uint32_t dk, uint32_t n, const float *q,
+                      const float *k, float *v, uint64_t stride, const float *d, const float *beta, float scale,
+                      float *o, uint64_t o_stride);
 
 /* GELU's table for gelu_mul (kernels_ref.c): entry h = kern_gelu_f16(h)
  * for all 65536 F16 values h, KERN_GELU_TABLE entries (one of padding so a
@@ -188,6 +215,10 @@ void kern_arm_causal_conv(float *out, float *hist, uint64_t hist_stride, const f
 void kern_arm_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table);
 void kern_arm_delta_step(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
                          float scale, float *o);
+void kern_x86_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out);
+void kern_x86_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n);
+void kern_arm_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out);
+void kern_arm_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n);
 /* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with
  * wide = 1 and a CPU with AVX-512 VNNI, the 32-row kernels where it
  * has them (then returns 1). Tests call it with 0 and 1 to compare both. */

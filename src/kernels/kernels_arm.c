@@ -1134,11 +1134,8 @@ static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
     for (; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
 }
 #define NEON_TO_F16 .to_f16 = neon_to_f16,
-/* the same reason: armv7's convolution keeps the reference (kernels_ops_arm.c) */
-#define ARM_CAUSAL_CONV .causal_conv = kern_arm_causal_conv,
 #else
 #define NEON_TO_F16
-#define ARM_CAUSAL_CONV
 #endif
 
 /* ---- the sets ---------------------------------------------------------------- */
@@ -1212,7 +1209,8 @@ void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
         .exp_sum = neon_exp_sum, .dots_f16 = neon_dots_f16, .wsum_f16 = neon_wsum_f16, NEON_TO_F16               \
-        .gelu_mul = kern_arm_gelu_mul, .delta_step = kern_arm_delta_step, ARM_CAUSAL_CONV /* kernels_ops_arm.c */ \
+        .gelu_mul = kern_arm_gelu_mul, .delta_step = kern_arm_delta_step, .causal_conv = kern_arm_causal_conv, /* kernels_ops_arm.c */ \
+        .dots_f32 = kern_arm_dots_f32, .mix_f32 = kern_arm_mix_f32, .delta_chunk = 1,                           \
     }
 
 const KernelSet *kern_arm(void)

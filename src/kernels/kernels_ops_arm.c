@@ -1,5 +1,6 @@
 /* kernels_ops_arm.c - NEON kernels for the operations of the newer
- * architectures (kernels.h: gelu_mul, delta_step, causal_conv), entries of every set of
+ * architectures (kernels.h: gelu_mul, delta_step, causal_conv, and
+ * dots_f32 and mix_f32 for kern_delta_chunk), entries of every set of
  * kernels_arm.c (aarch64 with and without dotprod, armv7): nothing here
  * needs dotprod.
  *
@@ -8,7 +9,10 @@
  * give the reference's bits, converts and multiplies in VFP there (the
  * hardware's half conversions instead of the software ones), and only
  * aarch64 converts four at a time in NEON (FCVTN keeps subnormals and NaN
- * bits under Linux's FPCR, as kernels_arm.c's F16 stores rely on). */
+ * bits under Linux's FPCR, as kernels_arm.c's F16 stores rely on). The
+ * convolution, which must give the reference's bits too, checks its NEON
+ * results on armv7 and redoes in VFP the channels where they could differ
+ * (kern_arm_causal_conv). The dots and mixes need not be exact (1e-5). */
 #include <stddef.h>
 #include <string.h>
 
@@ -100,30 +104,62 @@ void kern_arm_delta_step(float *S, uint32_t dk, const float *q, const float *k, 
     }
 }
 
-#ifdef __aarch64__
-/* Four channels at a time, the products and sums in the reference's
- * order (multiply, then add: FMUL and FADD round as the scalar code does
- * under Linux's FPCR). aarch64 only: armv7's NEON would flush subnormals. */
-void kern_arm_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
-                          uint64_t n)
+/* x against four vectors at a time (four FMA chains, x loaded once for
+ * them), then one at a time; tails in scalar. */
+INLINE void dots_block(const float *x, const float *v, uint64_t stride, uint32_t B, uint32_t n, float *out)
 {
-    uint64_t c = 0;
-    for (; c + 4 <= n; c += 4) {
-        const float *wc = w + c * K;
-        float32x4_t sum = vdupq_n_f32(0.0f);
-        for (uint32_t j = 0; j < K; j++) {
-            float32x4_t wj = vdupq_n_f32(0.0f);
-            wj = vld1q_lane_f32(wc + j, wj, 0);
-            wj = vld1q_lane_f32(wc + K + j, wj, 1);
-            wj = vld1q_lane_f32(wc + 2 * K + j, wj, 2);
-            wj = vld1q_lane_f32(wc + 3 * K + j, wj, 3);
-            float32x4_t h = j + 1 < K ? vld1q_f32(hist + j * hist_stride + c) : vld1q_f32(x + c);
-            sum = vaddq_f32(sum, vmulq_f32(h, wj));
-            if (j > 0) vst1q_f32(hist + (j - 1) * hist_stride + c, h);
-        }
-        vst1q_f32(out + c, sum);
+    float32x4_t acc[4];
+    uint32_t e = 0;
+#pragma GCC unroll 8
+    for (uint32_t b = 0; b < B; b++) acc[b] = vdupq_n_f32(0.0f);
+    for (; e + 4 <= n; e += 4) {
+        float32x4_t xe = vld1q_f32(x + e);
+#pragma GCC unroll 8
+        for (uint32_t b = 0; b < B; b++) acc[b] = vfmaq_f32(acc[b], xe, vld1q_f32(v + b * stride + e));
     }
-    for (; c < n; c++) {
+#pragma GCC unroll 8
+    for (uint32_t b = 0; b < B; b++) out[b] = hsum_f32(acc[b]);
+    for (uint32_t b = 0; e < n && b < B; b++)
+        for (uint32_t t = e; t < n; t++) out[b] += x[t] * v[b * stride + t];
+}
+
+void kern_arm_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out)
+{
+    uint32_t i = 0;
+    for (; i + 4 <= m; i += 4) dots_block(x, v + i * stride, stride, 4, n, out + i);
+    for (; i < m; i++) dots_block(x, v + i * stride, stride, 1, n, out + i);
+}
+
+/* out held in registers 16 (then 4) floats at a time while every vector
+ * adds into it; the tail in scalar. */
+INLINE void mix_block(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t B)
+{
+    float32x4_t acc[4];
+#pragma GCC unroll 8
+    for (uint32_t b = 0; b < B; b++) acc[b] = vld1q_f32(out + 4 * b);
+    for (uint32_t i = 0; i < m; i++) {
+        float32x4_t ci = vdupq_n_f32(c[i]);
+#pragma GCC unroll 8
+        for (uint32_t b = 0; b < B; b++) acc[b] = vfmaq_f32(acc[b], ci, vld1q_f32(v + i * stride + 4 * b));
+    }
+#pragma GCC unroll 8
+    for (uint32_t b = 0; b < B; b++) vst1q_f32(out + 4 * b, acc[b]);
+}
+
+void kern_arm_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n)
+{
+    uint32_t e = 0;
+    for (; e + 16 <= n; e += 16) mix_block(out + e, c, v + e, stride, m, 4);
+    for (; e + 4 <= n; e += 4) mix_block(out + e, c, v + e, stride, m, 1);
+    for (; e < n; e++)
+        for (uint32_t i = 0; i < m; i++) out[e] += c[i] * v[i * stride + e];
+}
+
+/* channels [c0, c1) as the reference computes them */
+static void conv_scalar(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                        uint64_t c0, uint64_t c1)
+{
+    for (uint64_t c = c0; c < c1; c++) {
         const float *wc = w + c * K;
         float sum = 0.0f;
         for (uint32_t j = 0; j + 1 < K; j++) sum += hist[j * hist_stride + c] * wc[j];
@@ -133,6 +169,51 @@ void kern_arm_causal_conv(float *out, float *hist, uint64_t hist_stride, const f
         out[c] = sum;
     }
 }
+
+/* Four channels at a time, the products and sums in the reference's
+ * order (multiply, then add: FMUL and FADD round as the scalar code does).
+ * aarch64 under Linux's FPCR keeps subnormals and NaN bits. armv7's NEON
+ * flushes subnormal inputs and results to zero and gives the default NaN:
+ * there, four channels any of whose products or partial sums is not a
+ * normal number (zero, subnormal, NaN: the only cases where NEON and VFP
+ * can differ) are done again in scalar (VFP) code, before the history
+ * moves. */
+void kern_arm_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                          uint64_t n)
+{
+    uint64_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        const float *wc = w + c * K;
+        float32x4_t sum = vdupq_n_f32(0.0f);
+#ifndef __aarch64__
+        const float32x4_t tiny = vdupq_n_f32(0x1p-126f);
+        uint32x4_t normal = vdupq_n_u32(~0u);
 #endif
+        for (uint32_t j = 0; j < K; j++) {
+            float32x4_t wj = vdupq_n_f32(0.0f);
+            wj = vld1q_lane_f32(wc + j, wj, 0);
+            wj = vld1q_lane_f32(wc + K + j, wj, 1);
+            wj = vld1q_lane_f32(wc + 2 * K + j, wj, 2);
+            wj = vld1q_lane_f32(wc + 3 * K + j, wj, 3);
+            float32x4_t h = j + 1 < K ? vld1q_f32(hist + j * hist_stride + c) : vld1q_f32(x + c);
+            float32x4_t p = vmulq_f32(h, wj);
+            sum = vaddq_f32(sum, p);
+#ifndef __aarch64__
+            normal = vandq_u32(normal, vandq_u32(vcgeq_f32(vabsq_f32(p), tiny), vcgeq_f32(vabsq_f32(sum), tiny)));
+#endif
+        }
+#ifndef __aarch64__
+        uint32x2_t m = vand_u32(vget_low_u32(normal), vget_high_u32(normal));
+        if ((vget_lane_u32(m, 0) & vget_lane_u32(m, 1)) != ~0u) {
+            conv_scalar(out, hist, hist_stride, x, w, K, c, c + 4);
+            continue;
+        }
+#endif
+        for (uint32_t j = 1; j + 1 < K; j++) vst1q_f32(hist + (j - 1) * hist_stride + c, vld1q_f32(hist + j * hist_stride + c));
+        if (K > 1) vst1q_f32(hist + (uint64_t)(K - 2) * hist_stride + c, vld1q_f32(x + c));
+        vst1q_f32(out + c, sum);
+    }
+    conv_scalar(out, hist, hist_stride, x, w, K, c, n);
+}
 
 #endif

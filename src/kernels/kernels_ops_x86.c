@@ -1,5 +1,6 @@
 /* kernels_ops_x86.c - AVX2 + FMA + F16C kernels for the operations of the
- * newer architectures (kernels.h: gelu_mul, delta_step, causal_conv), entries of the
+ * newer architectures (kernels.h: gelu_mul, delta_step, causal_conv, and
+ * dots_f32 and mix_f32 for kern_delta_chunk), entries of the
  * set of kernels_x86.c (which hands them out only to CPUs with all three). Compiled for the baseline x86-64 like every file;
  * each function carries its target attribute. */
 #include <stddef.h>
@@ -86,6 +87,57 @@ AVX2 void kern_x86_delta_step(float *S, uint32_t dk, const float *q, const float
         for (; i < dk; i++) row[i] += a * k[i];
         o[r] = (fd * sq + delta * kq) * scale;
     }
+}
+
+/* x against eight vectors at a time (eight FMA chains, x loaded once for
+ * them), then one at a time; tails in scalar. */
+AVX2_INLINE void dots_block(const float *x, const float *v, uint64_t stride, uint32_t B, uint32_t n, float *out)
+{
+    __m256 acc[8];
+    uint32_t e = 0;
+#pragma GCC unroll 8
+    for (uint32_t b = 0; b < B; b++) acc[b] = _mm256_setzero_ps();
+    for (; e + 8 <= n; e += 8) {
+        __m256 xe = _mm256_loadu_ps(x + e);
+#pragma GCC unroll 8
+        for (uint32_t b = 0; b < B; b++) acc[b] = _mm256_fmadd_ps(xe, _mm256_loadu_ps(v + b * stride + e), acc[b]);
+    }
+#pragma GCC unroll 8
+    for (uint32_t b = 0; b < B; b++) out[b] = hsum8(acc[b]);
+    for (uint32_t b = 0; e < n && b < B; b++)
+        for (uint32_t t = e; t < n; t++) out[b] += x[t] * v[b * stride + t];
+}
+
+AVX2 void kern_x86_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out)
+{
+    uint32_t i = 0;
+    for (; i + 8 <= m; i += 8) dots_block(x, v + i * stride, stride, 8, n, out + i);
+    for (; i < m; i++) dots_block(x, v + i * stride, stride, 1, n, out + i);
+}
+
+/* out held in registers 64 (then 8) floats at a time while every vector
+ * adds into it; the tail in scalar. */
+AVX2_INLINE void mix_block(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t B)
+{
+    __m256 acc[8];
+#pragma GCC unroll 8
+    for (uint32_t b = 0; b < B; b++) acc[b] = _mm256_loadu_ps(out + 8 * b);
+    for (uint32_t i = 0; i < m; i++) {
+        __m256 ci = _mm256_set1_ps(c[i]);
+#pragma GCC unroll 8
+        for (uint32_t b = 0; b < B; b++) acc[b] = _mm256_fmadd_ps(ci, _mm256_loadu_ps(v + i * stride + 8 * b), acc[b]);
+    }
+#pragma GCC unroll 8
+    for (uint32_t b = 0; b < B; b++) _mm256_storeu_ps(out + 8 * b, acc[b]);
+}
+
+AVX2 void kern_x86_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n)
+{
+    uint32_t e = 0;
+    for (; e + 64 <= n; e += 64) mix_block(out + e, c, v + e, stride, m, 8);
+    for (; e + 8 <= n; e += 8) mix_block(out + e, c, v + e, stride, m, 1);
+    for (; e < n; e++)
+        for (uint32_t i = 0; i < m; i++) out[e] += c[i] * v[i * stride + e];
 }
 
 /* Eight channels at a time: each tap's weights gathered (stride K), the

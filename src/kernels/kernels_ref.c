@@ -450,6 +450,77 @@ static void ref_causal_conv(float *out, float *hist, uint64_t hist_stride, const
     }
 }
 
+static void ref_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out)
+{
+    for (uint32_t i = 0; i < m; i++) out[i] = ref_dot_f32(x, v + i * stride, n);
+}
+
+static void ref_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n)
+{
+    for (uint32_t i = 0; i < m; i++) ref_axpy_f32(out, c[i], v + i * stride, n);
+}
+
+/* The chunked form (kernels.h). With S_0 = f T before the chunk, fg[i] = f
+ * d[0] ... d[i] (S_0's factor at token i) and r_ij = d[j+1] ... d[i] (the
+ * decay from token j to token i), the steps' corrections delta_i =
+ * beta_i (v_i - (decayed S_{i-1}) k_i) unroll into
+ *   delta_i = beta_i (v_i - fg[i] T k_i) - beta_i sum_{j<i} r_ij (k_i.k_j) delta_j
+ *   S_i q_i = fg[i] T q_i + sum_{j<=i} r_ij (q_i.k_j) delta_j
+ *   S_n-1   = fg[n-1] T + sum_j r_n-1,j delta_j k_j
+ * a unit lower triangular system solved token after token. One pass over
+ * T's rows for all of T k_i and T q_i, one more to update it: two passes
+ * per chunk where the steps take one per token; the rest is O(n^2 dk). */
+void kern_delta_chunk(const KernelSet *ks, float *S, float *f, uint32_t dk, uint32_t n, const float *q,
+                      const float *k, float *v, uint64_t stride, const float *d, const float *beta, float scale,
+                      float *o, uint64_t o_stride)
+{
+    float fg[KERN_DELTA_CHUNK], pk[KERN_DELTA_CHUNK], pq[KERN_DELTA_CHUNK], c[KERN_DELTA_CHUNK];
+    float acc = *f;
+    for (uint32_t i = 0; i < n; i++) fg[i] = acc *= d[i];
+    /* the right-hand sides into v, the outputs' part from T into o */
+    for (uint32_t r = 0; r < dk; r++) {
+        const float *row = S + (uint64_t)r * dk;
+        ks->dots_f32(row, k, stride, n, dk, pk);
+        ks->dots_f32(row, q, stride, n, dk, pq);
+        for (uint32_t i = 0; i < n; i++) {
+            float *vi = v + i * stride;
+            vi[r] = (vi[r] - fg[i] * pk[i]) * beta[i];
+            o[i * o_stride + r] = fg[i] * pq[i] * scale;
+        }
+    }
+    /* token by token: delta_i in v_i, then o_i's part from the deltas */
+    for (uint32_t i = 0; i < n; i++) {
+        const float *ki = k + i * stride, *qi = q + i * stride;
+        ks->dots_f32(ki, k, stride, i, dk, pk);
+        ks->dots_f32(qi, k, stride, i + 1, dk, pq);
+        float r = 1.0f; /* r_ij, from j = i down */
+        c[i] = scale * pq[i];
+        for (uint32_t j = i; j-- > 0;) {
+            r *= d[j + 1];
+            pk[j] *= -beta[i] * r;
+            c[j] = scale * r * pq[j];
+        }
+        ks->mix_f32(v + i * stride, pk, v, stride, i, dk);
+        ks->mix_f32(o + i * o_stride, c, v, stride, i + 1, dk);
+    }
+    /* the state: T + sum_j delta_j k_j / fg[j] with f = fg[n-1] (as
+     * delta_step keeps it), or below the floor the factor into the rows */
+    float fn = fg[n - 1], r = 1.0f;
+    int fold = !(fn >= KERN_DELTA_FLOOR);
+    for (uint32_t j = n; j-- > 0;) {
+        pq[j] = fold ? r : 1.0f / fg[j];
+        r *= d[j];
+    }
+    for (uint32_t rr = 0; rr < dk; rr++) {
+        float *row = S + (uint64_t)rr * dk;
+        if (fold)
+            for (uint32_t e = 0; e < dk; e++) row[e] *= fn;
+        for (uint32_t j = 0; j < n; j++) c[j] = pq[j] * v[j * stride + rr];
+        ks->mix_f32(row, c, k, stride, n, dk);
+    }
+    *f = fold ? 1.0f : fn;
+}
+
 /* The reference set but its dot[] (kernels.c: kern_ref fills that from the
  * type table, which names this file's dots: this file never reads the
  * table, so no circle). */
@@ -469,5 +540,7 @@ void kern_ref_fill(KernelSet *set)
     set->gelu_mul = ref_gelu_mul;
     set->delta_step = ref_delta_step;
     set->causal_conv = ref_causal_conv;
+    set->dots_f32 = ref_dots_f32;
+    set->mix_f32 = ref_mix_f32;
     set->name = "reference C";
 }

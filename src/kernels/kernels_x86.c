@@ -961,6 +961,9 @@ const KernelSet *kern_x86(void)
         .gelu_mul = kern_x86_gelu_mul,
         .delta_step = kern_x86_delta_step,
         .causal_conv = kern_x86_causal_conv,
+        .dots_f32 = kern_x86_dots_f32,
+        .mix_f32 = kern_x86_mix_f32,
+        .delta_chunk = 1,
     };
     const PortCpu *c = port_cpu();
     return c->avx2 && c->fma && c->f16c ? &set : NULL;

@@ -114,25 +114,49 @@ static void l2_worker(void *ctx, int ith, int nth)
     }
 }
 
-/* Below this, the factor f of a head's state is multiplied into its rows. */
-#define DECAY_FLOOR 0x1p-24f
+/* The gated RMS norm of one head's output: o = RMSNorm(o) * ssm_norm *
+ * silu(z), the gate through the kernels' (into z, read only here). */
+static void gate_norm(const ModelConfig *c, const LayerWeights *lw, const KernelSet *ks, float *o, float *z)
+{
+    uint64_t dk = c->ssm_d_state;
+    double ss = 0.0;
+    for (uint64_t e = 0; e < dk; e++) ss += (double)o[e] * o[e];
+    float inv = 1.0f / sqrtf((float)(ss / (double)dk) + c->norm_eps);
+    for (uint64_t e = 0; e < dk; e++) o[e] = (o[e] * inv) * lw->ssm_norm[e];
+    ks->silu_mul(z, o, dk);
+    memcpy(o, z, dk * sizeof *o);
+}
+
+/* With a kernel set whose chunked form pays (KernelSet.delta_chunk), runs
+ * of at least DELTA_CHUNK_MIN tokens of a sequence go through it
+ * (kern_delta_chunk), in chunks that end where a position is a multiple of
+ * DELTA_CHUNK (so steps of any multiple of it chunk alike). Measured on
+ * the AVX2 set, 16 heads of 128 over 64 tokens (README, Speed): chunks of
+ * 16 take 0.67 of the steps' instructions, of 8 0.70, of 32 0.68, of 4
+ * 1.37; aarch64 NEON, chunks of 16: 0.92. */
+#define DELTA_CHUNK 16
+#define DELTA_CHUNK_MIN 8
 
 /* The recurrence, value heads split between threads, each stepping
  * through the tokens; then the gated RMS norm of its output. A head's S is
  * kept as f * T: the decay of every token multiplies f alone (a scalar)
- * instead of every row, until f would fall below DECAY_FLOOR, when it goes
- * into the rows (T = f T, f = 1): so a token reads each row once for s.k
- * and s.q and writes it once (the kernels' delta_step), where decaying S
- * itself would take a pass more. With the old T and f' = f
- * decay:  delta = (v - f' T.k) beta,  T += (delta / f') k,
- * o = f' T_old.q + delta k.q = S q. The same arithmetic whatever the steps
- * (f is part of the state); the sums differ from llama.cpp's order by
- * rounding only. */
+ * instead of every row, until f would fall below KERN_DELTA_FLOOR, when it
+ * goes into the rows (T = f T, f = 1): so a token reads each row once for
+ * s.k and s.q and writes it once (the kernels' delta_step), where decaying
+ * S itself would take a pass more. With the old T and f' = f decay:
+ * delta = (v - f' T.k) beta,  T += (delta / f') k,  o = f' T_old.q +
+ * delta k.q = S q. A run of DELTA_CHUNK_MIN tokens or more of a sequence
+ * goes in chunks (kern_delta_chunk: two passes over T per chunk instead of
+ * one per token), each chunk's v overwritten; the sums differ from the
+ * steps' (and llama.cpp's) order by rounding only. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__arm__) && !defined(__ARM_NEON)
 /* The armv6 build (GCC 12.2, -march=armv6kz+fp -mfloat-abi=softfp): this
- * function's -O2 code gives wrong logits from the first token (NaN later),
- * its -O1 code the x86 reference kernels' bit for bit; the cause is not
- * found yet (README, Models). Its row work is the kernels' delta_step. */
+ * function as it was in 1af85ee gave wrong logits at -O2 (NaN later), right
+ * ones at -O1 and with clang -O2; the trigger went with its row loop or its
+ * inlined double sum of squares (now delta_step and gate_norm), and today's
+ * function gives the -O1 bits at -O2, but the cause (GCC's code or qemu's
+ * emulation) is not proven (README, Models): kept at -O1, a precaution that
+ * costs little (the row work runs at -O2 in the kernels). */
 __attribute__((optimize("O1")))
 #endif
 static void recur_worker(void *ctx, int ith, int nth)
@@ -147,38 +171,45 @@ static void recur_worker(void *ctx, int ith, int nth)
     split(H, ith, nth, &h0, &h1);
     for (uint64_t h = h0; h < h1; h++) {
         uint64_t kh = h % c->ssm_n_k;
-        for (int t = 0; t < j->n; t++) {
-            float *state = layer_state(c, j->tok_seq[t], j->layer) + hist;
+        for (int t0 = 0; t0 < j->n;) {
+            /* a run of one sequence's tokens, cut where a chunk ends */
+            int t1 = t0 + 1;
+            while (t1 < j->n && j->tok_seq[t1] == j->tok_seq[t0] && j->tok_pos[t1] % DELTA_CHUNK != 0) t1++;
+            float *state = layer_state(c, j->tok_seq[t0], j->layer) + hist;
             float *S = state + h * dk * dk, *f = state + H * dk * dk + h;
-            if (j->tok_pos[t] == 0) {
+            if (j->tok_pos[t0] == 0) {
                 memset(S, 0, dk * dk * sizeof *S);
                 *f = 1.0f;
             }
-            const float *row_in = j->d->conv + (uint64_t)t * C;
-            const float *q = row_in + kh * dk, *k = row_in + key_dim + kh * dk, *v = row_in + 2 * key_dim + h * dk;
-            float beta = 1.0f / (1.0f + expf(-j->d->beta[(uint64_t)t * H + h]));
-            float a = j->d->alpha[(uint64_t)t * H + h] + lw->ssm_dt[h];
-            float sp = a > 20.0f ? a : logf(1.0f + expf(a)); /* softplus, as ggml */
-            float decay = expf(sp * lw->ssm_a[h]);
-            float *o = j->d->o + (uint64_t)t * V + h * dk;
-            float fd = *f * decay;
-            if (!(fd >= DECAY_FLOOR)) { /* the factor into the rows (fd may be 0) */
-                for (uint64_t e = 0; e < dk * dk; e++) S[e] *= fd;
-                fd = 1.0f;
+            float beta[DELTA_CHUNK], decay[DELTA_CHUNK];
+            for (int t = t0; t < t1; t++) {
+                beta[t - t0] = 1.0f / (1.0f + expf(-j->d->beta[(uint64_t)t * H + h]));
+                float a = j->d->alpha[(uint64_t)t * H + h] + lw->ssm_dt[h];
+                float sp = a > 20.0f ? a : logf(1.0f + expf(a)); /* softplus, as ggml */
+                decay[t - t0] = expf(sp * lw->ssm_a[h]);
             }
-            *f = fd;
-            /* row r of S: decayed, corrected toward v[r] along k, read along q
-             * (kernels.h: delta_step) */
-            ks->delta_step(S, (uint32_t)dk, q, k, v, beta, fd, scale, o);
-            /* o = RMSNorm(o) * ssm_norm * silu(z), the gate through the
-             * kernels' (into z, read only here) */
-            double ss = 0.0;
-            for (uint64_t e = 0; e < dk; e++) ss += (double)o[e] * o[e];
-            float inv = 1.0f / sqrtf((float)(ss / (double)dk) + c->norm_eps);
-            float *z = j->d->z + (uint64_t)t * V + h * dk;
-            for (uint64_t e = 0; e < dk; e++) o[e] = (o[e] * inv) * lw->ssm_norm[e];
-            ks->silu_mul(z, o, dk);
-            memcpy(o, z, dk * sizeof *o);
+            float *row0 = j->d->conv + (uint64_t)t0 * C, *o0 = j->d->o + (uint64_t)t0 * V + h * dk;
+            if (ks->delta_chunk && t1 - t0 >= DELTA_CHUNK_MIN) {
+                kern_delta_chunk(ks, S, f, (uint32_t)dk, (uint32_t)(t1 - t0), row0 + kh * dk, row0 + key_dim + kh * dk,
+                                 row0 + 2 * key_dim + h * dk, C, decay, beta, scale, o0, V);
+            } else {
+                for (int t = t0; t < t1; t++) {
+                    const float *row_in = j->d->conv + (uint64_t)t * C;
+                    float fd = *f * decay[t - t0];
+                    if (!(fd >= KERN_DELTA_FLOOR)) { /* the factor into the rows (fd may be 0) */
+                        for (uint64_t e = 0; e < dk * dk; e++) S[e] *= fd;
+                        fd = 1.0f;
+                    }
+                    *f = fd;
+                    /* row r of S: decayed, corrected toward v[r] along k, read
+                     * along q (kernels.h: delta_step) */
+                    ks->delta_step(S, (uint32_t)dk, row_in + kh * dk, row_in + key_dim + kh * dk,
+                                   row_in + 2 * key_dim + h * dk, beta[t - t0], fd, scale, j->d->o + (uint64_t)t * V + h * dk);
+                }
+            }
+            for (int t = t0; t < t1; t++)
+                gate_norm(c, lw, ks, j->d->o + (uint64_t)t * V + h * dk, j->d->z + (uint64_t)t * V + h * dk);
+            t0 = t1;
         }
     }
 }

@@ -19,9 +19,11 @@
  * cannot be rewound or shifted).
  *
  * The matmuls run batched over a step's tokens (forward.c); the recurrence
- * steps through the tokens inside, value head by value head in parallel,
+ * goes through the tokens inside, value head by value head in parallel,
  * with S kept as a scalar times a matrix so that a token's decay costs no
- * pass over S (deltanet.c): the same arithmetic whatever the steps. */
+ * pass over S (deltanet.c): token by token, or, with the fast kernel sets,
+ * a sequence's runs of 8 to 16 tokens at once in the chunked form
+ * (kernels.h: kern_delta_chunk), equal but for rounding. */
 #ifndef PITH_DELTANET_H
 #define PITH_DELTANET_H
 

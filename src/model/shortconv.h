@@ -8,7 +8,8 @@
  *   out = out_proj y
  * a causal convolution over time of L taps (shortconv.l_cache, 3 in LFM2),
  * channel by channel. The state of a sequence is the last L - 1 values of
- * b * x of each channel: [conv layer][n_embd][L - 1] floats (F32 whatever
+ * b * x of each channel: [conv layer][L - 1][n_embd] floats, oldest row
+ * first, as the kernels' causal_conv keeps its history (F32 whatever
  * the KV cache type, as llama.cpp keeps it), in SeqState.recurrent. It
  * cannot be rewound: a sequence goes on from n_past, or starts again at 0
  * (which clears it). */
