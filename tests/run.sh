@@ -47,12 +47,18 @@ for t in $tests; do
     else expanded="$expanded $t"; fi
 done
 tests=$expanded
-# Longest first: last run's seconds, else a guess for the known slow ones.
+# Longest first: last run's seconds, else (a fresh clone) the CPU seconds
+# measured on a fresh clone (README "Tests", 2026-11-27), so that no long
+# job starts last and runs alone at the end.
 order=$(for t in $tests; do
     s=$(awk -F'\t' -v t="$t" '$1 == t { s = $2 } END { print s + 0 }' "$times" 2>/dev/null)
     [ "${s:-0}" -gt 0 ] || case "$t" in
-        *t_fuzz.sh*|*t_serve.sh*|*t_llamacpp.sh*|*t_arm_kernels.sh*) s=100 ;;
-        *t_soak.sh*|*t_robust.sh*|*test_forward|*t_load_modes.sh*) s=50 ;;
+        *t_arm_kernels.sh@a76-forward1) s=114 ;;
+        *t_grammar.sh|*t_llamacpp_arch.sh) s=60 ;;
+        *t_arm_kernels.sh@a76-forward0|*t_serve_slots.sh|*t_fuzz.sh) s=35 ;;
+        *t_arm_kernels.sh*|*t_tools_formats.sh|*t_load_modes.sh|*t_install.sh|*t_tokenize_bpe.sh) s=18 ;;
+        *t_static.sh|*t_serve_load.sh|*t_memory.sh|*t_tokenize_gemma3.sh|*test_forward) s=12 ;;
+        *t_serve.sh|*t_llamacpp.sh|*t_soak.sh|*t_kv_q8_0.sh|*test_gguf|*t_robust.sh|*t_inspect.sh) s=5 ;;
         *) s=1 ;;
     esac
     printf '%s\t%s\n' "$s" "$t"

@@ -8,7 +8,9 @@
 # the fixtures' measures and tolerance classes (README section 6 of the
 # fixtures) by cmplogits. pith runs with an F32 KV cache, like the reference.
 . tests/lib.sh
-MK=${MK:-build/asan/tools/mkmodel}
+# the models are data: the release mkmodel writes the same bytes, faster
+# (t_inspect.sh runs the ASan one)
+MK=${MK:-build/rel/tools/mkmodel}
 CMP=${CMP:-build/asan/tools/cmplogits}
 NODE_DIR=build/node-llama-cpp
 if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"

@@ -189,7 +189,9 @@ cached() { node -e '
 const s = require("fs").readFileSync(process.argv[1], "utf8");
 const u = s.startsWith("data: ") ? s.split("\n\n").filter(e => e.startsWith("data: {")).map(e => JSON.parse(e.slice(6))).filter(c => c.usage).pop().usage : JSON.parse(s).usage;
 process.stdout.write(u.prompt_tokens_details.cached_tokens + "/" + u.prompt_tokens);' "$1"; }
-MK=${MK:-build/asan/tools/mkmodel}
+# the models are data: the release mkmodel writes the same bytes, faster
+# (t_inspect.sh runs the ASan one)
+MK=${MK:-build/rel/tools/mkmodel}
 slots_twice() { # NAME LABEL MIN_PROMPT_TOKENS MKMODEL_ARGS... -> 1 when mkmodel failed
     name=$1 label=$2 min_prompt=$3; shift 3
     model=$TMP/$name.gguf
