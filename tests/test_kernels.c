@@ -669,6 +669,26 @@ static void test_set(const KernelSet *ks)
               ks->name);
     }
 
+    /* RMSNorm: the reference's bits in every set (kernels.h), lengths with
+     * every tail, in place too, values from tiny to large */
+    if (ks->rmsnorm) {
+        enum { RN = 1030 };
+        static float x[RN], w[RN], want[RN], got[RN];
+        int same = 1;
+        for (int n = 1; n <= RN; n += n < 40 ? 1 : 97) {
+            for (int i = 0; i < n; i++) {
+                x[i] = rndf() * (i % 11 == 0 ? 1e4f : i % 5 == 0 ? 1e-3f : 2.0f);
+                w[i] = rndf() * 3.0f;
+            }
+            kern_ref()->rmsnorm(want, x, w, (uint64_t)n, 1e-6f);
+            ks->rmsnorm(got, x, w, (uint64_t)n, 1e-6f);
+            same &= memcmp(want, got, sizeof(float) * (size_t)n) == 0;
+            ks->rmsnorm(x, x, w, (uint64_t)n, 1e-6f);
+            same &= memcmp(want, x, sizeof(float) * (size_t)n) == 0;
+        }
+        CHECK(same, "%s: RMSNorm gives the reference's bits (1 to %d elements, in place too)", ks->name, RN);
+    }
+
     test_gelu(ks);
     test_delta_step(ks);
     test_delta_chunk(ks);

@@ -237,39 +237,42 @@ static void test_extremes(uint32_t type, KernRowsFn rows, const char *label)
  * sums F16 holds exactly (weights +-2^-2..2^1, activations small integers,
  * one token scaled by 1024 so the kernel divides its chunks by a power of
  * two), the result must be the reference's exactly: a dropped, repeated or
- * misplaced element, chunk or tail cannot hide in the rounding bound. */
-static void test_f16_half(KernRowsFn rows)
+ * misplaced element, chunk or tail cannot hide in the rounding bound. n:
+ * with a short run of 64 and a tail past the last 8 (the kernel's general
+ * finish), or whole runs (its four-lane finish). */
+static void test_f16_half(KernRowsFn rows, int n)
 {
-    enum { N = 256 * 5 + 8 * 3 + 3, R = 13, T = 9 }; /* chunks, a short chunk and a tail of 3 */
-    uint64_t rb = ggml_row_bytes(GGML_TYPE_F16, N);
+    enum { R = 13, T = 9 };
+    uint64_t rb = ggml_row_bytes(GGML_TYPE_F16, (uint64_t)n);
     uint8_t *w = malloc(R * rb);
-    float *x = malloc(sizeof(float) * T * N), *got = malloc(sizeof(float) * T * R), *one = malloc(sizeof(float) * R);
+    float *x = malloc(sizeof(float) * T * n), *got = malloc(sizeof(float) * T * R), *one = malloc(sizeof(float) * R);
+    float *wf = malloc(sizeof(float) * n);
     static const float pw[] = {0.25f, 0.5f, 1.0f, 2.0f, -0.25f, -0.5f, -1.0f, -2.0f};
     for (int r = 0; r < R; r++) {
-        float wf[N];
-        for (int i = 0; i < N; i++) wf[i] = pw[test_rng_u32(&rng) % 8];
-        quant_quantize_row(GGML_TYPE_F16, wf, w + r * rb, N);
+        for (int i = 0; i < n; i++) wf[i] = pw[test_rng_u32(&rng) % 8];
+        quant_quantize_row(GGML_TYPE_F16, wf, w + r * rb, (uint64_t)n);
     }
     for (int t = 0; t < T; t++)
-        for (int i = 0; i < N; i++) x[t * N + i] = (float)((int)(test_rng_u32(&rng) % 15) - 7) * (t == 3 ? 1024.0f : 1.0f);
-    rows(N, w, rb, R, x, sizeof(float) * N, T, got, R);
+        for (int i = 0; i < n; i++) x[t * n + i] = (float)((int)(test_rng_u32(&rng) % 15) - 7) * (t == 3 ? 1024.0f : 1.0f);
+    rows((uint64_t)n, w, rb, R, x, sizeof(float) * n, T, got, R);
     int exact = 1, alone = 1;
     for (int t = 0; t < T; t++) {
-        rows(N, w, rb, R, x + t * N, sizeof(float) * N, 1, one, R);
+        rows((uint64_t)n, w, rb, R, x + t * n, sizeof(float) * n, 1, one, R);
         for (int r = 0; r < R; r++) {
             float want;
-            kern_ref()->dot[GGML_TYPE_F16](N, w + r * rb, x + t * N, 0, 1, &want, 1);
+            kern_ref()->dot[GGML_TYPE_F16]((uint64_t)n, w + r * rb, x + t * n, 0, 1, &want, 1);
             exact &= got[t * R + r] == want;
             alone &= memcmp(&got[t * R + r], &one[r], sizeof(float)) == 0;
         }
     }
     CHECK(exact, "F16 in F16 arithmetic: exactly the reference where F16 holds every product and sum (%d rows, %d tokens, "
-                 "%d columns, one token scaled down)", R, T, N);
-    CHECK(alone, "F16 in F16 arithmetic: each token alone equals the group, bit for bit");
+                 "%d columns, one token scaled down)", R, T, n);
+    CHECK(alone, "F16 in F16 arithmetic: each token alone equals the group, bit for bit (%d columns)", n);
     free(w);
     free(x);
     free(got);
     free(one);
+    free(wf);
 }
 
 int main(void)
@@ -283,7 +286,10 @@ int main(void)
         if (kern_act_format(t) == KERN_ACT_Q8_K || t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0)
             test_extremes(t, ks->rows[t], ks->name);
     }
-    if (ks->f16_in_half) test_f16_half(ks->rows[GGML_TYPE_F16]);
+    if (ks->f16_in_half) {
+        test_f16_half(ks->rows[GGML_TYPE_F16], 256 * 5 + 8 * 3 + 3); /* a short run and a tail of 3 */
+        test_f16_half(ks->rows[GGML_TYPE_F16], 2048 + 1024);         /* two blocks of whole runs */
+    }
     if (!any) CHECK(1, "%s: no multi-row kernels on this path (row-by-row kernels are tested by test_kernels)", ks->name);
 
     /* x86: when the active set uses the AVX-512 kernels, the AVX2 ones too,

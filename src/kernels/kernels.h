@@ -96,8 +96,8 @@ typedef struct {
     KernDotFn dot[GGML_TYPE_COUNT];                      /* NULL: the reference */
     KernRowsFn rows[GGML_TYPE_COUNT];                    /* NULL: row by row with dot */
     /* rows[GGML_TYPE_F16] multiplies in F16 (kernels_arm_fp16.c, CPUs with
-     * FEAT_FP16): activations rounded to F16 as llama.cpp does, sums of up
-     * to 32 products per lane in F16, so a result is within
+     * FEAT_FP16): activations rounded to F16 as llama.cpp does, sums of 8
+     * products per lane in F16 (the bound allows 32), so a result is within
      * KERN_HALF_BOUND x sum |terms| of the reference instead of 1e-5. */
     int f16_in_half;
     void (*quantize_q8_0)(const float *x, KernQ8_0 *out, uint64_t n);
@@ -118,6 +118,12 @@ typedef struct {
     /* the feed-forward gate: g[i] = silu(g[i]) * u[i], silu(x) = x / (1 + e^-x)
      * (the reference with libm's expf, a fast path within 1e-6 relative) */
     void (*silu_mul)(float *g, const float *u, uint64_t n);
+    /* RMSNorm: out[i] = (x[i] * s) * w[i], s = (float)(1 / sqrt(ss / n + eps)),
+     * ss the sum of squares in double: element i in running sum i % 4 (the
+     * last n % 4 in sum 0), ss = (sum 0 + sum 1) + (sum 2 + sum 3). Every set
+     * gives the reference's bits (a float's square is exact in double). out
+     * may be x. */
+    void (*rmsnorm)(float *out, const float *x, const float *w, uint64_t n, float eps);
     /* attention's softmax: s[i] = e^(s[i] - mx), returns the sum in double
      * (the reference with libm's expf, a fast path within 1e-6 relative) */
     double (*exp_sum)(float *s, uint32_t n, float mx);

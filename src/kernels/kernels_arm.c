@@ -35,6 +35,7 @@
  * tokens, kernels_arm_rows4.c), Q4_K, Q5_K and Q6_K on both (four rows and up to two
  * tokens, kernels_arm_kq.c). Attention over many positions (dots_f16, wsum_f16)
  * converts each K/V row once for two query heads. */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -908,76 +909,94 @@ INLINE void dots_block(const uint16_t *k0, const uint16_t *k1, const float *q0, 
             }
         }
     }
-    float *o[2][2] = {{o00, o01}, {o10, o11}};
+    /* unrolled with constant bounds, so the sums never leave the registers */
     const uint16_t *kp[2] = {k0, k1};
     const float *qs[2] = {q0, q1};
-    for (int i = 0; i < (nq2 ? 2 : 1); i++)
-        for (int p = 0; p < (np2 ? 2 : 1); p++) {
-            float s = hsum_f32(vaddq_f32(a[i][p][0], a[i][p][1]));
-            for (uint32_t t = j; t < n; t++) s += qs[i][t] * neon_f16_to_f32(kp[p][t]);
-            *o[i][p] = s;
-        }
+    float s[2][2];
+    UNROLL for (int i = 0; i < 2; i++) UNROLL for (int p = 0; p < 2; p++) {
+        s[i][p] = hsum_f32(vaddq_f32(a[i][p][0], a[i][p][1]));
+        for (uint32_t t = j; t < n; t++) s[i][p] += qs[i][t] * neon_f16_to_f32(kp[p][t]);
+    }
+    *o00 = s[0][0];
+    if (np2) *o01 = s[0][1];
+    if (nq2) *o10 = s[1][0];
+    if (nq2 && np2) *o11 = s[1][1];
+}
+
+/* All the positions for one or two queries; nq2 a constant at each call,
+ * so the sums stay in registers (a run-time flag made GCC keep the second
+ * query's on the stack). */
+INLINE void dots_rows(const uint16_t *k, uint64_t stride, const float *q0, const float *q1, uint32_t n,
+                      uint32_t rows, int nq2, float *o0, float *o1)
+{
+    uint32_t p = 0;
+    for (; p + 2 <= rows; p += 2)
+        dots_block(k + p * stride, k + (p + 1) * stride, q0, q1, n, nq2, 1, o0 + p, o0 + p + 1, o1 + p, o1 + p + 1);
+    if (p < rows) dots_block(k + p * stride, k + p * stride, q0, q1, n, nq2, 0, o0 + p, o0 + p, o1 + p, o1 + p);
 }
 
 static void neon_dots_f16(const uint16_t *k, uint64_t stride, const float *q, uint64_t q_stride, uint32_t nq,
                           uint32_t n, uint32_t rows, float *out, uint64_t out_stride)
 {
     for (uint32_t i = 0; i < nq; i += 2) {
-        int nq2 = i + 1 < nq;
-        const float *q0 = q + i * q_stride, *q1 = nq2 ? q0 + q_stride : q0;
-        float *o0 = out + i * out_stride, *o1 = nq2 ? o0 + out_stride : o0;
-        uint32_t p = 0;
-        for (; p + 2 <= rows; p += 2)
-            dots_block(k + p * stride, k + (p + 1) * stride, q0, q1, n, nq2, 1, o0 + p, o0 + p + 1, o1 + p,
-                       o1 + p + 1);
-        if (p < rows) dots_block(k + p * stride, k + p * stride, q0, q1, n, nq2, 0, o0 + p, o0 + p, o1 + p, o1 + p);
+        const float *q0 = q + i * q_stride;
+        float *o0 = out + i * out_stride;
+        if (i + 1 < nq) dots_rows(k, stride, q0, q0 + q_stride, n, rows, 1, o0, o0 + out_stride);
+        else dots_rows(k, stride, q0, q0, n, rows, 0, o0, o0);
     }
 }
 
 /* out_i[j] += w_i[p] * v_p[j] for p in order, 16 elements of one or two
- * queries at a time kept in registers over all the positions. */
+ * queries at a time kept in registers over all the positions (nq2 a
+ * constant at each call, as dots_rows). */
+INLINE void wsum_query(float *o0, float *o1, const float *w0, const float *w1, int nq2, const uint16_t *v,
+                       uint64_t stride, uint32_t n, uint32_t rows)
+{
+    uint32_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        float32x4_t a0[4], a1[4];
+        UNROLL for (int m = 0; m < 4; m++) a0[m] = vld1q_f32(o0 + j + 4 * m), a1[m] = vld1q_f32(o1 + j + 4 * m);
+        for (uint32_t p = 0; p < rows; p++) {
+            const uint16_t *vp = v + p * stride + j;
+            float32x4_t c[4];
+            UNROLL for (int m = 0; m < 4; m++) c[m] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vp + 4 * m)));
+            float32x4_t x0 = vdupq_n_f32(w0[p]);
+            UNROLL for (int m = 0; m < 4; m++) a0[m] = fma4(a0[m], x0, c[m]);
+            if (nq2) {
+                float32x4_t x1 = vdupq_n_f32(w1[p]);
+                UNROLL for (int m = 0; m < 4; m++) a1[m] = fma4(a1[m], x1, c[m]);
+            }
+        }
+        UNROLL for (int m = 0; m < 4; m++) {
+            if (nq2) vst1q_f32(o1 + j + 4 * m, a1[m]);
+            vst1q_f32(o0 + j + 4 * m, a0[m]);
+        }
+    }
+    for (; j + 4 <= n; j += 4) {
+        float32x4_t a0 = vld1q_f32(o0 + j), a1 = vld1q_f32(o1 + j);
+        for (uint32_t p = 0; p < rows; p++) {
+            float32x4_t c = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(v + p * stride + j)));
+            a0 = fma4(a0, vdupq_n_f32(w0[p]), c);
+            if (nq2) a1 = fma4(a1, vdupq_n_f32(w1[p]), c);
+        }
+        if (nq2) vst1q_f32(o1 + j, a1);
+        vst1q_f32(o0 + j, a0);
+    }
+    for (; j < n; j++)
+        for (uint32_t p = 0; p < rows; p++) {
+            o0[j] += w0[p] * neon_f16_to_f32(v[p * stride + j]);
+            if (nq2) o1[j] += w1[p] * neon_f16_to_f32(v[p * stride + j]);
+        }
+}
+
 static void neon_wsum_f16(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq,
                           const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows)
 {
     for (uint32_t i = 0; i < nq; i += 2) {
-        int nq2 = i + 1 < nq;
-        float *o0 = out + i * out_stride, *o1 = nq2 ? o0 + out_stride : o0;
-        const float *w0 = w + i * w_stride, *w1 = nq2 ? w0 + w_stride : w0;
-        uint32_t j = 0;
-        for (; j + 16 <= n; j += 16) {
-            float32x4_t a0[4], a1[4];
-            UNROLL for (int m = 0; m < 4; m++) a0[m] = vld1q_f32(o0 + j + 4 * m), a1[m] = vld1q_f32(o1 + j + 4 * m);
-            for (uint32_t p = 0; p < rows; p++) {
-                const uint16_t *vp = v + p * stride + j;
-                float32x4_t c[4];
-                UNROLL for (int m = 0; m < 4; m++) c[m] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vp + 4 * m)));
-                float32x4_t x0 = vdupq_n_f32(w0[p]);
-                UNROLL for (int m = 0; m < 4; m++) a0[m] = fma4(a0[m], x0, c[m]);
-                if (nq2) {
-                    float32x4_t x1 = vdupq_n_f32(w1[p]);
-                    UNROLL for (int m = 0; m < 4; m++) a1[m] = fma4(a1[m], x1, c[m]);
-                }
-            }
-            UNROLL for (int m = 0; m < 4; m++) {
-                if (nq2) vst1q_f32(o1 + j + 4 * m, a1[m]);
-                vst1q_f32(o0 + j + 4 * m, a0[m]);
-            }
-        }
-        for (; j + 4 <= n; j += 4) {
-            float32x4_t a0 = vld1q_f32(o0 + j), a1 = vld1q_f32(o1 + j);
-            for (uint32_t p = 0; p < rows; p++) {
-                float32x4_t c = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(v + p * stride + j)));
-                a0 = fma4(a0, vdupq_n_f32(w0[p]), c);
-                if (nq2) a1 = fma4(a1, vdupq_n_f32(w1[p]), c);
-            }
-            if (nq2) vst1q_f32(o1 + j, a1);
-            vst1q_f32(o0 + j, a0);
-        }
-        for (; j < n; j++)
-            for (uint32_t p = 0; p < rows; p++) {
-                o0[j] += w0[p] * neon_f16_to_f32(v[p * stride + j]);
-                if (nq2) o1[j] += w1[p] * neon_f16_to_f32(v[p * stride + j]);
-            }
+        float *o0 = out + i * out_stride;
+        const float *w0 = w + i * w_stride;
+        if (i + 1 < nq) wsum_query(o0, o0 + out_stride, w0, w0 + w_stride, 1, v, stride, n, rows);
+        else wsum_query(o0, o0, w0, w0, 0, v, stride, n, rows);
     }
 }
 
@@ -1134,8 +1153,33 @@ static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
     for (; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
 }
 #define NEON_TO_F16 .to_f16 = neon_to_f16,
+
+/* RMSNorm with the reference's steps (kernels.h): the four running sums
+ * are two vectors of doubles; FMLA's one rounding equals the reference's
+ * rounded sum, the square of a float being exact in double. (armv7's NEON
+ * has no doubles: it keeps the reference.) */
+static void neon_rmsnorm(float *out, const float *x, const float *w, uint64_t n, float eps)
+{
+    float64x2_t s01 = vdupq_n_f64(0.0), s23 = vdupq_n_f64(0.0);
+    uint64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t v = vld1q_f32(x + i);
+        float64x2_t lo = vcvt_f64_f32(vget_low_f32(v)), hi = vcvt_high_f64_f32(v);
+        s01 = vfmaq_f64(s01, lo, lo);
+        s23 = vfmaq_f64(s23, hi, hi);
+    }
+    double s0 = vgetq_lane_f64(s01, 0);
+    for (; i < n; i++) s0 += (double)x[i] * x[i];
+    double sum = (s0 + vgetq_lane_f64(s01, 1)) + (vgetq_lane_f64(s23, 0) + vgetq_lane_f64(s23, 1));
+    float scale = (float)(1.0 / sqrt(sum / (double)n + eps));
+    float32x4_t sc = vdupq_n_f32(scale);
+    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(out + i, vmulq_f32(vmulq_f32(vld1q_f32(x + i), sc), vld1q_f32(w + i)));
+    for (; i < n; i++) out[i] = (x[i] * scale) * w[i];
+}
+#define NEON_RMSNORM .rmsnorm = neon_rmsnorm,
 #else
 #define NEON_TO_F16
+#define NEON_RMSNORM
 #endif
 
 /* ---- the sets ---------------------------------------------------------------- */
@@ -1209,6 +1253,7 @@ void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
         .exp_sum = neon_exp_sum, .dots_f16 = neon_dots_f16, .wsum_f16 = neon_wsum_f16, NEON_TO_F16               \
+        NEON_RMSNORM                                                                                             \
         .gelu_mul = kern_arm_gelu_mul, .delta_step = kern_arm_delta_step, .causal_conv = kern_arm_causal_conv, /* kernels_ops_arm.c */ \
         .dots_f32 = kern_arm_dots_f32, .mix_f32 = kern_arm_mix_f32, .delta_chunk = 1,                           \
     }

@@ -356,6 +356,19 @@ static void ref_silu_mul(float *g, const float *u, uint64_t n)
     for (uint64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
+static void ref_rmsnorm(float *out, const float *x, const float *w, uint64_t n, float eps)
+{
+    /* four running sums: one would wait on each addition (4 cycles) */
+    double ss[4] = {0.0, 0.0, 0.0, 0.0};
+    uint64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++) ss[k] += (double)x[i + k] * x[i + k];
+    for (; i < n; i++) ss[0] += (double)x[i] * x[i];
+    double sum = (ss[0] + ss[1]) + (ss[2] + ss[3]);
+    float scale = (float)(1.0 / sqrt(sum / (double)n + eps));
+    for (i = 0; i < n; i++) out[i] = (x[i] * scale) * w[i];
+}
+
 static double ref_exp_sum(float *s, uint32_t n, float mx)
 {
     double sum = 0.0;
@@ -536,6 +549,7 @@ void kern_ref_fill(KernelSet *set)
     set->axpy_q8_0 = ref_axpy_q8_0;
     set->to_f16 = ref_to_f16;
     set->silu_mul = ref_silu_mul;
+    set->rmsnorm = ref_rmsnorm;
     set->exp_sum = ref_exp_sum;
     set->gelu_mul = ref_gelu_mul;
     set->delta_step = ref_delta_step;

@@ -303,17 +303,10 @@ void workspace_close(Workspace *ws)
 
 /* ---- small pieces ------------------------------------------------------- */
 
+/* the kernel set's (kernels.h: the same bits in every set) */
 static void rmsnorm(float *out, const float *x, const float *w, uint64_t n, float eps)
 {
-    /* four running sums: one would wait on each addition (4 cycles) */
-    double ss[4] = {0.0, 0.0, 0.0, 0.0};
-    uint64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++) ss[k] += (double)x[i + k] * x[i + k];
-    for (; i < n; i++) ss[0] += (double)x[i] * x[i];
-    double sum = (ss[0] + ss[1]) + (ss[2] + ss[3]);
-    float scale = (float)(1.0 / sqrt(sum / (double)n + eps));
-    for (i = 0; i < n; i++) out[i] = (x[i] * scale) * w[i];
+    kern_active()->rmsnorm(out, x, w, n, eps);
 }
 
 static void add_bias(float *v, const float *bias, uint64_t n)
