@@ -208,6 +208,8 @@ const KernelSet *kern_ref(void);  /* plain C, every type: kernels_ref.c's functi
 void kern_ref_fill(KernelSet *set);
 void kern_ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n);
 void kern_ref_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n);
+void kern_ref_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                          uint64_t n); /* the fast sets' fallback for their tails */
 const KernelSet *kern_x86(void);  /* kernels_x86.c: AVX2 + FMA + F16C */
 const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
 /* kernels_ops_x86.c and kernels_ops_arm.c: the sets' gelu_mul, delta_step and causal_conv */

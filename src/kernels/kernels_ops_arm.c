@@ -155,19 +155,12 @@ void kern_arm_mix_f32(float *out, const float *c, const float *v, uint64_t strid
         for (uint32_t i = 0; i < m; i++) out[e] += c[i] * v[i * stride + e];
 }
 
-/* channels [c0, c1) as the reference computes them */
+/* channels [c0, c1) as the reference computes them: a channel's
+ * history, input, weights and output are at its index in each */
 static void conv_scalar(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
                         uint64_t c0, uint64_t c1)
 {
-    for (uint64_t c = c0; c < c1; c++) {
-        const float *wc = w + c * K;
-        float sum = 0.0f;
-        for (uint32_t j = 0; j + 1 < K; j++) sum += hist[j * hist_stride + c] * wc[j];
-        sum += x[c] * wc[K - 1];
-        for (uint32_t j = 0; j + 2 < K; j++) hist[j * hist_stride + c] = hist[(j + 1) * hist_stride + c];
-        if (K > 1) hist[(uint64_t)(K - 2) * hist_stride + c] = x[c];
-        out[c] = sum;
-    }
+    kern_ref_causal_conv(out + c0, hist + c0, hist_stride, x + c0, w + c0 * K, K, c1 - c0);
 }
 
 /* Four channels at a time, the products and sums in the reference's

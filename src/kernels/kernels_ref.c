@@ -449,8 +449,8 @@ static void ref_delta_step(float *S, uint32_t dk, const float *q, const float *k
     }
 }
 
-static void ref_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
-                            uint64_t n)
+void kern_ref_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
+                          uint64_t n)
 {
     for (uint64_t c = 0; c < n; c++) {
         const float *wc = w + c * K;
@@ -553,7 +553,7 @@ void kern_ref_fill(KernelSet *set)
     set->exp_sum = ref_exp_sum;
     set->gelu_mul = ref_gelu_mul;
     set->delta_step = ref_delta_step;
-    set->causal_conv = ref_causal_conv;
+    set->causal_conv = kern_ref_causal_conv;
     set->dots_f32 = ref_dots_f32;
     set->mix_f32 = ref_mix_f32;
     set->name = "reference C";
