@@ -563,9 +563,12 @@ void session_scan_rows(Session *s, float *logits, int n, SessionScan *out)
     }
 }
 
+static int sample_held(Session *s, Sampler *sm, Grammar *g, float *logits, SamplerTrace *tp, int32_t *out);
+
 int session_sample_scan(Session *s, Sampler *sm, Grammar *g, float *logits, const SessionScan *sc, int32_t *out)
 {
-    if (g || !sampler_plain_greedy(sm)) return session_sample_with(s, sm, g, logits, out);
+    /* the scan masked the end tokens already (--ignore-eos) */
+    if (g || !sampler_plain_greedy(sm)) return sample_held(s, sm, g, logits, NULL, out);
     sampler_accept(sm, sc->best);
     *out = sc->best;
     return 0;

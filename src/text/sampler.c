@@ -354,21 +354,13 @@ int sampler_plain_greedy(const Sampler *s)
 
 int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
 {
-    if (!trace && sampler_plain_greedy(s)) {
-        /* greedy as choose() picks (the largest logit, the lowest id on
-         * ties, NaN as -Inf) without copying the candidates: one pass (a
-         * step of pith serve --slots samples every slot while the other
-         * threads wait) */
-        int32_t best = 0;
-        float max = isnan(logits[0]) ? -INFINITY : logits[0];
-        for (int32_t i = 1; i < s->n_vocab; i++)
-            if (logits[i] > max) max = logits[best = i];
-        return best;
-    }
     const SamplerParams *p = &s->params;
-    if (!trace && p->temperature > 0 && p->top_k > 0 && (size_t)p->top_k < (size_t)s->n_vocab) {
-        /* top-k: the k best straight from the logits (choose's take_top, without loading them all) */
-        size_t k = top_of(s, logits, NULL, 0, (size_t)p->top_k);
+    if (!trace && (p->temperature <= 0 || (p->top_k > 0 && (size_t)p->top_k < (size_t)s->n_vocab))) {
+        /* greedy or top-k: the k best straight from the logits (choose's
+         * take_top without loading them all: one pass, as a step of pith
+         * serve --slots samples every slot while the other threads wait) */
+        size_t k = top_of(s, logits, NULL, 0, p->temperature <= 0 ? 1 : (size_t)p->top_k);
+        if (p->temperature <= 0) return s->cand[0].id;
         return draw_from(s, k, k, s->cand[0].logit == -INFINITY ? 0 : s->cand[0].logit, NULL, 0);
     }
     load_candidates(s, logits);
