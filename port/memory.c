@@ -71,3 +71,29 @@ void port_arena_unmap(void *base, size_t bytes)
 {
     if (base) munmap(base, bytes ? bytes : 1);
 }
+
+/* The kernel's huge page size (2 MiB on x86-64; on arm64 it follows the
+ * base page: 2 MiB for 4 KiB, 32 MiB for 16 KiB), 0 without THP. */
+static size_t huge_page_size(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+    if (!f) return 0;
+    char line[32];
+    size_t n = 0;
+    if (fgets(line, sizeof line, f)) n = (size_t)strtoull(line, NULL, 10);
+    fclose(f);
+    return n;
+}
+
+void port_arena_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    size_t huge = huge_page_size();
+    if (huge == 0 || (huge & (huge - 1)) != 0) return;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* refused: 4 KiB pages, as before */
+#else
+    (void)p, (void)bytes;
+#endif
+}

@@ -48,6 +48,12 @@ void port_progress_end(void);
  * Returns NULL if the system refuses. */
 void *port_arena_map(size_t bytes);
 void port_arena_unmap(void *base, size_t bytes);
+/* Asks for transparent huge pages on [p, p + bytes) of the arena, rounded
+ * inward to the huge page size: memory read again for every token (the
+ * weights --load read copies in), called before it is first touched. Fewer
+ * TLB misses there; elsewhere (KV caches, activations) huge pages cost more
+ * than they give. A hint: nothing happens where the kernel has none. */
+void port_arena_huge(void *p, size_t bytes);
 size_t port_page_size(void);          /* from sysconf, never assumed */
 uint64_t port_physical_memory(void);  /* bytes of RAM, 0 if unknown */
 /* Peak resident set of this process so far (VmHWM of /proc/self/status),

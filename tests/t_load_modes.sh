@@ -7,7 +7,8 @@
 # (8 quantized layers, mixed types per layer) cycles several layers through
 # the two slots, also with resident layers (--stream-window); the stream
 # window stays far below the model's size; a model file truncated while it
-# is streamed ends the run with one line and status 2.
+# is streamed ends the run with one line and status 2; only read mode's
+# weights ask for transparent huge pages.
 . tests/lib.sh
 # the models are data: the release mkmodel writes the same bytes, faster
 # (t_inspect.sh runs the ASan one)
@@ -129,6 +130,32 @@ check "bench --load stream --stream-window 3M --keep-cache" "$PITH" bench "$TMP/
     --load stream --stream-window 3M --keep-cache
 grep -q "1 of 8 layers resident" "$TMP/out" && ok "bench reports 1 of 8 layers resident" \
     || not_ok "bench stream line: $(grep stream: "$TMP/out")"
+
+# Huge pages for the read-mode weights only (port_arena_huge): a server
+# holds its arena, so /proc shows which ranges asked for them (VmFlags
+# "hg"): with --load read, whole huge pages inside the weights' bytes of the
+# plan; with mmap, none (the KV cache and activations stay on small pages).
+# hg_kib MODE: the KiB of the server's ranges that asked for huge pages.
+hg_kib() {
+    "$PITH" serve "$TMP/big-q8.gguf" --load "$1" -t 1 --port 0 2>"$TMP/hg.err" &
+    hp=$!
+    i=0
+    while [ $i -lt 300 ] && ! grep -q '^pith serve: ' "$TMP/hg.err" && kill -0 $hp 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+    awk '/^Size:/ { s = $2 } /^VmFlags:.* hg/ { n += s } END { print n + 0 }' /proc/$hp/smaps
+    kill $hp 2>/dev/null; wait $hp 2>/dev/null
+}
+huge=$(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size 2>/dev/null)
+"$PITH" logits "$TMP/big-q8.gguf" --prompt-ids 1,2 --out "$TMP/x.f32" --load read --plan >"$TMP/out" 2>&1
+wbytes=$(awk '/weights \(read, no mmap\)/ { for (i = 2; i <= NF; i++) if ($i == "bytes") { print $(i - 1); exit } }' "$TMP/out")
+read_kib=$(hg_kib read)
+mmap_kib=$(hg_kib mmap)
+if [ -z "$huge" ]; then
+    [ "$read_kib" -eq 0 ] && [ "$mmap_kib" -eq 0 ] && ok "no transparent huge pages in this kernel: none asked for" \
+        || not_ok "no THP here, yet ranges asked for huge pages: read $read_kib KiB, mmap $mmap_kib KiB"
+elif [ -n "$wbytes" ] && [ "$read_kib" -gt 0 ] && [ $((read_kib * 1024 % huge)) -eq 0 ] &&
+     [ $((read_kib * 1024)) -le "$wbytes" ] && [ $((read_kib * 1024)) -gt $((wbytes - 2 * huge)) ] && [ "$mmap_kib" -eq 0 ]; then
+    ok "huge pages asked for $read_kib KiB of the $wbytes weight bytes with --load read (pages of $huge bytes), none with mmap"
+else not_ok "huge pages: read $read_kib KiB (weights $wbytes bytes, pages of $huge), mmap $mmap_kib KiB"; fi
 
 # The window is bounded: with 24 layers, stream mode's arena is a fraction
 # of the file, read mode's holds all of it.

@@ -896,6 +896,13 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         return -1;
     }
     memset(m->layers, 0, (size_t)c->n_layer * sizeof(LayerWeights));
+    if (m->load != LOAD_STREAM && (m->load == LOAD_READ || !c->mapped)) {
+        /* the matrices come next, weight_bytes of them (model_plan): read
+         * for every token, they are worth huge pages, asked before the
+         * reads touch them */
+        uint64_t left = arena->size - arena->used;
+        port_arena_huge(arena->base + arena->used, (size_t)(c->weight_bytes < left ? c->weight_bytes : left));
+    }
 
     if (m->load == LOAD_STREAM) {
         ModelStreamParts sp;
