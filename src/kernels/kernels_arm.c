@@ -1228,12 +1228,14 @@ KQ_DOT(dp, q4_k, kern_arm_dp_rows_q4_k)
 KQ_DOT(dp, q5_k, kern_arm_dp_rows_q5_k)
 KQ_DOT(dp, q6_k, kern_arm_dp_rows_q6_k)
 #else
-/* kernels_arm_v7.c: Q8_0 and Q4_0 four rows per pass */
+/* kernels_arm_v7.c: Q8_0, Q4_0, Q4_K and Q6_K four rows per pass */
 void kern_armv7_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 #endif
 
@@ -1279,7 +1281,8 @@ const KernelSet *kern_arm(void)
     return &with_fp16;
 #else
     static const KernelSet neon = SET("armv7 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_armv7_rows_q8_0,
-                                      [GGML_TYPE_Q4_0] = kern_armv7_rows_q4_0, [GGML_TYPE_Q4_K] = kern_armv7_rows_q4_k);
+                                      [GGML_TYPE_Q4_0] = kern_armv7_rows_q4_0, [GGML_TYPE_Q4_K] = kern_armv7_rows_q4_k,
+                                      [GGML_TYPE_Q6_K] = kern_armv7_rows_q6_k);
     return c->neon && c->vfpv4 ? &neon : NULL;
 #endif
 }

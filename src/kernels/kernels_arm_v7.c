@@ -1,4 +1,4 @@
-/* kernels_arm_v7.c - Q8_0 and Q4_0 matmuls on 32-bit ARM (armv7 NEON:
+/* kernels_arm_v7.c - Q8_0, Q4_0, Q4_K and Q6_K matmuls on 32-bit ARM (armv7 NEON:
  * the 32-bit Pi OS on a Pi 2, 3, 4 or Zero 2 W) that compute four weight
  * rows per pass (KernelSet.rows of the "armv7 NEON" set in kernels_arm.c).
  *
@@ -17,7 +17,9 @@
  *  - Q4_0's offset of 8 is not subtracted from each weight but once per
  *    block from the sum (-8 x the activation's code sum, same for every row).
  * Integer bounds (int16 lanes): Q8_0 two products of at most 128 x 127
- * (32512), Q4_0 four of at most 15 x 127.
+ * (32512), Q4_0 four of at most 15 x 127, Q4_K sixteen of at most 15 x 127,
+ * Q6_K four of at most 63 x 127 (32004: its codes are taken as 0..63, the
+ * -32 once per block from the activation's sub-block sums).
  *
  * Determinism (kernels.h): row r and token t always get, block by block,
  *   acc = fma(float(S), dw * da, acc)
@@ -38,6 +40,11 @@
 
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 8")
+#ifdef __clang__
+#define NO_PRESCHED
+#else
+#define NO_PRESCHED __attribute__((optimize("no-schedule-insns")))
+#endif
 
 enum { V7_Q8_0, V7_Q4_0 };
 enum { RT = 4 /* rows per pass */, GT = 2 /* tokens per pass */ };
@@ -47,6 +54,8 @@ void kern_armv7_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
 void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 
 /* Q8_0: 32 codes (w0: elements 0..15, w1: 16..31) times the activation's
@@ -264,6 +273,134 @@ void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
             float32x4_t acc = q4k_pass(rp, (const KernQ8_K *)(const void *)((const uint8_t *)act + (uint64_t)t * act_stride), nb);
             float *o = out + (uint64_t)t * out_stride + r0;
             neon_store_rows4(o, acc, valid);
+        }
+    }
+}
+
+/* ---- Q6_K: four rows, one token per pass ----------------------------------------- */
+
+/* The four rows' 16 int8 scales (bytes 192..207 of the block at r[i]) as
+ * int16, sub-block j's in sc[j], row i in lane i: two byte zips and two
+ * halfword zips put the four rows' scales of a sub-block side by side, and
+ * one widening serves two sub-blocks. */
+INLINE void q6k_scales(const uint8_t *const *r, int16x4_t *sc)
+{
+    uint8x16x2_t z01 = vzipq_u8(vld1q_u8(r[0] + 192), vld1q_u8(r[1] + 192));
+    uint8x16x2_t z23 = vzipq_u8(vld1q_u8(r[2] + 192), vld1q_u8(r[3] + 192));
+    UNROLL for (int m = 0; m < 2; m++) {
+        uint16x8x2_t t = vzipq_u16(vreinterpretq_u16_u8(z01.val[m]), vreinterpretq_u16_u8(z23.val[m]));
+        UNROLL for (int k = 0; k < 2; k++) { /* sub-blocks 8m + 4k .. 8m + 4k + 3 */
+            int8x16_t v = vreinterpretq_s8_u16(t.val[k]);
+            int16x8_t lo = vmovl_s8(vget_low_s8(v)), hi = vmovl_s8(vget_high_s8(v));
+            sc[8 * m + 4 * k] = vget_low_s16(lo);
+            sc[8 * m + 4 * k + 1] = vget_high_s16(lo);
+            sc[8 * m + 4 * k + 2] = vget_low_s16(hi);
+            sc[8 * m + 4 * k + 3] = vget_high_s16(hi);
+        }
+    }
+}
+
+/* 16 codes (0..63) times 16 activations, summed in fours: 4 int16 lanes
+ * (at most 4 x 63 x 127 = 32004). */
+INLINE int16x4_t q6k_sum(uint8x16_t c, int8x16_t x)
+{
+    int8x16_t w = vreinterpretq_s8_u8(c);
+    int16x8_t m = vmlal_s8(vmull_s8(vget_low_s8(w), vget_low_s8(x)), vget_high_s8(w), vget_high_s8(x));
+    return vpadd_s16(vget_low_s16(m), vget_high_s16(m));
+}
+
+/* Row sums d[0..3] (4 int16 lanes each) into one int32 vector, row i in
+ * lane i. Widened first: a second int16 pairing could reach 8 x 63 x 127. */
+INLINE int32x4_t q6k_tree(const int16x4_t *d)
+{
+    int32x4_t p01 = vpaddlq_s16(vcombine_s16(d[0], d[1])), p23 = vpaddlq_s16(vcombine_s16(d[2], d[3]));
+    return vcombine_s32(vpadd_s32(vget_low_s32(p01), vget_high_s32(p01)), vpadd_s32(vget_low_s32(p23), vget_high_s32(p23)));
+}
+
+/* Rows rp[0..3] (at their first block) against one token over nb blocks:
+ * lane i = row i . token. The codes are taken as 0..63 (their -32 comes
+ * once per block: -32 x sum_j sc_j bsum_j, bsum_j the activation's
+ * sub-block sums), then S = sum_j sc_j X_j exactly (int32: |S| < 2^28) and
+ * acc = fma(float(S), dw * da, acc), as the aarch64 kernels. */
+INLINE float32x4_t q6k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t nb)
+{
+    const uint8x16_t m3 = vdupq_n_u8(3), m30 = vdupq_n_u8(0x30);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (size_t b = 0; b < nb; b++, a++) {
+        const uint8_t *r[RT];
+        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + 210 * b;
+        int16x4_t sc[16];
+        q6k_scales(r, sc);
+        uint16x4_t dh = vdup_n_u16(0);
+        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[0] + 208), dh, 0);
+        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[1] + 208), dh, 1);
+        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[2] + 208), dh, 2);
+        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[3] + 208), dh, 3);
+        float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(dh));
+        /* sum_j sc_j bsum_j: at most 16 x 128 x 16 x 127 */
+        int32x4_t sb = vdupq_n_s32(0);
+        UNROLL for (int m = 0; m < 4; m++) {
+            int16x4_t bs = vld1_s16(a->bsum + 4 * m);
+            sb = vmlal_lane_s16(sb, sc[4 * m], bs, 0);
+            sb = vmlal_lane_s16(sb, sc[4 * m + 1], bs, 1);
+            sb = vmlal_lane_s16(sb, sc[4 * m + 2], bs, 2);
+            sb = vmlal_lane_s16(sb, sc[4 * m + 3], bs, 3);
+        }
+        int32x4_t isum = vnegq_s32(vshlq_n_s32(sb, 5));
+        /* 16 bytes at a time of each row's low bits (l0: quarters 0 and 2 of a
+         * half, l1: 1 and 3) and high bits (hb: two bits per quarter): the
+         * quarters of l0 first, then of l1, so few vectors are live at once
+         * (sixteen registers; hb is loaded twice) */
+        for (int h = 0; h < 2; h++)
+            for (int s = 0; s < 2; s++) { /* elements 16s .. 16s + 15 of each quarter k: sub-block 8h + 2k + s */
+                const int8_t *xq = a->q + 128 * h + 16 * s;
+                UNROLL for (int k0 = 0; k0 < 2; k0++) { /* quarters k0 and k0 + 2 */
+                    int8x16_t xa = vld1q_s8(xq + 32 * k0), xb = vld1q_s8(xq + 32 * k0 + 64);
+                    int16x4_t da[RT], db[RT];
+                    UNROLL for (int i = 0; i < RT; i++) {
+                        uint8x16_t l = vld1q_u8(r[i] + 64 * h + 32 * k0 + 16 * s);
+                        uint8x16_t hb = vld1q_u8(r[i] + 128 + 32 * h + 16 * s), c, t;
+                        /* quarter k0: l & 15 | ((hb >> 2k0) & 3) << 4 (into l), k0 + 2: l >> 4 | ((hb >> 2k0) & 0x30) */
+                        if (k0 == 0)
+                            __asm__("vand %q[c], %q[hb], %q[m30]\n\t"
+                                    "vand %q[t], %q[hb], %q[m3]\n\t"
+                                    "vsri.8 %q[c], %q[l], #4\n\t"
+                                    "vsli.8 %q[l], %q[t], #4"
+                                    : [c] "=&w"(c), [t] "=&w"(t), [l] "+w"(l)
+                                    : [hb] "w"(hb), [m3] "w"(m3), [m30] "w"(m30));
+                        else
+                            __asm__("vshr.u8 %q[c], %q[hb], #2\n\t"
+                                    "vand %q[t], %q[c], %q[m3]\n\t"
+                                    "vsri.8 %q[c], %q[l], #4\n\t"
+                                    "vsli.8 %q[l], %q[t], #4"
+                                    : [c] "=&w"(c), [t] "=&w"(t), [l] "+w"(l)
+                                    : [hb] "w"(hb), [m3] "w"(m3));
+                        da[i] = q6k_sum(l, xa);
+                        db[i] = q6k_sum(c, xb);
+                    }
+                    isum = vmlaq_s32(isum, q6k_tree(da), vmovl_s16(sc[8 * h + 2 * k0 + s]));
+                    isum = vmlaq_s32(isum, q6k_tree(db), vmovl_s16(sc[8 * h + 2 * k0 + 4 + s]));
+                }
+            }
+        acc = vfmaq_f32(acc, vcvtq_f32_s32(isum), vmulq_n_f32(dw, a->d));
+    }
+    return acc;
+}
+
+/* Without the scheduling pass before register allocation: it hoists the
+ * loads of the next rows and spills (sixteen registers): 163 instructions
+ * per 16 codes of 4 rows x 4 quarters instead of 241. */
+NO_PRESCHED void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                                      uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    size_t nb = (size_t)(n / 256);
+    for (uint64_t r0 = 0; r0 < nrows; r0 += RT) {
+        uint64_t valid = nrows - r0 < RT ? nrows - r0 : RT;
+        const uint8_t *rp[RT];
+        UNROLL for (int i = 0; i < RT; i++) rp[i] = w + (r0 + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
+        for (int t = 0; t < nt; t++) {
+            float32x4_t acc = q6k_pass(rp, (const KernQ8_K *)(const void *)((const uint8_t *)act + (uint64_t)t * act_stride), nb);
+            neon_store_rows4(out + (uint64_t)t * out_stride + r0, acc, valid);
         }
     }
 }
