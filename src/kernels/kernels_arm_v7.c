@@ -300,21 +300,36 @@ INLINE void q6k_scales(const uint8_t *const *r, int16x4_t *sc)
     }
 }
 
-/* 16 codes (0..63) times 16 activations, summed in fours: 4 int16 lanes
- * (at most 4 x 63 x 127 = 32004). */
-INLINE int16x4_t q6k_sum(uint8x16_t c, int8x16_t x)
+/* Two rows' 16 codes (0..63) times the same 16 activations: VMULL/VMLAL
+ * into int16 (two products per lane), one VPADD per row into the halves of
+ * one vector (at most 4 x 63 x 127 = 32004), widened: row i in lanes 0-1,
+ * row j in 2-3. In asm so each row's sum lands in its half directly
+ * (GCC moved the halves together with VORRs). */
+INLINE int32x4_t q6k_pair(uint8x16_t ci, uint8x16_t cj, int8x16_t x)
 {
-    int8x16_t w = vreinterpretq_s8_u8(c);
-    int16x8_t m = vmlal_s8(vmull_s8(vget_low_s8(w), vget_low_s8(x)), vget_high_s8(w), vget_high_s8(x));
-    return vpadd_s16(vget_low_s16(m), vget_high_s16(m));
+    int32x4_t p;
+    int16x8_t t;
+    __asm__("vmull.s8 %q[t], %e[ci], %e[x]\n\t"
+            "vmlal.s8 %q[t], %f[ci], %f[x]\n\t"
+            "vpadd.i16 %e[p], %e[t], %f[t]\n\t"
+            "vmull.s8 %q[t], %e[cj], %e[x]\n\t"
+            "vmlal.s8 %q[t], %f[cj], %f[x]\n\t"
+            "vpadd.i16 %f[p], %e[t], %f[t]\n\t"
+            "vpaddl.s16 %q[p], %q[p]"
+            : [p] "=&w"(p), [t] "=&w"(t)
+            : [ci] "w"(ci), [cj] "w"(cj), [x] "w"(x));
+    return p;
 }
 
-/* Row sums d[0..3] (4 int16 lanes each) into one int32 vector, row i in
- * lane i. Widened first: a second int16 pairing could reach 8 x 63 x 127. */
-INLINE int32x4_t q6k_tree(const int16x4_t *d)
+/* Rows 0-1's and 2-3's pairs (q6k_pair) into one vector, row i in lane i. */
+INLINE int32x4_t q6k_rows(int32x4_t p01, int32x4_t p23)
 {
-    int32x4_t p01 = vpaddlq_s16(vcombine_s16(d[0], d[1])), p23 = vpaddlq_s16(vcombine_s16(d[2], d[3]));
-    return vcombine_s32(vpadd_s32(vget_low_s32(p01), vget_high_s32(p01)), vpadd_s32(vget_low_s32(p23), vget_high_s32(p23)));
+    int32x4_t v;
+    __asm__("vpadd.i32 %e[v], %e[a], %f[a]\n\t"
+            "vpadd.i32 %f[v], %e[b], %f[b]"
+            : [v] "=&w"(v)
+            : [a] "w"(p01), [b] "w"(p23));
+    return v;
 }
 
 /* Rows rp[0..3] (at their first block) against one token over nb blocks:
@@ -349,37 +364,41 @@ INLINE float32x4_t q6k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
         int32x4_t isum = vnegq_s32(vshlq_n_s32(sb, 5));
         /* 16 bytes at a time of each row's low bits (l0: quarters 0 and 2 of a
          * half, l1: 1 and 3) and high bits (hb: two bits per quarter): the
-         * quarters of l0 first, then of l1, so few vectors are live at once
-         * (sixteen registers; hb is loaded twice) */
+         * quarters of l0 first, then of l1, two rows at a time, so few
+         * vectors are live at once (sixteen registers) */
         for (int h = 0; h < 2; h++)
             for (int s = 0; s < 2; s++) { /* elements 16s .. 16s + 15 of each quarter k: sub-block 8h + 2k + s */
                 const int8_t *xq = a->q + 128 * h + 16 * s;
                 UNROLL for (int k0 = 0; k0 < 2; k0++) { /* quarters k0 and k0 + 2 */
                     int8x16_t xa = vld1q_s8(xq + 32 * k0), xb = vld1q_s8(xq + 32 * k0 + 64);
-                    int16x4_t da[RT], db[RT];
-                    UNROLL for (int i = 0; i < RT; i++) {
-                        uint8x16_t l = vld1q_u8(r[i] + 64 * h + 32 * k0 + 16 * s);
-                        uint8x16_t hb = vld1q_u8(r[i] + 128 + 32 * h + 16 * s), c, t;
-                        /* quarter k0: l & 15 | ((hb >> 2k0) & 3) << 4 (into l), k0 + 2: l >> 4 | ((hb >> 2k0) & 0x30) */
-                        if (k0 == 0)
-                            __asm__("vand %q[c], %q[hb], %q[m30]\n\t"
-                                    "vand %q[t], %q[hb], %q[m3]\n\t"
-                                    "vsri.8 %q[c], %q[l], #4\n\t"
-                                    "vsli.8 %q[l], %q[t], #4"
-                                    : [c] "=&w"(c), [t] "=&w"(t), [l] "+w"(l)
-                                    : [hb] "w"(hb), [m3] "w"(m3), [m30] "w"(m30));
-                        else
-                            __asm__("vshr.u8 %q[c], %q[hb], #2\n\t"
-                                    "vand %q[t], %q[c], %q[m3]\n\t"
-                                    "vsri.8 %q[c], %q[l], #4\n\t"
-                                    "vsli.8 %q[l], %q[t], #4"
-                                    : [c] "=&w"(c), [t] "=&w"(t), [l] "+w"(l)
-                                    : [hb] "w"(hb), [m3] "w"(m3));
-                        da[i] = q6k_sum(l, xa);
-                        db[i] = q6k_sum(c, xb);
+                    int32x4_t pa[2], pb[2];
+                    UNROLL for (int i2 = 0; i2 < RT; i2 += 2) { /* rows i2 and i2 + 1 */
+                        uint8x16_t l[2], c[2];
+                        UNROLL for (int u = 0; u < 2; u++) {
+                            int i = i2 + u;
+                            uint8x16_t hb = vld1q_u8(r[i] + 128 + 32 * h + 16 * s), t;
+                            l[u] = vld1q_u8(r[i] + 64 * h + 32 * k0 + 16 * s);
+                            /* quarter k0: l & 15 | ((hb >> 2k0) & 3) << 4 (into l), k0 + 2: l >> 4 | ((hb >> 2k0) & 0x30) */
+                            if (k0 == 0)
+                                __asm__("vand %q[c], %q[hb], %q[m30]\n\t"
+                                        "vand %q[t], %q[hb], %q[m3]\n\t"
+                                        "vsri.8 %q[c], %q[l], #4\n\t"
+                                        "vsli.8 %q[l], %q[t], #4"
+                                        : [c] "=&w"(c[u]), [t] "=&w"(t), [l] "+w"(l[u])
+                                        : [hb] "w"(hb), [m3] "w"(m3), [m30] "w"(m30));
+                            else
+                                __asm__("vshr.u8 %q[c], %q[hb], #2\n\t"
+                                        "vand %q[t], %q[c], %q[m3]\n\t"
+                                        "vsri.8 %q[c], %q[l], #4\n\t"
+                                        "vsli.8 %q[l], %q[t], #4"
+                                        : [c] "=&w"(c[u]), [t] "=&w"(t), [l] "+w"(l[u])
+                                        : [hb] "w"(hb), [m3] "w"(m3));
+                        }
+                        pa[i2 / 2] = q6k_pair(l[0], l[1], xa);
+                        pb[i2 / 2] = q6k_pair(c[0], c[1], xb);
                     }
-                    isum = vmlaq_s32(isum, q6k_tree(da), vmovl_s16(sc[8 * h + 2 * k0 + s]));
-                    isum = vmlaq_s32(isum, q6k_tree(db), vmovl_s16(sc[8 * h + 2 * k0 + 4 + s]));
+                    isum = vmlaq_s32(isum, q6k_rows(pa[0], pa[1]), vmovl_s16(sc[8 * h + 2 * k0 + s]));
+                    isum = vmlaq_s32(isum, q6k_rows(pb[0], pb[1]), vmovl_s16(sc[8 * h + 2 * k0 + 4 + s]));
                 }
             }
         acc = vfmaq_f32(acc, vcvtq_f32_s32(isum), vmulq_n_f32(dw, a->d));
@@ -388,8 +407,8 @@ INLINE float32x4_t q6k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
 }
 
 /* Without the scheduling pass before register allocation: it hoists the
- * loads of the next rows and spills (sixteen registers): 163 instructions
- * per 16 codes of 4 rows x 4 quarters instead of 241. */
+ * loads of the next rows and spills (sixteen registers): 148 instructions
+ * per 16 elements of 4 rows x 4 quarters instead of 222 (GCC 12). */
 NO_PRESCHED void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                                       uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
