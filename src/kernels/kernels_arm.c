@@ -476,49 +476,6 @@ INLINE void q45_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t
     UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum_f32(acc[t]) - accm[t];
 }
 
-/* Q6_K: 6-bit codes minus 32, 16 int8 scales (one per 16 elements). */
-INLINE void q6_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
-                      uint64_t out_stride, int kind, int dp)
-{
-    (void)kind;
-    float32x4_t acc[MAX_GROUP];
-    const uint8x16_t m4 = vdupq_n_u8(15), m30 = vdupq_n_u8(0x30);
-    const int8x16_t off = vdupq_n_s8(32);
-    UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
-    for (uint64_t b = 0; b < n / 256; b++, row += 210) {
-        float dw = f16s(row + 208);
-        int32_t sc[16];
-        widen16(vld1q_s8((const int8_t *)row + 192), sc);
-        int32x4_t isum[MAX_GROUP];
-        UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) { /* 128 elements: 64 bytes of low bits, 32 of high */
-            const uint8_t *ql = row + 64 * h, *qh = row + 128 + 32 * h;
-            int8x16_t w[8];
-            for (int i = 0; i < 2; i++) { /* elements l = 16i .. 16i+15 of each quarter */
-                uint8x16_t l0 = vld1q_u8(ql + 16 * i), l1 = vld1q_u8(ql + 32 + 16 * i), hb = vld1q_u8(qh + 16 * i);
-                uint8x16_t c0 = vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(hb, 4), m30));
-                uint8x16_t c1 = vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(hb, 2), m30));
-                uint8x16_t c2 = vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, m30));
-                uint8x16_t c3 = vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), m30));
-                w[0 + i] = vsubq_s8(vreinterpretq_s8_u8(c0), off);
-                w[2 + i] = vsubq_s8(vreinterpretq_s8_u8(c1), off);
-                w[4 + i] = vsubq_s8(vreinterpretq_s8_u8(c2), off);
-                w[6 + i] = vsubq_s8(vreinterpretq_s8_u8(c3), off);
-            }
-            for (int k = 0; k < 4; k++) /* quarter k: elements 128h + 32k .., scales 8h + 2k, +1 */
-                UNROLL for (int t = 0; t < nt; t++) {
-                    const int8_t *aq = ACT(KernQ8_K, t)[b].q + 128 * h + 32 * k;
-                    isum[t] = mac16x2(isum[t], w[2 * k], w[2 * k + 1], aq, sc[8 * h + 2 * k], sc[8 * h + 2 * k + 1], dp);
-                }
-        }
-        UNROLL for (int t = 0; t < nt; t++) {
-            const KernQ8_K *a = ACT(KernQ8_K, t) + b;
-            acc[t] = fma4(acc[t], vcvtq_f32_s32(isum[t]), vdupq_n_f32(dw * a->d));
-        }
-    }
-    UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum_f32(acc[t]);
-}
-
 /* Q2_K: 2-bit codes, 16 sub-blocks of 16 with a 4-bit scale and min each. */
 INLINE void q2_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
                       uint64_t out_stride, int kind, int dp)
@@ -842,10 +799,9 @@ INT_KERNEL(q5_1, b32_body, B32_Q5_1)
 INT_KERNEL(iq4_nl, b32_body, B32_IQ4_NL)
 INT_KERNEL(q2_k, q2_k_body, 0)
 INT_KERNEL(q3_k, q3_k_body, 0)
-#ifndef __aarch64__ /* aarch64: the four-row kernels one row at a time (below) */
+#ifndef __aarch64__ /* aarch64: the four-row kernels one row at a time (below); armv7: Q6_K's */
 INT_KERNEL(q4_k, q45_k_body, 0)
 INT_KERNEL(q5_k, q45_k_body, 1)
-INT_KERNEL(q6_k, q6_k_body, 0)
 #endif
 INT_KERNEL(iq4_xs, iq4_xs_body, 0)
 DEFINE_DOT(, neon_f32, float_body, FW_F32, 0)
@@ -1237,6 +1193,14 @@ void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
+/* Q6_K rows alone: the four-row kernel with every lane on the row, so a
+ * row's result is the same bits in a matmul and alone (kern_vec_dot) */
+static void neon_q6_k(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                      uint64_t out_stride)
+{
+    kern_armv7_rows_q6_k(n, row, 0, 1, act, act_stride, nt, out, out_stride);
+}
 #endif
 
 #define INT_ENTRIES(p)                                                                                           \
