@@ -61,7 +61,7 @@ enum { RK_Q8_0, RK_Q4_0 };
 enum {
     TILE = 8,       /* rows per pass */
     DKC = 128,      /* decoding: blocks of the activation laid out at once (8 KiB) */
-    PKC = 16,       /* prompts: blocks per K-chunk (36 KiB of activations for PTOK tokens) */
+    PKC = 32,       /* prompts: blocks per K-chunk (72 KiB of activations for PTOK tokens) */
     PTOK = 64,      /* prompts: tokens per pass over a chunk (accumulators on the stack) */
     MIN_TILE_TOKENS = 4 /* Q4_0: 3 (a quad with one token repeated costs less than three decodes; Q8_0's more) */
 };
@@ -341,10 +341,11 @@ DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64
                          : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "cc", "memory");
 }
 
-/* Four weight vectors (one load) by the four groups of one activation
- * vector, for the four tokens: s[t] += w[g] . act_t[g]. */
-#define QUAD_SDOT(s0, s1, s2, s3, x0, x1, x2, x3)                                                                \
-    "ld1 {v16.16b-v19.16b}, [%[wp]], #64\n\t"                                                                   \
+/* Four weight vectors (one load from p, which moves on by inc) by the
+ * four groups of one activation vector, for the four tokens:
+ * s[t] += w[g] . act_t[g]. */
+#define QUAD_SDOT(p, inc, s0, s1, s2, s3, x0, x1, x2, x3)                                                        \
+    "ld1 {v16.16b-v19.16b}, [%[" p "]], " inc "\n\t"                                                            \
     "sdot " s0 ".4s, v16.16b, " x0 ".4b[0]\n\t"                                                                 \
     "sdot " s1 ".4s, v16.16b, " x1 ".4b[0]\n\t"                                                                 \
     "sdot " s2 ".4s, v16.16b, " x2 ".4b[0]\n\t"                                                                 \
@@ -382,66 +383,81 @@ DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64
     "movi v12.4s, #0\n\t"                                                                                       \
     "movi v13.4s, #0\n\t"                                                                                       \
     "movi v14.4s, #0\n\t"                                                                                       \
-    "movi v15.4s, #0\n\t" QUAD_SDOT("v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23")                       \
-        QUAD_SDOT("v8", "v9", "v10", "v11", "v24", "v25", "v26", "v27")                                         \
-            QUAD_SDOT("v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                                   \
-                QUAD_SDOT("v12", "v13", "v14", "v15", "v24", "v25", "v26", "v27")                               \
-    "ldp q28, q29, [%[wp]], #32\n\t"                                                                            \
+    "movi v15.4s, #0\n\t" QUAD_SDOT("wa", "#64", "v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23")         \
+        QUAD_SDOT("wa", "%[skip]", "v8", "v9", "v10", "v11", "v24", "v25", "v26", "v27")                        \
+            QUAD_SDOT("wb", "#64", "v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                      \
+                QUAD_SDOT("wb", "%[skip]", "v12", "v13", "v14", "v15", "v24", "v25", "v26", "v27")              \
+    "ld1 {v28.4s, v29.4s}, [%[ws]], %[sstep]\n\t"                                                               \
     "ldr q30, [%[ap]], #16\n\t" QUAD_FLOAT("0", "v8", "v12", "f0", "f4") QUAD_FLOAT("1", "v9", "v13", "f1", "f5") \
         QUAD_FLOAT("2", "v10", "v14", "f2", "f6") QUAD_FLOAT("3", "v11", "v15", "f3", "f7")
 
+/* The weights of a chunk for chunk_quad: per block, rows 0-3's eight
+ * vectors (as TBlock.w[0]) at wa, rows 4-7's at wb, each moving on by skip
+ * after its second 64 bytes; the eight rows' float scales at ws, moving on
+ * by sstep. A chunk of TBlocks, or packed Q8_0 groups read in place. */
+typedef struct {
+    const int8_t *wa, *wb;
+    const float *ws;
+    uint64_t skip, sstep;
+} QuadW;
+
 /* Four tokens (qa: their blocks of the chunk) over the cb blocks of a
- * transposed chunk; acc[4h + t] holds rows 4h..4h+3 of token t. Two blocks
+ * chunk of weights; acc[4h + t] holds rows 4h..4h+3 of token t. Two blocks
  * per turn of the loop. */
-DP static void chunk_quad(const TBlock *c, uint64_t cb, const QBlock *qa, float32x4_t *acc)
+#define QUAD_OPERANDS                                                                                            \
+    [ap] "+r"(ap), [wa] "+r"(wa), [wb] "+r"(wb), [ws] "+r"(ws), [f0] "+w"(f0), [f1] "+w"(f1), [f2] "+w"(f2),      \
+        [f3] "+w"(f3), [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
+#define QUAD_CLOBBERS                                                                                            \
+    "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",  \
+        "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
+DP static void chunk_quad(const QuadW *w, uint64_t cb, const QBlock *qa, float32x4_t *acc)
 {
     float32x4_t f0 = acc[0], f1 = acc[1], f2 = acc[2], f3 = acc[3], f4 = acc[4], f5 = acc[5], f6 = acc[6],
                 f7 = acc[7];
-    const TBlock *wp = c;
+    const int8_t *wa = w->wa, *wb = w->wb;
+    const float *ws = w->ws;
     const QBlock *ap = qa;
     uint64_t pairs = cb / 2;
     if (cb & 1)
-        __asm__ volatile(QUAD_BLOCK
-                         : [ap] "+r"(ap), [wp] "+r"(wp), [f0] "+w"(f0), [f1] "+w"(f1), [f2] "+w"(f2), [f3] "+w"(f3),
-                           [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
-                         :
-                         : "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20",
-                           "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory");
+        __asm__ volatile(QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(w->skip), [sstep] "r"(w->sstep) : QUAD_CLOBBERS);
     if (pairs)
         __asm__ volatile("1:\n\t" QUAD_BLOCK QUAD_BLOCK "subs %[nb], %[nb], #1\n\t"
                          "b.ne 1b\n\t"
-                         : [ap] "+r"(ap), [wp] "+r"(wp), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1),
-                           [f2] "+w"(f2), [f3] "+w"(f3), [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
-                         :
-                         : "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20",
-                           "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
-                           "memory");
+                         : QUAD_OPERANDS, [nb] "+r"(pairs)
+                         : [skip] "r"(w->skip), [sstep] "r"(w->sstep)
+                         : QUAD_CLOBBERS);
     acc[0] = f0, acc[1] = f1, acc[2] = f2, acc[3] = f3, acc[4] = f4, acc[5] = f5, acc[6] = f6, acc[7] = f7;
 }
 
 /* The cb blocks from block b0 of two packed groups (kernels.h: four rows
- * interleaved, their scales together) into c: a copy (Q4_0 decoded to
- * signed bytes), no transposition. */
-DP static void load_chunk_packed(int kind, TBlock *c, const uint8_t *ga, const uint8_t *gb, uint64_t b0, uint64_t cb)
+ * interleaved, their scales together) for chunk_quad: Q8_0's codes are read
+ * in place (only the scales converted into sd); Q4_0's decoded to signed
+ * bytes into c. */
+DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], const uint8_t *ga, const uint8_t *gb,
+                                 uint64_t b0, uint64_t cb, QuadW *qw)
 {
     uint64_t gbb = 4 * block_bytes(kind);
     const uint8_t *g[2] = {ga + b0 * gbb, gb + b0 * gbb};
     const uint8x16_t m = vdupq_n_u8(15);
     const int8x16_t eight = vdupq_n_s8(8);
+    if (kind == RK_Q8_0) {
+        for (uint64_t b = 0; b < cb; b++)
+            UNROLL for (int h = 0; h < 2; h++) sd[b][h] = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(g[h] + b * gbb)));
+        *qw = (QuadW){(const int8_t *)g[0] + 8, (const int8_t *)g[1] + 8, (const float *)sd, gbb - 64, sizeof sd[0]};
+        return;
+    }
     for (uint64_t b = 0; b < cb; b++)
         UNROLL for (int h = 0; h < 2; h++) {
             const uint8_t *p = g[h] + b * gbb;
             c[b].d[h] = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(p)));
-            if (kind == RK_Q8_0) {
-                UNROLL for (int k = 0; k < 8; k++) c[b].w[h][k] = vld1q_s8((const int8_t *)p + 8 + 16 * k);
-            } else {
-                UNROLL for (int k = 0; k < 4; k++) {
-                    uint8x16_t v = vld1q_u8(p + 8 + 16 * k);
-                    c[b].w[h][k] = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, m)), eight);
-                    c[b].w[h][4 + k] = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), eight);
-                }
+            UNROLL for (int k = 0; k < 4; k++) {
+                uint8x16_t v = vld1q_u8(p + 8 + 16 * k);
+                c[b].w[h][k] = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, m)), eight);
+                c[b].w[h][4 + k] = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), eight);
             }
         }
+    *qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)c[0].d, sizeof c[0] - 64,
+                  sizeof c[0]};
 }
 
 /* Tokens [0, nt) (nt <= PTOK) against rows [r0, r1) (out[t * out_stride + r],
@@ -454,7 +470,9 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
                            uint64_t r1, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     TBlock c[PKC];
+    float32x4_t sd[PKC][2];
     QBlock qa[PTOK / 4][PKC];
+    QuadW qw;
     uint64_t nb = n / 32;
     int quads = (nt + 3) / 4;
     uint64_t start = packed ? r0 / 4 * 4 : r0;
@@ -480,11 +498,13 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
             uint64_t lo = r0 > r ? r0 - r : 0, hi = r1 - r < TILE ? r1 - r : TILE;
             if (packed) {
                 const uint8_t *ga = w + r * row_bytes; /* group r / 4 (4 rows of row_bytes each) */
-                load_chunk_packed(kind, c, ga, r + 4 < r1 ? ga + 4 * row_bytes : ga, b0, cb);
+                load_chunk_packed(kind, c, sd, ga, r + 4 < r1 ? ga + 4 * row_bytes : ga, b0, cb, &qw);
             } else {
                 const uint8_t *row[TILE];
                 UNROLL for (int i = 0; i < TILE; i++) row[i] = w + (r + i < r1 ? r + i : r1 - 1) * row_bytes;
                 load_chunk(kind, c, row, b0, cb);
+                qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)c[0].d,
+                             sizeof c[0] - 64, sizeof c[0]};
             }
             for (int q = 0; q < quads; q++) {
                 float32x4_t acc[8];
@@ -508,7 +528,7 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
                         acc[4 + t] = vld1q_f32(lanes[t] + 4);
                     }
                 }
-                chunk_quad(c, cb, qa[q], acc);
+                chunk_quad(&qw, cb, qa[q], acc);
                 if (whole) {
                     for (int t = 0; t < tn; t++) {
                         float *o = out + (uint64_t)(4 * q + t) * out_stride + r;
