@@ -606,8 +606,9 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
         "v17", "v20", "v21", "v22", "v23", "v24", "v25", "v31", "cc", "memory"
 
 /* Groups g0, g1 (at their block) over nb blocks of the token a: f[0] rows
- * of g0, f[1] of g1. Four blocks per turn of the loop, then one by one. */
-DP_INLINE void dec_packed(int kind, const uint8_t *g0, const uint8_t *g1, uint64_t nb, const KernQ8_0 *a,
+ * of g0, f[1] of g1. Four blocks per turn of the loop, then one by one.
+ * Not inlined: one copy for both ends of a range (the binary's size). */
+DP static __attribute__((noinline)) void dec_packed(int kind, const uint8_t *g0, const uint8_t *g1, uint64_t nb, const KernQ8_0 *a,
                           const float *da, const int32_t *c, float32x4_t *f)
 {
     float32x4_t f0 = f[0], f1 = f[1];
