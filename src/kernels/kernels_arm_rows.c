@@ -564,51 +564,48 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
     "fmul v17.4s, v17.4s, v22.s[" k "]\n\t"                                                                     \
     "fmla %[f0].4s, v24.4s, v16.4s\n\t"                                                                         \
     "fmla %[f1].4s, v25.4s, v17.4s\n\t"
-#define PK_SDOT(wa, wb, x, l)                                                                                    \
-    "sdot v24.4s, " wa ".16b, " x ".4b[" l "]\n\t"                                                              \
-    "sdot v25.4s, " wb ".16b, " x ".4b[" l "]\n\t"
+/* one group's eight code vectors (v0-v7) against the token: its four row
+ * sums in acc (v0-v7 only, no callee-saved v8-v15: dec_packed is a call) */
+#define PK_SDOT8(acc)                                                                                            \
+    "sdot " acc ".4s, v0.16b, v20.4b[0]\n\t"                                                                    \
+    "sdot " acc ".4s, v1.16b, v20.4b[1]\n\t"                                                                    \
+    "sdot " acc ".4s, v2.16b, v20.4b[2]\n\t"                                                                    \
+    "sdot " acc ".4s, v3.16b, v20.4b[3]\n\t"                                                                    \
+    "sdot " acc ".4s, v4.16b, v21.4b[0]\n\t"                                                                    \
+    "sdot " acc ".4s, v5.16b, v21.4b[1]\n\t"                                                                    \
+    "sdot " acc ".4s, v6.16b, v21.4b[2]\n\t"                                                                    \
+    "sdot " acc ".4s, v7.16b, v21.4b[3]\n\t"
+#define PK_Q8_GROUP(g, sc, acc)                                                                                  \
+    "ldr " sc ", [%[" g "]], #8\n\t"                                                                            \
+    "ld1 {v0.16b-v3.16b}, [%[" g "]], #64\n\t"                                                                  \
+    "ld1 {v4.16b-v7.16b}, [%[" g "]], #64\n\t"                                                                  \
+    "movi " acc ".4s, #0\n\t" PK_SDOT8(acc)
 #define PK_Q8_BLOCK(k)                                                                                           \
-    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t"                                                                 \
-    "ldr d16, [%[g0]], #8\n\t"                                                                                  \
-    "ld1 {v0.16b-v3.16b}, [%[g0]], #64\n\t"                                                                     \
-    "ld1 {v4.16b-v7.16b}, [%[g0]], #64\n\t"                                                                     \
-    "ldr d17, [%[g1]], #8\n\t"                                                                                  \
-    "ld1 {v8.16b-v11.16b}, [%[g1]], #64\n\t"                                                                    \
-    "ld1 {v12.16b-v15.16b}, [%[g1]], #64\n\t"                                                                   \
-    "movi v24.4s, #0\n\t"                                                                                       \
-    "movi v25.4s, #0\n\t" PK_SDOT("v0", "v8", "v20", "0") PK_SDOT("v1", "v9", "v20", "1")                       \
-        PK_SDOT("v2", "v10", "v20", "2") PK_SDOT("v3", "v11", "v20", "3") PK_SDOT("v4", "v12", "v21", "0")      \
-            PK_SDOT("v5", "v13", "v21", "1") PK_SDOT("v6", "v14", "v21", "2") PK_SDOT("v7", "v15", "v21", "3")  \
-                PK_FLOAT(k)
+    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t" PK_Q8_GROUP("g0", "d16", "v24") PK_Q8_GROUP("g1", "d17", "v25")   \
+        PK_FLOAT(k)
 /* Q4_0: vector j's low nibbles are elements 4j..4j+3 (against v20's group
- * j), its high ones 16 + 4j.. (v21's) */
-#define PK_Q4_SPLIT(v, lo)                                                                                       \
-    "and " lo ".16b, " v ".16b, v31.16b\n\t"                                                                    \
-    "ushr " v ".16b, " v ".16b, #4\n\t"
+ * j), its high ones 16 + 4j.. (v21's): lows into v0-v3, highs v4-v7 */
+#define PK_Q4_SPLIT(v, hi)                                                                                       \
+    "ushr " hi ".16b, " v ".16b, #4\n\t"                                                                        \
+    "and " v ".16b, " v ".16b, v31.16b\n\t"
+#define PK_Q4_GROUP(g, sc, acc, k)                                                                               \
+    "ldr " sc ", [%[" g "]], #8\n\t"                                                                            \
+    "ld1 {v0.16b-v3.16b}, [%[" g "]], #64\n\t"                                                                  \
+    "dup " acc ".4s, v23.s[" k "]\n\t" PK_Q4_SPLIT("v0", "v4") PK_Q4_SPLIT("v1", "v5") PK_Q4_SPLIT("v2", "v6")    \
+        PK_Q4_SPLIT("v3", "v7") PK_SDOT8(acc)
 #define PK_Q4_BLOCK(k)                                                                                           \
-    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t"                                                                 \
-    "ldr d16, [%[g0]], #8\n\t"                                                                                  \
-    "ld1 {v0.16b-v3.16b}, [%[g0]], #64\n\t"                                                                     \
-    "ldr d17, [%[g1]], #8\n\t"                                                                                  \
-    "ld1 {v8.16b-v11.16b}, [%[g1]], #64\n\t"                                                                    \
-    "dup v24.4s, v23.s[" k "]\n\t"                                                                              \
-    "dup v25.4s, v23.s[" k "]\n\t" PK_Q4_SPLIT("v0", "v4") PK_Q4_SPLIT("v1", "v5") PK_Q4_SPLIT("v2", "v6")      \
-        PK_Q4_SPLIT("v3", "v7") PK_Q4_SPLIT("v8", "v12") PK_Q4_SPLIT("v9", "v13") PK_Q4_SPLIT("v10", "v14")      \
-            PK_Q4_SPLIT("v11", "v15") PK_SDOT("v4", "v12", "v20", "0") PK_SDOT("v5", "v13", "v20", "1")          \
-                PK_SDOT("v6", "v14", "v20", "2") PK_SDOT("v7", "v15", "v20", "3")                                \
-                    PK_SDOT("v0", "v8", "v21", "0") PK_SDOT("v1", "v9", "v21", "1")                              \
-                        PK_SDOT("v2", "v10", "v21", "2") PK_SDOT("v3", "v11", "v21", "3") PK_FLOAT(k)
+    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t" PK_Q4_GROUP("g0", "d16", "v24", k)                              \
+        PK_Q4_GROUP("g1", "d17", "v25", k) PK_FLOAT(k)
 #define PK_OPERANDS                                                                                              \
     [g0] "+r"(g0), [g1] "+r"(g1), [a] "+r"(ap), [da] "+r"(da), [c] "+r"(c), [n4] "+r"(n4), [n1] "+r"(n1),        \
         [f0] "+w"(f0), [f1] "+w"(f1)
 #define PK_CLOBBERS                                                                                              \
-    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",  \
-        "v17", "v20", "v21", "v22", "v23", "v24", "v25", "v31", "cc", "memory"
+    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v20", "v21", "v22", "v23", "v24", "v25", "v31",  \
+        "cc", "memory"
 
 /* Groups g0, g1 (at their block) over nb blocks of the token a: f[0] rows
- * of g0, f[1] of g1. Four blocks per turn of the loop, then one by one.
- * Not inlined: one copy for both ends of a range (the binary's size). */
-DP static __attribute__((noinline)) void dec_packed(int kind, const uint8_t *g0, const uint8_t *g1, uint64_t nb, const KernQ8_0 *a,
+ * of g0, f[1] of g1. Four blocks per turn of the loop, then one by one. */
+DP_INLINE void dec_packed(int kind, const uint8_t *g0, const uint8_t *g1, uint64_t nb, const KernQ8_0 *a,
                           const float *da, const int32_t *c, float32x4_t *f)
 {
     float32x4_t f0 = f[0], f1 = f[1];
@@ -668,22 +665,19 @@ DP static void decode_packed(int kind, uint64_t n, const uint8_t *w, uint64_t ro
         for (uint64_t r = r0 / 4 * 4; r < r1; r += TILE) {
             uint64_t lo = r0 > r ? r0 - r : 0, hi = r1 - r < TILE ? r1 - r : TILE;
             const uint8_t *g0 = w + r * row_bytes + b0 * gbb, *g1 = r + 4 < r1 ? g0 + 4 * row_bytes : g0;
-            float32x4_t f[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
-            if (lo == 0 && hi == TILE) {
-                if (b0) f[0] = vld1q_f32(out + r), f[1] = vld1q_f32(out + r + 4);
-                dec_packed(kind, g0, g1, cb, a + b0, da, c, f);
-                vst1q_f32(out + r, f[0]);
-                vst1q_f32(out + r + 4, f[1]);
-                continue;
+            /* a whole pass in out, a part through tmp (one inlined kernel: size) */
+            int whole = lo == 0 && hi == TILE;
+            float tmp[TILE], *dst = whole ? out + r : tmp;
+            if (!whole) {
+                memset(tmp, 0, sizeof tmp);
+                if (b0) memcpy(tmp + lo, out + r + lo, (hi - lo) * sizeof(float));
             }
-            float tmp[TILE];
-            memset(tmp, 0, sizeof tmp);
-            if (b0) memcpy(tmp + lo, out + r + lo, (hi - lo) * sizeof(float));
-            f[0] = vld1q_f32(tmp), f[1] = vld1q_f32(tmp + 4);
+            float32x4_t f[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+            if (b0 || !whole) f[0] = vld1q_f32(dst), f[1] = vld1q_f32(dst + 4);
             dec_packed(kind, g0, g1, cb, a + b0, da, c, f);
-            vst1q_f32(tmp, f[0]);
-            vst1q_f32(tmp + 4, f[1]);
-            memcpy(out + r + lo, tmp + lo, (hi - lo) * sizeof(float));
+            vst1q_f32(dst, f[0]);
+            vst1q_f32(dst + 4, f[1]);
+            if (!whole) memcpy(out + r + lo, tmp + lo, (hi - lo) * sizeof(float));
         }
     }
 }
