@@ -15,11 +15,15 @@
 #   CPUS=cortex-a53 ...   the Pi 3 / Zero 2 W: the same kernels as cortex-a72 (the
 #                         set without dotprod), so the same counts; llama.cpp's
 #                         column shows - there
+#   LOADS="mmap read"     pith's load modes, a column each (default both): with
+#                         --load read the A76 set repacks Q8_0 and Q4_0 weights
+#                         in place (README "ARM"); mmap keeps the file's layout
 set -eu
 cd "$(dirname "$0")/.."
 AC=${ARMCOUNT:-../shared/tools/armcount}
 TYPES=${TYPES:-q8_0 q4_0 f16 q4_k_m}
 CPUS=${CPUS:-cortex-a76 cortex-a72}
+LOADS=${LOADS:-mmap read}
 BIN=${BIN:-build/aarch64-linux-musl/pith}   # another build to compare: BIN=... (built beforehand)
 D=build/armbench
 [ -f "${ARMCOUNT_DIR:-$HOME/.cache/armcount}/libicount.so" ] || { echo "bench_arm: run sh $AC/setup.sh first (root)" >&2; exit 2; }
@@ -39,16 +43,30 @@ llama() {
     *) echo "- -" ;;
     esac
 }
-count() { sh "$AC/pertoken.sh" "$1" "$2" "$BIN" bench "$3" -t 1 | sed -n 's/^total \([0-9.]*\) M.*/\1/p'; }
+count() { sh "$AC/pertoken.sh" "$1" "$2" "$BIN" bench "$3" -t 1 --load "$4" | sed -n 's/^total \([0-9.]*\) M.*/\1/p'; }
 ratio() { case "$2" in -) echo - ;; *) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' ;; esac; }
-echo "millions of instructions per token, 1 thread: $BIN ($(git rev-parse --short HEAD 2>/dev/null || echo "?"))"
-echo "| type | cpu | pith prompt | llama.cpp prompt | ratio | pith gen | llama.cpp gen | ratio |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|"
+echo "millions of instructions per token, 1 thread: $BIN ($(git rev-parse --short HEAD 2>/dev/null || echo "?")); pith per load mode (--load), then its ratio to llama.cpp"
+head="| type | cpu |" rule="|---|---|"
+for what in prompt gen; do
+    for l in $LOADS; do head="$head pith $what $l |" rule="$rule---:|"; done
+    head="$head llama.cpp $what |" rule="$rule---:|"
+    for l in $LOADS; do head="$head $l / llama.cpp |" rule="$rule---:|"; done
+done
+echo "$head"
+echo "$rule"
 for t in $TYPES; do
     for c in $CPUS; do
-        pp=$(count "$c" pp "$D/m-$t.gguf")
-        tg=$(count "$c" tg "$D/m-$t.gguf")
         set -- $(llama "$t" "$c")
-        echo "| $t | $c | $pp | $1 | $(ratio "$pp" "$1") | $tg | $2 | $(ratio "$tg" "$2") |"
+        line="| $t | $c |"
+        for m in pp tg; do
+            if [ $m = pp ]; then ll=$1; else ll=$2; fi
+            ratios=
+            for l in $LOADS; do
+                v=$(count "$c" $m "$D/m-$t.gguf" "$l")
+                line="$line $v |" ratios="$ratios $(ratio "$v" "$ll") |"
+            done
+            line="$line $ll |$ratios"
+        done
+        echo "$line"
     done
 done

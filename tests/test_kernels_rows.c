@@ -275,6 +275,98 @@ static void test_f16_half(KernRowsFn rows, int n)
     free(wf);
 }
 
+/* Weights repacked in place (kernels.h: KERN_PACK_ROWS; KernelSet.packed,
+ * the A76's Q8_0 and Q4_0). With the active set's packed kernel: every row
+ * and token the same bits as the set's kernel on the file's layout (so
+ * --load read, which packs, gives mmap's logits); on sets without one
+ * kern_matmul_packed computes the reference's formula: the reference's
+ * bits. Both for all tokens at once, one at a time, 2..9 per call, and row
+ * ranges split anywhere (threads; a range may start or end inside a group
+ * of four or a pass of eight); n of 40 blocks (prompt K-chunks of 16 and a
+ * part) and of 133 (decoding's chunk of 128 and a part). Unpacking gives
+ * the rows back, the scratch is left zeroed. */
+static void test_packed(uint32_t type, int rows_n, int cols)
+{
+    enum { T = 11 };
+    const KernelSet *ks = kern_active();
+    const char *name = ggml_type_info(type)->name;
+    uint64_t rb = ggml_row_bytes(type, (uint64_t)cols), as = kern_act_bytes(kern_act_format(type), (uint64_t)cols);
+    uint64_t R = (uint64_t)rows_n;
+    uint8_t *w = malloc(R * rb), *p = malloc(R * rb), *act = malloc(T * as), *scratch = calloc(KERN_PACK_ROWS, rb);
+    uint8_t *row = malloc(rb);
+    float *x = malloc(sizeof(float) * cols), *f = malloc(sizeof(float) * cols), *want = malloc(sizeof(float) * T * R);
+    float *got = malloc(sizeof(float) * T * R);
+    for (uint64_t r = 0; r < R; r++) {
+        for (int i = 0; i < cols; i++) x[i] = rndf() * (r % 3 == 0 ? 4.0f : 0.5f);
+        quant_quantize_row(type, x, w + r * rb, (uint64_t)cols);
+    }
+    for (int t = 0; t < T; t++) {
+        for (int i = 0; i < cols; i++) x[i] = rndf() * (t % 5 == 0 ? 100.0f : 1.0f);
+        kern_quantize_act(type, x, act + t * as, (uint64_t)cols);
+    }
+    memcpy(p, w, R * rb);
+    kern_pack(type, p, rb, R, scratch);
+    int zero = 1, back = 1;
+    for (uint64_t i = 0; i < KERN_PACK_ROWS * rb; i++) zero &= scratch[i] == 0;
+    for (uint64_t r = 0; r < R; r++) {
+        kern_unpack_row(type, p, rb, r, row);
+        back &= memcmp(row, w + r * rb, rb) == 0;
+        quant_dequant_row(type, w + r * rb, x, (uint64_t)cols);
+        kern_dequant_packed_row(type, p, rb, r, f);
+        back &= memcmp(x, f, sizeof(float) * cols) == 0;
+    }
+    CHECK(zero && back && memcmp(p, w, R * rb) != 0,
+          "%s packed (%d x %d): every row unpacks to itself (bytes and floats), the scratch is left zeroed", name,
+          rows_n, cols);
+
+    const char *against = ks->packed[type] ? "the set's kernel on the file's layout" : "the reference";
+    if (ks->packed[type]) {
+        kern_matmul(type, w, rb, (uint64_t)cols, 0, R, act, as, T, want, R);
+    } else {
+        for (int t = 0; t < T; t++)
+            for (uint64_t r = 0; r < R; r++)
+                kern_ref()->dot[type]((uint64_t)cols, w + r * rb, act + t * as, as, 1, &want[t * R + r], 1);
+    }
+    kern_matmul_packed(type, p, rb, (uint64_t)cols, 0, R, act, as, T, got, R);
+    CHECK(memcmp(want, got, sizeof(float) * T * R) == 0, "%s packed (%d x %d, %d tokens): equal to %s, bit for bit",
+          name, rows_n, cols, T, against);
+    for (int per = 1; per <= 9; per++) {
+        memset(got, 0, sizeof(float) * T * R);
+        for (int t = 0; t < T; t += per) {
+            int nt = T - t < per ? T - t : per;
+            kern_matmul_packed(type, p, rb, (uint64_t)cols, 0, R, act + t * as, as, nt, got + t * R, R);
+        }
+        CHECK(memcmp(want, got, sizeof(float) * T * R) == 0, "%s packed (%d x %d): %d token(s) per call, bit for bit",
+              name, rows_n, cols, per);
+    }
+    static const uint64_t cuts[][5] = {{0, 5, 13, 50, 0}, {0, 3, 4, 9, 0}, {0, 1, 2, 10, 0}, {0, 8, 17, 23, 0}};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++)
+        for (int nt = 1; nt <= T; nt += T - 1) {
+            memset(got, 0, sizeof(float) * T * R);
+            uint64_t c[5];
+            memcpy(c, cuts[k], sizeof c);
+            c[4] = R;
+            for (int i = 0; i < 4; i++) {
+                uint64_t a = c[i] < R ? c[i] : R, b = c[i + 1] < R ? c[i + 1] : R;
+                if (i == 3) b = R;
+                kern_matmul_packed(type, p, rb, (uint64_t)cols, a, b, act, as, nt, got, R);
+            }
+            int same = 1;
+            for (int t = 0; t < nt; t++) same &= memcmp(want + t * R, got + t * R, sizeof(float) * R) == 0;
+            CHECK(same, "%s packed (%d x %d): rows split at %llu, %llu, %llu, %d token(s): equal, bit for bit", name,
+                  rows_n, cols, (unsigned long long)c[1], (unsigned long long)c[2], (unsigned long long)c[3], nt);
+        }
+    free(w);
+    free(p);
+    free(act);
+    free(scratch);
+    free(row);
+    free(x);
+    free(f);
+    free(want);
+    free(got);
+}
+
 int main(void)
 {
     const KernelSet *ks = kern_active();
@@ -289,6 +381,14 @@ int main(void)
     if (ks->f16_in_half) {
         test_f16_half(ks->rows[GGML_TYPE_F16], 256 * 5 + 8 * 3 + 3); /* a short run and a tail of 3 */
         test_f16_half(ks->rows[GGML_TYPE_F16], 2048 + 1024);         /* two blocks of whole runs */
+    }
+    /* packing itself and kern_matmul_packed on every path (its kernel, or
+     * the reference's formula) */
+    static const uint32_t packable[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0};
+    for (int k = 0; k < 2; k++) {
+        test_packed(packable[k], 76, 32 * 40);
+        test_packed(packable[k], 12, 32 * 133);
+        test_packed(packable[k], 4, 32 * 3);
     }
     if (!any) CHECK(1, "%s: no multi-row kernels on this path (row-by-row kernels are tested by test_kernels)", ks->name);
 

@@ -77,6 +77,11 @@ void *arena_take(Arena *a, uint64_t bytes)
     return p;
 }
 
+void *arena_lend(Arena *a, uint64_t bytes)
+{
+    return bytes <= a->size - a->used ? a->base + a->used : NULL;
+}
+
 void arena_unmap(Arena *a)
 {
     port_arena_unmap(a->base, (size_t)a->size);

@@ -48,6 +48,10 @@ void arena_init(Arena *a, void *base, uint64_t size);
  * which is a bug in the planner, never a property of the input. */
 void *arena_take(Arena *a, uint64_t bytes);
 uint64_t arena_round(uint64_t bytes);
+/* The free space after what was taken, lent for a moment and not taken (NULL
+ * if fewer than `bytes` are left): the borrower must leave it zeroed, as
+ * arena_take promises (the loader's scratch for repacking weights). */
+void *arena_lend(Arena *a, uint64_t bytes);
 /* Gives back an arena mapped with port_arena_map (cli_map_plan). */
 void arena_unmap(Arena *a);
 

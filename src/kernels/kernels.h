@@ -91,10 +91,27 @@ typedef GgmlDotFn *KernDotFn; /* the signature is in ggml_type.h: the type table
 typedef void (*KernRowsFn)(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 
+/* Weights repacked in place (kern_pack; only where the active set has a
+ * kernel for them: KernelSet.packed, the A76's dotprod set for Q8_0 and
+ * Q4_0): each group of KERN_PACK_ROWS rows keeps its bytes (4 x row_bytes)
+ * but holds its rows' blocks interleaved, block by block: the four rows' F16
+ * scales (8 bytes), then Q8_0: 8 vectors of 16 bytes, vector j = bytes
+ * 4j..4j+3 of the codes of rows 0..3; Q4_0: 4 vectors, vector j = bytes
+ * 4j..4j+3 of the nibbles of rows 0..3 (low nibble element 4j+k, high
+ * 16+4j+k). One SDOT by element then gives four rows' sums in four lanes and
+ * one load the four scales. A matrix is packed only if its rows are a
+ * multiple of KERN_PACK_ROWS. Rows [r0, r1) of a packed matrix (any r0, r1;
+ * w is the matrix's first row), the rest as KernRowsFn, each row's result
+ * the same bits as the set's rows[] kernel gives on the file's layout. */
+#define KERN_PACK_ROWS 4
+typedef void (*KernPackedFn)(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
 typedef struct {
     const char *name;
     KernDotFn dot[GGML_TYPE_COUNT];                      /* NULL: the reference */
     KernRowsFn rows[GGML_TYPE_COUNT];                    /* NULL: row by row with dot */
+    KernPackedFn packed[GGML_TYPE_COUNT];                /* NULL: weights of this type stay in the file's layout */
     /* rows[GGML_TYPE_F16] multiplies in F16 (kernels_arm_fp16.c, CPUs with
      * FEAT_FP16): activations rounded to F16 as llama.cpp does, sums of 8
      * products per lane in F16 (the bound allows 32), so a result is within
@@ -259,6 +276,24 @@ float kern_vec_dot(uint32_t type, uint64_t n, const uint8_t *row, const void *ac
  * W[r] at w + r * row_bytes with n elements; act_t at act + t * act_stride. */
 void kern_matmul(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t n, uint64_t r0, uint64_t r1,
                  const void *act, uint64_t act_stride, int n_tok, float *out, uint64_t out_stride);
+
+/* Packing (the layout above). kern_pack_wanted: the active set reads
+ * packed weights of this type and a matrix of `rows` can be packed.
+ * kern_pack: rows (a multiple of KERN_PACK_ROWS) at w repacked in place,
+ * scratch: KERN_PACK_ROWS x row_bytes of memory to use (left as found if it
+ * was zero: cleared after use). kern_unpack_row: row r of a packed matrix
+ * in the file's layout into out (row_bytes); kern_dequant_packed_row: as floats.
+ * kern_matmul_packed: as
+ * kern_matmul, on a packed matrix (with the set's kernel; sets without one,
+ * e.g. a set chosen after loading, compute the reference's formula, the
+ * same bits as the reference dot). */
+int kern_pack_wanted(uint32_t type, uint64_t rows);
+void kern_pack(uint32_t type, uint8_t *w, uint64_t row_bytes, uint64_t rows, uint8_t *scratch);
+void kern_unpack_row(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t r, uint8_t *out);
+/* row r of a packed matrix as floats (the embeddings of a packed token_embd) */
+void kern_dequant_packed_row(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t r, float *out);
+void kern_matmul_packed(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t n, uint64_t r0, uint64_t r1,
+                        const void *act, uint64_t act_stride, int n_tok, float *out, uint64_t out_stride);
 
 /* The reference dots the type table (ggml_type.c) names, from kernels_ref.c
  * (f32w and so on: float weights, unlike the KV cache's dot_f32). */

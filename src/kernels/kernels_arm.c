@@ -1146,6 +1146,12 @@ void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+/* ... and the same over weights repacked in place (kernels.h: KERN_PACK_ROWS) */
+void kern_arm_dp_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+#define DP_PACKED [GGML_TYPE_Q8_0] = kern_arm_dp_packed_q8_0, [GGML_TYPE_Q4_0] = kern_arm_dp_packed_q4_0
 /* kernels_arm_rows4.c: Q8_0 and Q4_0 four rows per pass, for the set without dotprod */
 void kern_arm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
@@ -1209,9 +1215,10 @@ static void neon_q6_k(uint64_t n, const uint8_t *row, const void *act, uint64_t 
     [GGML_TYPE_Q2_K] = p##_q2_k, [GGML_TYPE_Q3_K] = p##_q3_k, [GGML_TYPE_Q4_K] = p##_q4_k,                      \
     [GGML_TYPE_Q5_K] = p##_q5_k, [GGML_TYPE_Q6_K] = p##_q6_k, [GGML_TYPE_IQ4_XS] = p##_iq4_xs
 
-#define SET(label, p, ...)                                                                                       \
+#define NO_PACKED [GGML_TYPE_Q8_0] = NULL
+#define SET(label, p, pk, ...)                                                                                   \
     {                                                                                                            \
-        .name = label,                                                                                           \
+        .name = label, .packed = {pk},                                                                           \
         .dot = {INT_ENTRIES(p), [GGML_TYPE_F32] = neon_f32, [GGML_TYPE_F16] = neon_f16,                         \
                 [GGML_TYPE_BF16] = neon_bf16},                                                                  \
         .rows = {__VA_ARGS__},                                                                                   \
@@ -1228,10 +1235,10 @@ const KernelSet *kern_arm(void)
 {
     const PortCpu *c = port_cpu();
 #ifdef __aarch64__
-    static const KernelSet neon = SET("aarch64 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_rows_q8_0,
+    static const KernelSet neon = SET("aarch64 NEON", neon, NO_PACKED, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_rows_q8_0,
                                       [GGML_TYPE_Q4_0] = kern_arm_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_rows_q4_k,
                                       [GGML_TYPE_Q5_K] = kern_arm_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_rows_q6_k),
-                           dotprod = SET("aarch64 NEON+dotprod", dp, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
+                           dotprod = SET("aarch64 NEON+dotprod", dp, DP_PACKED, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
                                          [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_dp_rows_q4_k,
                                          [GGML_TYPE_Q5_K] = kern_arm_dp_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_dp_rows_q6_k);
     static KernelSet with_fp16; /* either set, F16 weights multiplied in F16 (kernels_arm_fp16.c) */
@@ -1244,7 +1251,7 @@ const KernelSet *kern_arm(void)
     with_fp16.f16_in_half = 1;
     return &with_fp16;
 #else
-    static const KernelSet neon = SET("armv7 NEON", neon, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_armv7_rows_q8_0,
+    static const KernelSet neon = SET("armv7 NEON", neon, NO_PACKED, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_armv7_rows_q8_0,
                                       [GGML_TYPE_Q4_0] = kern_armv7_rows_q4_0, [GGML_TYPE_Q4_K] = kern_armv7_rows_q4_k,
                                       [GGML_TYPE_Q6_K] = kern_armv7_rows_q6_k);
     return c->neon && c->vfpv4 ? &neon : NULL;

@@ -27,6 +27,14 @@
  * float sums wait in out between K-chunks. The inner loops are assembly:
  * GCC moved LD4 tuples through extra registers and spilled the 16 sums.
  *
+ * Packed weights (--load read; kernels.h: KERN_PACK_ROWS): four rows'
+ * blocks interleaved with their four scales together. Decoding takes two
+ * groups (eight rows) per pass: one SDOT by element gives four rows' sums in
+ * four lanes (no pair loads, no ADDP), one load and one FCVTL four scales;
+ * the token's codes are read in place. Prompts copy a tile from the packed
+ * groups instead of transposing it. Tiles and passes start on a group;
+ * rows outside [r0, r1) are computed and dropped.
+ *
  * Determinism (kernels.h): row r and token t always get
  *   acc = 0; for each block b in order: acc = fma(float(S_b), dw_b * da_b, acc)
  * with S_b the exact integer block sum (as the reference's), in one float
@@ -53,7 +61,7 @@ enum { RK_Q8_0, RK_Q4_0 };
 enum {
     TILE = 8,       /* rows per pass */
     DKC = 128,      /* decoding: blocks of the activation laid out at once (8 KiB) */
-    PKC = 16,       /* prompts: blocks per K-chunk (36 KiB of activations for PTOK tokens) */
+    PKC = 32,       /* prompts: blocks per K-chunk (72 KiB of activations for PTOK tokens) */
     PTOK = 64,      /* prompts: tokens per pass over a chunk (accumulators on the stack) */
     MIN_TILE_TOKENS = 4 /* Q4_0: 3 (a quad with one token repeated costs less than three decodes; Q8_0's more) */
 };
@@ -62,6 +70,10 @@ void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_dp_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 
 static inline uint64_t block_bytes(int kind)
 {
@@ -329,10 +341,11 @@ DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64
                          : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "cc", "memory");
 }
 
-/* Four weight vectors (one load) by the four groups of one activation
- * vector, for the four tokens: s[t] += w[g] . act_t[g]. */
-#define QUAD_SDOT(s0, s1, s2, s3, x0, x1, x2, x3)                                                                \
-    "ld1 {v16.16b-v19.16b}, [%[wp]], #64\n\t"                                                                   \
+/* Four weight vectors (one load from p, which moves on by inc) by the
+ * four groups of one activation vector, for the four tokens:
+ * s[t] += w[g] . act_t[g]. */
+#define QUAD_SDOT(p, inc, s0, s1, s2, s3, x0, x1, x2, x3)                                                        \
+    "ld1 {v16.16b-v19.16b}, [%[" p "]], " inc "\n\t"                                                            \
     "sdot " s0 ".4s, v16.16b, " x0 ".4b[0]\n\t"                                                                 \
     "sdot " s1 ".4s, v16.16b, " x1 ".4b[0]\n\t"                                                                 \
     "sdot " s2 ".4s, v16.16b, " x2 ".4b[0]\n\t"                                                                 \
@@ -370,54 +383,99 @@ DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64
     "movi v12.4s, #0\n\t"                                                                                       \
     "movi v13.4s, #0\n\t"                                                                                       \
     "movi v14.4s, #0\n\t"                                                                                       \
-    "movi v15.4s, #0\n\t" QUAD_SDOT("v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23")                       \
-        QUAD_SDOT("v8", "v9", "v10", "v11", "v24", "v25", "v26", "v27")                                         \
-            QUAD_SDOT("v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                                   \
-                QUAD_SDOT("v12", "v13", "v14", "v15", "v24", "v25", "v26", "v27")                               \
-    "ldp q28, q29, [%[wp]], #32\n\t"                                                                            \
+    "movi v15.4s, #0\n\t" QUAD_SDOT("wa", "#64", "v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23")         \
+        QUAD_SDOT("wa", "%[skip]", "v8", "v9", "v10", "v11", "v24", "v25", "v26", "v27")                        \
+            QUAD_SDOT("wb", "#64", "v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                      \
+                QUAD_SDOT("wb", "%[skip]", "v12", "v13", "v14", "v15", "v24", "v25", "v26", "v27")              \
+    "ld1 {v28.4s, v29.4s}, [%[ws]], %[sstep]\n\t"                                                               \
     "ldr q30, [%[ap]], #16\n\t" QUAD_FLOAT("0", "v8", "v12", "f0", "f4") QUAD_FLOAT("1", "v9", "v13", "f1", "f5") \
         QUAD_FLOAT("2", "v10", "v14", "f2", "f6") QUAD_FLOAT("3", "v11", "v15", "f3", "f7")
 
+/* The weights of a chunk for chunk_quad: per block, rows 0-3's eight
+ * vectors (as TBlock.w[0]) at wa, rows 4-7's at wb, each moving on by skip
+ * after its second 64 bytes; the eight rows' float scales at ws, moving on
+ * by sstep. A chunk of TBlocks, or packed Q8_0 groups read in place. */
+typedef struct {
+    const int8_t *wa, *wb;
+    const float *ws;
+    uint64_t skip, sstep;
+} QuadW;
+
 /* Four tokens (qa: their blocks of the chunk) over the cb blocks of a
- * transposed chunk; acc[4h + t] holds rows 4h..4h+3 of token t. Two blocks
+ * chunk of weights; acc[4h + t] holds rows 4h..4h+3 of token t. Two blocks
  * per turn of the loop. */
-DP static void chunk_quad(const TBlock *c, uint64_t cb, const QBlock *qa, float32x4_t *acc)
+#define QUAD_OPERANDS                                                                                            \
+    [ap] "+r"(ap), [wa] "+r"(wa), [wb] "+r"(wb), [ws] "+r"(ws), [f0] "+w"(f0), [f1] "+w"(f1), [f2] "+w"(f2),      \
+        [f3] "+w"(f3), [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
+#define QUAD_CLOBBERS                                                                                            \
+    "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",  \
+        "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
+DP static void chunk_quad(const QuadW *w, uint64_t cb, const QBlock *qa, float32x4_t *acc)
 {
     float32x4_t f0 = acc[0], f1 = acc[1], f2 = acc[2], f3 = acc[3], f4 = acc[4], f5 = acc[5], f6 = acc[6],
                 f7 = acc[7];
-    const TBlock *wp = c;
+    const int8_t *wa = w->wa, *wb = w->wb;
+    const float *ws = w->ws;
     const QBlock *ap = qa;
     uint64_t pairs = cb / 2;
     if (cb & 1)
-        __asm__ volatile(QUAD_BLOCK
-                         : [ap] "+r"(ap), [wp] "+r"(wp), [f0] "+w"(f0), [f1] "+w"(f1), [f2] "+w"(f2), [f3] "+w"(f3),
-                           [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
-                         :
-                         : "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20",
-                           "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory");
+        __asm__ volatile(QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(w->skip), [sstep] "r"(w->sstep) : QUAD_CLOBBERS);
     if (pairs)
         __asm__ volatile("1:\n\t" QUAD_BLOCK QUAD_BLOCK "subs %[nb], %[nb], #1\n\t"
                          "b.ne 1b\n\t"
-                         : [ap] "+r"(ap), [wp] "+r"(wp), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1),
-                           [f2] "+w"(f2), [f3] "+w"(f3), [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
-                         :
-                         : "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20",
-                           "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
-                           "memory");
+                         : QUAD_OPERANDS, [nb] "+r"(pairs)
+                         : [skip] "r"(w->skip), [sstep] "r"(w->sstep)
+                         : QUAD_CLOBBERS);
     acc[0] = f0, acc[1] = f1, acc[2] = f2, acc[3] = f3, acc[4] = f4, acc[5] = f5, acc[6] = f6, acc[7] = f7;
 }
 
-/* Tokens [0, nt) (nt <= PTOK) against rows [0, nrows), K-chunk by K-chunk:
- * the chunk's activations laid out once in QBlocks for all the row tiles,
- * each tile transposed once for all the tokens; the float sums wait in out
- * between chunks. */
-DP static void prompt_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
-                           const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+/* The cb blocks from block b0 of two packed groups (kernels.h: four rows
+ * interleaved, their scales together) for chunk_quad: Q8_0's codes are read
+ * in place (only the scales converted into sd); Q4_0's decoded to signed
+ * bytes into c. */
+DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], const uint8_t *ga, const uint8_t *gb,
+                                 uint64_t b0, uint64_t cb, QuadW *qw)
+{
+    uint64_t gbb = 4 * block_bytes(kind);
+    const uint8_t *g[2] = {ga + b0 * gbb, gb + b0 * gbb};
+    const uint8x16_t m = vdupq_n_u8(15);
+    const int8x16_t eight = vdupq_n_s8(8);
+    if (kind == RK_Q8_0) {
+        for (uint64_t b = 0; b < cb; b++)
+            UNROLL for (int h = 0; h < 2; h++) sd[b][h] = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(g[h] + b * gbb)));
+        *qw = (QuadW){(const int8_t *)g[0] + 8, (const int8_t *)g[1] + 8, (const float *)sd, gbb - 64, sizeof sd[0]};
+        return;
+    }
+    for (uint64_t b = 0; b < cb; b++)
+        UNROLL for (int h = 0; h < 2; h++) {
+            const uint8_t *p = g[h] + b * gbb;
+            c[b].d[h] = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(p)));
+            UNROLL for (int k = 0; k < 4; k++) {
+                uint8x16_t v = vld1q_u8(p + 8 + 16 * k);
+                c[b].w[h][k] = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, m)), eight);
+                c[b].w[h][4 + k] = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), eight);
+            }
+        }
+    *qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)c[0].d, sizeof c[0] - 64,
+                  sizeof c[0]};
+}
+
+/* Tokens [0, nt) (nt <= PTOK) against rows [r0, r1) (out[t * out_stride + r],
+ * w the matrix's row 0), K-chunk by K-chunk: the chunk's activations laid out
+ * once in QBlocks for all the row tiles, each tile of eight rows loaded once
+ * for all the tokens (transposed from the file's layout, or copied from the
+ * packed one: then tiles start at a group of four); the float sums wait in
+ * out between chunks. A tile's lanes [lo, hi) are the rows wanted. */
+DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0,
+                           uint64_t r1, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     TBlock c[PKC];
+    float32x4_t sd[PKC][2];
     QBlock qa[PTOK / 4][PKC];
+    QuadW qw;
     uint64_t nb = n / 32;
     int quads = (nt + 3) / 4;
+    uint64_t start = packed ? r0 / 4 * 4 : r0;
     for (uint64_t b0 = 0; b0 < nb; b0 += PKC) {
         uint64_t cb = nb - b0 < PKC ? nb - b0 : PKC;
         for (int q = 0; q < quads; q++) {
@@ -436,35 +494,44 @@ DP static void prompt_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_
                 qa[q][b].d = vld1q_f32(d);
             }
         }
-        for (uint64_t r0 = 0; r0 < nrows; r0 += TILE) {
-            const uint8_t *row[TILE];
-            UNROLL for (int i = 0; i < TILE; i++) row[i] = w + (r0 + i < nrows ? r0 + i : nrows - 1) * row_bytes;
-            uint64_t valid = nrows - r0 < TILE ? nrows - r0 : TILE;
-            load_chunk(kind, c, row, b0, cb);
+        for (uint64_t r = start; r < r1; r += TILE) {
+            uint64_t lo = r0 > r ? r0 - r : 0, hi = r1 - r < TILE ? r1 - r : TILE;
+            if (packed) {
+                const uint8_t *ga = w + r * row_bytes; /* group r / 4 (4 rows of row_bytes each) */
+                load_chunk_packed(kind, c, sd, ga, r + 4 < r1 ? ga + 4 * row_bytes : ga, b0, cb, &qw);
+            } else {
+                const uint8_t *row[TILE];
+                UNROLL for (int i = 0; i < TILE; i++) row[i] = w + (r + i < r1 ? r + i : r1 - 1) * row_bytes;
+                load_chunk(kind, c, row, b0, cb);
+                qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)c[0].d,
+                             sizeof c[0] - 64, sizeof c[0]};
+            }
             for (int q = 0; q < quads; q++) {
                 float32x4_t acc[8];
                 float lanes[4][TILE];
                 int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
+                int whole = lo == 0 && hi == TILE;
                 if (b0 == 0) {
                     UNROLL for (int i = 0; i < 8; i++) acc[i] = vdupq_n_f32(0.0f);
-                } else if (valid == TILE) {
+                } else if (whole) {
                     UNROLL for (int t = 0; t < 4; t++) {
-                        const float *o = out + (uint64_t)(4 * q + (t < tn ? t : 0)) * out_stride + r0;
+                        const float *o = out + (uint64_t)(4 * q + (t < tn ? t : 0)) * out_stride + r;
                         acc[t] = vld1q_f32(o);
                         acc[4 + t] = vld1q_f32(o + 4);
                     }
                 } else {
+                    memset(lanes, 0, sizeof lanes);
                     for (int t = 0; t < tn; t++)
-                        memcpy(lanes[t], out + (uint64_t)(4 * q + t) * out_stride + r0, valid * sizeof(float));
+                        memcpy(lanes[t] + lo, out + (uint64_t)(4 * q + t) * out_stride + r + lo, (hi - lo) * sizeof(float));
                     UNROLL for (int t = 0; t < 4; t++) {
                         acc[t] = vld1q_f32(lanes[t]);
                         acc[4 + t] = vld1q_f32(lanes[t] + 4);
                     }
                 }
-                chunk_quad(c, cb, qa[q], acc);
-                if (valid == TILE) {
+                chunk_quad(&qw, cb, qa[q], acc);
+                if (whole) {
                     for (int t = 0; t < tn; t++) {
-                        float *o = out + (uint64_t)(4 * q + t) * out_stride + r0;
+                        float *o = out + (uint64_t)(4 * q + t) * out_stride + r;
                         vst1q_f32(o, acc[t]);
                         vst1q_f32(o + 4, acc[4 + t]);
                     }
@@ -472,7 +539,7 @@ DP static void prompt_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_
                     for (int t = 0; t < tn; t++) {
                         vst1q_f32(lanes[t], acc[t]);
                         vst1q_f32(lanes[t] + 4, acc[4 + t]);
-                        memcpy(out + (uint64_t)(4 * q + t) * out_stride + r0, lanes[t], valid * sizeof(float));
+                        memcpy(out + (uint64_t)(4 * q + t) * out_stride + r + lo, lanes[t] + lo, (hi - lo) * sizeof(float));
                     }
                 }
             }
@@ -480,10 +547,151 @@ DP static void prompt_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_
     }
 }
 
+/* ---- packed weights, one token --------------------------------------------- */
+
+/* Eight rows (groups g0 and g1, the same group twice for a lone one), one
+ * block: the token's codes (a, read in place from its KernQ8_0s, stride
+ * %[as]), two groups' scales (one load each) and codes; one SDOT by element
+ * gives a group's four row sums in four lanes. v22: the activation scales
+ * of the turn (lane k: its k-th block), v23 (Q4_0) their -8 x code sums.
+ * Then acc = fma(float(S), dw * da, acc) as everywhere. */
+#define PK_FLOAT(k)                                                                                              \
+    "fcvtl v16.4s, v16.4h\n\t"                                                                                  \
+    "fcvtl v17.4s, v17.4h\n\t"                                                                                  \
+    "scvtf v24.4s, v24.4s\n\t"                                                                                  \
+    "scvtf v25.4s, v25.4s\n\t"                                                                                  \
+    "fmul v16.4s, v16.4s, v22.s[" k "]\n\t"                                                                     \
+    "fmul v17.4s, v17.4s, v22.s[" k "]\n\t"                                                                     \
+    "fmla %[f0].4s, v24.4s, v16.4s\n\t"                                                                         \
+    "fmla %[f1].4s, v25.4s, v17.4s\n\t"
+/* one group's eight code vectors (v0-v7) against the token: its four row
+ * sums in acc (v0-v7 only, no callee-saved v8-v15: dec_packed is a call) */
+#define PK_SDOT8(acc)                                                                                            \
+    "sdot " acc ".4s, v0.16b, v20.4b[0]\n\t"                                                                    \
+    "sdot " acc ".4s, v1.16b, v20.4b[1]\n\t"                                                                    \
+    "sdot " acc ".4s, v2.16b, v20.4b[2]\n\t"                                                                    \
+    "sdot " acc ".4s, v3.16b, v20.4b[3]\n\t"                                                                    \
+    "sdot " acc ".4s, v4.16b, v21.4b[0]\n\t"                                                                    \
+    "sdot " acc ".4s, v5.16b, v21.4b[1]\n\t"                                                                    \
+    "sdot " acc ".4s, v6.16b, v21.4b[2]\n\t"                                                                    \
+    "sdot " acc ".4s, v7.16b, v21.4b[3]\n\t"
+#define PK_Q8_GROUP(g, sc, acc)                                                                                  \
+    "ldr " sc ", [%[" g "]], #8\n\t"                                                                            \
+    "ld1 {v0.16b-v3.16b}, [%[" g "]], #64\n\t"                                                                  \
+    "ld1 {v4.16b-v7.16b}, [%[" g "]], #64\n\t"                                                                  \
+    "movi " acc ".4s, #0\n\t" PK_SDOT8(acc)
+#define PK_Q8_BLOCK(k)                                                                                           \
+    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t" PK_Q8_GROUP("g0", "d16", "v24") PK_Q8_GROUP("g1", "d17", "v25")   \
+        PK_FLOAT(k)
+/* Q4_0: vector j's low nibbles are elements 4j..4j+3 (against v20's group
+ * j), its high ones 16 + 4j.. (v21's): lows into v0-v3, highs v4-v7 */
+#define PK_Q4_SPLIT(v, hi)                                                                                       \
+    "ushr " hi ".16b, " v ".16b, #4\n\t"                                                                        \
+    "and " v ".16b, " v ".16b, v31.16b\n\t"
+#define PK_Q4_GROUP(g, sc, acc, k)                                                                               \
+    "ldr " sc ", [%[" g "]], #8\n\t"                                                                            \
+    "ld1 {v0.16b-v3.16b}, [%[" g "]], #64\n\t"                                                                  \
+    "dup " acc ".4s, v23.s[" k "]\n\t" PK_Q4_SPLIT("v0", "v4") PK_Q4_SPLIT("v1", "v5") PK_Q4_SPLIT("v2", "v6")    \
+        PK_Q4_SPLIT("v3", "v7") PK_SDOT8(acc)
+#define PK_Q4_BLOCK(k)                                                                                           \
+    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t" PK_Q4_GROUP("g0", "d16", "v24", k)                              \
+        PK_Q4_GROUP("g1", "d17", "v25", k) PK_FLOAT(k)
+#define PK_OPERANDS                                                                                              \
+    [g0] "+r"(g0), [g1] "+r"(g1), [a] "+r"(ap), [da] "+r"(da), [c] "+r"(c), [n4] "+r"(n4), [n1] "+r"(n1),        \
+        [f0] "+w"(f0), [f1] "+w"(f1)
+#define PK_CLOBBERS                                                                                              \
+    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v20", "v21", "v22", "v23", "v24", "v25", "v31",  \
+        "cc", "memory"
+
+/* Groups g0, g1 (at their block) over nb blocks of the token a: f[0] rows
+ * of g0, f[1] of g1. Four blocks per turn of the loop, then one by one. */
+DP_INLINE void dec_packed(int kind, const uint8_t *g0, const uint8_t *g1, uint64_t nb, const KernQ8_0 *a,
+                          const float *da, const int32_t *c, float32x4_t *f)
+{
+    float32x4_t f0 = f[0], f1 = f[1];
+    const int8_t *ap = a->q;
+    uint64_t n4 = nb / 4, n1 = nb % 4, as = sizeof(KernQ8_0);
+    if (kind == RK_Q8_0)
+        __asm__ volatile("cbz %[n4], 2f\n\t"
+                         "1:\n\t"
+                         "ldr q22, [%[da]], #16\n\t" PK_Q8_BLOCK("0") PK_Q8_BLOCK("1") PK_Q8_BLOCK("2") PK_Q8_BLOCK("3")
+                         "subs %[n4], %[n4], #1\n\t"
+                         "b.ne 1b\n\t"
+                         "2:\n\t"
+                         "cbz %[n1], 4f\n\t"
+                         "3:\n\t"
+                         "ldr s22, [%[da]], #4\n\t" PK_Q8_BLOCK("0") "subs %[n1], %[n1], #1\n\t"
+                         "b.ne 3b\n\t"
+                         "4:\n\t"
+                         : PK_OPERANDS
+                         : [as] "r"(as)
+                         : PK_CLOBBERS);
+    else
+        __asm__ volatile("movi v31.16b, #15\n\t"
+                         "cbz %[n4], 2f\n\t"
+                         "1:\n\t"
+                         "ldr q22, [%[da]], #16\n\t"
+                         "ldr q23, [%[c]], #16\n\t" PK_Q4_BLOCK("0") PK_Q4_BLOCK("1") PK_Q4_BLOCK("2") PK_Q4_BLOCK("3")
+                         "subs %[n4], %[n4], #1\n\t"
+                         "b.ne 1b\n\t"
+                         "2:\n\t"
+                         "cbz %[n1], 4f\n\t"
+                         "3:\n\t"
+                         "ldr s22, [%[da]], #4\n\t"
+                         "ldr s23, [%[c]], #4\n\t" PK_Q4_BLOCK("0") "subs %[n1], %[n1], #1\n\t"
+                         "b.ne 3b\n\t"
+                         "4:\n\t"
+                         : PK_OPERANDS
+                         : [as] "r"(as)
+                         : PK_CLOBBERS);
+    f[0] = f0;
+    f[1] = f1;
+}
+
+/* One token (a) against rows [r0, r1) of a packed matrix: out[r]. Passes
+ * of two groups (eight rows); a pass's lanes [lo, hi) are the rows wanted. */
+DP static void decode_packed(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                             const KernQ8_0 *a, float *out)
+{
+    float da[DKC];
+    int32_t c[DKC];
+    uint64_t nb = n / 32, gbb = 4 * block_bytes(kind);
+    for (uint64_t b0 = 0; b0 < nb; b0 += DKC) {
+        uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
+        for (uint64_t b = 0; b < cb; b++) {
+            da[b] = a[b0 + b].d;
+            c[b] = (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffff8u); /* -8 x sum, wrapping */
+        }
+        for (uint64_t r = r0 / 4 * 4; r < r1; r += TILE) {
+            uint64_t lo = r0 > r ? r0 - r : 0, hi = r1 - r < TILE ? r1 - r : TILE;
+            const uint8_t *g0 = w + r * row_bytes + b0 * gbb, *g1 = r + 4 < r1 ? g0 + 4 * row_bytes : g0;
+            /* a whole pass in out, a part through tmp (one inlined kernel: size) */
+            int whole = lo == 0 && hi == TILE;
+            float tmp[TILE], *dst = whole ? out + r : tmp;
+            if (!whole) {
+                memset(tmp, 0, sizeof tmp);
+                if (b0) memcpy(tmp + lo, out + r + lo, (hi - lo) * sizeof(float));
+            }
+            float32x4_t f[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+            if (b0 || !whole) f[0] = vld1q_f32(dst), f[1] = vld1q_f32(dst + 4);
+            dec_packed(kind, g0, g1, cb, a + b0, da, c, f);
+            vst1q_f32(dst, f[0]);
+            vst1q_f32(dst + 4, f[1]);
+            if (!whole) memcpy(out + r + lo, tmp + lo, (hi - lo) * sizeof(float));
+        }
+    }
+}
+
+/* fewer tokens than a quad of the prompt tile go one by one */
+static inline int one_by_one(int kind, int nt)
+{
+    return nt < MIN_TILE_TOKENS - (kind == RK_Q4_0);
+}
+
 DP static void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                           const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    if (nt < MIN_TILE_TOKENS - (kind == RK_Q4_0)) {
+    if (one_by_one(kind, nt)) {
         for (int t = 0; t < nt; t++)
             decode_token(kind, n, w, row_bytes, nrows, (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride),
                          out + (uint64_t)t * out_stride);
@@ -491,9 +699,38 @@ DP static void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_b
     }
     for (int t0 = 0; t0 < nt; t0 += PTOK) {
         int k = nt - t0 < PTOK ? nt - t0 : PTOK;
-        prompt_pass(kind, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
+        prompt_pass(kind, 0, n, w, row_bytes, 0, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
                     out + (uint64_t)t0 * out_stride, out_stride);
     }
+}
+
+DP static void packed_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                            const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    if (r0 >= r1) return;
+    if (one_by_one(kind, nt)) {
+        for (int t = 0; t < nt; t++)
+            decode_packed(kind, n, w, row_bytes, r0, r1,
+                          (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride), out + (uint64_t)t * out_stride);
+        return;
+    }
+    for (int t0 = 0; t0 < nt; t0 += PTOK) {
+        int k = nt - t0 < PTOK ? nt - t0 : PTOK;
+        prompt_pass(kind, 1, n, w, row_bytes, r0, r1, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
+                    out + (uint64_t)t0 * out_stride, out_stride);
+    }
+}
+
+DP void kern_arm_dp_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                                const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    packed_frame(RK_Q8_0, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);
+}
+
+DP void kern_arm_dp_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                                const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    packed_frame(RK_Q4_0, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);
 }
 
 DP void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,

@@ -435,8 +435,8 @@ static void matmul_worker(void *ctx, int ith, int nth)
         const Weight *w = j->w[i];
         uint64_t lo = a > base ? a - base : 0, hi = b - base < w->rows ? b - base : w->rows;
         if (b > base && lo < hi)
-            kern_matmul(w->type, w->data, w->row_bytes, w->cols, lo, hi, j->act[i], j->act_stride[i], j->n, j->out[i],
-                        j->out_stride[i]);
+            (w->packed ? kern_matmul_packed : kern_matmul)(w->type, w->data, w->row_bytes, w->cols, lo, hi, j->act[i],
+                                                           j->act_stride[i], j->n, j->out[i], j->out_stride[i]);
         base += w->rows;
     }
 }
@@ -765,8 +765,9 @@ static void rows_of(Workspace *ws, const Weight *w, int mid, const float *x, uin
     if (lo >= hi) return;
     const uint8_t *buf = act_buffer(ws, w, mid);
     KernActFormat f = kern_act_format(w->type);
-    kern_matmul(w->type, w->data, w->row_bytes, w->cols, lo, hi, buf ? (const void *)buf : (const void *)x,
-                kern_act_bytes(f, w->cols), n, out, out_stride);
+    (w->packed ? kern_matmul_packed : kern_matmul)(w->type, w->data, w->row_bytes, w->cols, lo, hi,
+                                                   buf ? (const void *)buf : (const void *)x, kern_act_bytes(f, w->cols),
+                                                   n, out, out_stride);
 }
 
 /* Token t: x += xb, the previous sublayer's output (RMSNorm(xb) * post
@@ -992,9 +993,14 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
     int streamed = m->load == LOAD_STREAM;
 
     for (int t = 0; t < n; t++) {
-        const uint8_t *row = wstream_embd_row(&ws->stream, m, ws->tok_id[t], t, ws->err, sizeof ws->err);
-        if (!row) return -1;
-        quant_dequant_row(m->tok_embd.type, row, ws->x + (uint64_t)t * dim, dim);
+        const Weight *e = &m->tok_embd;
+        if (e->packed) { /* repacked with the tied output (model.c) */
+            kern_dequant_packed_row(e->type, e->data, e->row_bytes, (uint64_t)ws->tok_id[t], ws->x + (uint64_t)t * dim);
+        } else {
+            const uint8_t *row = wstream_embd_row(&ws->stream, m, ws->tok_id[t], t, ws->err, sizeof ws->err);
+            if (!row) return -1;
+            quant_dequant_row(e->type, row, ws->x + (uint64_t)t * dim, dim);
+        }
         if (c->arch->embd_scale) {
             float sc = sqrtf((float)dim);
             for (uint64_t i = 0; i < dim; i++) ws->x[(uint64_t)t * dim + i] *= sc;

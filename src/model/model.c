@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../kernels/ggml_type.h"
+#include "../kernels/kernels.h"
 #include "../kernels/quant.h"
 
 #define R TENSOR_REQUIRED
@@ -847,6 +848,29 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
     return 0;
 }
 
+/* --load read: a matrix the kernel set reads repacked (kernels.h:
+ * KERN_PACK_ROWS, the A76's Q8_0 and Q4_0) is repacked in place, the arena's
+ * free space lent as scratch (left zeroed); without room it stays as it is.
+ * Mapped files keep their layout (no second copy of the weights), streamed
+ * weights too (read again every step). */
+static void pack_matrix(Loader *L, Weight *w)
+{
+    if (!w->data || L->stream || (L->m->cfg.mapped && L->m->load == LOAD_MMAP) || !kern_pack_wanted(w->type, w->rows))
+        return;
+    uint8_t *scratch = arena_lend(L->arena, KERN_PACK_ROWS * w->row_bytes);
+    if (!scratch) return;
+    kern_pack(w->type, (uint8_t *)w->data, w->row_bytes, w->rows, scratch);
+    w->packed = 1;
+}
+
+/* A fused matrix is packed only if its views start on groups of rows. */
+static int views_on_groups(const ModelConfig *c, int id)
+{
+    if (id == LT_QKV) return model_dim(c, DIM_Q) % KERN_PACK_ROWS == 0 && model_dim(c, DIM_KV) % KERN_PACK_ROWS == 0;
+    if (id == LT_GATE_UP) return c->n_ff % KERN_PACK_ROWS == 0;
+    return 1;
+}
+
 /* Vectors (norms, biases, rope factors) and LFM2's convolution kernels
  * ([ne0, ne1]) are F32 and always copied, so the
  * forward pass gets aligned floats. */
@@ -911,10 +935,13 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         L.stream = 1; /* token_embd by rows, the output matrix by chunks */
     }
     if (bind_matrix(&L, &m->tok_embd, "token_embd.weight", c->n_embd, c->n_vocab) != 0) return -1;
+    pack_matrix(&L, &m->tok_embd);
     if (c->tied_output) {
         m->output = m->tok_embd;
     } else if (bind_matrix(&L, &m->output, "output.weight", c->n_embd, c->n_vocab) != 0) {
         return -1;
+    } else {
+        pack_matrix(&L, &m->output);
     }
     m->output_norm = norms;
     norms += c->n_embd;
@@ -949,6 +976,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
             uint64_t cols = model_dim(c, t->cols), rows = model_dim(c, t->rows);
             if (t->matrix) {
                 if (bind_matrix(&L, field, name, cols, rows) != 0) return -1;
+                if (views_on_groups(c, i)) pack_matrix(&L, field);
             } else {
                 float *v = norms;
                 norms += cols * rows;

@@ -238,6 +238,7 @@ typedef struct {
     uint64_t row_bytes;
     uint32_t file_index;  /* where its bytes are: gguf files[file_index], from file_offset */
     uint64_t file_offset;
+    int packed;           /* data repacked in place for the kernels (kernels.h: KERN_PACK_ROWS) */
 } Weight;
 
 /* A layer's tensors; layer_tensors[] (model.c) maps each LayerTensorId to

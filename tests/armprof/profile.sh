@@ -27,7 +27,7 @@ case $mode in pp) set -- -p 64 -n 0; n=64 ;; tg) set -- -p 0 -n 16; n=16 ;; *) e
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 for r in 1 2; do
-    "$Q" -cpu "$cpu" -plugin "$PWD/$P,out=$T/r$r" "$bin" bench "$model" -t 1 "$@" -r "$r" >/dev/null 2>"$T/err" ||
+    "$Q" -cpu "$cpu" -plugin "$PWD/$P,out=$T/r$r" "$bin" bench "$model" -t 1 $PROFILE_ARGS "$@" -r "$r" >/dev/null 2>"$T/err" ||
         { echo "profile: $bin failed: $(tail -n 3 "$T/err")" >&2; exit 1; }
 done
 # symbols: address (Thumb's bit 0 cleared) and name, text only

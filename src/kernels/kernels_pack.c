@@ -1,0 +1,94 @@
+/* kernels_pack.c - weights repacked in place for the kernels that read them
+ * so (kernels.h: KERN_PACK_ROWS, KernelSet.packed): packing at load, a row
+ * back in the file's layout or as floats, and the matmul over packed
+ * weights (the set's kernel, or the reference's formula for a set without
+ * one). Run once per load or never on the hot path: built for size. */
+#include "kernels.h"
+
+#include <string.h>
+
+/* bytes of a block of 32 of the packable types (0: not packable) */
+static uint64_t pack_block_bytes(uint32_t type)
+{
+    return type == GGML_TYPE_Q8_0 ? 34 : type == GGML_TYPE_Q4_0 ? 18 : 0;
+}
+
+int kern_pack_wanted(uint32_t type, uint64_t rows)
+{
+    return type < GGML_TYPE_COUNT && pack_block_bytes(type) && kern_active()->packed[type] && rows > 0 &&
+           rows % KERN_PACK_ROWS == 0;
+}
+
+/* Block b of row i (0..3) of a packed group p: its scale and code bytes
+ * to and from a block of the file's layout. */
+static void pack_block(uint8_t *p, uint64_t bb, int i, const uint8_t *blk)
+{
+    memcpy(p + 2 * i, blk, 2);
+    for (uint64_t j = 0; j < (bb - 2) / 4; j++) memcpy(p + 8 + 16 * j + 4 * (uint64_t)i, blk + 2 + 4 * j, 4);
+}
+
+static void unpack_block(const uint8_t *p, uint64_t bb, int i, uint8_t *blk)
+{
+    memcpy(blk, p + 2 * i, 2);
+    for (uint64_t j = 0; j < (bb - 2) / 4; j++) memcpy(blk + 2 + 4 * j, p + 8 + 16 * j + 4 * (uint64_t)i, 4);
+}
+
+void kern_pack(uint32_t type, uint8_t *w, uint64_t row_bytes, uint64_t rows, uint8_t *scratch)
+{
+    uint64_t bb = pack_block_bytes(type), nb = row_bytes / bb, group = KERN_PACK_ROWS * row_bytes;
+    for (uint64_t g = 0; g < rows / KERN_PACK_ROWS; g++) {
+        uint8_t *p = w + g * group;
+        memcpy(scratch, p, group);
+        for (uint64_t b = 0; b < nb; b++)
+            for (int i = 0; i < KERN_PACK_ROWS; i++)
+                pack_block(p + b * KERN_PACK_ROWS * bb, bb, i, scratch + (uint64_t)i * row_bytes + b * bb);
+    }
+    memset(scratch, 0, group);
+}
+
+void kern_unpack_row(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t r, uint8_t *out)
+{
+    uint64_t bb = pack_block_bytes(type), nb = row_bytes / bb;
+    const uint8_t *p = w + r / KERN_PACK_ROWS * KERN_PACK_ROWS * row_bytes;
+    for (uint64_t b = 0; b < nb; b++) unpack_block(p + b * KERN_PACK_ROWS * bb, bb, (int)(r % KERN_PACK_ROWS), out + b * bb);
+}
+
+void kern_dequant_packed_row(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t r, float *out)
+{
+    uint64_t bb = pack_block_bytes(type), nb = row_bytes / bb;
+    const uint8_t *p = w + r / KERN_PACK_ROWS * KERN_PACK_ROWS * row_bytes;
+    for (uint64_t b = 0; b < nb; b++) {
+        uint8_t blk[34];
+        unpack_block(p + b * KERN_PACK_ROWS * bb, bb, (int)(r % KERN_PACK_ROWS), blk);
+        quant_dequant_row(type, blk, out + 32 * b, 32);
+    }
+}
+
+void kern_matmul_packed(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t n, uint64_t r0, uint64_t r1,
+                        const void *act, uint64_t act_stride, int n_tok, float *out, uint64_t out_stride)
+{
+    KernPackedFn fn = kern_active()->packed[type];
+    if (fn) {
+        fn(n, w, row_bytes, r0, r1, act, act_stride, n_tok, out, out_stride);
+        return;
+    }
+    /* no kernel for the layout: the reference's sum, block by block (its
+     * s += d_w d_a S_b: one block's dot added to the sum, the same bits) */
+    KernDotFn dot = kern_ref()->dot[type];
+    uint64_t bb = pack_block_bytes(type), nb = n / 32;
+    for (uint64_t r = r0; r < r1; r++) {
+        const uint8_t *p = w + r / KERN_PACK_ROWS * KERN_PACK_ROWS * row_bytes;
+        for (int t = 0; t < n_tok; t++) {
+            const KernQ8_0 *a = (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride);
+            float s = 0.0f;
+            for (uint64_t b = 0; b < nb; b++) {
+                uint8_t blk[34];
+                float part;
+                unpack_block(p + b * KERN_PACK_ROWS * bb, bb, (int)(r % KERN_PACK_ROWS), blk);
+                dot(32, blk, a + b, 0, 1, &part, 1);
+                s += part;
+            }
+            out[(uint64_t)t * out_stride + r] = s;
+        }
+    }
+}
