@@ -40,6 +40,7 @@ llama() {
     "f16 cortex-a76") echo "25.17 38.22" ;; "q8_0 cortex-a72") echo "47.81 74.81" ;;
     "q4_0 cortex-a72") echo "52.87 82.80" ;; "f16 cortex-a72") echo "43.54 112.73" ;;
     "q4_k_m cortex-a76") echo "16.48 41.20" ;; # README: cross-built here from the same source, 2026-11-27
+    "q4_k_m cortex-a72") echo "52.57 85.65" ;; # the same, armv8-a
     *) echo "- -" ;;
     esac
 }
