@@ -1,7 +1,7 @@
 # The libFuzzer harnesses of tests/fuzz/ under ASan+UBSan, after replaying
 # every committed regression input, each for a bounded time: FUZZ_SECONDS,
 # 2 here by default (`make test`'s budget: 14 s for the seven harnesses, a
-# smoke run: 10,000 to 200,000 executions each; campaigns find more;
+# smoke run: 5,000 to 220,000 executions each; campaigns find more;
 # `make fuzz` runs 10 s each, a campaign FUZZ_SECONDS=600). Each run grows
 # the corpus of build/fuzz/corpus/, so the runs add up. Needs clang with its
 # libFuzzer runtime (Debian: clang, libclang-rt-14-dev): without them this

@@ -63,9 +63,9 @@ load_runs() { # NAME SECONDS SEED [SECONDS SEED ...]
         && not_ok "$name: sanitizer report: $(grep -m3 'ERROR\|runtime error' "$TMP/server.err")"
 }
 
-# Budgets (seconds of load per run; they were 8 and 3 x 4): at load average
-# 2.8 on 2 cores the sanitizer build's 6 s completed 30 replies, each 3 s
-# run of the release build over 110.
+# Budgets (seconds of load per run; they were 8 and 3 x 4): on 2 cores,
+# beside the rest of make test, the sanitizer build's 6 s completed 28
+# replies, each 3 s run of the release build 74 to 131.
 start_server "$PITH"
 load_runs "sanitizer build" 6 1
 stop_server
