@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs every test program (build/asan/tests/test_*) and script (tests/t_*.sh),
-# PITH_TEST_JOBS at a time (default: the online cores), the longest first
+# PITH_TEST_JOBS at a time (default: the online cores + 1), the longest first
 # (the times of the last run, build/test-times.tsv), counts their
 # "ok"/"not ok" lines and prints the total as the last line, with the time.
 #
@@ -20,9 +20,13 @@ export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # The harnesses share the cores with the other tests: one at a time, each
-# for FUZZ_SECONDS (3 by default, tests/t_fuzz.sh).
+# for FUZZ_SECONDS (2 by default, tests/t_fuzz.sh).
 export FUZZ_JOBS=${FUZZ_JOBS:-1}
-jobs=${PITH_TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
+# One job more than the cores: a job waiting (on the disk with its cache
+# dropped, a server starting, a lock) would otherwise leave its core idle;
+# in a quiet run on 2 cores the jobs' CPU was 666 s in 360 s, 1.85 cores.
+cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+jobs=${PITH_TEST_JOBS:-$((cores + 1))}
 log=build/test.log
 logs=build/test-logs
 times=build/test-times.tsv

@@ -84,7 +84,7 @@ replies() { # MODEL COUNT LABEL [serve options]
             set -- $r
             # every reply that ended (stop) parses and validates; bounded schemas always end
             if [ "$1" = "$2" ] && { [ "$3" = 0 ] || [ $name = json_object ]; } && [ $(($2 + $3)) = "$count" ]; then
-                ok "$label $name: $1 of $count sampled replies parse and validate ($4 tokens; $3 cut by the context)"
+                ok "$label $name: $1 of $count sampled replies parse and validate ($4 tokens; $3 cut at the length limit)"
             else not_ok "$label $name: $r: $(jget "$TMP/replies.json" "JSON.stringify(r.$name.bad)")"; fi
         done
     else not_ok "$label: $(head -c 600 "$TMP/replies.err")"; fi

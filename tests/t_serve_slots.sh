@@ -27,23 +27,28 @@ req() { # I -> JSON
     esac
 }
 path() { case $1 in 1 | 2 | 4) echo /v1/completions ;; *) echo /v1/chat/completions ;; esac; }
-# A reply's text without ids and timings: content (or the stream's deltas) and finish_reason.
-text_of() { # FILE
+# Replies' texts without ids and timings: content (or the stream's deltas)
+# and finish_reason, one JSON string a line per FILE (one node for them all).
+texts_of() { # FILE...
     node -e '
-const s = require("fs").readFileSync(process.argv[1], "utf8");
-let out = "";
-if (s.startsWith("data: ")) {
-  for (const l of s.split("\n")) {
-    if (!l.startsWith("data: ") || l === "data: [DONE]") continue;
-    const c = JSON.parse(l.slice(6)).choices[0];
-    if (!c) continue;
-    out += (c.delta ? (c.delta.content || "") + (c.delta.reasoning_content || "") : c.text || "") + (c.finish_reason ? "|" + c.finish_reason : "");
-  }
-} else {
-  const c = JSON.parse(s).choices[0];
-  out = (c.message ? (c.message.reasoning_content || "") + c.message.content : c.text) + "|" + c.finish_reason;
-}
-process.stdout.write(out);' "$1"
+for (const f of process.argv.slice(1)) {
+  try {
+    const s = require("fs").readFileSync(f, "utf8");
+    let out = "";
+    if (s.startsWith("data: ")) {
+      for (const l of s.split("\n")) {
+        if (!l.startsWith("data: ") || l === "data: [DONE]") continue;
+        const c = JSON.parse(l.slice(6)).choices[0];
+        if (!c) continue;
+        out += (c.delta ? (c.delta.content || "") + (c.delta.reasoning_content || "") : c.text || "") + (c.finish_reason ? "|" + c.finish_reason : "");
+      }
+    } else {
+      const c = JSON.parse(s).choices[0];
+      out = (c.message ? (c.message.reasoning_content || "") + c.message.content : c.text) + "|" + c.finish_reason;
+    }
+    console.log(JSON.stringify(out));
+  } catch (e) { console.log("ERROR " + f + ": " + e.message); }
+}' "$@"
 }
 
 for model in tiny-qwen3-f32.gguf tiny-qwen3-Q8_0.gguf; do
@@ -61,10 +66,12 @@ for model in tiny-qwen3-f32.gguf tiny-qwen3-Q8_0.gguf; do
     done
     s1=$(metric pith_forward_steps_total); g1=$(metric pith_tokens_generated_total)
     same=0; diff=
+    texts_of "$TMP"/alone[0-5] "$TMP"/a[0-5] "$TMP"/b[0-5] >"$TMP/texts"
+    k=6
     for round in a b; do
         for i in 0 1 2 3 4 5; do
-            a=$(text_of "$TMP/alone$i"); b=$(text_of "$TMP/$round$i")
-            if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $round$i:[$a] vs [$b]"; fi
+            k=$((k + 1)); a=$(sed -n "$((i + 1))p" "$TMP/texts"); b=$(sed -n "${k}p" "$TMP/texts")
+            if [ -n "$a" ] && [ "$a" != '""' ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $round$i:[$a] vs [$b]"; fi
         done
     done
     [ $same -eq 12 ] && ok "$model: 6 greedy requests at once on 4 slots (twice): every reply equals the same request alone" \
@@ -98,10 +105,12 @@ greq() { # I -> JSON
     esac
 }
 gpath() { case $1 in 5) echo /v1/completions ;; *) echo /v1/chat/completions ;; esac; }
-# A reply as one line: content, reasoning, tool calls (name and arguments, ids left out), finish_reason.
-shape_of() { # FILE
+# Replies as one line each: content, reasoning, tool calls (name and
+# arguments, ids left out), finish_reason (one node for every FILE).
+shapes_of() { # FILE...
     node -e '
-const s = require("fs").readFileSync(process.argv[1], "utf8");
+for (const f of process.argv.slice(1)) { try {
+const s = require("fs").readFileSync(f, "utf8");
 let content = null, reasoning = "", finish = null, calls = [];
 if (s.startsWith("data: ")) {
   const ev = s.split("\n\n").filter(e => e.length);
@@ -132,7 +141,8 @@ if (s.startsWith("data: ")) {
   });
   finish = ch.finish_reason;
 }
-process.stdout.write(JSON.stringify({content, reasoning, calls, finish}));' "$1"
+console.log(JSON.stringify({content, reasoning, calls, finish}));
+} catch (e) { console.log("ERROR " + f + ": " + e.message); } }' "$@"
 }
 start_server "$M" --slots 2 -t 1 --kv-type f32 -c 2048 --template qwen3
 if [ -z "$PORT" ]; then not_ok "grammar slots: server did not start: $(cat "$TMP/server.err")"; else
@@ -144,8 +154,10 @@ if [ -z "$PORT" ]; then not_ok "grammar slots: server did not start: $(cat "$TMP
         for p in $pids; do wait "$p"; done
     done
     same=0; diff=
+    shapes_of "$TMP"/galone[0-5] "$TMP"/gpair[0-5] >"$TMP/shapes" 2>&1
+    shape() { case $1 in alone*) sed -n "$((${1#alone} + 1))p" "$TMP/shapes" ;; *) sed -n "$((${1#pair} + 7))p" "$TMP/shapes" ;; esac; }
     for i in 0 1 2 3 4 5; do
-        a=$(shape_of "$TMP/galone$i" 2>&1); b=$(shape_of "$TMP/gpair$i" 2>&1)
+        a=$(shape alone$i); b=$(shape pair$i)
         if [ "$(cat "$TMP/gcode$i")" = 200 ] && [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $i:[$a] vs [$b]"; fi
     done
     [ $same -eq 6 ] && ok "grammar slots: 2 schema replies, a forced tool call beside a plain reply (streamed and not) at once equal each alone" \
@@ -156,7 +168,7 @@ const a = f(1), b = f(2);
 const pa = JSON.parse(a.content), pb = JSON.parse(b.content);
 const okA = a.finish === "stop" && typeof pa.name === "string" && pa.name.length <= 10 && Number.isInteger(pa.age) && pa.age >= 0 && typeof pa.ok === "boolean" && Object.keys(pa).every(k => ["name","age","ok"].includes(k));
 const okB = b.finish === "stop" && ["red","green","blue"].includes(pb.color) && [1,2,3,null].includes(pb.size) && pb.mode === "fast";
-process.stdout.write(okA && okB ? "valid" : "invalid");' "$(shape_of "$TMP/gpair0")" "$(shape_of "$TMP/gpair1")" 2>&1)
+process.stdout.write(okA && okB ? "valid" : "invalid");' "$(shape pair0)" "$(shape pair1)" 2>&1)
     [ "$v" = valid ] && ok "grammar slots: both schema replies (one streamed) parse and validate" \
         || not_ok "grammar slots: schema replies $v: $(head -c 300 "$TMP/gpair0") $(head -c 300 "$TMP/gpair1")"
     v=$(node -e '
@@ -165,7 +177,7 @@ const args = x => { try { return typeof JSON.parse(x.arguments) === "object"; } 
 const okC = c.finish === "tool_calls" && c.content === null && c.calls.length > 0 && c.calls.every(x => ["get_weather","add"].includes(x.name) && args(x));
 const okS = s.finish === "tool_calls" && s.calls.length === 1 && s.calls[0].name === "add" && args(s.calls[0]) && Number.isInteger(JSON.parse(s.calls[0].arguments).a);
 const okP = p.calls.length === 0 && typeof p.content === "string" && p.finish !== "tool_calls";
-process.stdout.write([okC, okS, okP].join(" "));' "$(shape_of "$TMP/gpair2")" "$(shape_of "$TMP/gpair4")" "$(shape_of "$TMP/gpair3")" 2>&1)
+process.stdout.write([okC, okS, okP].join(" "));' "$(shape pair2)" "$(shape pair4)" "$(shape pair3)" 2>&1)
     [ "$v" = "true true true" ] && ok "grammar slots: tool_calls with content null and finish tool_calls, streamed deltas of a named call, the plain reply beside them untouched" \
         || not_ok "grammar slots: tool calls $v: $(head -c 400 "$TMP/gpair2") $(head -c 400 "$TMP/gpair4")"
     kill -0 "$SERVER" 2>/dev/null && ok "grammar slots: server alive" || not_ok "grammar slots: server died: $(tail -3 "$TMP/server.err")"
@@ -204,9 +216,12 @@ slots_twice() { # NAME LABEL MIN_PROMPT_TOKENS MKMODEL_ARGS... -> 1 when mkmodel
         for p in $pids; do wait "$p"; done
     done
     same=0; diff=
+    texts_of "$TMP/${name}alone0" "$TMP/${name}alone1" "$TMP/${name}a0" "$TMP/${name}a1" "$TMP/${name}b0" "$TMP/${name}b1" \
+        >"$TMP/texts"
+    k=2
     for f in a0 a1 b0 b1; do
-        i=${f#?}; a=$(text_of "$TMP/${name}alone$i"); b=$(text_of "$TMP/$name$f")
-        if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
+        i=${f#?}; k=$((k + 1)); a=$(sed -n "$((i + 1))p" "$TMP/texts"); b=$(sed -n "${k}p" "$TMP/texts")
+        if [ -n "$a" ] && [ "$a" != '""' ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
     done
     n0=$(node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).usage.prompt_tokens))' "$TMP/${name}alone0")
     [ $same -eq 4 ] && [ "$n0" -gt "$min_prompt" ] \

@@ -70,11 +70,13 @@ typedef struct {
     double max_rel, mean_kl, max_kl;
 } Worst;
 
-static void logits_case(Loaded *L, const FixCase *c, Worst *w)
+/* One logits case in steps of the loaded batch size against the reference;
+ * returns its logits (the caller frees them), NULL if the run failed. */
+static float *logits_case(Loaded *L, const FixCase *c, Worst *w)
 {
     float *ref = fix_read_logits(c);
     CHECK(ref != NULL, "%s: reference logits readable", c->id);
-    if (!ref) return;
+    if (!ref) return NULL;
     float *ours = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
     CHECK(ours != NULL, "%s: forward runs", c->id);
     if (ours) {
@@ -85,8 +87,8 @@ static void logits_case(Loaded *L, const FixCase *c, Worst *w)
         if (cmp.mean_kl > w->mean_kl) w->mean_kl = cmp.mean_kl;
         if (cmp.max_kl > w->max_kl) w->max_kl = cmp.max_kl;
     }
-    free(ours);
     free(ref);
+    return ours;
 }
 
 static void greedy_case(Loaded *L, const FixCase *c)
@@ -129,14 +131,32 @@ static int bits_equal(const float *a, const float *b, size_t n)
     return a && b && memcmp(a, b, n * sizeof *a) == 0;
 }
 
-/* Backend, threads, token-by-token, F16 cache and a full cache, on one case. */
-static void variants(Loaded *L, const FixCase *c, const char *path)
+/* Backend, threads, token-by-token, F16 cache and a full cache, on one case,
+ * given its logits in one batch (logits_case's, run just before: L's cache
+ * still holds them; freed here). */
+static void variants(Loaded *L, const FixCase *c, const char *path, float *batch)
 {
     uint32_t V = L->m.cfg.n_vocab;
     size_t n = (size_t)c->n_pos * V;
     float *ref = fix_read_logits(c);
-    float *batch = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
     FixCompare cmp;
+
+    /* rewinding: from the cache the batch run filled, go back to the middle
+     * and feed the rest again (a retried chat turn); the cache must behave
+     * as if fresh */
+    if (batch && c->n_prompt >= 4) {
+        int half = c->n_prompt / 2, rest = c->n_prompt - half;
+        int ok = L->seq.n_past == (uint32_t)c->n_prompt;
+        int32_t junk[3] = {3, 4, 5};
+        ok = ok && step(L, junk, 3, (uint32_t)half) == 0; /* overwrite with other tokens */
+        ok = ok && step(L, c->prompt + half, rest < (int)L->opt.batch ? rest : (int)L->opt.batch, (uint32_t)half) == 0;
+        int fed = rest < (int)L->opt.batch ? rest : (int)L->opt.batch;
+        CHECK(ok && L->seq.n_past == (uint32_t)(half + fed) &&
+                  memcmp(L->ws.logits, batch + (size_t)(half + fed - 1) * V, V * sizeof(float)) == 0,
+              "%s: rewinding to position %d and feeding again gives the fresh logits", c->id, half);
+        CHECK(step(L, junk, 1, L->seq.n_past + 1) != 0 && strstr(L->ws.err, "past the"),
+              "%s: feeding beyond the filled positions is refused (%s)", c->id, L->ws.err);
+    }
 
     port_set_threads(2);
     float *two = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
@@ -176,24 +196,6 @@ static void variants(Loaded *L, const FixCase *c, const char *path)
         CHECK(0, "%s: token by token runs", c->id);
     }
 
-    /* rewinding: feed everything, go back to the middle and feed the rest
-     * again (a retried chat turn); the cache must behave as if fresh */
-    if (batch && c->n_prompt >= 4) {
-        int half = c->n_prompt / 2, rest = c->n_prompt - half;
-        float *again = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
-        int ok = again != NULL;
-        free(again);
-        int32_t junk[3] = {3, 4, 5};
-        ok = ok && step(L, junk, 3, (uint32_t)half) == 0; /* overwrite with other tokens */
-        ok = ok && step(L, c->prompt + half, rest < (int)L->opt.batch ? rest : (int)L->opt.batch, (uint32_t)half) == 0;
-        int fed = rest < (int)L->opt.batch ? rest : (int)L->opt.batch;
-        CHECK(ok && L->seq.n_past == (uint32_t)(half + fed) &&
-                  memcmp(L->ws.logits, batch + (size_t)(half + fed - 1) * V, V * sizeof(float)) == 0,
-              "%s: rewinding to position %d and feeding again gives the fresh logits", c->id, half);
-        CHECK(step(L, junk, 1, L->seq.n_past + 1) != 0 && strstr(L->ws.err, "past the"),
-              "%s: feeding beyond the filled positions is refused (%s)", c->id, L->ws.err);
-    }
-
     Loaded *R = load(path, 0, KV_F32, 64, 7); /* read backend, another batch size */
     CHECK(R && !R->cfg.mapped, "%s: loads with the read backend (--no-mmap)", c->id);
     if (R) {
@@ -222,13 +224,14 @@ static void variants(Loaded *L, const FixCase *c, const char *path)
         CHECK(h16 && ok, "%s: F16 KV cache within %s allowance (%s)", c->id, c->tol, fmt_cmp(&cmp));
         free(h16);
 
-        /* a full cache is refused, not overrun */
-        seq_reset(&H->seq);
+        /* a full cache is refused, not overrun: from the positions the
+         * prompt filled, one token at a time */
         int32_t tok[1] = {c->prompt[0]};
-        int fails_at = -1;
+        int filled = (int)H->seq.n_past, fails_at = -1;
         for (int i = 0; i < 70 && fails_at < 0; i++)
-            if (step(H, tok, 1, H->seq.n_past) != 0) fails_at = i;
-        CHECK(fails_at == 64 && strstr(H->ws.err, "context is full"), "%s: cache of 64 refuses token 65 (%s)", c->id,
+            if (step(H, tok, 1, H->seq.n_past) != 0) fails_at = (int)H->seq.n_past;
+        CHECK(filled == c->n_prompt && fails_at == 64 && strstr(H->ws.err, "context is full"),
+              "%s: cache of 64 (%d filled by the prompt, then a token at a time) refuses token 65 (%s)", c->id, filled,
               H->ws.err);
         int32_t bad[1] = {(int32_t)V};
         seq_reset(&H->seq);
@@ -602,21 +605,26 @@ int main(void)
         Loaded *L = load(path, 1, KV_F32, 128, 32);
         CHECK(L != NULL, "%s loads (mmap)", models[mi]);
         if (!L) continue;
+        /* the variants run on the longest logits case, from its logits */
         const FixCase *variant_case = NULL;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(cases[i].model, models[mi]) && !strcmp(cases[i].kind, "logits") &&
+                (!variant_case || cases[i].n_pos > variant_case->n_pos))
+                variant_case = &cases[i];
         for (int i = 0; i < n; i++) {
             const FixCase *c = &cases[i];
             if (strcmp(c->model, models[mi]) != 0) continue;
             covered++;
             if (strcmp(c->kind, "logits") == 0) {
-                logits_case(L, c, &worst[mi]);
-                if (!variant_case || c->n_pos > variant_case->n_pos) variant_case = c;
+                float *logits = logits_case(L, c, &worst[mi]);
+                if (c == variant_case) variants(L, c, path, logits);
+                else free(logits);
             } else if (strcmp(c->kind, "greedy") == 0) {
                 greedy_case(L, c);
             } else {
                 CHECK(0, "%s: unknown kind '%s'", c->id, c->kind);
             }
         }
-        if (variant_case) variants(L, variant_case, path);
         unload(L);
     }
     if (n_shards == 1) CHECK(covered == n, "every case of cases.tsv was run (%d of %d)", covered, n);
