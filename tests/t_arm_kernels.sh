@@ -90,6 +90,16 @@ path() {
     done
 }
 
+# plan_mode TRIPLE CPU MODEL MODE: the planner's load mode on that CPU (the
+# dotprod set reads Q8_0/Q4_0 models repacked, so it reads them rather than
+# mapping them; every other set and type maps)
+plan_mode() {
+    qemu="$(mkvar "$1" QEMU) -cpu $2"
+    got=$($qemu "build/$1/pith" run "$M/$3" -p hi --plan 2>&1 | sed -n 's/^memory plan for .*: --load \([a-z]*\),.*/\1/p')
+    if [ "$got" = "$4" ]; then ok "$1 on $2: $3: the planner chooses --load $4"
+    else not_ok "$1 on $2: $3: the planner chose '$got', want $4"; fi
+}
+
 CASES="pub_tq3_Q8_0_logits_r05 pub_tq3_Q4_0_logits_r05 pub_tq3_Q4_K_M_logits_r05 pub_tq3_Q6_K_logits_r05
        pub_tq3_untied_f16_logits_r05"
 
@@ -97,9 +107,13 @@ CASES="pub_tq3_Q8_0_logits_r05 pub_tq3_Q4_0_logits_r05 pub_tq3_Q4_K_M_logits_r05
 # on its own: tests/run.sh runs them side by side.
 if part a53 && build aarch64-linux-musl; then
     path aarch64-linux-musl cortex-a53 "aarch64 NEON" $CASES
+    plan_mode aarch64-linux-musl cortex-a53 tiny-qwen3-Q8_0.gguf mmap
 fi
 if part a76 && build aarch64-linux-musl; then
     path aarch64-linux-musl cortex-a76 "aarch64 NEON+dotprod+fp16" $CASES
+    plan_mode aarch64-linux-musl cortex-a76 tiny-qwen3-Q8_0.gguf read
+    plan_mode aarch64-linux-musl cortex-a76 tiny-qwen3-Q4_0.gguf read
+    plan_mode aarch64-linux-musl cortex-a76 tiny-qwen3-Q4_K_M.gguf mmap
 fi
 # the whole forward pass on the dotprod path (its multi-row kernels): chunked
 # prompts, token by token, threads; in two halves (PITH_TEST_SHARD=K/2: the

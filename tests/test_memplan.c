@@ -20,10 +20,10 @@
 
 static void fake_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t window, Plan *p)
 {
-    (void)ctx;
     plan_add(p, "base", BASE);
     plan_add(p, "kv cache", (uint64_t)n_ctx * PER_POS);
     if (load == LOAD_READ) plan_add(p, "weights", N_LAYER * LAYER);
+    if (load == LOAD_READ && ctx) plan_add(p, "more for read", *(const uint64_t *)ctx); /* read needing more than mmap */
     if (load == LOAD_STREAM) {
         uint64_t resident = window > 2 * LAYER ? (window - 2 * LAYER) / LAYER : 0;
         if (resident > N_LAYER) resident = N_LAYER;
@@ -94,6 +94,32 @@ int main(void)
     CHECK(mem_decide(&b, &r, &d) == 0 && d.load == LOAD_READ && d.need[0] == 0, "no mmap: read when it fits");
     b = budget(read_need - 1);
     CHECK(mem_decide(&b, &r, &d) == 0 && d.load == LOAD_STREAM, "no mmap: stream when read does not fit");
+
+    /* kernels that read repacked weights (read_first): read, then mmap, then stream */
+    r = request(-1, 1, 1024, 0);
+    r.read_first = 1;
+    b = budget(read_need);
+    CHECK(mem_decide(&b, &r, &d) == 0 && d.load == LOAD_READ && d.mapped == 0 && d.total == read_need,
+          "read_first: read when it fits, though mmap would too");
+    b = budget(mmap_need);
+    CHECK(mem_decide(&b, &r, &d) == 0 && d.load == LOAD_READ, "read_first: read with room to spare");
+    b = budget(read_need - 1);
+    CHECK(mem_decide(&b, &r, &d) == 0 && d.load == LOAD_STREAM, "read_first: stream when neither fits whole");
+    char note[512];
+    mem_notice(&b, &r, &d, note, sizeof note);
+    CHECK(strstr(note, "read would need") != NULL, "read_first: the notice names read (%s)", note);
+    uint64_t more = 2 * FILE_BYTES; /* now read needs more than mmap */
+    r.ctx = &more;
+    b = budget(mmap_need);
+    CHECK(mem_decide(&b, &r, &d) == 0 && d.load == LOAD_MMAP && d.total == mmap_need,
+          "read_first: mmap when read does not fit but mmap does");
+    r.ctx = NULL;
+    r.load = LOAD_MMAP;
+    CHECK(mem_decide(&b, &r, &d) == 0 && d.load == LOAD_MMAP, "read_first: --load mmap is kept");
+    r = request(-1, 0, 1024, 0);
+    r.read_first = 1;
+    b = budget(read_need);
+    CHECK(mem_decide(&b, &r, &d) == 0 && d.load == LOAD_READ, "read_first without mmap: read");
 
     r = request(-1, 1, 1024, 0);
     b = budget(stream_need);

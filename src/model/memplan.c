@@ -116,6 +116,13 @@ static int slot(LoadMode load)
     return load == LOAD_MMAP ? 0 : load == LOAD_READ ? 1 : 2;
 }
 
+/* The first mode that holds the whole model: mapped unless it cannot be,
+ * or the kernels want the weights read (repacked). */
+static LoadMode whole_load(const MemRequest *r)
+{
+    return r->mmap_ok && !r->read_first ? LOAD_MMAP : LOAD_READ;
+}
+
 int mem_decide(const MemBudget *b, const MemRequest *r, MemDecision *d)
 {
     static const LoadMode all[MEM_N_LOADS] = {LOAD_MMAP, LOAD_READ, LOAD_STREAM};
@@ -128,12 +135,14 @@ int mem_decide(const MemBudget *b, const MemRequest *r, MemDecision *d)
     for (int i = 0; i < MEM_N_LOADS; i++)
         d->need[i] = all[i] == LOAD_MMAP && !r->mmap_ok ? 0 : resident(r, all[i], r->n_ctx, &scratch);
 
-    /* The mode asked for; else mapped (or read) and then streamed. */
-    LoadMode order[2];
+    /* The mode asked for; else mapped (or read) and then streamed; read
+     * first, then mapped, where the kernels want the weights repacked. */
+    LoadMode order[3];
     int n = 0;
     if (r->load >= 0) order[n++] = (LoadMode)r->load;
     else {
-        order[n++] = r->mmap_ok ? LOAD_MMAP : LOAD_READ;
+        order[n++] = whole_load(r);
+        if (r->read_first && r->mmap_ok) order[n++] = LOAD_MMAP;
         order[n++] = LOAD_STREAM;
     }
     /* The least plan: the last mode tried at the context floor. */
@@ -210,9 +219,9 @@ void mem_notice(const MemBudget *b, const MemRequest *r, const MemDecision *d, c
     int w = snprintf(out, cap, "note: %s: budget %.1f MiB (%s)", r->model_path, mib(b->bytes), b->source);
     if (w > 0) len = (size_t)w;
     if (streamed && len < cap) {
-        uint64_t whole = d->need[slot(r->mmap_ok ? LOAD_MMAP : LOAD_READ)];
+        uint64_t whole = d->need[slot(whole_load(r))];
         w = snprintf(out + len, cap - len, "; %s would need %.1f MiB: streaming the weights",
-                     r->mmap_ok ? "mapped" : "read", mib(whole));
+                     whole_load(r) == LOAD_MMAP ? "mapped" : "read", mib(whole));
         if (w > 0) len += (size_t)w;
     }
     if (d->n_ctx != d->n_ctx_asked && len < cap)

@@ -51,6 +51,9 @@ typedef struct {
     uint64_t file_bytes;        /* the model's files: resident when mapped */
     int load;                   /* LoadMode given with --load, or -1: the planner chooses */
     int mmap_ok;                /* 0: --no-mmap, or mapping the file failed */
+    int read_first;             /* the kernels read these weights faster repacked, which only
+                                   read mode does (kernels.h: KernelSet.packed, the Pi 5's Q8_0
+                                   and Q4_0): read before mapping when both fit */
     uint32_t n_ctx;             /* context asked for (or the default) */
     uint32_t min_ctx;           /* the command needs at least this many positions */
     uint64_t stream_window;     /* given by the user (--stream-window), or 0: the planner

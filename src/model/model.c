@@ -641,6 +641,7 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
             return -1;
         }
         cfg->weight_bytes += r;
+        if (t->type < 64) cfg->matrix_types |= (uint64_t)1 << t->type;
         /* sizes --load stream needs: a slot holds any layer's matrices, the
          * output streams by rows */
         uint64_t row = t->n_bytes / (t->n_elements / t->ne[0]); /* dims >= 1: n_elements >= ne[0] */

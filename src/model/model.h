@@ -173,6 +173,7 @@ typedef struct {
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
+    uint64_t matrix_types;/* bit t set: some weight matrix is of GgmlType t (t < 64) */
     uint64_t norm_floats; /* floats of all norm vectors (always copied into the arena) */
     /* for --load stream (model_stream_bytes): */
     uint64_t stream_layer_bytes; /* room for any one layer's matrices: the largest of each

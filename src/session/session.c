@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../port/port.h"
+#include "../kernels/kernels.h"
 #include "../model/context_shift.h"
 
 #define DEFAULT_CTX 4096
@@ -58,6 +59,16 @@ static void apply_sampling_defaults(SessionOptions *o)
 }
 
 /* What does not depend on the load mode or the context. */
+/* Whether the active kernels read some matrix type of this model faster
+ * repacked (kernels.h: kern_pack_wanted; on the Pi 5, Q8_0 and Q4_0), which
+ * the loader does in read mode only: the planner then reads before it maps. */
+static int weights_want_read(const ModelConfig *c)
+{
+    for (uint32_t t = 0; t < 64; t++)
+        if ((c->matrix_types >> t & 1) && kern_pack_wanted(t, KERN_PACK_ROWS)) return 1;
+    return 0;
+}
+
 static int plan_base(Session *s, uint64_t max_text, Plan *base)
 {
     const SessionOptions *o = &s->opt;
@@ -269,6 +280,7 @@ int session_open(Session *s, const SessionOptions *o)
     for (uint32_t f = 0; f < s->gguf.n_files; f++) req->file_bytes += s->gguf.files[f].size;
     req->load = o->load_asked;
     req->mmap_ok = o->use_mmap;
+    req->read_first = weights_want_read(&s->cfg);
     req->n_ctx = mo->n_ctx;
     req->min_ctx = o->min_ctx;
     req->stream_window = o->stream_window;
