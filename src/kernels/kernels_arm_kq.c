@@ -244,12 +244,7 @@ INLINE void q6k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
         neon_transpose4(vld1q_u8(r[0] + 192), vld1q_u8(r[1] + 192), vld1q_u8(r[2] + 192), vld1q_u8(r[3] + 192), g);
         int32x4_t sc[16], ds[16];
         UNROLL for (int k = 0; k < 4; k++) sbytes4(g[k], sc + 4 * k);
-        uint16x4_t dh = vdup_n_u16(0);
-        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[0] + 208), dh, 0);
-        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[1] + 208), dh, 1);
-        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[2] + 208), dh, 2);
-        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[3] + 208), dh, 3);
-        float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(dh));
+        float32x4_t dw = neon_rows4_f16(r, 208);
         if (dp) {
             UNROLL for (int k = 0; k < 15; k++) ds[k] = vsubq_s32(sc[q6_order[k]], sc[q6_order[k + 1]]);
             ds[15] = sc[15];

@@ -263,24 +263,6 @@ INLINE float32x4_t q4k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
     return acc;
 }
 
-/* No pre-allocation scheduling (as Q6_K's, below): 105 instructions per 32
- * bytes of codes of each of the four rows instead of 121 (GCC 12). */
-NO_PRESCHED void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                                      uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    size_t nb = (size_t)(n / 256);
-    for (uint64_t r0 = 0; r0 < nrows; r0 += RT) {
-        uint64_t valid = nrows - r0 < RT ? nrows - r0 : RT;
-        const uint8_t *rp[RT];
-        UNROLL for (int i = 0; i < RT; i++) rp[i] = w + (r0 + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
-        for (int t = 0; t < nt; t++) {
-            float32x4_t acc = q4k_pass(rp, (const KernQ8_K *)(const void *)((const uint8_t *)act + (uint64_t)t * act_stride), nb);
-            float *o = out + (uint64_t)t * out_stride + r0;
-            neon_store_rows4(o, acc, valid);
-        }
-    }
-}
-
 /* ---- Q6_K: four rows, one token per pass ----------------------------------------- */
 
 /* The four rows' 16 int8 scales (bytes 192..207 of the block at r[i]) as
@@ -350,12 +332,7 @@ INLINE float32x4_t q6k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
         UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + 210 * b;
         int16x4_t sc[16];
         q6k_scales(r, sc);
-        uint16x4_t dh = vdup_n_u16(0);
-        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[0] + 208), dh, 0);
-        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[1] + 208), dh, 1);
-        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[2] + 208), dh, 2);
-        dh = vld1_lane_u16((const uint16_t *)(const void *)(r[3] + 208), dh, 3);
-        float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(dh));
+        float32x4_t dw = neon_rows4_f16(r, 208);
         /* sum_j sc_j bsum_j: at most 16 x 128 x 16 x 127 */
         int32x4_t sb = vdupq_n_s32(0);
         UNROLL for (int m = 0; m < 4; m++) {
@@ -410,11 +387,10 @@ INLINE float32x4_t q6k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
     return acc;
 }
 
-/* Without the scheduling pass before register allocation: it hoists the
- * loads of the next rows and spills (sixteen registers): 148 instructions
- * per 16 elements of 4 rows x 4 quarters instead of 222 (GCC 12). */
-NO_PRESCHED void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                                      uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+/* ---- the frame: four rows per pass, one token at a time ------------------------- */
+
+INLINE void kq_rows(int q6, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                    uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     size_t nb = (size_t)(n / 256);
     for (uint64_t r0 = 0; r0 < nrows; r0 += RT) {
@@ -422,10 +398,28 @@ NO_PRESCHED void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row
         const uint8_t *rp[RT];
         UNROLL for (int i = 0; i < RT; i++) rp[i] = w + (r0 + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
         for (int t = 0; t < nt; t++) {
-            float32x4_t acc = q6k_pass(rp, (const KernQ8_K *)(const void *)((const uint8_t *)act + (uint64_t)t * act_stride), nb);
+            const KernQ8_K *a = (const KernQ8_K *)(const void *)((const uint8_t *)act + (uint64_t)t * act_stride);
+            float32x4_t acc = q6 ? q6k_pass(rp, a, nb) : q4k_pass(rp, a, nb);
             neon_store_rows4(out + (uint64_t)t * out_stride + r0, acc, valid);
         }
     }
+}
+
+/* Both without the scheduling pass before register allocation: it hoists
+ * the loads of the next rows and spills (sixteen registers). Q4_K: 105
+ * instructions per 32 bytes of codes of each of the four rows instead of
+ * 121; Q6_K: 148 per 16 elements of 4 rows x 4 quarters instead of 222
+ * (GCC 12). */
+NO_PRESCHED void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                                      uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    kq_rows(0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+}
+
+NO_PRESCHED void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                                      uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    kq_rows(1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 #else

@@ -56,6 +56,18 @@ static inline __attribute__((always_inline)) void neon_q4k_scales_mins(const uin
     mn[1] = vorrq_u32(vandq_u32(vshrq_n_u32(h[3], 4), m0f), vandq_u32(vshrq_n_u32(h[2], 2), m30));
 }
 
+/* The F16 scale at byte `off` of each of four rows' blocks (r[i], row i in
+ * lane i) as floats: four lane loads and one conversion. */
+static inline __attribute__((always_inline)) float32x4_t neon_rows4_f16(const uint8_t *const *r, size_t off)
+{
+    uint16x4_t h = vdup_n_u16(0);
+    h = vld1_lane_u16((const uint16_t *)(const void *)(r[0] + off), h, 0);
+    h = vld1_lane_u16((const uint16_t *)(const void *)(r[1] + off), h, 1);
+    h = vld1_lane_u16((const uint16_t *)(const void *)(r[2] + off), h, 2);
+    h = vld1_lane_u16((const uint16_t *)(const void *)(r[3] + off), h, 3);
+    return vcvt_f32_f16(vreinterpret_f16_u16(h));
+}
+
 /* A four-row pass's results for rows r0..r0+valid-1: all four lanes, or
  * the first `valid` of them at the matrix's last rows. */
 static inline __attribute__((always_inline)) void neon_store_rows4(float *o, float32x4_t acc, uint64_t valid)

@@ -425,6 +425,15 @@ typedef struct {
     uint64_t total_rows;
 } MatmulJob;
 
+/* Rows [lo, hi) of w times n tokens' activations: the repacked layout's
+ * kernel where the loader packed w (model.c), else the file's. */
+static void weight_matmul(const Weight *w, uint64_t lo, uint64_t hi, const void *act, uint64_t act_stride, int n,
+                          float *out, uint64_t out_stride)
+{
+    (w->packed ? kern_matmul_packed : kern_matmul)(w->type, w->data, w->row_bytes, w->cols, lo, hi, act, act_stride, n,
+                                                   out, out_stride);
+}
+
 static void matmul_worker(void *ctx, int ith, int nth)
 {
     const MatmulJob *j = ctx;
@@ -435,8 +444,7 @@ static void matmul_worker(void *ctx, int ith, int nth)
         const Weight *w = j->w[i];
         uint64_t lo = a > base ? a - base : 0, hi = b - base < w->rows ? b - base : w->rows;
         if (b > base && lo < hi)
-            (w->packed ? kern_matmul_packed : kern_matmul)(w->type, w->data, w->row_bytes, w->cols, lo, hi, j->act[i],
-                                                           j->act_stride[i], j->n, j->out[i], j->out_stride[i]);
+            weight_matmul(w, lo, hi, j->act[i], j->act_stride[i], j->n, j->out[i], j->out_stride[i]);
         base += w->rows;
     }
 }
@@ -765,9 +773,7 @@ static void rows_of(Workspace *ws, const Weight *w, int mid, const float *x, uin
     if (lo >= hi) return;
     const uint8_t *buf = act_buffer(ws, w, mid);
     KernActFormat f = kern_act_format(w->type);
-    (w->packed ? kern_matmul_packed : kern_matmul)(w->type, w->data, w->row_bytes, w->cols, lo, hi,
-                                                   buf ? (const void *)buf : (const void *)x, kern_act_bytes(f, w->cols),
-                                                   n, out, out_stride);
+    weight_matmul(w, lo, hi, buf ? (const void *)buf : (const void *)x, kern_act_bytes(f, w->cols), n, out, out_stride);
 }
 
 /* Token t: x += xb, the previous sublayer's output (RMSNorm(xb) * post
