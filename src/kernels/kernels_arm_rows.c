@@ -410,24 +410,80 @@ typedef struct {
 #define QUAD_CLOBBERS                                                                                            \
     "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",  \
         "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
-DP static void chunk_quad(const QuadW *w, uint64_t cb, const QBlock *qa, float32x4_t *acc)
+DP_INLINE void chunk_quad(const QuadW *w, uint64_t cb, const QBlock *qa, float32x4_t *acc)
 {
     float32x4_t f0 = acc[0], f1 = acc[1], f2 = acc[2], f3 = acc[3], f4 = acc[4], f5 = acc[5], f6 = acc[6],
                 f7 = acc[7];
     const int8_t *wa = w->wa, *wb = w->wb;
     const float *ws = w->ws;
     const QBlock *ap = qa;
-    uint64_t pairs = cb / 2;
+    uint64_t quads = cb / 4;
     if (cb & 1)
         __asm__ volatile(QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(w->skip), [sstep] "r"(w->sstep) : QUAD_CLOBBERS);
-    if (pairs)
-        __asm__ volatile("1:\n\t" QUAD_BLOCK QUAD_BLOCK "subs %[nb], %[nb], #1\n\t"
+    if (cb & 2)
+        __asm__ volatile(QUAD_BLOCK QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(w->skip), [sstep] "r"(w->sstep) : QUAD_CLOBBERS);
+    if (quads)
+        __asm__ volatile("1:\n\t" QUAD_BLOCK QUAD_BLOCK QUAD_BLOCK QUAD_BLOCK "subs %[nb], %[nb], #1\n\t"
                          "b.ne 1b\n\t"
-                         : QUAD_OPERANDS, [nb] "+r"(pairs)
+                         : QUAD_OPERANDS, [nb] "+r"(quads)
                          : [skip] "r"(w->skip), [sstep] "r"(w->sstep)
                          : QUAD_CLOBBERS);
     acc[0] = f0, acc[1] = f1, acc[2] = f2, acc[3] = f3, acc[4] = f4, acc[5] = f5, acc[6] = f6, acc[7] = f7;
 }
+
+/* A whole tile (eight rows at o, token t's at o + t * os) for tn (1..4)
+ * tokens: the float sums loaded from o (first: zero), the chunk, stored
+ * back; a token past tn repeats token 0 and is not stored. Separate from
+ * the partial tiles so that the sums stay in registers. */
+DP static void quad_whole(const QuadW *w, uint64_t cb, const QBlock *qa, float *o, uint64_t os, int first, int tn)
+{
+    float32x4_t acc[8];
+    if (first) {
+        UNROLL for (int i = 0; i < 8; i++) acc[i] = vdupq_n_f32(0.0f);
+    } else {
+        UNROLL for (int t = 0; t < 4; t++) {
+            const float *p = o + (t < tn ? t : 0) * os;
+            acc[t] = vld1q_f32(p);
+            acc[4 + t] = vld1q_f32(p + 4);
+        }
+    }
+    chunk_quad(w, cb, qa, acc);
+    if (tn == 4) {
+        UNROLL for (int t = 0; t < 4; t++) {
+            vst1q_f32(o + t * os, acc[t]);
+            vst1q_f32(o + t * os + 4, acc[4 + t]);
+        }
+        return;
+    }
+    for (int t = 0; t < tn; t++) {
+        vst1q_f32(o + t * os, acc[t]);
+        vst1q_f32(o + t * os + 4, acc[4 + t]);
+    }
+}
+
+/* One packed Q4_0 group's block at p (moving on): scales into sc, the codes
+ * - 8 stored at dst (moving on), low nibbles first. v16 = 15, v17 = 8. */
+#define PQ4_GROUP(p, sc)                                                                                         \
+    "ldr " sc ", [%[" p "]], #8\n\t"                                                                            \
+    "ld1 {v0.16b-v3.16b}, [%[" p "]], #64\n\t"                                                                  \
+    "and v4.16b, v0.16b, v16.16b\n\t"                                                                           \
+    "and v5.16b, v1.16b, v16.16b\n\t"                                                                           \
+    "and v6.16b, v2.16b, v16.16b\n\t"                                                                           \
+    "and v7.16b, v3.16b, v16.16b\n\t"                                                                           \
+    "ushr v0.16b, v0.16b, #4\n\t"                                                                               \
+    "ushr v1.16b, v1.16b, #4\n\t"                                                                               \
+    "ushr v2.16b, v2.16b, #4\n\t"                                                                               \
+    "ushr v3.16b, v3.16b, #4\n\t"                                                                               \
+    "sub v4.16b, v4.16b, v17.16b\n\t"                                                                           \
+    "sub v5.16b, v5.16b, v17.16b\n\t"                                                                           \
+    "sub v6.16b, v6.16b, v17.16b\n\t"                                                                           \
+    "sub v7.16b, v7.16b, v17.16b\n\t"                                                                           \
+    "sub v0.16b, v0.16b, v17.16b\n\t"                                                                           \
+    "sub v1.16b, v1.16b, v17.16b\n\t"                                                                           \
+    "sub v2.16b, v2.16b, v17.16b\n\t"                                                                           \
+    "sub v3.16b, v3.16b, v17.16b\n\t"                                                                           \
+    "st1 {v4.16b-v7.16b}, [%[dst]], #64\n\t"                                                                    \
+    "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
 
 /* The cb blocks from block b0 of two packed groups (kernels.h: four rows
  * interleaved, their scales together) for chunk_quad: Q8_0's codes are read
@@ -438,24 +494,28 @@ DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], cons
 {
     uint64_t gbb = 4 * block_bytes(kind);
     const uint8_t *g[2] = {ga + b0 * gbb, gb + b0 * gbb};
-    const uint8x16_t m = vdupq_n_u8(15);
-    const int8x16_t eight = vdupq_n_s8(8);
     if (kind == RK_Q8_0) {
         for (uint64_t b = 0; b < cb; b++)
             UNROLL for (int h = 0; h < 2; h++) sd[b][h] = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(g[h] + b * gbb)));
         *qw = (QuadW){(const int8_t *)g[0] + 8, (const int8_t *)g[1] + 8, (const float *)sd, gbb - 64, sizeof sd[0]};
         return;
     }
-    for (uint64_t b = 0; b < cb; b++)
-        UNROLL for (int h = 0; h < 2; h++) {
-            const uint8_t *p = g[h] + b * gbb;
-            c[b].d[h] = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(p)));
-            UNROLL for (int k = 0; k < 4; k++) {
-                uint8x16_t v = vld1q_u8(p + 8 + 16 * k);
-                c[b].w[h][k] = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, m)), eight);
-                c[b].w[h][4 + k] = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), eight);
-            }
-        }
+    /* per block, each group: its scales, its codes - 8 (lows: elements
+     * 4j..4j+3 of the four rows, highs: 16 + 4j..) as TBlock.w[h] */
+    const uint8_t *pa = g[0], *pb = g[1];
+    int8x16_t *dst = c[0].w[0];
+    uint64_t left = cb;
+    __asm__ volatile("movi v16.16b, #15\n\t"
+                     "movi v17.16b, #8\n\t"
+                     "1:\n\t" PQ4_GROUP("pa", "d18") PQ4_GROUP("pb", "d19")
+                     "fcvtl v18.4s, v18.4h\n\t"
+                     "fcvtl v19.4s, v19.4h\n\t"
+                     "stp q18, q19, [%[dst]], #32\n\t"
+                     "subs %[left], %[left], #1\n\t"
+                     "b.ne 1b\n\t"
+                     : [pa] "+r"(pa), [pb] "+r"(pb), [dst] "+r"(dst), [left] "+r"(left)
+                     :
+                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "cc", "memory");
     *qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)c[0].d, sizeof c[0] - 64,
                   sizeof c[0]};
 }
@@ -506,41 +566,28 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
                 qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)c[0].d,
                              sizeof c[0] - 64, sizeof c[0]};
             }
+            int whole = lo == 0 && hi == TILE;
             for (int q = 0; q < quads; q++) {
+                int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
+                if (whole) {
+                    quad_whole(&qw, cb, qa[q], out + (uint64_t)(4 * q) * out_stride + r, out_stride, b0 == 0, tn);
+                    continue;
+                }
                 float32x4_t acc[8];
                 float lanes[4][TILE];
-                int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
-                int whole = lo == 0 && hi == TILE;
-                if (b0 == 0) {
-                    UNROLL for (int i = 0; i < 8; i++) acc[i] = vdupq_n_f32(0.0f);
-                } else if (whole) {
-                    UNROLL for (int t = 0; t < 4; t++) {
-                        const float *o = out + (uint64_t)(4 * q + (t < tn ? t : 0)) * out_stride + r;
-                        acc[t] = vld1q_f32(o);
-                        acc[4 + t] = vld1q_f32(o + 4);
-                    }
-                } else {
-                    memset(lanes, 0, sizeof lanes);
+                memset(lanes, 0, sizeof lanes);
+                if (b0)
                     for (int t = 0; t < tn; t++)
                         memcpy(lanes[t] + lo, out + (uint64_t)(4 * q + t) * out_stride + r + lo, (hi - lo) * sizeof(float));
-                    UNROLL for (int t = 0; t < 4; t++) {
-                        acc[t] = vld1q_f32(lanes[t]);
-                        acc[4 + t] = vld1q_f32(lanes[t] + 4);
-                    }
+                UNROLL for (int t = 0; t < 4; t++) {
+                    acc[t] = vld1q_f32(lanes[t]);
+                    acc[4 + t] = vld1q_f32(lanes[t] + 4);
                 }
                 chunk_quad(&qw, cb, qa[q], acc);
-                if (whole) {
-                    for (int t = 0; t < tn; t++) {
-                        float *o = out + (uint64_t)(4 * q + t) * out_stride + r;
-                        vst1q_f32(o, acc[t]);
-                        vst1q_f32(o + 4, acc[4 + t]);
-                    }
-                } else {
-                    for (int t = 0; t < tn; t++) {
-                        vst1q_f32(lanes[t], acc[t]);
-                        vst1q_f32(lanes[t] + 4, acc[4 + t]);
-                        memcpy(out + (uint64_t)(4 * q + t) * out_stride + r + lo, lanes[t] + lo, (hi - lo) * sizeof(float));
-                    }
+                for (int t = 0; t < tn; t++) {
+                    vst1q_f32(lanes[t], acc[t]);
+                    vst1q_f32(lanes[t] + 4, acc[4 + t]);
+                    memcpy(out + (uint64_t)(4 * q + t) * out_stride + r + lo, lanes[t] + lo, (hi - lo) * sizeof(float));
                 }
             }
         }
