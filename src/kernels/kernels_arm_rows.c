@@ -16,7 +16,7 @@
  * the same with LD2 (16 bytes of nibbles) and the offset of 8 folded into
  * the initial value of the sums (-8 x the activation's code sum).
  *
- * Prompts (four tokens or more; Q4_0 three), K-chunk by K-chunk (16 blocks): the
+ * Prompts (four tokens or more; Q4_0 three), K-chunk by K-chunk (PKC blocks): the
  * chunk's activations are laid out once for all the row tiles (per block,
  * four tokens' codes and scales: three loads); each tile of eight rows is
  * transposed once (LD4 lane loads: one vector = four rows x four
