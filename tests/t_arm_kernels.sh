@@ -27,6 +27,9 @@ M=$FIX/models
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 [ -x "$CMP" ] || make -s "$CMP" >"$TMP/build" 2>&1 || not_ok "build $CMP: $(grep -m3 -i error "$TMP/build" | tr '\n' ' ')"
+# test_forward writes its gemma3 and lfm2 models with the host's mkmodel
+MK=build/asan/tools/mkmodel
+[ -x "$MK" ] || make -s "$MK" >"$TMP/build" 2>&1 || not_ok "build $MK: $(grep -m3 -i error "$TMP/build" | tr '\n' ' ')"
 
 mkvar() { make -s --no-print-directory TARGET="$1" "print-$2"; }
 
