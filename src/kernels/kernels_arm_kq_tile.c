@@ -48,6 +48,8 @@
 #define DP __attribute__((target("arch=armv8.2-a+dotprod")))
 #endif
 #define INLINE static inline __attribute__((always_inline))
+/* once per tile (or quad of tokens) and K-chunk: apart, they count apart in profiles */
+#define NOINLINE __attribute__((noinline))
 #define UNROLL _Pragma("GCC unroll 8")
 
 enum {
@@ -98,7 +100,7 @@ INLINE void transpose_at(const uint8_t *const *r, uint64_t off, uint32x4_t *out)
 }
 
 /* Blocks [b0, b0 + cb) of the four rows r (at block 0) into c. */
-DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, uint64_t cb, T45 *c)
+NOINLINE DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, uint64_t cb, T45 *c)
 {
     const uint64_t bytes = five ? 176 : 144, qs = five ? 48 : 16;
     const uint8x16_t m4 = vdupq_n_u8(15), b4 = vdupq_n_u8(0x10);
@@ -124,7 +126,7 @@ DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, uint64_t c
             transpose_at(p, 16, qh);
             transpose_at(p, 32, qh + 4);
         }
-        UNROLL for (int q = 0; q < 4; q++) {
+        _Pragma("GCC unroll 1") for (int q = 0; q < 4; q++) { /* rolled: size */
             /* bytes 32q.. of the codes: low nibbles sub-block 2q, high ones 2q + 1 */
             uint32x4_t v[8];
             transpose_at(p, qs + 32 * q, v);
@@ -145,12 +147,12 @@ DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, uint64_t c
 }
 
 /* Blocks [b0, b0 + cb) of tokens a[0..3] into q. */
-DP static void acts45(const KernQ8_K *const *a, uint64_t b0, uint64_t cb, A45 *q)
+NOINLINE DP static void acts45(const KernQ8_K *const *a, uint64_t b0, uint64_t cb, A45 *q)
 {
     const int16x8_t m127 = vdupq_n_s16(127);
     for (uint64_t b = 0; b < cb; b++) {
         float d[4];
-        UNROLL for (int t = 0; t < 4; t++) {
+        _Pragma("GCC unroll 1") for (int t = 0; t < 4; t++) {
             const KernQ8_K *k = a[t] + b0 + b;
             UNROLL for (int j = 0; j < 8; j++) {
                 q[b].x[j][2 * t] = vld1q_s8(k->q + 32 * j);
@@ -256,10 +258,10 @@ INLINE void sbytes4(uint32x4_t v, int32x4_t *out)
  * half h and s, ql bytes 64h + 16s (l0) and 64h + 32 + 16s (l1) and qh
  * bytes 32h + 16s (hb) give the 16 elements 128h + 32k + 16s (sub-block
  * 8h + 2k + s) of quarter k: l0 & 15, l1 & 15, l0 >> 4, l1 >> 4, with two
- * bits of hb (bits 0-1, 2-3, 4-5, 6-7) above them. */
-DP static void tile6(const uint8_t *const *r, uint64_t b0, uint64_t cb, T6 *c)
+ * bits of hb (bits 0-1, 2-3, 4-5, 6-7) above them (SLI, SRI). */
+NOINLINE DP static void tile6(const uint8_t *const *r, uint64_t b0, uint64_t cb, T6 *c)
 {
-    const uint8x16_t m4 = vdupq_n_u8(15), m3 = vdupq_n_u8(3 << 4), k32 = vdupq_n_u8(32);
+    const uint8x16_t m3 = vdupq_n_u8(3), m30 = vdupq_n_u8(0x30), k32 = vdupq_n_u8(32);
     for (uint64_t b = 0; b < cb; b++) {
         const uint8_t *p[4];
         UNROLL for (int i = 0; i < 4; i++) p[i] = r[i] + 210 * (b0 + b);
@@ -271,34 +273,31 @@ DP static void tile6(const uint8_t *const *r, uint64_t b0, uint64_t cb, T6 *c)
         UNROLL for (int j = 0; j < 15; j++) t->sb[j].ds = vsubq_s32(sc[j], sc[j + 1]);
         t->sb[15].ds = sc[15];
         t->dw = neon_rows4_f16(p, 208);
-        for (int h = 0; h < 2; h++)
-            for (int s = 0; s < 2; s++) {
-                uint8x16_t q[4][4]; /* q[k][i]: quarter k of row i, 0..63 */
-                UNROLL for (int i = 0; i < 4; i++) {
-                    uint8x16_t l0 = vld1q_u8(p[i] + 64 * h + 16 * s), l1 = vld1q_u8(p[i] + 64 * h + 32 + 16 * s);
-                    uint8x16_t hb = vld1q_u8(p[i] + 128 + 32 * h + 16 * s);
-                    q[0][i] = vorrq_u8(vandq_u8(l0, m4), vandq_u8(vshlq_n_u8(hb, 4), m3));
-                    q[1][i] = vorrq_u8(vandq_u8(l1, m4), vandq_u8(vshlq_n_u8(hb, 2), m3));
-                    q[2][i] = vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, m3));
-                    q[3][i] = vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), m3));
-                }
-                UNROLL for (int k = 0; k < 4; k++) {
-                    uint32x4_t v[4];
-                    neon_transpose4(q[k][0], q[k][1], q[k][2], q[k][3], v);
-                    int j = 8 * h + 2 * k + s;
-                    UNROLL for (int e = 0; e < 4; e++)
-                        t->sb[j].w[e] = vreinterpretq_s8_u8(vsubq_u8(vreinterpretq_u8_u32(v[e]), k32));
-                }
+        UNROLL for (int hs = 0; hs < 4; hs++) {
+            int h = hs >> 1, s = hs & 1;
+            /* the bit operations are bytewise: transposed first, decoded as words of four rows */
+            uint32x4_t l0[4], l1[4], hb[4];
+            transpose_at(p, 64 * h + 16 * s, l0);
+            transpose_at(p, 64 * h + 32 + 16 * s, l1);
+            transpose_at(p, 128 + 32 * h + 16 * s, hb);
+            UNROLL for (int e = 0; e < 4; e++) {
+                uint8x16_t u = vreinterpretq_u8_u32(l0[e]), v = vreinterpretq_u8_u32(l1[e]);
+                uint8x16_t x = vreinterpretq_u8_u32(hb[e]), x2 = vshrq_n_u8(x, 2);
+                uint8x16_t q[4] = {vsliq_n_u8(u, vandq_u8(x, m3), 4), vsliq_n_u8(v, vandq_u8(x2, m3), 4),
+                                   vsriq_n_u8(vandq_u8(x, m30), u, 4), vsriq_n_u8(vandq_u8(x2, m30), v, 4)};
+                UNROLL for (int k = 0; k < 4; k++)
+                    t->sb[8 * h + 2 * k + s].w[e] = vreinterpretq_s8_u8(vsubq_u8(q[k], k32));
             }
+        }
     }
 }
 
 /* Blocks [b0, b0 + cb) of tokens a[0..3] into q. */
-DP static void acts6(const KernQ8_K *const *a, uint64_t b0, uint64_t cb, A6 *q)
+NOINLINE DP static void acts6(const KernQ8_K *const *a, uint64_t b0, uint64_t cb, A6 *q)
 {
     for (uint64_t b = 0; b < cb; b++) {
         float d[4];
-        UNROLL for (int t = 0; t < 4; t++) {
+        _Pragma("GCC unroll 1") for (int t = 0; t < 4; t++) {
             const KernQ8_K *k = a[t] + b0 + b;
             UNROLL for (int j = 0; j < 16; j++) q[b].x[j][t] = vld1q_s8(k->q + 16 * j);
             d[t] = k->d;
