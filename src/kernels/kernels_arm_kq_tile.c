@@ -74,6 +74,7 @@ typedef struct {
     float32x4_t dw, dm;
     uint32x4_t mn[2];
 } T45;
+_Static_assert(sizeof(T45) == 8 * 144 + 64, "q4k_codes and quad write and read 144 bytes per sub-block");
 
 /* Block b of four tokens: x[j][2t], x[j][2t + 1] = codes 0-15 and 16-31 of
  * sub-block j of token t; lh[t] its bsum pairs split into bytes (low 7
@@ -99,6 +100,41 @@ INLINE void transpose_at(const uint8_t *const *r, uint64_t off, uint32x4_t *out)
     neon_transpose4(vld1q_u8(r[0] + off), vld1q_u8(r[1] + off), vld1q_u8(r[2] + off), vld1q_u8(r[3] + off), out);
 }
 
+/* 16 bytes of four rows (r0..r3, moved on by 16) -> v0..v3: vector k = bytes
+ * 4k..4k+3 of each row */
+#define T_LD4(a, b, c, d)                                                                                        \
+    "ld4 {" a ".s, " b ".s, " c ".s, " d ".s}[0], [%[r0]], #16\n\t"                                                \
+    "ld4 {" a ".s, " b ".s, " c ".s, " d ".s}[1], [%[r1]], #16\n\t"                                                \
+    "ld4 {" a ".s, " b ".s, " c ".s, " d ".s}[2], [%[r2]], #16\n\t"                                                \
+    "ld4 {" a ".s, " b ".s, " c ".s, " d ".s}[3], [%[r3]], #16\n\t"
+#define T_LO(v, lo) "and " lo ".16b, " v ".16b, v30.16b\n\t"
+#define T_HI(v) "ushr " v ".16b, " v ".16b, #4\n\t"
+
+/* Q4_K's 128 bytes of codes of the four rows' blocks p[i] into t's
+ * sub-blocks: per pair q, bytes 32q.. transposed, their low nibbles
+ * sub-block 2q, the high ones 2q + 1 (each followed by its ds, skipped). */
+INLINE void q4k_codes(const uint8_t *const *p, T45 *t)
+{
+    const uint8_t *r0 = p[0] + 16, *r1 = p[1] + 16, *r2 = p[2] + 16, *r3 = p[3] + 16;
+    uint8_t *d = (uint8_t *)t->sb;
+    uint64_t n = 4, skip = 64 + 16;
+    __asm__ volatile("movi v30.16b, #15\n\t"
+                     "1:\n\t" T_LD4("v0", "v1", "v2", "v3") T_LD4("v4", "v5", "v6", "v7") T_LO("v0", "v16") T_LO("v1", "v17")
+                         T_LO("v2", "v18") T_LO("v3", "v19") T_LO("v4", "v20") T_LO("v5", "v21") T_LO("v6", "v22")
+                             T_LO("v7", "v23") T_HI("v0") T_HI("v1") T_HI("v2") T_HI("v3") T_HI("v4") T_HI("v5")
+                                 T_HI("v6") T_HI("v7")
+                     "st1 {v16.16b-v19.16b}, [%[d]], #64\n\t"
+                     "st1 {v20.16b-v23.16b}, [%[d]], %[skip]\n\t"
+                     "st1 {v0.16b-v3.16b}, [%[d]], #64\n\t"
+                     "st1 {v4.16b-v7.16b}, [%[d]], %[skip]\n\t"
+                     "subs %[n], %[n], #1\n\t"
+                     "b.ne 1b\n\t"
+                     : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [d] "+r"(d), [n] "+r"(n)
+                     : [skip] "r"(skip)
+                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
+                       "v23", "v30", "cc", "memory");
+}
+
 /* Blocks [b0, b0 + cb) of the four rows r (at block 0) into c. */
 NOINLINE DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, uint64_t cb, T45 *c)
 {
@@ -121,11 +157,13 @@ NOINLINE DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, u
         ubytes4(sv[1], sc + 4);
         UNROLL for (int j = 0; j < 7; j++) t->sb[j].ds = vsubq_s32(sc[j], sc[j + 1]);
         t->sb[7].ds = sc[7];
-        uint32x4_t qh[8];
-        if (five) {
-            transpose_at(p, 16, qh);
-            transpose_at(p, 32, qh + 4);
+        if (!five) { /* Q4_K: LD4 lane loads transpose, in assembly (GCC moves LD4 tuples around) */
+            q4k_codes(p, t);
+            continue;
         }
+        uint32x4_t qh[8];
+        transpose_at(p, 16, qh);
+        transpose_at(p, 32, qh + 4);
         _Pragma("GCC unroll 1") for (int q = 0; q < 4; q++) { /* rolled: size */
             /* bytes 32q.. of the codes: low nibbles sub-block 2q, high ones 2q + 1 */
             uint32x4_t v[8];
@@ -133,14 +171,11 @@ NOINLINE DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, u
             transpose_at(p, qs + 32 * q + 16, v + 4);
             UNROLL for (int k = 0; k < 8; k++) {
                 uint8x16_t x = vreinterpretq_u8_u32(v[k]);
-                uint8x16_t lo = vandq_u8(x, m4), hi = vshrq_n_u8(x, 4);
-                if (five) { /* bit 2q (2q + 1) of qh is the fifth bit: moved to bit 4 (USHL: negative counts shift right) */
-                    uint8x16_t hb = vreinterpretq_u8_u32(qh[k]);
-                    lo = vorrq_u8(lo, vandq_u8(vshlq_u8(hb, vdupq_n_s8((int8_t)(4 - 2 * q))), b4));
-                    hi = vorrq_u8(hi, vandq_u8(vshlq_u8(hb, vdupq_n_s8((int8_t)(3 - 2 * q))), b4));
-                }
-                t->sb[2 * q].w[k] = lo;
-                t->sb[2 * q + 1].w[k] = hi;
+                /* bit 2q (2q + 1) of qh is the fifth bit: moved to bit 4 (USHL: negative counts shift right) */
+                uint8x16_t hb = vreinterpretq_u8_u32(qh[k]);
+                t->sb[2 * q].w[k] = vorrq_u8(vandq_u8(x, m4), vandq_u8(vshlq_u8(hb, vdupq_n_s8((int8_t)(4 - 2 * q))), b4));
+                t->sb[2 * q + 1].w[k] =
+                    vorrq_u8(vshrq_n_u8(x, 4), vandq_u8(vshlq_u8(hb, vdupq_n_s8((int8_t)(3 - 2 * q))), b4));
             }
         }
     }
@@ -236,6 +271,7 @@ typedef struct {
     } sb[16];
     float32x4_t dw;
 } T6;
+_Static_assert(sizeof(T6) == 16 * 80 + 16, "q6k_codes and quad write and read 80 bytes per sub-block");
 
 /* Block b of four tokens: x[j][t] = codes of sub-block j of token t; d the
  * scales. */
@@ -254,6 +290,61 @@ INLINE void sbytes4(uint32x4_t v, int32x4_t *out)
     out[3] = vshrq_n_s32(s, 24);
 }
 
+/* 16 bytes at a0..a3 (the four rows) -> words transposed into v, v+1, v+2, v+3 */
+#define T6_LD4(a, v0, v1, v2, v3)                                                                                 \
+    "ld4 {" v0 ".s, " v1 ".s, " v2 ".s, " v3 ".s}[0], [%[" a "0]]\n\t"                                              \
+    "ld4 {" v0 ".s, " v1 ".s, " v2 ".s, " v3 ".s}[1], [%[" a "1]]\n\t"                                              \
+    "ld4 {" v0 ".s, " v1 ".s, " v2 ".s, " v3 ".s}[2], [%[" a "2]]\n\t"                                              \
+    "ld4 {" v0 ".s, " v1 ".s, " v2 ".s, " v3 ".s}[3], [%[" a "3]]\n\t"
+/* word e: l0 in v(e), l1 in v(4 + e), hb in h -> quarters 0 and 1 in place
+ * of l0 and l1 (SLI), 2 and 3 in q2 and q3 (SRI); v28 a temporary; v30 = 3,
+ * v31 = 0x30 */
+#define T6_WORD(l0, l1, h, q2, q3)                                                                                \
+    "ushr v28.16b, " h ".16b, #2\n\t"                                                                           \
+    "and " q2 ".16b, " h ".16b, v31.16b\n\t"                                                                    \
+    "sri " q2 ".16b, " l0 ".16b, #4\n\t"                                                                        \
+    "and " q3 ".16b, v28.16b, v31.16b\n\t"                                                                      \
+    "sri " q3 ".16b, " l1 ".16b, #4\n\t"                                                                        \
+    "and " h ".16b, " h ".16b, v30.16b\n\t"                                                                     \
+    "sli " l0 ".16b, " h ".16b, #4\n\t"                                                                         \
+    "and v28.16b, v28.16b, v30.16b\n\t"                                                                         \
+    "sli " l1 ".16b, v28.16b, #4\n\t"
+#define T6_SUB4(a, b, c, d)                                                                                       \
+    "sub " a ".16b, " a ".16b, v29.16b\n\t"                                                                     \
+    "sub " b ".16b, " b ".16b, v29.16b\n\t"                                                                     \
+    "sub " c ".16b, " c ".16b, v29.16b\n\t"                                                                     \
+    "sub " d ".16b, " d ".16b, v29.16b\n\t"
+
+/* Half h, s of Q6_K's codes of the four rows' blocks p[i] (below) into t:
+ * the bytes transposed first (the bit operations are bytewise), decoded as
+ * words of the four rows, minus 32; quarter k is sub-block 8h + 2k + s
+ * (160 bytes apart in t). */
+INLINE void q6k_codes(const uint8_t *const *p, int h, int s, T6 *t)
+{
+    uint64_t ol = 64 * (uint64_t)h + 16 * (uint64_t)s, oh = 128 + 32 * (uint64_t)h + 16 * (uint64_t)s, step = 160;
+    const uint8_t *a0 = p[0] + ol, *a1 = p[1] + ol, *a2 = p[2] + ol, *a3 = p[3] + ol;
+    const uint8_t *b0 = a0 + 32, *b1 = a1 + 32, *b2 = a2 + 32, *b3 = a3 + 32;
+    const uint8_t *c0 = p[0] + oh, *c1 = p[1] + oh, *c2 = p[2] + oh, *c3 = p[3] + oh;
+    int8x16_t *d = t->sb[8 * h + s].w;
+    __asm__ volatile("movi v29.16b, #32\n\t"
+                     "movi v30.16b, #3\n\t"
+                     "movi v31.16b, #0x30\n\t" T6_LD4("a", "v0", "v1", "v2", "v3") T6_LD4("b", "v4", "v5", "v6", "v7")
+                         T6_LD4("c", "v24", "v25", "v26", "v27") T6_WORD("v0", "v4", "v24", "v16", "v20")
+                             T6_WORD("v1", "v5", "v25", "v17", "v21") T6_WORD("v2", "v6", "v26", "v18", "v22")
+                                 T6_WORD("v3", "v7", "v27", "v19", "v23") T6_SUB4("v0", "v1", "v2", "v3")
+                                     T6_SUB4("v4", "v5", "v6", "v7") T6_SUB4("v16", "v17", "v18", "v19")
+                                         T6_SUB4("v20", "v21", "v22", "v23")
+                     "st1 {v0.16b-v3.16b}, [%[d]], %[step]\n\t"
+                     "st1 {v4.16b-v7.16b}, [%[d]], %[step]\n\t"
+                     "st1 {v16.16b-v19.16b}, [%[d]], %[step]\n\t"
+                     "st1 {v20.16b-v23.16b}, [%[d]]\n\t"
+                     : [d] "+r"(d)
+                     : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3), [b0] "r"(b0), [b1] "r"(b1), [b2] "r"(b2),
+                       [b3] "r"(b3), [c0] "r"(c0), [c1] "r"(c1), [c2] "r"(c2), [c3] "r"(c3), [step] "r"(step)
+                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
+                       "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory");
+}
+
 /* Blocks [b0, b0 + cb) of the four rows r (at block 0) into c. Codes: for
  * half h and s, ql bytes 64h + 16s (l0) and 64h + 32 + 16s (l1) and qh
  * bytes 32h + 16s (hb) give the 16 elements 128h + 32k + 16s (sub-block
@@ -261,7 +352,6 @@ INLINE void sbytes4(uint32x4_t v, int32x4_t *out)
  * bits of hb (bits 0-1, 2-3, 4-5, 6-7) above them (SLI, SRI). */
 NOINLINE DP static void tile6(const uint8_t *const *r, uint64_t b0, uint64_t cb, T6 *c)
 {
-    const uint8x16_t m3 = vdupq_n_u8(3), m30 = vdupq_n_u8(0x30), k32 = vdupq_n_u8(32);
     for (uint64_t b = 0; b < cb; b++) {
         const uint8_t *p[4];
         UNROLL for (int i = 0; i < 4; i++) p[i] = r[i] + 210 * (b0 + b);
@@ -270,25 +360,10 @@ NOINLINE DP static void tile6(const uint8_t *const *r, uint64_t b0, uint64_t cb,
         int32x4_t sc[16];
         transpose_at(p, 192, g);
         UNROLL for (int k = 0; k < 4; k++) sbytes4(g[k], sc + 4 * k);
-        UNROLL for (int j = 0; j < 15; j++) t->sb[j].ds = vsubq_s32(sc[j], sc[j + 1]);
+        _Pragma("GCC unroll 16") for (int j = 0; j < 15; j++) t->sb[j].ds = vsubq_s32(sc[j], sc[j + 1]);
         t->sb[15].ds = sc[15];
         t->dw = neon_rows4_f16(p, 208);
-        UNROLL for (int hs = 0; hs < 4; hs++) {
-            int h = hs >> 1, s = hs & 1;
-            /* the bit operations are bytewise: transposed first, decoded as words of four rows */
-            uint32x4_t l0[4], l1[4], hb[4];
-            transpose_at(p, 64 * h + 16 * s, l0);
-            transpose_at(p, 64 * h + 32 + 16 * s, l1);
-            transpose_at(p, 128 + 32 * h + 16 * s, hb);
-            UNROLL for (int e = 0; e < 4; e++) {
-                uint8x16_t u = vreinterpretq_u8_u32(l0[e]), v = vreinterpretq_u8_u32(l1[e]);
-                uint8x16_t x = vreinterpretq_u8_u32(hb[e]), x2 = vshrq_n_u8(x, 2);
-                uint8x16_t q[4] = {vsliq_n_u8(u, vandq_u8(x, m3), 4), vsliq_n_u8(v, vandq_u8(x2, m3), 4),
-                                   vsriq_n_u8(vandq_u8(x, m30), u, 4), vsriq_n_u8(vandq_u8(x2, m30), v, 4)};
-                UNROLL for (int k = 0; k < 4; k++)
-                    t->sb[8 * h + 2 * k + s].w[e] = vreinterpretq_s8_u8(vsubq_u8(q[k], k32));
-            }
-        }
+        UNROLL for (int hs = 0; hs < 4; hs++) q6k_codes(p, hs >> 1, hs & 1, t);
     }
 }
 
