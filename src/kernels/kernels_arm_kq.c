@@ -23,6 +23,8 @@
  * 4 x 15 x 127 per lane for Q4_K, 4 x 31 x 127 for Q5_K, 2 x 63 x 127 for
  * Q6_K) and the ADDP tree widens them (SADDLP) before they could overflow.
  * The one-row dot entries of kernels_arm.c are these kernels on one row.
+ * With dotprod, calls of TILE_TOKENS or more take the prompt tiles of
+ * kernels_arm_kq_tile.c (four rows x four tokens, the same bits).
  *
  * Determinism (kernels.h): row r and token t always get, block by block,
  *   Q4_K, Q5_K: acc = fma(float(S), dw * da, acc); acc = fma(-float(M), dmin * da, acc)

@@ -1,15 +1,16 @@
-/* kernels_arm_kq_tile.c - prompt tiles for Q4_K and Q5_K (and Q6_K) on
- * aarch64 with dotprod (Pi 5): four weight rows x four tokens per pass,
- * called by kernels_arm_kq.c's dotprod kernels for calls of several tokens.
+/* kernels_arm_kq_tile.c - prompt tiles for Q4_K, Q5_K and Q6_K on aarch64
+ * with dotprod (Pi 5): four weight rows x four tokens per pass, called by
+ * kernels_arm_kq.c's dotprod kernels for calls of three tokens or more.
  *
  * Why: kernels_arm_kq.c's passes (four rows, one or two tokens) decode
  * every weight vector again for each pair of tokens and reduce four row
  * sums with ADDP for every sub-block and token. Here, as the Q8_0/Q4_0
  * prompt tile (kernels_arm_rows.c), K-chunk by K-chunk (KC blocks):
  *  - the chunk's activations are laid out once for all the row tiles
- *    (per block and four tokens: each sub-block's 32 codes of the four
+ *    (per block and four tokens: each sub-block's codes of the four
  *    tokens together, the bsums split into bytes for the mins, the scales);
- *  - each tile of four rows is decoded once for all the tokens into a
+ *  - each tile of four rows is decoded once for all the tokens (LD4 lane
+ *    loads transpose the codes; then bytewise bit operations) into a
  *    scratch in the SDOT-by-element layout: one vector = four rows x four
  *    consecutive elements, codes as bytes (Q4_K 0..15, Q5_K 0..31, Q6_K
  *    -32..31), with the rows' scales unpacked (one int32 vector per
@@ -22,8 +23,9 @@
  *    serves four tokens, each activation vector four rows), one MLA applies
  *    the scale difference; per block Q4_K's mins come from the bsums by
  *    SDOT (kernels_arm_kq.c's way) and the float steps follow.
- * The inner loops are assembly (32 SDOT per sub-block and 28 live
- * vectors: GCC spilled).
+ * The passes are assembly: 29 live vectors, every register placed by hand
+ * (GCC spilled kernels_arm_rows.c's tile); so are the LD4 transposes (GCC
+ * moved LD4 tuples through extra registers: tried, more instructions).
  *
  * Determinism (kernels.h, kernels_arm_kq.c): row r and token t get, block
  * by block, the exact integer sums S (and M) and
