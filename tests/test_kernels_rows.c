@@ -33,19 +33,26 @@ static float rndf(void) /* [-1, 1) */
 
 enum { ROWS = 75, COLS = 256 * 5, TOKENS = 70 }; /* 40 blocks of 32, 5 of 256; two 32-row tiles and a part */
 
-static double abs_terms(uint32_t type, const uint8_t *row, const void *act)
+/* sum of |w_i a_i| over a row of n elements (the error bound's scale) */
+static double abs_terms_n(uint32_t type, const uint8_t *row, const void *act, int n)
 {
-    static float w[COLS];
-    quant_dequant_row(type, row, w, COLS);
+    float *w = malloc(sizeof(float) * (size_t)n);
+    quant_dequant_row(type, row, w, (uint64_t)n);
     double mag = 0;
-    for (int i = 0; i < COLS; i++) {
+    for (int i = 0; i < n; i++) {
         double a;
         if (kern_act_format(type) == KERN_ACT_F32) a = ((const float *)act)[i];
         else if (kern_act_format(type) == KERN_ACT_Q8_0) a = (double)((const KernQ8_0 *)act)[i / 32].d * ((const KernQ8_0 *)act)[i / 32].q[i % 32];
         else a = (double)((const KernQ8_K *)act)[i / 256].d * ((const KernQ8_K *)act)[i / 256].q[i % 256];
         mag += fabs((double)w[i] * a);
     }
+    free(w);
     return mag;
+}
+
+static double abs_terms(uint32_t type, const uint8_t *row, const void *act)
+{
+    return abs_terms_n(type, row, act, COLS);
 }
 
 /* rows: the kernel under test; active: it is the active set's (then
@@ -233,6 +240,75 @@ static void test_extremes(uint32_t type, KernRowsFn rows, const char *label)
     free(act);
 }
 
+/* The K-quant types (Q8_K activations) at small row counts and several
+ * K-chunks: rows 1 to 7 (a tile of four rows with 1-3 of them repeated,
+ * and a whole tile and a part), 9 blocks of 256 (the A76 prompt tile's
+ * K-chunks of 4 blocks: two and a part), 1 to 9 tokens per call and 13 at
+ * once. Every call's results equal one token per call (the decoding
+ * kernels), bit for bit, and the reference within the bound of test_type;
+ * kern_matmul over row ranges cut inside a tile equals one call. */
+static void test_kq_small(uint32_t type, KernRowsFn rows, const char *label, int active)
+{
+    enum { N = 256 * 9, R = 7, T = 13 };
+    uint64_t rb = ggml_row_bytes(type, N), as = kern_act_bytes(KERN_ACT_Q8_K, N);
+    uint8_t *w = malloc(R * rb), *act = malloc(T * as);
+    float *x = malloc(sizeof(float) * N), *one = malloc(sizeof(float) * T * R), *got = malloc(sizeof(float) * T * R);
+    for (int r = 0; r < R; r++) {
+        for (int i = 0; i < N; i++) x[i] = rndf() * (r % 2 ? 3.0f : 0.25f);
+        if (quant_quantize_row(type, x, w + r * rb, N) != 0) { /* Q5_K: random bytes, small d and dmin */
+            for (uint64_t i = 0; i < rb; i++) w[r * rb + i] = (uint8_t)test_rng_u32(&rng);
+            for (int b = 0; b < N / 256; b++)
+                for (int k = 0; k < 2; k++) {
+                    uint16_t h = quant_f32_to_f16(rndf() * 0.02f);
+                    uint8_t *p = w + r * rb + b * ggml_type_info(type)->block_bytes + 2 * k;
+                    p[0] = (uint8_t)h, p[1] = (uint8_t)(h >> 8);
+                }
+        }
+    }
+    for (int t = 0; t < T; t++) {
+        for (int i = 0; i < N; i++) x[i] = rndf() * (t % 4 == 1 ? 50.0f : 1.0f);
+        kern_quantize_act(type, x, act + t * as, N);
+    }
+    int same = 1, split = 1;
+    double worst = 0;
+    for (int nr = 1; nr <= R; nr++) {
+        for (int t = 0; t < T; t++) rows(N, w, rb, (uint64_t)nr, act + t * as, as, 1, one + t * R, R);
+        for (int t = 0; t < T; t++)
+            for (int r = 0; r < nr; r++) {
+                float want;
+                kern_ref()->dot[type](N, w + r * rb, act + t * as, as, 1, &want, 1);
+                double err = fabs((double)one[t * R + r] - want) / (abs_terms_n(type, w + r * rb, act + t * as, N) + 1e-30);
+                if (err > worst) worst = err;
+            }
+        for (int per = 2; per <= T; per += per == 9 ? T - 9 : 1) {
+            memset(got, 0, sizeof(float) * T * R);
+            for (int t = 0; t < T; t += per) {
+                int nt = T - t < per ? T - t : per;
+                rows(N, w, rb, (uint64_t)nr, act + t * as, as, nt, got + t * R, R);
+            }
+            for (int t = 0; t < T; t++) same &= memcmp(got + t * R, one + t * R, sizeof(float) * (size_t)nr) == 0;
+        }
+        if (active && nr == R) {
+            static const uint64_t cuts[] = {0, 1, 3, 6, R};
+            memset(got, 0, sizeof(float) * T * R);
+            for (int i = 0; i < 4; i++) kern_matmul(type, w, rb, N, cuts[i], cuts[i + 1], act, as, T, got, R);
+            split = memcmp(got, one, sizeof(float) * T * R) == 0;
+        }
+    }
+    CHECK(worst <= 1e-5, "%s [%s] rows: 1 to %d rows x %d blocks of 256, one token per call within 1e-05 of sum |terms| of "
+                         "the reference (worst %.3g)", ggml_type_info(type)->name, label, R, N / 256, worst);
+    CHECK(same, "%s [%s] rows: 1 to %d rows x %d blocks, 2 to 9 and %d tokens per call equal one per call, bit for bit",
+          ggml_type_info(type)->name, label, R, N / 256, T);
+    if (active)
+        CHECK(split, "%s [%s] rows: kern_matmul over rows cut at 1, 3, 6 of %d (inside a tile), %d tokens: equal, bit for bit",
+              ggml_type_info(type)->name, label, R, T);
+    free(w);
+    free(act);
+    free(x);
+    free(one);
+    free(got);
+}
+
 /* F16 arithmetic (KernelSet.f16_in_half): on values whose products and
  * sums F16 holds exactly (weights +-2^-2..2^1, activations small integers,
  * one token scaled by 1024 so the kernel divides its chunks by a power of
@@ -377,6 +453,7 @@ int main(void)
         test_type(t, ks->rows[t], ks->name, 1, NULL);
         if (kern_act_format(t) == KERN_ACT_Q8_K || t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0)
             test_extremes(t, ks->rows[t], ks->name);
+        if (kern_act_format(t) == KERN_ACT_Q8_K) test_kq_small(t, ks->rows[t], ks->name, 1);
     }
     if (ks->f16_in_half) {
         test_f16_half(ks->rows[GGML_TYPE_F16], 256 * 5 + 8 * 3 + 3); /* a short run and a tail of 3 */

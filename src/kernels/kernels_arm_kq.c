@@ -23,6 +23,8 @@
  * 4 x 15 x 127 per lane for Q4_K, 4 x 31 x 127 for Q5_K, 2 x 63 x 127 for
  * Q6_K) and the ADDP tree widens them (SADDLP) before they could overflow.
  * The one-row dot entries of kernels_arm.c are these kernels on one row.
+ * With dotprod, calls of TILE_TOKENS or more take the prompt tiles of
+ * kernels_arm_kq_tile.c (four rows x four tokens, the same bits).
  *
  * Determinism (kernels.h): row r and token t always get, block by block,
  *   Q4_K, Q5_K: acc = fma(float(S), dw * da, acc); acc = fma(-float(M), dmin * da, acc)
@@ -49,6 +51,11 @@
 
 enum { KQ_Q4_K, KQ_Q5_K, KQ_Q6_K };
 enum { RT = 4, /* rows per pass */ GT = 2 /* tokens per pass */ };
+enum { TILE_TOKENS = 3 /* with dotprod, calls of this many tokens or more take the prompt tile */ };
+
+/* kernels_arm_kq_tile.c: four rows x four tokens per pass (dotprod) */
+void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 
 void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
@@ -324,6 +331,11 @@ INLINE void kq_rows(int kind, int dp, uint64_t n, const uint8_t *w, uint64_t row
                     const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     uint64_t nb = n / 256;
+    if (dp && nt >= TILE_TOKENS) { /* the same bits (kernels_arm_kq_tile.c) */
+        kern_arm_dp_tile_kq(kind == KQ_Q4_K ? 4 : kind == KQ_Q5_K ? 5 : 6, n, w, row_bytes, nrows, act, act_stride, nt,
+                            out, out_stride);
+        return;
+    }
     for (uint64_t r0 = 0; r0 < nrows; r0 += RT) {
         uint64_t valid = nrows - r0 < RT ? nrows - r0 : RT;
         const uint8_t *rp[RT];

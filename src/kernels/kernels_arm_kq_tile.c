@@ -1,0 +1,511 @@
+/* kernels_arm_kq_tile.c - prompt tiles for Q4_K, Q5_K and Q6_K on aarch64
+ * with dotprod (Pi 5): four weight rows x four tokens per pass, called by
+ * kernels_arm_kq.c's dotprod kernels for calls of three tokens or more.
+ *
+ * Why: kernels_arm_kq.c's passes (four rows, one or two tokens) decode
+ * every weight vector again for each pair of tokens and reduce four row
+ * sums with ADDP for every sub-block and token. Here, as the Q8_0/Q4_0
+ * prompt tile (kernels_arm_rows.c), K-chunk by K-chunk (KC blocks):
+ *  - the chunk's activations are laid out once for all the row tiles
+ *    (per block and four tokens: each sub-block's codes of the four
+ *    tokens together, the bsums split into bytes for the mins, the scales);
+ *  - each tile of four rows is decoded once for all the tokens (LD4 lane
+ *    loads transpose the codes; then bytewise bit operations) into a
+ *    scratch in the SDOT-by-element layout: one vector = four rows x four
+ *    consecutive elements, codes as bytes (Q4_K 0..15, Q5_K 0..31, Q6_K
+ *    -32..31), with the rows' scales unpacked (one int32 vector per
+ *    sub-block, row i in lane i) as differences of neighbours:
+ *    sum_j s_j X_j = sum_j (s_j - s_j+1) T_j, T_j the running sum after
+ *    sub-block j, so the sums need no zeroing per sub-block (int32 wrapping
+ *    arithmetic is exact because the result fits);
+ *  - every four tokens pass over it: per sub-block, SDOT by element
+ *    multiplies four rows by four elements of one token (each weight vector
+ *    serves four tokens, each activation vector four rows), one MLA applies
+ *    the scale difference; per block Q4_K's mins come from the bsums by
+ *    SDOT (kernels_arm_kq.c's way) and the float steps follow.
+ * The passes are assembly: 29 live vectors, every register placed by hand
+ * (GCC spilled kernels_arm_rows.c's tile); so are the LD4 transposes (GCC
+ * moved LD4 tuples through extra registers: tried, more instructions).
+ *
+ * Determinism (kernels.h, kernels_arm_kq.c): row r and token t get, block
+ * by block, the exact integer sums S (and M) and
+ *   Q4_K, Q5_K: acc = fma(float(S), dw * da, acc); acc = fma(-float(M), dmin * da, acc)
+ *   Q6_K: acc = fma(float(S), dw * da, acc)
+ * as kernels_arm_kq.c's passes: the same bits, whatever the number of
+ * tokens in the call or the thread split. Rows past the end of the last
+ * tile repeat the last row, tokens past the end of the last four repeat the
+ * last token; their lanes are computed and dropped. */
+#include "kernels.h"
+
+#include <string.h>
+
+#if defined(__aarch64__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#include <arm_neon.h>
+
+#include "kernels_neon.h"
+
+#ifdef __clang__
+#define DP __attribute__((target("dotprod")))
+#else
+#define DP __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+#define INLINE static inline __attribute__((always_inline))
+/* once per tile (or quad of tokens) and K-chunk: apart, they count apart in profiles */
+#define NOINLINE __attribute__((noinline))
+#define UNROLL _Pragma("GCC unroll 8")
+
+enum {
+    KC = 4,   /* blocks of 256 per K-chunk */
+    KTOK = 64 /* tokens per pass over a chunk (activations on the stack: 69 KiB) */
+};
+
+void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
+/* ---- Q4_K and Q5_K ------------------------------------------------------------ */
+
+/* Block b of a tile: per sub-block j, w[k] = elements 4k..4k+3 of the four
+ * rows (lane i = row i), ds its scales' differences (s_j - s_j+1; s_7);
+ * then the rows' d and dmin as floats and their mins as bytes (mn[0] mins
+ * 0..3 of row i in lane i, mn[1] mins 4..7). In the order the pass reads. */
+typedef struct {
+    struct {
+        uint8x16_t w[8];
+        int32x4_t ds;
+    } sb[8];
+    float32x4_t dw, dm;
+    uint32x4_t mn[2];
+} T45;
+_Static_assert(sizeof(T45) == 8 * 144 + 64, "q4k_codes and quad write and read 144 bytes per sub-block");
+
+/* Block b of four tokens: x[j][2t], x[j][2t + 1] = codes 0-15 and 16-31 of
+ * sub-block j of token t; lh[t] its bsum pairs split into bytes (low 7
+ * bits of pairs 0..7, then the rest, as kernels_arm_kq.c); d the scales. */
+typedef struct {
+    int8x16_t x[8][8];
+    int8x16_t lh[4];
+    float32x4_t d;
+} A45;
+
+/* byte k (0..3) of each lane, unsigned */
+INLINE void ubytes4(uint32x4_t v, int32x4_t *out)
+{
+    const uint32x4_t ff = vdupq_n_u32(0xff);
+    out[0] = vreinterpretq_s32_u32(vandq_u32(v, ff));
+    out[1] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 8), ff));
+    out[2] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 16), ff));
+    out[3] = vreinterpretq_s32_u32(vshrq_n_u32(v, 24));
+}
+
+INLINE void transpose_at(const uint8_t *const *r, uint64_t off, uint32x4_t *out)
+{
+    neon_transpose4(vld1q_u8(r[0] + off), vld1q_u8(r[1] + off), vld1q_u8(r[2] + off), vld1q_u8(r[3] + off), out);
+}
+
+/* 16 bytes of four rows (r0..r3, moved on by 16) -> v0..v3: vector k = bytes
+ * 4k..4k+3 of each row */
+#define T_LD4(a, b, c, d)                                                                                        \
+    "ld4 {" a ".s, " b ".s, " c ".s, " d ".s}[0], [%[r0]], #16\n\t"                                                \
+    "ld4 {" a ".s, " b ".s, " c ".s, " d ".s}[1], [%[r1]], #16\n\t"                                                \
+    "ld4 {" a ".s, " b ".s, " c ".s, " d ".s}[2], [%[r2]], #16\n\t"                                                \
+    "ld4 {" a ".s, " b ".s, " c ".s, " d ".s}[3], [%[r3]], #16\n\t"
+#define T_LO(v, lo) "and " lo ".16b, " v ".16b, v30.16b\n\t"
+#define T_HI(v) "ushr " v ".16b, " v ".16b, #4\n\t"
+
+/* Q4_K's 128 bytes of codes of the four rows' blocks p[i] into t's
+ * sub-blocks: per pair q, bytes 32q.. transposed, their low nibbles
+ * sub-block 2q, the high ones 2q + 1 (each followed by its ds, skipped). */
+INLINE void q4k_codes(const uint8_t *const *p, T45 *t)
+{
+    const uint8_t *r0 = p[0] + 16, *r1 = p[1] + 16, *r2 = p[2] + 16, *r3 = p[3] + 16;
+    uint8_t *d = (uint8_t *)t->sb;
+    uint64_t n = 4, skip = 64 + 16;
+    __asm__ volatile("movi v30.16b, #15\n\t"
+                     "1:\n\t" T_LD4("v0", "v1", "v2", "v3") T_LD4("v4", "v5", "v6", "v7") T_LO("v0", "v16") T_LO("v1", "v17")
+                         T_LO("v2", "v18") T_LO("v3", "v19") T_LO("v4", "v20") T_LO("v5", "v21") T_LO("v6", "v22")
+                             T_LO("v7", "v23") T_HI("v0") T_HI("v1") T_HI("v2") T_HI("v3") T_HI("v4") T_HI("v5")
+                                 T_HI("v6") T_HI("v7")
+                     "st1 {v16.16b-v19.16b}, [%[d]], #64\n\t"
+                     "st1 {v20.16b-v23.16b}, [%[d]], %[skip]\n\t"
+                     "st1 {v0.16b-v3.16b}, [%[d]], #64\n\t"
+                     "st1 {v4.16b-v7.16b}, [%[d]], %[skip]\n\t"
+                     "subs %[n], %[n], #1\n\t"
+                     "b.ne 1b\n\t"
+                     : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [d] "+r"(d), [n] "+r"(n)
+                     : [skip] "r"(skip)
+                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
+                       "v23", "v30", "cc", "memory");
+}
+
+/* Blocks [b0, b0 + cb) of the four rows r (at block 0) into c. */
+NOINLINE DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, uint64_t cb, T45 *c)
+{
+    const uint64_t bytes = five ? 176 : 144, qs = five ? 48 : 16;
+    const uint8x16_t m4 = vdupq_n_u8(15), b4 = vdupq_n_u8(0x10);
+    for (uint64_t b = 0; b < cb; b++) {
+        const uint8_t *p[4];
+        UNROLL for (int i = 0; i < 4; i++) p[i] = r[i] + bytes * (b0 + b);
+        T45 *t = &c[b];
+        uint32x4_t h[4], sv[2], nv[2];
+        transpose_at(p, 0, h);
+        uint16x8_t dd = vreinterpretq_u16_u32(h[0]);
+        t->dw = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(vuzp1q_u16(dd, dd))));
+        t->dm = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(vuzp2q_u16(dd, dd))));
+        neon_q4k_scales_mins(h, sv, nv);
+        t->mn[0] = nv[0];
+        t->mn[1] = nv[1];
+        int32x4_t sc[8];
+        ubytes4(sv[0], sc);
+        ubytes4(sv[1], sc + 4);
+        UNROLL for (int j = 0; j < 7; j++) t->sb[j].ds = vsubq_s32(sc[j], sc[j + 1]);
+        t->sb[7].ds = sc[7];
+        if (!five) { /* Q4_K: LD4 lane loads transpose, in assembly (GCC moves LD4 tuples around) */
+            q4k_codes(p, t);
+            continue;
+        }
+        uint32x4_t qh[8];
+        transpose_at(p, 16, qh);
+        transpose_at(p, 32, qh + 4);
+        _Pragma("GCC unroll 1") for (int q = 0; q < 4; q++) { /* rolled: size */
+            /* bytes 32q.. of the codes: low nibbles sub-block 2q, high ones 2q + 1 */
+            uint32x4_t v[8];
+            transpose_at(p, qs + 32 * q, v);
+            transpose_at(p, qs + 32 * q + 16, v + 4);
+            UNROLL for (int k = 0; k < 8; k++) {
+                uint8x16_t x = vreinterpretq_u8_u32(v[k]);
+                /* bit 2q (2q + 1) of qh is the fifth bit: moved to bit 4 (USHL: negative counts shift right) */
+                uint8x16_t hb = vreinterpretq_u8_u32(qh[k]);
+                t->sb[2 * q].w[k] = vorrq_u8(vandq_u8(x, m4), vandq_u8(vshlq_u8(hb, vdupq_n_s8((int8_t)(4 - 2 * q))), b4));
+                t->sb[2 * q + 1].w[k] =
+                    vorrq_u8(vshrq_n_u8(x, 4), vandq_u8(vshlq_u8(hb, vdupq_n_s8((int8_t)(3 - 2 * q))), b4));
+            }
+        }
+    }
+}
+
+/* Blocks [b0, b0 + cb) of tokens a[0..3] into q. */
+NOINLINE DP static void acts45(const KernQ8_K *const *a, uint64_t b0, uint64_t cb, A45 *q)
+{
+    const int16x8_t m127 = vdupq_n_s16(127);
+    for (uint64_t b = 0; b < cb; b++) {
+        float d[4];
+        _Pragma("GCC unroll 1") for (int t = 0; t < 4; t++) {
+            const KernQ8_K *k = a[t] + b0 + b;
+            UNROLL for (int j = 0; j < 8; j++) {
+                q[b].x[j][2 * t] = vld1q_s8(k->q + 32 * j);
+                q[b].x[j][2 * t + 1] = vld1q_s8(k->q + 32 * j + 16);
+            }
+            /* bsum pair = 128 h + l, l in 0..127, h in -32..31 */
+            int16x8_t bs = vpaddq_s16(vld1q_s16(k->bsum), vld1q_s16(k->bsum + 8));
+            q[b].lh[t] = vcombine_s8(vmovn_s16(vandq_s16(bs, m127)), vmovn_s16(vshrq_n_s16(bs, 7)));
+            d[t] = k->d;
+        }
+        q[b].d = vld1q_f32(d);
+    }
+}
+
+/* One sub-block: 8 weight vectors (v0-v7) and its scale differences (v8),
+ * the four tokens' 32 codes (v16-v23); running sums v24-v27 (token t),
+ * block sums v28-v31 += running sum x difference. */
+#define SDOT4(k, l)                                                                                              \
+    "sdot v24.4s, v" #k ".16b, v16.4b[" #l "]\n\t"                                                               \
+    "sdot v25.4s, v" #k ".16b, v18.4b[" #l "]\n\t"                                                               \
+    "sdot v26.4s, v" #k ".16b, v20.4b[" #l "]\n\t"                                                               \
+    "sdot v27.4s, v" #k ".16b, v22.4b[" #l "]\n\t"
+#define SDOT4H(k, l)                                                                                             \
+    "sdot v24.4s, v" #k ".16b, v17.4b[" #l "]\n\t"                                                               \
+    "sdot v25.4s, v" #k ".16b, v19.4b[" #l "]\n\t"                                                               \
+    "sdot v26.4s, v" #k ".16b, v21.4b[" #l "]\n\t"                                                               \
+    "sdot v27.4s, v" #k ".16b, v23.4b[" #l "]\n\t"
+#define SB45                                                                                                     \
+    "ld1 {v16.16b-v19.16b}, [%[ap]], #64\n\t"                                                                   \
+    "ld1 {v20.16b-v23.16b}, [%[ap]], #64\n\t"                                                                   \
+    "ld1 {v0.16b-v3.16b}, [%[wp]], #64\n\t"                                                                     \
+    "ld1 {v4.16b-v7.16b}, [%[wp]], #64\n\t"                                                                     \
+    "ldr q8, [%[wp]], #16\n\t" SDOT4(0, 0) SDOT4(1, 1) SDOT4(2, 2) SDOT4(3, 3) SDOT4H(4, 0) SDOT4H(5, 1)         \
+        SDOT4H(6, 2) SDOT4H(7, 3)                                                                                \
+    "mla v28.4s, v24.4s, v8.4s\n\t"                                                                             \
+    "mla v29.4s, v25.4s, v8.4s\n\t"                                                                             \
+    "mla v30.4s, v26.4s, v8.4s\n\t"                                                                             \
+    "mla v31.4s, v27.4s, v8.4s\n\t"
+/* token t's mins sum M into v(4 + t): mins (v2, v3) . bsum pairs (v(16 + t)) */
+#define MINS(t, lh)                                                                                              \
+    "movi v" t ".4s, #0\n\t"                                                                                    \
+    "sdot v" t ".4s, v2.16b, " lh ".4b[2]\n\t"                                                                  \
+    "sdot v" t ".4s, v3.16b, " lh ".4b[3]\n\t"                                                                  \
+    "shl v" t ".4s, v" t ".4s, #7\n\t"                                                                          \
+    "sdot v" t ".4s, v2.16b, " lh ".4b[0]\n\t"                                                                  \
+    "sdot v" t ".4s, v3.16b, " lh ".4b[1]\n\t"                                                                  \
+    "scvtf v" t ".4s, v" t ".4s\n\t"
+/* acc = fma(float(S), dw * da, acc); acc = fma(-float(M), dmin * da, acc) */
+#define FSTEP45(t, s, m, f)                                                                                      \
+    "scvtf " s ".4s, " s ".4s\n\t"                                                                              \
+    "fmul v21.4s, v0.4s, v20.s[" t "]\n\t"                                                                      \
+    "fmul v22.4s, v1.4s, v20.s[" t "]\n\t"                                                                      \
+    "fmla %[" f "].4s, " s ".4s, v21.4s\n\t"                                                                    \
+    "fmls %[" f "].4s, " m ".4s, v22.4s\n\t"
+#define ZERO8                                                                                                    \
+    "movi v24.4s, #0\n\t"                                                                                       \
+    "movi v25.4s, #0\n\t"                                                                                       \
+    "movi v26.4s, #0\n\t"                                                                                       \
+    "movi v27.4s, #0\n\t"                                                                                       \
+    "movi v28.4s, #0\n\t"                                                                                       \
+    "movi v29.4s, #0\n\t"                                                                                       \
+    "movi v30.4s, #0\n\t"                                                                                       \
+    "movi v31.4s, #0\n\t"
+#define BLOCK45                                                                                                  \
+    ZERO8 SB45 SB45 SB45 SB45 SB45 SB45 SB45 SB45                                               \
+    "ld1 {v0.4s-v3.4s}, [%[wp]], #64\n\t"                                                                       \
+    "ld1 {v16.16b-v19.16b}, [%[ap]], #64\n\t"                                                                   \
+    "ldr q20, [%[ap]], #16\n\t" MINS("4", "v16") MINS("5", "v17") MINS("6", "v18") MINS("7", "v19")             \
+        FSTEP45("0", "v28", "v4", "f0") FSTEP45("1", "v29", "v5", "f1") FSTEP45("2", "v30", "v6", "f2")          \
+            FSTEP45("3", "v31", "v7", "f3")
+
+/* ---- Q6_K ---------------------------------------------------------------------- */
+
+/* Block b of a tile: per sub-block j (16 elements), w[k] = elements
+ * 4k..4k+3 of the four rows minus 32, ds its scales' differences
+ * (s_j - s_j+1; s_15); then the rows' d as floats. */
+typedef struct {
+    struct {
+        int8x16_t w[4];
+        int32x4_t ds;
+    } sb[16];
+    float32x4_t dw;
+} T6;
+_Static_assert(sizeof(T6) == 16 * 80 + 16, "q6k_codes and quad write and read 80 bytes per sub-block");
+
+/* Block b of four tokens: x[j][t] = codes of sub-block j of token t; d the
+ * scales. */
+typedef struct {
+    int8x16_t x[16][4];
+    float32x4_t d;
+} A6;
+
+/* signed byte k (0..3) of each lane */
+INLINE void sbytes4(uint32x4_t v, int32x4_t *out)
+{
+    int32x4_t s = vreinterpretq_s32_u32(v);
+    out[0] = vshrq_n_s32(vshlq_n_s32(s, 24), 24);
+    out[1] = vshrq_n_s32(vshlq_n_s32(s, 16), 24);
+    out[2] = vshrq_n_s32(vshlq_n_s32(s, 8), 24);
+    out[3] = vshrq_n_s32(s, 24);
+}
+
+/* 16 bytes at a0..a3 (the four rows) -> words transposed into v, v+1, v+2, v+3 */
+#define T6_LD4(a, v0, v1, v2, v3)                                                                                 \
+    "ld4 {" v0 ".s, " v1 ".s, " v2 ".s, " v3 ".s}[0], [%[" a "0]]\n\t"                                              \
+    "ld4 {" v0 ".s, " v1 ".s, " v2 ".s, " v3 ".s}[1], [%[" a "1]]\n\t"                                              \
+    "ld4 {" v0 ".s, " v1 ".s, " v2 ".s, " v3 ".s}[2], [%[" a "2]]\n\t"                                              \
+    "ld4 {" v0 ".s, " v1 ".s, " v2 ".s, " v3 ".s}[3], [%[" a "3]]\n\t"
+/* word e: l0 in v(e), l1 in v(4 + e), hb in h -> quarters 0 and 1 in place
+ * of l0 and l1 (SLI), 2 and 3 in q2 and q3 (SRI); v28 a temporary; v30 = 3,
+ * v31 = 0x30 */
+#define T6_WORD(l0, l1, h, q2, q3)                                                                                \
+    "ushr v28.16b, " h ".16b, #2\n\t"                                                                           \
+    "and " q2 ".16b, " h ".16b, v31.16b\n\t"                                                                    \
+    "sri " q2 ".16b, " l0 ".16b, #4\n\t"                                                                        \
+    "and " q3 ".16b, v28.16b, v31.16b\n\t"                                                                      \
+    "sri " q3 ".16b, " l1 ".16b, #4\n\t"                                                                        \
+    "and " h ".16b, " h ".16b, v30.16b\n\t"                                                                     \
+    "sli " l0 ".16b, " h ".16b, #4\n\t"                                                                         \
+    "and v28.16b, v28.16b, v30.16b\n\t"                                                                         \
+    "sli " l1 ".16b, v28.16b, #4\n\t"
+#define T6_SUB4(a, b, c, d)                                                                                       \
+    "sub " a ".16b, " a ".16b, v29.16b\n\t"                                                                     \
+    "sub " b ".16b, " b ".16b, v29.16b\n\t"                                                                     \
+    "sub " c ".16b, " c ".16b, v29.16b\n\t"                                                                     \
+    "sub " d ".16b, " d ".16b, v29.16b\n\t"
+
+/* Half h, s of Q6_K's codes of the four rows' blocks p[i] (below) into t:
+ * the bytes transposed first (the bit operations are bytewise), decoded as
+ * words of the four rows, minus 32; quarter k is sub-block 8h + 2k + s
+ * (160 bytes apart in t). */
+INLINE void q6k_codes(const uint8_t *const *p, int h, int s, T6 *t)
+{
+    uint64_t ol = 64 * (uint64_t)h + 16 * (uint64_t)s, oh = 128 + 32 * (uint64_t)h + 16 * (uint64_t)s, step = 160;
+    const uint8_t *a0 = p[0] + ol, *a1 = p[1] + ol, *a2 = p[2] + ol, *a3 = p[3] + ol;
+    const uint8_t *b0 = a0 + 32, *b1 = a1 + 32, *b2 = a2 + 32, *b3 = a3 + 32;
+    const uint8_t *c0 = p[0] + oh, *c1 = p[1] + oh, *c2 = p[2] + oh, *c3 = p[3] + oh;
+    int8x16_t *d = t->sb[8 * h + s].w;
+    __asm__ volatile("movi v29.16b, #32\n\t"
+                     "movi v30.16b, #3\n\t"
+                     "movi v31.16b, #0x30\n\t" T6_LD4("a", "v0", "v1", "v2", "v3") T6_LD4("b", "v4", "v5", "v6", "v7")
+                         T6_LD4("c", "v24", "v25", "v26", "v27") T6_WORD("v0", "v4", "v24", "v16", "v20")
+                             T6_WORD("v1", "v5", "v25", "v17", "v21") T6_WORD("v2", "v6", "v26", "v18", "v22")
+                                 T6_WORD("v3", "v7", "v27", "v19", "v23") T6_SUB4("v0", "v1", "v2", "v3")
+                                     T6_SUB4("v4", "v5", "v6", "v7") T6_SUB4("v16", "v17", "v18", "v19")
+                                         T6_SUB4("v20", "v21", "v22", "v23")
+                     "st1 {v0.16b-v3.16b}, [%[d]], %[step]\n\t"
+                     "st1 {v4.16b-v7.16b}, [%[d]], %[step]\n\t"
+                     "st1 {v16.16b-v19.16b}, [%[d]], %[step]\n\t"
+                     "st1 {v20.16b-v23.16b}, [%[d]]\n\t"
+                     : [d] "+r"(d)
+                     : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3), [b0] "r"(b0), [b1] "r"(b1), [b2] "r"(b2),
+                       [b3] "r"(b3), [c0] "r"(c0), [c1] "r"(c1), [c2] "r"(c2), [c3] "r"(c3), [step] "r"(step)
+                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
+                       "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory");
+}
+
+/* Blocks [b0, b0 + cb) of the four rows r (at block 0) into c. Codes: for
+ * half h and s, ql bytes 64h + 16s (l0) and 64h + 32 + 16s (l1) and qh
+ * bytes 32h + 16s (hb) give the 16 elements 128h + 32k + 16s (sub-block
+ * 8h + 2k + s) of quarter k: l0 & 15, l1 & 15, l0 >> 4, l1 >> 4, with two
+ * bits of hb (bits 0-1, 2-3, 4-5, 6-7) above them (SLI, SRI). */
+NOINLINE DP static void tile6(const uint8_t *const *r, uint64_t b0, uint64_t cb, T6 *c)
+{
+    for (uint64_t b = 0; b < cb; b++) {
+        const uint8_t *p[4];
+        UNROLL for (int i = 0; i < 4; i++) p[i] = r[i] + 210 * (b0 + b);
+        T6 *t = &c[b];
+        uint32x4_t g[4];
+        int32x4_t sc[16];
+        transpose_at(p, 192, g);
+        UNROLL for (int k = 0; k < 4; k++) sbytes4(g[k], sc + 4 * k);
+        _Pragma("GCC unroll 16") for (int j = 0; j < 15; j++) t->sb[j].ds = vsubq_s32(sc[j], sc[j + 1]);
+        t->sb[15].ds = sc[15];
+        t->dw = neon_rows4_f16(p, 208);
+        UNROLL for (int hs = 0; hs < 4; hs++) q6k_codes(p, hs >> 1, hs & 1, t);
+    }
+}
+
+/* Blocks [b0, b0 + cb) of tokens a[0..3] into q. */
+NOINLINE DP static void acts6(const KernQ8_K *const *a, uint64_t b0, uint64_t cb, A6 *q)
+{
+    for (uint64_t b = 0; b < cb; b++) {
+        float d[4];
+        _Pragma("GCC unroll 1") for (int t = 0; t < 4; t++) {
+            const KernQ8_K *k = a[t] + b0 + b;
+            UNROLL for (int j = 0; j < 16; j++) q[b].x[j][t] = vld1q_s8(k->q + 16 * j);
+            d[t] = k->d;
+        }
+        q[b].d = vld1q_f32(d);
+    }
+}
+
+/* One sub-block: 4 weight vectors (v0-v3), its scale differences (v8),
+ * the four tokens' 16 codes (v16-v19); running sums v24-v27, block sums
+ * v28-v31 as SB45. */
+#define SDOT6(k)                                                                                                 \
+    "sdot v24.4s, v" #k ".16b, v16.4b[" #k "]\n\t"                                                               \
+    "sdot v25.4s, v" #k ".16b, v17.4b[" #k "]\n\t"                                                               \
+    "sdot v26.4s, v" #k ".16b, v18.4b[" #k "]\n\t"                                                               \
+    "sdot v27.4s, v" #k ".16b, v19.4b[" #k "]\n\t"
+#define SB6                                                                                                      \
+    "ld1 {v16.16b-v19.16b}, [%[ap]], #64\n\t"                                                                   \
+    "ld1 {v0.16b-v3.16b}, [%[wp]], #64\n\t"                                                                     \
+    "ldr q8, [%[wp]], #16\n\t" SDOT6(0) SDOT6(1) SDOT6(2) SDOT6(3)                                              \
+    "mla v28.4s, v24.4s, v8.4s\n\t"                                                                             \
+    "mla v29.4s, v25.4s, v8.4s\n\t"                                                                             \
+    "mla v30.4s, v26.4s, v8.4s\n\t"                                                                             \
+    "mla v31.4s, v27.4s, v8.4s\n\t"
+/* acc = fma(float(S), dw * da, acc) */
+#define FSTEP6(t, s, f)                                                                                          \
+    "scvtf " s ".4s, " s ".4s\n\t"                                                                              \
+    "fmul v21.4s, v0.4s, v20.s[" t "]\n\t"                                                                      \
+    "fmla %[" f "].4s, " s ".4s, v21.4s\n\t"
+#define SB6X4 SB6 SB6 SB6 SB6
+#define BLOCK6                                                                                                   \
+    ZERO8 SB6X4 SB6X4 SB6X4 SB6X4                                                                                \
+    "ldr q0, [%[wp]], #16\n\t"                                                                                  \
+    "ldr q20, [%[ap]], #16\n\t" FSTEP6("0", "v28", "f0") FSTEP6("1", "v29", "f1") FSTEP6("2", "v30", "f2")       \
+        FSTEP6("3", "v31", "f3")
+
+/* Four tokens (a: their blocks of the chunk) over the cb blocks of a tile
+ * (c); acc[t] lane i = row i . token t. */
+#define QUAD_OPERANDS                                                                                            \
+    [wp] "+r"(wp), [ap] "+r"(ap), [nb] "+r"(cb), [f0] "+w"(f0), [f1] "+w"(f1), [f2] "+w"(f2), [f3] "+w"(f3)
+#define QUAD_CLOBBERS                                                                                            \
+    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",   \
+        "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
+DP static void quad(int six, const void *c, const void *a, uint64_t cb, float32x4_t *acc)
+{
+    float32x4_t f0 = acc[0], f1 = acc[1], f2 = acc[2], f3 = acc[3];
+    const uint8_t *wp = c, *ap = a;
+    if (six)
+        __asm__ volatile("1:\n\t" BLOCK6 "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : QUAD_OPERANDS
+                         :
+                         : QUAD_CLOBBERS);
+    else
+        __asm__ volatile("1:\n\t" BLOCK45 "subs %[nb], %[nb], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : QUAD_OPERANDS
+                         :
+                         : QUAD_CLOBBERS);
+    acc[0] = f0, acc[1] = f1, acc[2] = f2, acc[3] = f3;
+}
+
+/* ---- the frame ------------------------------------------------------------------ */
+
+/* Tokens [0, nt) (nt <= KTOK) against rows [0, nrows), K-chunk by K-chunk:
+ * the chunk's activations laid out once for all the row tiles, each tile of
+ * four rows decoded once for all the tokens; the float sums wait in out
+ * between chunks. kind: 4 (Q4_K), 5 (Q5_K) or 6 (Q6_K). */
+DP static void pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const uint8_t *act,
+                    uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    union {
+        T45 k45[KC];
+        T6 k6[KC];
+    } c;
+    union {
+        A45 k45[KTOK / 4][KC];
+        A6 k6[KTOK / 4][KC];
+    } qa;
+    uint64_t nb = n / 256;
+    int quads = (nt + 3) / 4, six = kind == 6;
+    for (uint64_t b0 = 0; b0 < nb; b0 += KC) {
+        uint64_t cb = nb - b0 < KC ? nb - b0 : KC;
+        for (int q = 0; q < quads; q++) {
+            const KernQ8_K *a[4];
+            UNROLL for (int t = 0; t < 4; t++) {
+                int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
+                a[t] = (const KernQ8_K *)(act + (uint64_t)tt * act_stride);
+            }
+            if (six) acts6(a, b0, cb, qa.k6[q]);
+            else acts45(a, b0, cb, qa.k45[q]);
+        }
+        for (uint64_t r = 0; r < nrows; r += 4) {
+            uint64_t valid = nrows - r < 4 ? nrows - r : 4;
+            const uint8_t *row[4];
+            UNROLL for (int i = 0; i < 4; i++) row[i] = w + (r + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
+            if (six) tile6(row, b0, cb, c.k6);
+            else tile45(kind == 5, row, b0, cb, c.k45);
+            for (int q = 0; q < quads; q++) {
+                int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
+                float *o = out + (uint64_t)(4 * q) * out_stride + r;
+                float32x4_t acc[4];
+                if (valid == 4 && tn == 4) { /* a whole tile in out */
+                    UNROLL for (int t = 0; t < 4; t++) acc[t] = b0 ? vld1q_f32(o + t * out_stride) : vdupq_n_f32(0.0f);
+                    quad(six, &c, six ? (const void *)qa.k6[q] : (const void *)qa.k45[q], cb, acc);
+                    UNROLL for (int t = 0; t < 4; t++) vst1q_f32(o + t * out_stride, acc[t]);
+                    continue;
+                }
+                float lanes[4][4] = {{0}};
+                if (b0)
+                    for (int t = 0; t < tn; t++) memcpy(lanes[t], o + t * out_stride, valid * sizeof(float));
+                UNROLL for (int t = 0; t < 4; t++) acc[t] = vld1q_f32(lanes[t]);
+                quad(six, &c, six ? (const void *)qa.k6[q] : (const void *)qa.k45[q], cb, acc);
+                for (int t = 0; t < tn; t++) neon_store_rows4(o + t * out_stride, acc[t], valid);
+            }
+        }
+    }
+}
+
+/* rows [0, nrows) of a Q4_K (kind 4), Q5_K (5) or Q6_K (6) matrix for nt tokens */
+DP void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                            uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    for (int t0 = 0; t0 < nt; t0 += KTOK) {
+        int k = nt - t0 < KTOK ? nt - t0 : KTOK;
+        pass(kind, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
+             out + (uint64_t)t0 * out_stride, out_stride);
+    }
+}
+
+#else
+/* nothing here on other targets (ISO C wants a declaration) */
+typedef int kernels_arm_kq_tile_empty;
+#endif
