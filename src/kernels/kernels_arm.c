@@ -1133,9 +1133,11 @@ static void neon_rmsnorm(float *out, const float *x, const float *w, uint64_t n,
     for (; i < n; i++) out[i] = (x[i] * scale) * w[i];
 }
 #define NEON_RMSNORM .rmsnorm = neon_rmsnorm,
+#define NEON_ROPE .rope = kern_arm_rope, /* kernels_ops_arm.c */
 #else
 #define NEON_TO_F16
 #define NEON_RMSNORM
+#define NEON_ROPE
 #endif
 
 /* ---- the sets ---------------------------------------------------------------- */
@@ -1226,7 +1228,7 @@ static void neon_q6_k(uint64_t n, const uint8_t *row, const void *act, uint64_t 
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
         .exp_sum = neon_exp_sum, .dots_f16 = neon_dots_f16, .wsum_f16 = neon_wsum_f16, NEON_TO_F16               \
-        NEON_RMSNORM                                                                                             \
+        NEON_RMSNORM NEON_ROPE                                                                                   \
         .gelu_mul = kern_arm_gelu_mul, .delta_step = kern_arm_delta_step, .causal_conv = kern_arm_causal_conv, /* kernels_ops_arm.c */ \
         .dots_f32 = kern_arm_dots_f32, .mix_f32 = kern_arm_mix_f32, .delta_chunk = 1,                           \
     }

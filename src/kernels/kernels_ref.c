@@ -369,6 +369,19 @@ static void ref_rmsnorm(float *out, const float *x, const float *w, uint64_t n, 
     for (i = 0; i < n; i++) out[i] = (x[i] * scale) * w[i];
 }
 
+/* The pair's second element is half further (NEOX) or the next. */
+static void ref_rope(float *v, uint32_t n_rot, const float *cs, int neox)
+{
+    uint32_t half = n_rot / 2, step = neox ? 1 : 2;
+    float *v1 = neox ? v + half : v + 1;
+    for (uint32_t i = 0; i < half; i++) {
+        float c = cs[2 * i], s = cs[2 * i + 1];
+        float x0 = v[i * step], x1 = v1[i * step];
+        v[i * step] = x0 * c - x1 * s;
+        v1[i * step] = x0 * s + x1 * c;
+    }
+}
+
 static double ref_exp_sum(float *s, uint32_t n, float mx)
 {
     double sum = 0.0;
@@ -550,6 +563,7 @@ void kern_ref_fill(KernelSet *set)
     set->to_f16 = ref_to_f16;
     set->silu_mul = ref_silu_mul;
     set->rmsnorm = ref_rmsnorm;
+    set->rope = ref_rope;
     set->exp_sum = ref_exp_sum;
     set->gelu_mul = ref_gelu_mul;
     set->delta_step = ref_delta_step;

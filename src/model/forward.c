@@ -314,17 +314,10 @@ static void add_bias(float *v, const float *bias, uint64_t n)
     for (uint64_t i = 0; i < n; i++) v[i] += bias[i];
 }
 
+/* the kernel set's (kernels.h: the same bits in every set) */
 void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style)
 {
-    uint32_t half = n_rot / 2;
-    for (uint32_t i = 0; i < half; i++) {
-        uint32_t a = style == ROPE_NEOX ? i : 2 * i;
-        uint32_t b = style == ROPE_NEOX ? i + half : 2 * i + 1;
-        float c = cs[2 * i], s = cs[2 * i + 1];
-        float x0 = v[a], x1 = v[b];
-        v[a] = x0 * c - x1 * s;
-        v[b] = x0 * s + x1 * c;
-    }
+    kern_active()->rope(v, n_rot, cs, style == ROPE_NEOX);
 }
 
 void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors)
