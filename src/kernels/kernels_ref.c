@@ -358,15 +358,27 @@ static void ref_silu_mul(float *g, const float *u, uint64_t n)
 
 static void ref_rmsnorm(float *out, const float *x, const float *w, uint64_t n, float eps)
 {
-    /* four running sums: one would wait on each addition (4 cycles) */
-    double ss[4] = {0.0, 0.0, 0.0, 0.0};
+    /* four running sums: one would wait on each addition (4 cycles); named,
+     * not an array, so they stay in registers (armv7 kept the array in
+     * memory: 16 instructions per element, 10 now with the unrolled scaling) */
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     uint64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++) ss[k] += (double)x[i + k] * x[i + k];
-    for (; i < n; i++) ss[0] += (double)x[i] * x[i];
-    double sum = (ss[0] + ss[1]) + (ss[2] + ss[3]);
+    for (; i + 4 <= n; i += 4) {
+        s0 += (double)x[i] * x[i];
+        s1 += (double)x[i + 1] * x[i + 1];
+        s2 += (double)x[i + 2] * x[i + 2];
+        s3 += (double)x[i + 3] * x[i + 3];
+    }
+    for (; i < n; i++) s0 += (double)x[i] * x[i];
+    double sum = (s0 + s1) + (s2 + s3);
     float scale = (float)(1.0 / sqrt(sum / (double)n + eps));
-    for (i = 0; i < n; i++) out[i] = (x[i] * scale) * w[i];
+    for (i = 0; i + 4 <= n; i += 4) {
+        out[i] = (x[i] * scale) * w[i];
+        out[i + 1] = (x[i + 1] * scale) * w[i + 1];
+        out[i + 2] = (x[i + 2] * scale) * w[i + 2];
+        out[i + 3] = (x[i + 3] * scale) * w[i + 3];
+    }
+    for (; i < n; i++) out[i] = (x[i] * scale) * w[i];
 }
 
 /* The pair's second element is half further (NEOX) or the next. */
