@@ -269,74 +269,120 @@ INLINE int32x4_t round4(float32x4_t v)
 #endif
 }
 
-/* Largest |x| of n floats (n a multiple of 4), ignoring NaN like fmaxf on
- * aarch64 (FMAXNM). armv7 NEON propagates NaN and flushes denormals to
- * zero; quantize_block() sends those cases to the reference. */
-INLINE float amax_n(const float *x, int n)
+/* Largest |x| of the vectors, ignoring NaN like fmaxf on aarch64 (FMAXNM).
+ * armv7 NEON propagates NaN and flushes denormals to zero; the callers send
+ * those cases to the reference. */
+INLINE float amax_vecs(const float32x4_t *v, int nv)
 {
-    float32x4_t m = vdupq_n_f32(0.0f);
+    float32x4_t m0 = vabsq_f32(v[0]), m1 = vabsq_f32(v[1]);
+    UNROLL
+    for (int i = 2; i < nv; i += 2) {
 #ifdef __aarch64__
-    for (int i = 0; i < n; i += 4) m = vmaxnmq_f32(m, vabsq_f32(vld1q_f32(x + i)));
-    return vmaxnmvq_f32(m);
+        m0 = vmaxnmq_f32(m0, vabsq_f32(v[i]));
+        m1 = vmaxnmq_f32(m1, vabsq_f32(v[i + 1]));
+    }
+    return vmaxnmvq_f32(vmaxnmq_f32(m0, m1));
 #else
-    for (int i = 0; i < n; i += 4) m = vmaxq_f32(m, vabsq_f32(vld1q_f32(x + i)));
-    float32x2_t h = vpmax_f32(vget_low_f32(m), vget_high_f32(m));
+        m0 = vmaxq_f32(m0, vabsq_f32(v[i]));
+        m1 = vmaxq_f32(m1, vabsq_f32(v[i + 1]));
+    }
+    m0 = vmaxq_f32(m0, m1);
+    float32x2_t h = vpmax_f32(vget_low_f32(m0), vget_high_f32(m0));
     return vget_lane_f32(vpmax_f32(h, h), 0);
 #endif
 }
 
-/* 16 floats times id, rounded, into q[0..15]; returns their sum. The sum
- * wraps instead of overflowing on NaN/Inf input (garbage out, caught when
- * the logits are sampled, never undefined behaviour). */
-INLINE int32_t quant16(const float *x, float id, int8_t *q)
+/* Four vectors (16 floats) times id, rounded, as 16 codes; *sum gets the
+ * codes' sums in int16 lanes. |x| <= amax makes |x * id| round to at most
+ * 127, so an integer's low byte is its code: UZP1 (aarch64) or VMOVN keeps
+ * it, one instruction per eight codes. */
+INLINE int8x16_t quant4(const float32x4_t *v, float id, int16x8_t *sum)
 {
-    int32x4_t i0 = round4(vmulq_n_f32(vld1q_f32(x), id));
-    int32x4_t i1 = round4(vmulq_n_f32(vld1q_f32(x + 4), id));
-    int32x4_t i2 = round4(vmulq_n_f32(vld1q_f32(x + 8), id));
-    int32x4_t i3 = round4(vmulq_n_f32(vld1q_f32(x + 12), id));
-    int16x8_t lo = vcombine_s16(vqmovn_s32(i0), vqmovn_s32(i1));
-    int16x8_t hi = vcombine_s16(vqmovn_s32(i2), vqmovn_s32(i3));
-    vst1q_s8(q, vcombine_s8(vqmovn_s16(lo), vqmovn_s16(hi)));
-    return hsum_s32(vaddq_s32(vaddq_s32(i0, i1), vaddq_s32(i2, i3)));
-}
-
-/* One block of n (32 or 256) floats: d, codes, and the sums per 16. Returns
- * 0 when the block must go to the reference instead (armv7 only: a largest
- * magnitude that is NaN, zero or so small that flushing denormals could
- * change a byte). */
-INLINE int quantize_block(const float *x, int n, float *d, int8_t *q, int32_t *sum16)
-{
-    float amax = amax_n(x, n);
-#ifndef __aarch64__
-    if (!(amax >= 1e-30f)) return 0;
+    int32x4_t i0 = round4(vmulq_n_f32(v[0], id)), i1 = round4(vmulq_n_f32(v[1], id));
+    int32x4_t i2 = round4(vmulq_n_f32(v[2], id)), i3 = round4(vmulq_n_f32(v[3], id));
+#ifdef __aarch64__
+    int16x8_t lo = vuzp1q_s16(vreinterpretq_s16_s32(i0), vreinterpretq_s16_s32(i1));
+    int16x8_t hi = vuzp1q_s16(vreinterpretq_s16_s32(i2), vreinterpretq_s16_s32(i3));
+    *sum = vaddq_s16(lo, hi);
+    return vuzp1q_s8(vreinterpretq_s8_s16(lo), vreinterpretq_s8_s16(hi));
+#else
+    int16x8_t lo = vcombine_s16(vmovn_s32(i0), vmovn_s32(i1)), hi = vcombine_s16(vmovn_s32(i2), vmovn_s32(i3));
+    *sum = vaddq_s16(lo, hi);
+    return vcombine_s8(vmovn_s16(lo), vmovn_s16(hi));
 #endif
-    float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-    *d = amax / 127.0f;
-    for (int g = 0; g < n / 16; g++) sum16[g] = quant16(x + 16 * g, id, q + 16 * g);
-    return 1;
 }
 
+INLINE int32_t hsum_s16(int16x8_t v)
+{
+#ifdef __aarch64__
+    return vaddlvq_s16(v);
+#else
+    return hsum_s32(vpaddlq_s16(v));
+#endif
+}
+
+/* A block goes to the reference when its largest magnitude is NaN, zero or
+ * below 1e-30: there flushing denormals (armv7) could change a byte, and
+ * below 127 / FLT_MAX 127 / amax overflows, where the conversions saturate
+ * and lrintf may not. */
+INLINE int amax_ok(float amax)
+{
+    return amax >= 1e-30f;
+}
+
+/* Q8_0: the block's eight vectors loaded once for its largest magnitude
+ * and its codes. */
 static void neon_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
 {
     for (uint64_t b = 0; b < n / 32; b++, x += 32) {
-        int32_t s[2];
-        if (!quantize_block(x, 32, &out[b].d, out[b].q, s)) {
+        float32x4_t v[8];
+        UNROLL
+        for (int i = 0; i < 8; i++) v[i] = vld1q_f32(x + 4 * i);
+        float amax = amax_vecs(v, 8);
+        if (!amax_ok(amax)) {
             kern_ref_quantize_q8_0(x, &out[b], 32);
             continue;
         }
-        out[b].sum = (int32_t)((uint32_t)s[0] + (uint32_t)s[1]);
+        float id = 127.0f / amax;
+        int16x8_t s0, s1;
+        vst1q_s8(out[b].q, quant4(v, id, &s0));
+        vst1q_s8(out[b].q + 16, quant4(v + 4, id, &s1));
+        out[b].d = amax / 127.0f;
+        out[b].sum = hsum_s16(vaddq_s16(s0, s1));
     }
 }
 
+/* Q8_K: 256 floats do not fit in the registers; one pass for the largest
+ * magnitude, one for the codes, 16 (one bsum) at a time. */
 static void neon_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
 {
     for (uint64_t b = 0; b < n / 256; b++, x += 256) {
-        int32_t s[16];
-        if (!quantize_block(x, 256, &out[b].d, out[b].q, s)) {
+        float32x4_t m[4];
+        UNROLL
+        for (int i = 0; i < 4; i++) m[i] = vabsq_f32(vld1q_f32(x + 4 * i));
+        for (int j = 16; j < 256; j += 16)
+            UNROLL
+            for (int i = 0; i < 4; i++)
+#ifdef __aarch64__
+                m[i] = vmaxnmq_f32(m[i], vabsq_f32(vld1q_f32(x + j + 4 * i)));
+#else
+                m[i] = vmaxq_f32(m[i], vabsq_f32(vld1q_f32(x + j + 4 * i)));
+#endif
+        float amax = amax_vecs(m, 4);
+        if (!amax_ok(amax)) {
             kern_ref_quantize_q8_k(x, &out[b], 256);
             continue;
         }
-        for (int g = 0; g < 16; g++) out[b].bsum[g] = (int16_t)s[g];
+        float id = 127.0f / amax;
+        for (int g = 0; g < 16; g++) {
+            float32x4_t v[4];
+            int16x8_t s;
+            UNROLL
+            for (int i = 0; i < 4; i++) v[i] = vld1q_f32(x + 16 * g + 4 * i);
+            vst1q_s8(out[b].q + 16 * g, quant4(v, id, &s));
+            out[b].bsum[g] = (int16_t)hsum_s16(s);
+        }
+        out[b].d = amax / 127.0f;
     }
 }
 
