@@ -1105,9 +1105,36 @@ INLINE float32x4_t div4(float32x4_t a, float32x4_t b)
 #endif
 }
 
+/* silu(x) u = x u / (1 + e^-x), e^-x cheaper than exp4 of -x: with
+ * k = round(x log2 e) and r = x - k ln2 (as exp4), e^-x = 2^-k e^-r; e^-r
+ * by a polynomial of degree 5 in r (a minimax fit of e^t for |t| <= ln2/2,
+ * 7.5e-8 relative, its odd coefficients negated: no negation of x), and
+ * 2^-k by subtracting k from the exponent field (x clamped to [-88, 87]
+ * keeps the result a normal number). silu within 3.5e-7 relative of the
+ * reference on aarch64, 3.8e-7 on armv7 (every 193rd float of magnitude up
+ * to 120, under qemu; test_kernels' bound is 1e-6). aarch64: 26.5
+ * instructions per four elements, loads, stores and loop included, where
+ * exp4 of -x took 35. */
 INLINE float32x4_t silu_mul4(float32x4_t x, float32x4_t u)
 {
-    float32x4_t e = exp4(clamp_exp_arg(vnegq_f32(x)));
+    float32x4_t xc = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-88.0f)), vdupq_n_f32(87.0f));
+#ifdef __aarch64__
+    int32x4_t k = vcvtnq_s32_f32(vmulq_f32(xc, vdupq_n_f32(1.44269504f)));
+    float32x4_t kf = vcvtq_f32_s32(k);
+#else
+    const float32x4_t magic = vdupq_n_f32(12582912.0f);
+    float32x4_t kf = vsubq_f32(vaddq_f32(vmulq_f32(xc, vdupq_n_f32(1.44269504f)), magic), magic);
+    int32x4_t k = vcvtq_s32_f32(kf);
+#endif
+    float32x4_t r = vfmsq_f32(xc, kf, vdupq_n_f32(0.693145752f));
+    r = vfmsq_f32(r, kf, vdupq_n_f32(1.42860677e-6f));
+    float32x4_t p = vdupq_n_f32(-0.0082976548f);
+    p = vfmaq_f32(vdupq_n_f32(0.0419153832f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(-0.166675746f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(0.499988943f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(-0.999999702f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.00000012f), p, r);
+    float32x4_t e = vreinterpretq_f32_s32(vsubq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(k, 23)));
     return vmulq_f32(div4(x, vaddq_f32(vdupq_n_f32(1.0f), e)), u);
 }
 
@@ -1116,6 +1143,12 @@ INLINE float32x4_t silu_mul4(float32x4_t x, float32x4_t u)
 static void neon_silu_mul(float *g, const float *u, uint64_t n)
 {
     uint64_t i = 0;
+#ifdef __aarch64__ /* two vectors per pass: half the loop's own instructions (armv7 would reload constants) */
+    for (; i + 8 <= n; i += 8) {
+        vst1q_f32(g + i, silu_mul4(vld1q_f32(g + i), vld1q_f32(u + i)));
+        vst1q_f32(g + i + 4, silu_mul4(vld1q_f32(g + i + 4), vld1q_f32(u + i + 4)));
+    }
+#endif
     for (; i + 4 <= n; i += 4) vst1q_f32(g + i, silu_mul4(vld1q_f32(g + i), vld1q_f32(u + i)));
     if (i < n) {
         float tg[4] = {0}, tu[4] = {0};
