@@ -1196,24 +1196,37 @@ static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
 
 /* RMSNorm with the reference's steps (kernels.h): the four running sums
  * are two vectors of doubles; FMLA's one rounding equals the reference's
- * rounded sum, the square of a float being exact in double. (armv7's NEON
- * has no doubles: it keeps the reference.) */
+ * rounded sum, the square of a float being exact in double. Eight elements
+ * per pass (loads and stores in pairs, half the loop's own instructions).
+ * (armv7's NEON has no doubles: it keeps the reference.) */
+INLINE void sq_acc(float32x4_t v, float64x2_t *s01, float64x2_t *s23)
+{
+    float64x2_t lo = vcvt_f64_f32(vget_low_f32(v)), hi = vcvt_high_f64_f32(v);
+    *s01 = vfmaq_f64(*s01, lo, lo);
+    *s23 = vfmaq_f64(*s23, hi, hi);
+}
+
 static void neon_rmsnorm(float *out, const float *x, const float *w, uint64_t n, float eps)
 {
     float64x2_t s01 = vdupq_n_f64(0.0), s23 = vdupq_n_f64(0.0);
     uint64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        float32x4_t v = vld1q_f32(x + i);
-        float64x2_t lo = vcvt_f64_f32(vget_low_f32(v)), hi = vcvt_high_f64_f32(v);
-        s01 = vfmaq_f64(s01, lo, lo);
-        s23 = vfmaq_f64(s23, hi, hi);
+    for (; i + 8 <= n; i += 8) {
+        sq_acc(vld1q_f32(x + i), &s01, &s23);
+        sq_acc(vld1q_f32(x + i + 4), &s01, &s23);
     }
+    if (i + 4 <= n) sq_acc(vld1q_f32(x + i), &s01, &s23), i += 4;
     double s0 = vgetq_lane_f64(s01, 0);
     for (; i < n; i++) s0 += (double)x[i] * x[i];
     double sum = (s0 + vgetq_lane_f64(s01, 1)) + (vgetq_lane_f64(s23, 0) + vgetq_lane_f64(s23, 1));
     float scale = (float)(1.0 / sqrt(sum / (double)n + eps));
     float32x4_t sc = vdupq_n_f32(scale);
-    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(out + i, vmulq_f32(vmulq_f32(vld1q_f32(x + i), sc), vld1q_f32(w + i)));
+    for (i = 0; i + 8 <= n; i += 8) {
+        float32x4_t a = vmulq_f32(vmulq_f32(vld1q_f32(x + i), sc), vld1q_f32(w + i));
+        float32x4_t b = vmulq_f32(vmulq_f32(vld1q_f32(x + i + 4), sc), vld1q_f32(w + i + 4));
+        vst1q_f32(out + i, a);
+        vst1q_f32(out + i + 4, b);
+    }
+    if (i + 4 <= n) vst1q_f32(out + i, vmulq_f32(vmulq_f32(vld1q_f32(x + i), sc), vld1q_f32(w + i))), i += 4;
     for (; i < n; i++) out[i] = (x[i] * scale) * w[i];
 }
 #define NEON_RMSNORM .rmsnorm = neon_rmsnorm,
