@@ -689,6 +689,34 @@ static void test_set(const KernelSet *ks)
         CHECK(same, "%s: RMSNorm gives the reference's bits (1 to %d elements, in place too)", ks->name, RN);
     }
 
+    /* RoPE: the bits of the definition (kernels.h) in every set, both
+     * pairings, halves of 1 to 40 (every tail), tiny values (subnormal
+     * products), the elements past n_rot untouched */
+    if (ks->rope) { /* NULL: this set takes the reference's */
+        enum { RH = 40 };
+        static float v[2 * RH + 4], want[2 * RH + 4], cs[2 * RH];
+        int same = 1;
+        for (uint32_t n_rot = 2; n_rot <= 2 * RH; n_rot += 2)
+            for (int neox = 0; neox <= 1; neox++) {
+                uint32_t half = n_rot / 2;
+                for (uint32_t i = 0; i < n_rot + 4; i++) v[i] = want[i] = rndf() * (i % 13 == 5 ? 1e-37f : 3.0f);
+                for (uint32_t i = 0; i < half; i++) {
+                    float th = rndf() * 10.0f;
+                    cs[2 * i] = cosf(th), cs[2 * i + 1] = i % 7 == 3 ? 0.0f : sinf(th);
+                }
+                for (uint32_t i = 0; i < half; i++) {
+                    uint32_t a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+                    float x0 = want[a], x1 = want[b], c = cs[2 * i], sn = cs[2 * i + 1];
+                    want[a] = x0 * c - x1 * sn;
+                    want[b] = x0 * sn + x1 * c;
+                }
+                ks->rope(v, n_rot, cs, neox);
+                same &= memcmp(v, want, sizeof(float) * (n_rot + 4)) == 0;
+            }
+        CHECK(same, "%s: RoPE gives the bits of its definition (both pairings, 1 to %d pairs, tiny values)", ks->name,
+              (int)RH);
+    }
+
     test_gelu(ks);
     test_delta_step(ks);
     test_delta_chunk(ks);

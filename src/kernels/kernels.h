@@ -141,6 +141,12 @@ typedef struct {
      * gives the reference's bits (a float's square is exact in double). out
      * may be x. */
     void (*rmsnorm)(float *out, const float *x, const float *w, uint64_t n, float eps);
+    /* RoPE of one head's n_rot first elements: pair i < n_rot / 2 is (v[2i],
+     * v[2i+1]), or (v[i], v[i + n_rot/2]) when neox, turned by c = cs[2i],
+     * s = cs[2i+1]: (x0, x1) -> (x0 c - x1 s, x0 s + x1 c), each product
+     * rounded, then the sum (no fused multiply-add): every set gives the
+     * reference's bits. */
+    void (*rope)(float *v, uint32_t n_rot, const float *cs, int neox);
     /* attention's softmax: s[i] = e^(s[i] - mx), returns the sum in double
      * (the reference with libm's expf, a fast path within 1e-6 relative) */
     double (*exp_sum)(float *s, uint32_t n, float mx);
@@ -244,6 +250,7 @@ void kern_x86_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t
 void kern_x86_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n);
 void kern_arm_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out);
 void kern_arm_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n);
+void kern_arm_rope(float *v, uint32_t n_rot, const float *cs, int neox); /* aarch64 */
 /* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with
  * wide = 1 and a CPU with AVX-512 VNNI, the 32-row kernels where it
  * has them (then returns 1). Tests call it with 0 and 1 to compare both. */

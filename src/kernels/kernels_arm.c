@@ -269,74 +269,120 @@ INLINE int32x4_t round4(float32x4_t v)
 #endif
 }
 
-/* Largest |x| of n floats (n a multiple of 4), ignoring NaN like fmaxf on
- * aarch64 (FMAXNM). armv7 NEON propagates NaN and flushes denormals to
- * zero; quantize_block() sends those cases to the reference. */
-INLINE float amax_n(const float *x, int n)
+/* Largest |x| of the vectors, ignoring NaN like fmaxf on aarch64 (FMAXNM).
+ * armv7 NEON propagates NaN and flushes denormals to zero; the callers send
+ * those cases to the reference. */
+INLINE float amax_vecs(const float32x4_t *v, int nv)
 {
-    float32x4_t m = vdupq_n_f32(0.0f);
+    float32x4_t m0 = vabsq_f32(v[0]), m1 = vabsq_f32(v[1]);
+    UNROLL
+    for (int i = 2; i < nv; i += 2) {
 #ifdef __aarch64__
-    for (int i = 0; i < n; i += 4) m = vmaxnmq_f32(m, vabsq_f32(vld1q_f32(x + i)));
-    return vmaxnmvq_f32(m);
+        m0 = vmaxnmq_f32(m0, vabsq_f32(v[i]));
+        m1 = vmaxnmq_f32(m1, vabsq_f32(v[i + 1]));
+    }
+    return vmaxnmvq_f32(vmaxnmq_f32(m0, m1));
 #else
-    for (int i = 0; i < n; i += 4) m = vmaxq_f32(m, vabsq_f32(vld1q_f32(x + i)));
-    float32x2_t h = vpmax_f32(vget_low_f32(m), vget_high_f32(m));
+        m0 = vmaxq_f32(m0, vabsq_f32(v[i]));
+        m1 = vmaxq_f32(m1, vabsq_f32(v[i + 1]));
+    }
+    m0 = vmaxq_f32(m0, m1);
+    float32x2_t h = vpmax_f32(vget_low_f32(m0), vget_high_f32(m0));
     return vget_lane_f32(vpmax_f32(h, h), 0);
 #endif
 }
 
-/* 16 floats times id, rounded, into q[0..15]; returns their sum. The sum
- * wraps instead of overflowing on NaN/Inf input (garbage out, caught when
- * the logits are sampled, never undefined behaviour). */
-INLINE int32_t quant16(const float *x, float id, int8_t *q)
+/* Four vectors (16 floats) times id, rounded, as 16 codes; *sum gets the
+ * codes' sums in int16 lanes. |x| <= amax makes |x * id| round to at most
+ * 127, so an integer's low byte is its code: UZP1 (aarch64) or VMOVN keeps
+ * it, one instruction per eight codes. */
+INLINE int8x16_t quant4(const float32x4_t *v, float id, int16x8_t *sum)
 {
-    int32x4_t i0 = round4(vmulq_n_f32(vld1q_f32(x), id));
-    int32x4_t i1 = round4(vmulq_n_f32(vld1q_f32(x + 4), id));
-    int32x4_t i2 = round4(vmulq_n_f32(vld1q_f32(x + 8), id));
-    int32x4_t i3 = round4(vmulq_n_f32(vld1q_f32(x + 12), id));
-    int16x8_t lo = vcombine_s16(vqmovn_s32(i0), vqmovn_s32(i1));
-    int16x8_t hi = vcombine_s16(vqmovn_s32(i2), vqmovn_s32(i3));
-    vst1q_s8(q, vcombine_s8(vqmovn_s16(lo), vqmovn_s16(hi)));
-    return hsum_s32(vaddq_s32(vaddq_s32(i0, i1), vaddq_s32(i2, i3)));
-}
-
-/* One block of n (32 or 256) floats: d, codes, and the sums per 16. Returns
- * 0 when the block must go to the reference instead (armv7 only: a largest
- * magnitude that is NaN, zero or so small that flushing denormals could
- * change a byte). */
-INLINE int quantize_block(const float *x, int n, float *d, int8_t *q, int32_t *sum16)
-{
-    float amax = amax_n(x, n);
-#ifndef __aarch64__
-    if (!(amax >= 1e-30f)) return 0;
+    int32x4_t i0 = round4(vmulq_n_f32(v[0], id)), i1 = round4(vmulq_n_f32(v[1], id));
+    int32x4_t i2 = round4(vmulq_n_f32(v[2], id)), i3 = round4(vmulq_n_f32(v[3], id));
+#ifdef __aarch64__
+    int16x8_t lo = vuzp1q_s16(vreinterpretq_s16_s32(i0), vreinterpretq_s16_s32(i1));
+    int16x8_t hi = vuzp1q_s16(vreinterpretq_s16_s32(i2), vreinterpretq_s16_s32(i3));
+    *sum = vaddq_s16(lo, hi);
+    return vuzp1q_s8(vreinterpretq_s8_s16(lo), vreinterpretq_s8_s16(hi));
+#else
+    int16x8_t lo = vcombine_s16(vmovn_s32(i0), vmovn_s32(i1)), hi = vcombine_s16(vmovn_s32(i2), vmovn_s32(i3));
+    *sum = vaddq_s16(lo, hi);
+    return vcombine_s8(vmovn_s16(lo), vmovn_s16(hi));
 #endif
-    float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-    *d = amax / 127.0f;
-    for (int g = 0; g < n / 16; g++) sum16[g] = quant16(x + 16 * g, id, q + 16 * g);
-    return 1;
 }
 
+INLINE int32_t hsum_s16(int16x8_t v)
+{
+#ifdef __aarch64__
+    return vaddlvq_s16(v);
+#else
+    return hsum_s32(vpaddlq_s16(v));
+#endif
+}
+
+/* A block goes to the reference when its largest magnitude is NaN, zero or
+ * below 1e-30: there flushing denormals (armv7) could change a byte, and
+ * below 127 / FLT_MAX 127 / amax overflows, where the conversions saturate
+ * and lrintf may not. */
+INLINE int amax_ok(float amax)
+{
+    return amax >= 1e-30f;
+}
+
+/* Q8_0: the block's eight vectors loaded once for its largest magnitude
+ * and its codes. */
 static void neon_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
 {
     for (uint64_t b = 0; b < n / 32; b++, x += 32) {
-        int32_t s[2];
-        if (!quantize_block(x, 32, &out[b].d, out[b].q, s)) {
+        float32x4_t v[8];
+        UNROLL
+        for (int i = 0; i < 8; i++) v[i] = vld1q_f32(x + 4 * i);
+        float amax = amax_vecs(v, 8);
+        if (!amax_ok(amax)) {
             kern_ref_quantize_q8_0(x, &out[b], 32);
             continue;
         }
-        out[b].sum = (int32_t)((uint32_t)s[0] + (uint32_t)s[1]);
+        float id = 127.0f / amax;
+        int16x8_t s0, s1;
+        vst1q_s8(out[b].q, quant4(v, id, &s0));
+        vst1q_s8(out[b].q + 16, quant4(v + 4, id, &s1));
+        out[b].d = amax / 127.0f;
+        out[b].sum = hsum_s16(vaddq_s16(s0, s1));
     }
 }
 
+/* Q8_K: 256 floats do not fit in the registers; one pass for the largest
+ * magnitude, one for the codes, 16 (one bsum) at a time. */
 static void neon_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
 {
     for (uint64_t b = 0; b < n / 256; b++, x += 256) {
-        int32_t s[16];
-        if (!quantize_block(x, 256, &out[b].d, out[b].q, s)) {
+        float32x4_t m[4];
+        UNROLL
+        for (int i = 0; i < 4; i++) m[i] = vabsq_f32(vld1q_f32(x + 4 * i));
+        for (int j = 16; j < 256; j += 16)
+            UNROLL
+            for (int i = 0; i < 4; i++)
+#ifdef __aarch64__
+                m[i] = vmaxnmq_f32(m[i], vabsq_f32(vld1q_f32(x + j + 4 * i)));
+#else
+                m[i] = vmaxq_f32(m[i], vabsq_f32(vld1q_f32(x + j + 4 * i)));
+#endif
+        float amax = amax_vecs(m, 4);
+        if (!amax_ok(amax)) {
             kern_ref_quantize_q8_k(x, &out[b], 256);
             continue;
         }
-        for (int g = 0; g < 16; g++) out[b].bsum[g] = (int16_t)s[g];
+        float id = 127.0f / amax;
+        for (int g = 0; g < 16; g++) {
+            float32x4_t v[4];
+            int16x8_t s;
+            UNROLL
+            for (int i = 0; i < 4; i++) v[i] = vld1q_f32(x + 16 * g + 4 * i);
+            vst1q_s8(out[b].q + 16 * g, quant4(v, id, &s));
+            out[b].bsum[g] = (int16_t)hsum_s16(s);
+        }
+        out[b].d = amax / 127.0f;
     }
 }
 
@@ -1059,9 +1105,36 @@ INLINE float32x4_t div4(float32x4_t a, float32x4_t b)
 #endif
 }
 
+/* silu(x) u = x u / (1 + e^-x), e^-x cheaper than exp4 of -x: with
+ * k = round(x log2 e) and r = x - k ln2 (as exp4), e^-x = 2^-k e^-r; e^-r
+ * by a polynomial of degree 5 in r (a minimax fit of e^t for |t| <= ln2/2,
+ * 7.5e-8 relative, its odd coefficients negated: no negation of x), and
+ * 2^-k by subtracting k from the exponent field (x clamped to [-88, 87]
+ * keeps the result a normal number). silu within 3.5e-7 relative of the
+ * reference on aarch64, 3.8e-7 on armv7 (every 193rd float of magnitude up
+ * to 120, under qemu; test_kernels' bound is 1e-6). aarch64: 26.5
+ * instructions per four elements, loads, stores and loop included, where
+ * exp4 of -x took 35. */
 INLINE float32x4_t silu_mul4(float32x4_t x, float32x4_t u)
 {
-    float32x4_t e = exp4(clamp_exp_arg(vnegq_f32(x)));
+    float32x4_t xc = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-88.0f)), vdupq_n_f32(87.0f));
+#ifdef __aarch64__
+    int32x4_t k = vcvtnq_s32_f32(vmulq_f32(xc, vdupq_n_f32(1.44269504f)));
+    float32x4_t kf = vcvtq_f32_s32(k);
+#else
+    const float32x4_t magic = vdupq_n_f32(12582912.0f);
+    float32x4_t kf = vsubq_f32(vaddq_f32(vmulq_f32(xc, vdupq_n_f32(1.44269504f)), magic), magic);
+    int32x4_t k = vcvtq_s32_f32(kf);
+#endif
+    float32x4_t r = vfmsq_f32(xc, kf, vdupq_n_f32(0.693145752f));
+    r = vfmsq_f32(r, kf, vdupq_n_f32(1.42860677e-6f));
+    float32x4_t p = vdupq_n_f32(-0.0082976548f);
+    p = vfmaq_f32(vdupq_n_f32(0.0419153832f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(-0.166675746f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(0.499988943f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(-0.999999702f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.00000012f), p, r);
+    float32x4_t e = vreinterpretq_f32_s32(vsubq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(k, 23)));
     return vmulq_f32(div4(x, vaddq_f32(vdupq_n_f32(1.0f), e)), u);
 }
 
@@ -1070,6 +1143,12 @@ INLINE float32x4_t silu_mul4(float32x4_t x, float32x4_t u)
 static void neon_silu_mul(float *g, const float *u, uint64_t n)
 {
     uint64_t i = 0;
+#ifdef __aarch64__ /* two vectors per pass: half the loop's own instructions (armv7 would reload constants) */
+    for (; i + 8 <= n; i += 8) {
+        vst1q_f32(g + i, silu_mul4(vld1q_f32(g + i), vld1q_f32(u + i)));
+        vst1q_f32(g + i + 4, silu_mul4(vld1q_f32(g + i + 4), vld1q_f32(u + i + 4)));
+    }
+#endif
     for (; i + 4 <= n; i += 4) vst1q_f32(g + i, silu_mul4(vld1q_f32(g + i), vld1q_f32(u + i)));
     if (i < n) {
         float tg[4] = {0}, tu[4] = {0};
@@ -1100,11 +1179,16 @@ static double neon_exp_sum(float *s, uint32_t n, float mx)
 #ifdef __aarch64__
 /* F16 stores: FCVTN rounds to nearest even and, with Linux's FPCR (no
  * flush to zero, no default NaN), keeps subnormals and a NaN's sign and top
- * bits: quant_f32_to_f16's results (test_kernels checks it). armv7's NEON
- * flushes subnormals and uses the default NaN: it keeps the reference. */
+ * bits: quant_f32_to_f16's results (test_kernels checks it). Eight per pass
+ * (FCVTN, FCVTN2, one store). armv7's NEON flushes subnormals and uses the
+ * default NaN: it converts in VFP (below). */
 static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
 {
     uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        float16x8_t h = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(x + i)), vld1q_f32(x + i + 4));
+        vst1q_u16(out + i, vreinterpretq_u16_f16(h));
+    }
     for (; i + 4 <= n; i += 4) vst1_u16(out + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
     for (; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
 }
@@ -1112,30 +1196,56 @@ static void neon_to_f16(uint16_t *out, const float *x, uint32_t n)
 
 /* RMSNorm with the reference's steps (kernels.h): the four running sums
  * are two vectors of doubles; FMLA's one rounding equals the reference's
- * rounded sum, the square of a float being exact in double. (armv7's NEON
- * has no doubles: it keeps the reference.) */
+ * rounded sum, the square of a float being exact in double. Eight elements
+ * per pass (loads and stores in pairs, half the loop's own instructions).
+ * (armv7's NEON has no doubles: it keeps the reference.) */
+INLINE void sq_acc(float32x4_t v, float64x2_t *s01, float64x2_t *s23)
+{
+    float64x2_t lo = vcvt_f64_f32(vget_low_f32(v)), hi = vcvt_high_f64_f32(v);
+    *s01 = vfmaq_f64(*s01, lo, lo);
+    *s23 = vfmaq_f64(*s23, hi, hi);
+}
+
 static void neon_rmsnorm(float *out, const float *x, const float *w, uint64_t n, float eps)
 {
     float64x2_t s01 = vdupq_n_f64(0.0), s23 = vdupq_n_f64(0.0);
     uint64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        float32x4_t v = vld1q_f32(x + i);
-        float64x2_t lo = vcvt_f64_f32(vget_low_f32(v)), hi = vcvt_high_f64_f32(v);
-        s01 = vfmaq_f64(s01, lo, lo);
-        s23 = vfmaq_f64(s23, hi, hi);
+    for (; i + 8 <= n; i += 8) {
+        sq_acc(vld1q_f32(x + i), &s01, &s23);
+        sq_acc(vld1q_f32(x + i + 4), &s01, &s23);
     }
+    if (i + 4 <= n) sq_acc(vld1q_f32(x + i), &s01, &s23), i += 4;
     double s0 = vgetq_lane_f64(s01, 0);
     for (; i < n; i++) s0 += (double)x[i] * x[i];
     double sum = (s0 + vgetq_lane_f64(s01, 1)) + (vgetq_lane_f64(s23, 0) + vgetq_lane_f64(s23, 1));
     float scale = (float)(1.0 / sqrt(sum / (double)n + eps));
     float32x4_t sc = vdupq_n_f32(scale);
-    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(out + i, vmulq_f32(vmulq_f32(vld1q_f32(x + i), sc), vld1q_f32(w + i)));
+    for (i = 0; i + 8 <= n; i += 8) {
+        float32x4_t a = vmulq_f32(vmulq_f32(vld1q_f32(x + i), sc), vld1q_f32(w + i));
+        float32x4_t b = vmulq_f32(vmulq_f32(vld1q_f32(x + i + 4), sc), vld1q_f32(w + i + 4));
+        vst1q_f32(out + i, a);
+        vst1q_f32(out + i + 4, b);
+    }
+    if (i + 4 <= n) vst1q_f32(out + i, vmulq_f32(vmulq_f32(vld1q_f32(x + i), sc), vld1q_f32(w + i))), i += 4;
     for (; i < n; i++) out[i] = (x[i] * scale) * w[i];
 }
 #define NEON_RMSNORM .rmsnorm = neon_rmsnorm,
+#define NEON_ROPE .rope = kern_arm_rope, /* kernels_ops_arm.c */
 #else
-#define NEON_TO_F16
+/* armv7's F16 stores: VFP's VCVTB, one at a time, which under Linux's FPSCR
+ * (no flush to zero, no default NaN, IEEE half) gives quant_f32_to_f16's
+ * bits (test_kernels checks it): 6 instructions per element, the loop
+ * included, where the software conversion took 31. */
+static void v7_to_f16(uint16_t *out, const float *x, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        __fp16 h = (__fp16)x[i];
+        memcpy(out + i, &h, 2);
+    }
+}
+#define NEON_TO_F16 .to_f16 = v7_to_f16,
 #define NEON_RMSNORM
+#define NEON_ROPE
 #endif
 
 /* ---- the sets ---------------------------------------------------------------- */
@@ -1226,7 +1336,7 @@ static void neon_q6_k(uint64_t n, const uint8_t *row, const void *act, uint64_t 
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
         .exp_sum = neon_exp_sum, .dots_f16 = neon_dots_f16, .wsum_f16 = neon_wsum_f16, NEON_TO_F16               \
-        NEON_RMSNORM                                                                                             \
+        NEON_RMSNORM NEON_ROPE                                                                                   \
         .gelu_mul = kern_arm_gelu_mul, .delta_step = kern_arm_delta_step, .causal_conv = kern_arm_causal_conv, /* kernels_ops_arm.c */ \
         .dots_f32 = kern_arm_dots_f32, .mix_f32 = kern_arm_mix_f32, .delta_chunk = 1,                           \
     }

@@ -1,6 +1,6 @@
 /* kernels_ops_arm.c - NEON kernels for the operations of the newer
  * architectures (kernels.h: gelu_mul, delta_step, causal_conv, and
- * dots_f32 and mix_f32 for kern_delta_chunk), entries of every set of
+ * dots_f32 and mix_f32 for kern_delta_chunk) and RoPE, entries of every set of
  * kernels_arm.c (aarch64 with and without dotprod, armv7): nothing here
  * needs dotprod.
  *
@@ -12,7 +12,8 @@
  * bits under Linux's FPCR, as kernels_arm.c's F16 stores rely on). The
  * convolution, which must give the reference's bits too, checks its NEON
  * results on armv7 and redoes in VFP the channels where they could differ
- * (kern_arm_causal_conv). The dots and mixes need not be exact (1e-5). */
+ * (kern_arm_causal_conv). The dots and mixes need not be exact (1e-5).
+ * RoPE (kern_arm_rope, aarch64) gives the reference's bits too. */
 #include <stddef.h>
 #include <string.h>
 
@@ -154,6 +155,43 @@ void kern_arm_mix_f32(float *out, const float *c, const float *v, uint64_t strid
     for (; e < n; e++)
         for (uint32_t i = 0; i < m; i++) out[e] += c[i] * v[i * stride + e];
 }
+
+/* RoPE (kernels.h: rope), four pairs at a time: the deinterleaving loads
+ * (LD2) give four cosines and four sines, and for adjacent pairs four
+ * first and four second elements; FMUL, then FSUB or FADD round as the
+ * scalar code does (the build has no FP contraction). aarch64 only:
+ * armv7's NEON flushes subnormals to zero, it keeps the reference. */
+#ifdef __aarch64__
+INLINE void rope4(float32x4_t x0, float32x4_t x1, float32x4x2_t cs, float32x4_t *y0, float32x4_t *y1)
+{
+    *y0 = vsubq_f32(vmulq_f32(x0, cs.val[0]), vmulq_f32(x1, cs.val[1]));
+    *y1 = vaddq_f32(vmulq_f32(x0, cs.val[1]), vmulq_f32(x1, cs.val[0]));
+}
+
+void kern_arm_rope(float *v, uint32_t n_rot, const float *cs, int neox)
+{
+    uint32_t half = n_rot / 2, i = 0, step = neox ? 1 : 2;
+    float *v1 = neox ? v + half : v + 1;
+    if (neox)
+        for (; i + 4 <= half; i += 4) {
+            float32x4_t y0, y1;
+            rope4(vld1q_f32(v + i), vld1q_f32(v1 + i), vld2q_f32(cs + 2 * i), &y0, &y1);
+            vst1q_f32(v + i, y0);
+            vst1q_f32(v1 + i, y1);
+        }
+    else
+        for (; i + 4 <= half; i += 4) {
+            float32x4x2_t x = vld2q_f32(v + 2 * i);
+            rope4(x.val[0], x.val[1], vld2q_f32(cs + 2 * i), &x.val[0], &x.val[1]);
+            vst2q_f32(v + 2 * i, x);
+        }
+    for (; i < half; i++) {
+        float c = cs[2 * i], s = cs[2 * i + 1], x0 = v[i * step], x1 = v1[i * step];
+        v[i * step] = x0 * c - x1 * s;
+        v1[i * step] = x0 * s + x1 * c;
+    }
+}
+#endif
 
 /* channels [c0, c1) as the reference computes them: a channel's
  * history, input, weights and output are at its index in each */

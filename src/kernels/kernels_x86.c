@@ -742,6 +742,39 @@ AVX2 static void x86_to_f16(uint16_t *out, const float *x, uint32_t n)
     for (; i < n; i++) out[i] = quant_f32_to_f16(x[i]);
 }
 
+/* RoPE (kernels.h: rope), eight halves' pairs or four adjacent pairs at a
+ * time, multiplied then added or subtracted as the reference rounds them
+ * (no FMA). NEOX: two shuffles and a permute deinterleave eight cosines
+ * and eight sines. Adjacent pairs: x * (c c) -+ (x swapped) * (s s), ADDSUB
+ * subtracting in the even lanes (x1 c + x0 s: the reference's sum). */
+AVX2 static void x86_rope(float *v, uint32_t n_rot, const float *cs, int neox)
+{
+    uint32_t half = n_rot / 2, i = 0, step = neox ? 1 : 2;
+    float *v1 = neox ? v + half : v + 1;
+    if (neox)
+        for (; i + 8 <= half; i += 8) {
+            __m256 a = _mm256_loadu_ps(cs + 2 * i), b = _mm256_loadu_ps(cs + 2 * i + 8);
+            /* the shuffles give c0 c1 c4 c5 c2 c3 c6 c7 (and the sines): 64-bit pieces 0 2 1 3 */
+            __m256 c = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+            __m256 sn = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+            __m256 x0 = _mm256_loadu_ps(v + i), x1 = _mm256_loadu_ps(v1 + i);
+            _mm256_storeu_ps(v + i, _mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, sn)));
+            _mm256_storeu_ps(v1 + i, _mm256_add_ps(_mm256_mul_ps(x0, sn), _mm256_mul_ps(x1, c)));
+        }
+    else
+        for (; i + 4 <= half; i += 4) {
+            __m256 x = _mm256_loadu_ps(v + 2 * i), t = _mm256_loadu_ps(cs + 2 * i);
+            __m256 xc = _mm256_mul_ps(x, _mm256_moveldup_ps(t));
+            __m256 xs = _mm256_mul_ps(_mm256_permute_ps(x, 0xB1), _mm256_movehdup_ps(t));
+            _mm256_storeu_ps(v + 2 * i, _mm256_addsub_ps(xc, xs));
+        }
+    for (; i < half; i++) {
+        float c = cs[2 * i], sn = cs[2 * i + 1], x0 = v[i * step], x1 = v1[i * step];
+        v[i * step] = x0 * c - x1 * sn;
+        v1[i * step] = x0 * sn + x1 * c;
+    }
+}
+
 /* e^x for x in [-87, 88] (the caller clamps): x = k ln2 + r, |r| <= ln2/2,
  * e^r by its Taylor series to r^7 (remainder < 2e-9 relative), 2^k into
  * the exponent bits. Within 2 ulp of libm's expf. */
@@ -951,6 +984,7 @@ const KernelSet *kern_x86(void)
         .axpy_f16 = x86_axpy_f16,
         .to_f16 = x86_to_f16,
         .silu_mul = x86_silu_mul,
+        .rope = x86_rope,
         .exp_sum = x86_exp_sum,
         .dots_f16 = x86_dots_f16,
         .wsum_f16 = x86_wsum_f16,

@@ -309,22 +309,20 @@ static void rmsnorm(float *out, const float *x, const float *w, uint64_t n, floa
     kern_active()->rmsnorm(out, x, w, n, eps);
 }
 
-static void add_bias(float *v, const float *bias, uint64_t n)
+/* v += a, element by element: the set's axpy with the factor 1, exact
+ * (1 * a[i] is a[i]; fused or not, the one rounding is the sum's), so
+ * vectorised at the bits of the scalar add (armv7's NEON flushes
+ * subnormal sums to zero, as its other float kernels). */
+static void add_to(float *v, const float *a, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++) v[i] += bias[i];
+    for (uint64_t i = 0; i < n; i += 1u << 30) /* axpy counts in 32 bits */
+        kern_active()->axpy_f32(v + i, 1.0f, a + i, (uint32_t)(n - i < 1u << 30 ? n - i : 1u << 30));
 }
 
+/* the kernel set's (kernels.h: the same bits in every set) */
 void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style)
 {
-    uint32_t half = n_rot / 2;
-    for (uint32_t i = 0; i < half; i++) {
-        uint32_t a = style == ROPE_NEOX ? i : 2 * i;
-        uint32_t b = style == ROPE_NEOX ? i + half : 2 * i + 1;
-        float c = cs[2 * i], s = cs[2 * i + 1];
-        float x0 = v[a], x1 = v[b];
-        v[a] = x0 * c - x1 * s;
-        v[b] = x0 * s + x1 * c;
-    }
+    kern_active()->rope(v, n_rot, cs, style == ROPE_NEOX);
 }
 
 void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors)
@@ -661,9 +659,9 @@ static void qk_token(const LayerJob *j, uint64_t t, const float *cs, uint32_t g0
     float *q = ws->q + t * qdim, *k = ws->k + t * kw, *v = ws->v + t * vw;
     int ropes = model_layer_ropes(c, j->layer);
     if (lw->bq) {
-        add_bias(q + g0 * group * hd, lw->bq + g0 * group * hd, (g1 - g0) * group * hd);
-        add_bias(k + g0 * hd, lw->bk + g0 * hd, (g1 - g0) * hd);
-        add_bias(v + g0 * hdv, lw->bv + g0 * hdv, (g1 - g0) * hdv);
+        add_to(q + g0 * group * hd, lw->bq + g0 * group * hd, (g1 - g0) * group * hd);
+        add_to(k + g0 * hd, lw->bk + g0 * hd, (g1 - g0) * hd);
+        add_to(v + g0 * hdv, lw->bv + g0 * hdv, (g1 - g0) * hdv);
     }
     for (uint32_t h = g0 * group; h < g1 * group; h++) {
         if (lw->q_norm) rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
@@ -716,7 +714,7 @@ static void gelu_worker(void *ctx, int ith, int nth)
 static void add_normed(float *x, float *add, const float *w, uint64_t dim, float eps, int n)
 {
     rmsnorm_tokens(add, add, w, dim, eps, n);
-    for (uint64_t i = 0; i < (uint64_t)n * dim; i++) x[i] += add[i];
+    add_to(x, add, (uint64_t)n * dim);
 }
 
 /* ---- the layers of a step in one parallel region --------------------------
@@ -785,8 +783,7 @@ static void residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, int a
     uint64_t dim = c->n_embd;
     float *x = ws->x + t * dim, *xb = ws->xb + t * dim;
     if (add && post) rmsnorm(xb, xb, post, dim, c->norm_eps);
-    if (add)
-        for (uint64_t i = 0; i < dim; i++) x[i] += xb[i];
+    if (add) add_to(x, xb, dim);
     if (!norm) return;
     rmsnorm(xb, x, norm, dim, c->norm_eps);
     for (int i = 0; i < nw; i++) {
@@ -1055,7 +1052,7 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
             matmul(ws, &lw->wo, ws->att, n, ws->xb);
         }
         if (lw->attn_post_norm) add_normed(ws->x, mixed, lw->attn_post_norm, dim, c->norm_eps, n);
-        else for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += mixed[i];
+        else add_to(ws->x, mixed, (uint64_t)n * dim);
 
         rmsnorm_tokens(ws->xb, ws->x, lw->ffn_norm, dim, c->norm_eps, n);
         const Weight *gate_up[2] = {&lw->w_gate, &lw->w_up};
@@ -1065,7 +1062,7 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
         run_tokens(c->arch->act == ACT_GELU ? gelu_worker : silu_worker, &sj, n);
         matmul(ws, &lw->w_down, ws->hb, n, ws->xb);
         if (lw->ffn_post_norm) add_normed(ws->x, ws->xb, lw->ffn_post_norm, dim, c->norm_eps, n);
-        else for (uint64_t i = 0; i < (uint64_t)n * dim; i++) ws->x[i] += ws->xb[i];
+        else add_to(ws->x, ws->xb, (uint64_t)n * dim);
     }
 
     /* Only the rows whose logits are wanted go through the output matrix:
