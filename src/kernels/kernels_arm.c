@@ -1261,6 +1261,29 @@ static double neon_exp_sum(float *s, uint32_t n, float mx)
 }
 
 #ifdef __aarch64__
+/* KernelSet.softmax: the scaling, the largest score and the normalization
+ * four at a time (FMAXNM skips NaNs as the compare does; the sign of a zero
+ * maximum cannot change e^(s - mx)), the exponentials by neon_exp_sum. */
+static void neon_softmax(float *s, uint32_t n, float scale)
+{
+    float32x4_t sc = vdupq_n_f32(scale), mv = vdupq_n_f32(-INFINITY);
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x = vmulq_f32(vld1q_f32(s + i), sc);
+        vst1q_f32(s + i, x);
+        mv = vmaxnmq_f32(mv, x);
+    }
+    float mx = vmaxnmvq_f32(mv);
+    for (; i < n; i++) {
+        s[i] *= scale;
+        if (s[i] > mx) mx = s[i];
+    }
+    float32x4_t inv = vdupq_n_f32((float)(1.0 / neon_exp_sum(s, n, mx)));
+    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(s + i, vmulq_f32(vld1q_f32(s + i), inv));
+    for (; i < n; i++) s[i] *= vgetq_lane_f32(inv, 0);
+}
+#define NEON_SOFTMAX .softmax = neon_softmax,
+
 /* F16 stores: FCVTN rounds to nearest even and, with Linux's FPCR (no
  * flush to zero, no default NaN), keeps subnormals and a NaN's sign and top
  * bits: quant_f32_to_f16's results (test_kernels checks it). armv7's NEON
@@ -1299,6 +1322,7 @@ static void neon_rmsnorm(float *out, const float *x, const float *w, uint64_t n,
 #else
 #define NEON_TO_F16
 #define NEON_RMSNORM
+#define NEON_SOFTMAX
 #endif
 
 /* ---- the sets ---------------------------------------------------------------- */
@@ -1389,7 +1413,7 @@ static void neon_q6_k(uint64_t n, const uint8_t *row, const void *act, uint64_t 
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
         .exp_sum = neon_exp_sum, .dots_f16 = neon_dots_f16, .wsum_f16 = neon_wsum_f16, NEON_TO_F16               \
-        NEON_RMSNORM                                                                                             \
+        NEON_RMSNORM NEON_SOFTMAX                                                                                \
         .gelu_mul = kern_arm_gelu_mul, .delta_step = kern_arm_delta_step, .causal_conv = kern_arm_causal_conv, /* kernels_ops_arm.c */ \
         .dots_f32 = kern_arm_dots_f32, .mix_f32 = kern_arm_mix_f32, .delta_chunk = 1,                           \
     }

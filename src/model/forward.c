@@ -601,12 +601,16 @@ static void attention_heads(const LayerJob *j, uint32_t h0, uint32_t h1)
             for (uint32_t u = 0; u < nq * nt; u++) {
                 float *si = s + u * s_stride, mx = -INFINITY;
                 uint32_t n = nt > 1 ? tr[u / nq] : np;
-                for (uint32_t p = 0; p < n; p++) {
-                    si[p] *= scale;
-                    if (si[p] > mx) mx = si[p];
+                if (ks->softmax) {
+                    ks->softmax(si, n, scale);
+                } else {
+                    for (uint32_t p = 0; p < n; p++) {
+                        si[p] *= scale;
+                        if (si[p] > mx) mx = si[p];
+                    }
+                    float inv = (float)(1.0 / ks->exp_sum(si, n, mx));
+                    for (uint32_t p = 0; p < n; p++) si[p] *= inv;
                 }
-                float inv = (float)(1.0 / ks->exp_sum(si, n, mx));
-                for (uint32_t p = 0; p < n; p++) si[p] *= inv;
                 memset(out + u / nq * out_tstride + u % nq * c->head_dim_v, 0, c->head_dim_v * sizeof *out);
             }
             head_wsum(ks, c, kt, vh + (uint64_t)r0 * vrow, vrow, s, s_stride, nq, nt, tr, out, out_tstride);
