@@ -890,6 +890,19 @@ INLINE float32x4x2_t f32x8(const float *p)
 #endif
 }
 
+/* The last n % 8 products of a tile's sums (in out), one at a time as
+ * neon_dot_f16 (out of line: the tiles' unrolled copies would be many) */
+__attribute__((noinline)) static void dots_tails(int Q, uint32_t cnt, const float *const *q, const uint16_t *const *k,
+                                                 uint32_t j, uint32_t n, float *const *out, uint32_t p)
+{
+    for (int i = 0; i < Q; i++)
+        for (uint32_t pp = 0; pp < cnt; pp++) {
+            float s = out[i][p + pp];
+            for (uint32_t t = j; t < n; t++) s += q[i][t] * neon_f16_to_f32(k[pp][t]);
+            out[i][p + pp] = s;
+        }
+}
+
 /* Scores of Q queries at positions p .. p + P - 1 (rows k + pp * stride):
  * out[i][p + pp] = q_i . k_p with neon_dot_f16's two sums (elements 0-3
  * and 4-7 of every 8) per pair; positions from cnt on repeat the last row
@@ -940,12 +953,9 @@ INLINE void dots_tile(const uint16_t *k, uint64_t stride, const float *const *q,
         return;
     }
 #endif
-    UNROLL for (int i = 0; i < Q; i++) UNROLL for (int pp = 0; pp < P; pp++) {
-        if (pp >= (int)cnt) break;
-        float s = hsum_f32(vaddq_f32(a[i][pp][0], a[i][pp][1]));
-        for (uint32_t t = j; t < n; t++) s += q[i][t] * neon_f16_to_f32(k0[pp][t]);
-        out[i][p + pp] = s;
-    }
+    UNROLL for (int i = 0; i < Q; i++) UNROLL for (int pp = 0; pp < P; pp++)
+        if (pp < (int)cnt) out[i][p + pp] = hsum_f32(vaddq_f32(a[i][pp][0], a[i][pp][1]));
+    if (j < n) dots_tails(Q, cnt, q, k0, j, n, out, p);
 }
 
 /* positions p0 .. p1 - 1 in tiles of P */
@@ -1053,16 +1063,24 @@ INLINE void wsum_tile(float *const *o, const float *const *w, int Q, int V, cons
     UNROLL for (int i = 0; i < Q; i++) UNROLL for (int m = 0; m < V; m++) vst1q_f32(o[i] + j + 4 * m, a[i][m]);
 }
 
+/* the last n % 4 elements one at a time, as neon_axpy_f16 (out of line) */
+__attribute__((noinline)) static void wsum_tails(float *const *o, const float *const *w, int Q, const uint16_t *v,
+                                                 uint64_t stride, uint32_t j, uint32_t n, uint32_t p0, uint32_t p1)
+{
+    for (; j < n; j++)
+        for (uint32_t p = p0; p < p1; p++)
+            for (int i = 0; i < Q; i++) o[i][j] += w[i][p] * neon_f16_to_f32(v[p * stride + j]);
+}
+
 /* positions p0 .. p1 - 1 into all n elements: 4V at a time, then 4, then one */
 INLINE void wsum_span(float *const *o, const float *const *w, int Q, int V, const uint16_t *v, uint64_t stride,
                       uint32_t n, uint32_t p0, uint32_t p1)
 {
     uint32_t j = 0;
     for (; j + 4 * (uint32_t)V <= n; j += 4 * (uint32_t)V) wsum_tile(o, w, Q, V, v, stride, j, p0, p1);
-    for (; j + 4 <= n; j += 4) wsum_tile(o, w, Q, 1, v, stride, j, p0, p1);
-    for (; j < n; j++)
-        for (uint32_t p = p0; p < p1; p++)
-            for (int i = 0; i < Q; i++) o[i][j] += w[i][p] * neon_f16_to_f32(v[p * stride + j]);
+    for (; j + 4 <= n; j += 4) /* one query at a time: one copy of the tile */
+        for (int i = 0; i < Q; i++) wsum_tile(o + i, w + i, 1, 1, v, stride, j, p0, p1);
+    if (j < n) wsum_tails(o, w, Q, v, stride, j, n, p0, p1);
 }
 
 STEPPED static void neon_wsum_f16(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
