@@ -857,7 +857,7 @@ static void neon_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
 #endif
 /* GCC's induction variable choice turns the stepped pointers into indexes
  * with an add per load; without it the loads post-index */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__aarch64__)
 #define STEPPED __attribute__((optimize("no-ivopts")))
 #else
 #define STEPPED
