@@ -594,36 +594,68 @@ static void test_set(const KernelSet *ks)
     }
 
     /* Attention over many positions: dots_f16 and wsum_f16 give the bits of
-     * dot_f16 and axpy_f16 row after row; exp_sum within 1e-6 relative of
-     * the reference, element by element and in its sum */
+     * dot_f16 and axpy_f16 row after row, for 1 to 9 tokens of 1 to 4 query
+     * heads, each token over its own number of rows (a prompt's: one more
+     * each; random ones too); exp_sum within 1e-6 relative of the
+     * reference, element by element and in its sum */
     {
-        enum { AN = 136, AR = 37 };
+        enum { AN = 136, AR = 37, AT = 9, AQ = 4, QS = 150, QTS = 4 * QS + 7, OTS = 4 * AN + 3 };
         static uint16_t kv[AR * AN];
-        static float q[AN + 80], w[3 * AR], got[3 * AR], o1[3 * AN], o2[3 * AN];
+        static float q[AT * QTS], w[AT * AQ * AR], got[AT * AQ * AR], o1[AT * OTS], o2[AT * OTS];
         int same_dot = 1, same_wsum = 1;
         for (int i = 0; i < AR * AN; i++) kv[i] = quant_f32_to_f16(rndf());
-        for (int i = 0; i < AN + 80; i++) q[i] = rndf();
-        for (int r = 0; r < 3 * AR; r++) w[r] = rndf();
-        for (uint32_t n = 8; n <= AN; n += 32) /* 8, 40, 72, 104 (tails past 32 and 64), 136 */
-            for (uint32_t nq = 1; nq <= 3; nq++) { /* queries of one kv head: alone, a pair, a pair and one */
-                if (ks->dots_f16) {
-                    ks->dots_f16(kv, AN, q, 40, nq, n, AR, got, AR);
-                    for (uint32_t i = 0; i < nq; i++)
-                        for (int r = 0; r < AR; r++)
-                            if (memcmp(&got[i * AR + r], &(float){ks->dot_f16(kv + r * AN, q + 40 * i, n)}, sizeof(float)))
-                                same_dot = 0;
+        for (int i = 0; i < AT * QTS; i++) q[i] = rndf();
+        for (int r = 0; r < AT * AQ * AR; r++) w[r] = rndf();
+        for (uint32_t n = 1; n <= AN; n += n < 12 ? 1 : 31) /* 1..12 (tails of 8 and of 4), 43, 74, 105, 136 */
+            for (uint32_t nq = 1; nq <= AQ; nq++)
+                for (uint32_t nt = 1; nt <= AT; nt++) {
+                    uint32_t rows[AT];
+                    for (uint32_t t = 0; t < nt; t++) /* nt % 3: prompt tokens; else random counts */
+                        rows[t] = nt % 3 == 0 ? AR - nt + 1 + t : 1 + (uint32_t)(rnd() % AR);
+                    if (ks->dots_f16) {
+                        memset(got, 0, sizeof got);
+                        ks->dots_f16(kv, AN, n, q, QS, nq, QTS, nt, rows, got, AR);
+                        for (uint32_t u = 0; u < nq * nt; u++)
+                            for (uint32_t r = 0; r < AR; r++) {
+                                float want = r < rows[u / nq] ? ks->dot_f16(kv + r * AN, q + u / nq * QTS + u % nq * QS, n)
+                                                              : 0.0f;
+                                if (memcmp(&got[u * AR + r], &want, sizeof(float))) same_dot = 0;
+                            }
+                    }
+                    if (ks->wsum_f16) {
+                        for (uint32_t i = 0; i < AT * OTS; i++) o1[i] = o2[i] = rndf();
+                        ks->wsum_f16(o1, AN, OTS, w, AR, nq, nt, rows, kv, AN, n);
+                        for (uint32_t u = 0; u < nq * nt; u++)
+                            for (uint32_t r = 0; r < rows[u / nq]; r++)
+                                ks->axpy_f16(o2 + u / nq * OTS + u % nq * AN, w[u * AR + r], kv + r * AN, n);
+                        if (memcmp(o1, o2, sizeof o1) != 0) same_wsum = 0;
+                    }
                 }
-                if (ks->wsum_f16) {
-                    for (uint32_t i = 0; i < nq * AN; i++) o1[i] = o2[i] = rndf();
-                    ks->wsum_f16(o1, AN, w, AR, nq, kv, AN, n, AR);
-                    for (uint32_t i = 0; i < nq; i++)
-                        for (int r = 0; r < AR; r++) ks->axpy_f16(o2 + i * AN, w[i * AR + r], kv + r * AN, n);
-                    if (memcmp(o1, o2, nq * AN * sizeof(float)) != 0) same_wsum = 0;
-                }
-            }
         if (ks->dots_f16) CHECK(same_dot, "%s: dots_f16 equals dot_f16 row by row, bit for bit", ks->name);
         if (ks->wsum_f16) CHECK(same_wsum, "%s: wsum_f16 equals axpy_f16 row after row, bit for bit", ks->name);
 
+        if (ks->softmax) { /* the steps forward.c takes without it, bit for bit: NaNs, zeros, -inf too */
+            static float e1[1001], e2[1001];
+            int same = 1;
+            for (uint32_t n = 1; n <= 1001; n += n < 40 ? 1 : 320)
+                for (int kind = 0; kind < 4; kind++) {
+                    for (uint32_t i = 0; i < n; i++)
+                        e1[i] = kind == 2 ? (rnd() % 2 ? 0.0f : -0.0f) : rndf() * 30.0f;
+                    if (kind == 1) e1[rnd() % n] = NAN;
+                    if (kind == 3) e1[rnd() % n] = -INFINITY;
+                    memcpy(e2, e1, n * sizeof(float));
+                    ks->softmax(e1, n, 0.125f);
+                    float mx = -INFINITY;
+                    for (uint32_t i = 0; i < n; i++) {
+                        e2[i] *= 0.125f;
+                        if (e2[i] > mx) mx = e2[i];
+                    }
+                    float inv = (float)(1.0 / ks->exp_sum(e2, n, mx));
+                    for (uint32_t i = 0; i < n; i++) e2[i] *= inv;
+                    if (memcmp(e1, e2, n * sizeof(float))) same = 0;
+                }
+            CHECK(same, "%s: softmax equals scaling, exp_sum and normalizing, bit for bit", ks->name);
+        }
         if (ks->exp_sum) {
             static float e1[1001], e2[1001];
             for (int i = 0; i < 1001; i++) e1[i] = e2[i] = rndf() * 30.0f;

@@ -150,16 +150,25 @@ typedef struct {
     /* attention's softmax: s[i] = e^(s[i] - mx), returns the sum in double
      * (the reference with libm's expf, a fast path within 1e-6 relative) */
     double (*exp_sum)(float *s, uint32_t n, float mx);
-    /* F16 KV cache, many positions and the nq query heads sharing a KV head
-     * per call (optional: NULL = row by row). For query i < nq and p < rows:
-     *   out[i * out_stride + p] = dot_f16(k + p * stride, q + i * q_stride, n)
-     * bit for bit; and out[i * out_stride + j] += w[i * w_stride + p] * v_p[j]
-     * for p = 0, 1, ... in order, as axpy_f16 row after row (v_p = v + p *
-     * stride), bit for bit: the rows are read once for all the queries. */
-    void (*dots_f16)(const uint16_t *k, uint64_t stride, const float *q, uint64_t q_stride, uint32_t nq, uint32_t n,
-                     uint32_t rows, float *out, uint64_t out_stride);
-    void (*wsum_f16)(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq, const uint16_t *v,
-                     uint64_t stride, uint32_t n, uint32_t rows);
+    /* the whole softmax of one row of scores (optional: NULL = these steps
+     * in forward.c): s[i] *= scale; mx = the largest s[i] (NaNs skipped,
+     * -INFINITY if none); sum = exp_sum(s, n, mx); s[i] *= (float)(1 / sum).
+     * The bits of those steps with the set's exp_sum. */
+    void (*softmax)(float *s, uint32_t n, float scale);
+    /* F16 KV cache, many positions, and the queries of nt tokens times the
+     * nq query heads sharing a KV head per call (optional: NULL = row by
+     * row). Query (t, i), t < nt, i < nq, is q + t * q_tstride + i * q_stride
+     * and sees positions p < rows[t] (rows 0, 1, ... of k or v: a prompt's
+     * tokens share the first ones). Its scores are row u = t * nq + i:
+     *   out[u * out_stride + p] = dot_f16(k + p * stride, q_(t,i), n)
+     * bit for bit; and with o_(t,i) = out + t * out_tstride + i * out_stride,
+     * o_(t,i)[j] += w[u * w_stride + p] * v_p[j] for p = 0, 1, ... in order,
+     * as axpy_f16 row after row (v_p = v + p * stride), bit for bit: the rows
+     * are read once for all the queries that see them. */
+    void (*dots_f16)(const uint16_t *k, uint64_t stride, uint32_t n, const float *q, uint64_t q_stride, uint32_t nq,
+                     uint64_t q_tstride, uint32_t nt, const uint32_t *rows, float *out, uint64_t out_stride);
+    void (*wsum_f16)(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
+                     uint32_t nq, uint32_t nt, const uint32_t *rows, const uint16_t *v, uint64_t stride, uint32_t n);
     /* The operations of the newer architectures (issue 16; the fast ones in
      * kernels_ops_x86.c and kernels_ops_arm.c):
      * Gemma's GELU gate as ggml computes it: g[i] = gelu(g[i]) * u[i] with

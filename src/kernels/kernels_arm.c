@@ -879,126 +879,279 @@ static void neon_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
 }
 
 /* Attention over many positions (KernelSet.dots_f16 / wsum_f16): each K or
- * V row is loaded and converted once for up to two queries (the query heads
- * sharing a KV head), with the very float steps of neon_dot_f16 and
- * neon_axpy_f16 per query and position, so the bits are theirs. */
+ * V row is loaded and converted once for a tile of queries (the query heads
+ * sharing a KV head, of one token or of several tokens of a prompt, which
+ * see the same first rows), with the very float steps of neon_dot_f16 and
+ * neon_axpy_f16 per query and position, so the bits are theirs. A tile's
+ * queries take the rows all of them see together, then each its own rest.
+ * The tile shapes are constants at each call, so the sums stay in
+ * registers: aarch64 has 32 vector registers, armv7 16. */
+#ifdef __aarch64__ /* dots: queries x positions (x 2 sums), wsum: queries x vectors of 4 elements */
+#define DOT_Q 6
+#define DOT_P 2  /* positions of DOT_Q queries, 24 sums */
+#define DOT_P2 4 /* of 2 queries */
+#define WSUM_Q 4
+#define WSUM_V 4  /* 16 sums */
+#define WSUM_V2 8 /* of 2 queries, and of one */
+#else
+#define DOT_Q 2
+#define DOT_P 2
+#define DOT_P2 2
+#define WSUM_Q 2
+#define WSUM_V 4
+#define WSUM_V2 4
+#endif
+/* GCC's induction variable choice turns the stepped pointers into indexes
+ * with an add per load; without it the loads post-index */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__aarch64__)
+#define STEPPED __attribute__((optimize("no-ivopts")))
+#else
+#define STEPPED
+#endif
+#define ATT_MAXQ 6 /* array sizes: the largest tile */
+#define ATT_MAXP 4
+#define ATT_MAXV 8
 
-/* q . k for queries q0, q1 (nq2: both, else only q0) and positions k0, k1
- * (np2: both): out[i][p]. */
-INLINE void dots_block(const uint16_t *k0, const uint16_t *k1, const float *q0, const float *q1, uint32_t n,
-                       int nq2, int np2, float *o00, float *o01, float *o10, float *o11)
+/* 8 halves at p as two vectors of floats */
+INLINE void f16x8(const uint16_t *p, float32x4_t *lo, float32x4_t *hi)
 {
-    float32x4_t a[2][2][2]; /* [query][position][accumulator] */
-    for (int i = 0; i < 2; i++)
-        for (int p = 0; p < 2; p++) a[i][p][0] = a[i][p][1] = vdupq_n_f32(0.0f);
-    uint32_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        const uint16_t *kp[2] = {k0, k1};
-        float32x4_t c[2][2];
-        UNROLL for (int p = 0; p < 2; p++) {
-            if (p == 1 && !np2) break;
-            c[p][0] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(kp[p] + j)));
-            c[p][1] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(kp[p] + j + 4)));
+#ifdef __aarch64__
+    float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(p));
+    *lo = vcvt_f32_f16(vget_low_f16(h));
+    *hi = vcvt_high_f32_f16(h);
+#else
+    *lo = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+    *hi = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + 4)));
+#endif
+}
+
+/* 8 floats at p (one LD1 of two registers on aarch64) */
+INLINE float32x4x2_t f32x8(const float *p)
+{
+#ifdef __aarch64__
+    return vld1q_f32_x2(p);
+#else
+    float32x4x2_t x = {{vld1q_f32(p), vld1q_f32(p + 4)}};
+    return x;
+#endif
+}
+
+/* The last n % 8 products of a tile's sums (in out), one at a time as
+ * neon_dot_f16 (out of line: the tiles' unrolled copies would be many) */
+__attribute__((noinline)) static void dots_tails(int Q, uint32_t cnt, const float *const *q, const uint16_t *const *k,
+                                                 uint32_t j, uint32_t n, float *const *out, uint32_t p)
+{
+    for (int i = 0; i < Q; i++)
+        for (uint32_t pp = 0; pp < cnt; pp++) {
+            float s = out[i][p + pp];
+            for (uint32_t t = j; t < n; t++) s += q[i][t] * neon_f16_to_f32(k[pp][t]);
+            out[i][p + pp] = s;
         }
-        const float *qs[2] = {q0, q1};
-        UNROLL for (int i = 0; i < 2; i++) {
-            if (i == 1 && !nq2) break;
-            float32x4_t x0 = vld1q_f32(qs[i] + j), x1 = vld1q_f32(qs[i] + j + 4);
-            UNROLL for (int p = 0; p < 2; p++) {
-                if (p == 1 && !np2) break;
-                a[i][p][0] = fma4(a[i][p][0], c[p][0], x0);
-                a[i][p][1] = fma4(a[i][p][1], c[p][1], x1);
+}
+
+/* Scores of Q queries at positions p .. p + P - 1 (rows k + pp * stride):
+ * out[i][p + pp] = q_i . k_p with neon_dot_f16's two sums (elements 0-3
+ * and 4-7 of every 8) per pair; positions from cnt on repeat the last row
+ * and are not stored. */
+INLINE void dots_tile(const uint16_t *k, uint64_t stride, const float *const *q, int Q, int P, uint32_t cnt,
+                      uint32_t n, float *const *out, uint32_t p)
+{
+    const uint16_t *kp[ATT_MAXP], *k0[ATT_MAXP];
+    const float *qp[ATT_MAXQ];
+    float32x4_t a[ATT_MAXQ][ATT_MAXP][2];
+    UNROLL for (int pp = 0; pp < P; pp++) k0[pp] = kp[pp] = k + (pp < (int)cnt ? pp : (int)cnt - 1) * stride;
+    UNROLL for (int i = 0; i < Q; i++) {
+        qp[i] = q[i];
+        UNROLL for (int pp = 0; pp < P; pp++) a[i][pp][0] = a[i][pp][1] = vdupq_n_f32(0.0f);
+    }
+    uint32_t j = n & ~7u;
+    for (uint32_t b = n / 8; b; b--) { /* pointers stepped: post-indexed loads */
+        float32x4_t c[ATT_MAXP][2];
+        UNROLL for (int pp = 0; pp < P; pp++) {
+            f16x8(kp[pp], &c[pp][0], &c[pp][1]);
+            kp[pp] += 8;
+        }
+        UNROLL for (int i = 0; i < Q; i++) {
+            float32x4x2_t x = f32x8(qp[i]);
+            qp[i] += 8;
+            UNROLL for (int pp = 0; pp < P; pp++) {
+                a[i][pp][0] = fma4(a[i][pp][0], c[pp][0], x.val[0]);
+                a[i][pp][1] = fma4(a[i][pp][1], c[pp][1], x.val[1]);
             }
         }
     }
-    /* unrolled with constant bounds, so the sums never leave the registers */
-    const uint16_t *kp[2] = {k0, k1};
-    const float *qs[2] = {q0, q1};
-    float s[2][2];
-    UNROLL for (int i = 0; i < 2; i++) UNROLL for (int p = 0; p < 2; p++) {
-        s[i][p] = hsum_f32(vaddq_f32(a[i][p][0], a[i][p][1]));
-        for (uint32_t t = j; t < n; t++) s[i][p] += qs[i][t] * neon_f16_to_f32(kp[p][t]);
-    }
-    *o00 = s[0][0];
-    if (np2) *o01 = s[0][1];
-    if (nq2) *o10 = s[1][0];
-    if (nq2 && np2) *o11 = s[1][1];
-}
-
-/* All the positions for one or two queries; nq2 a constant at each call,
- * so the sums stay in registers (a run-time flag made GCC keep the second
- * query's on the stack). */
-INLINE void dots_rows(const uint16_t *k, uint64_t stride, const float *q0, const float *q1, uint32_t n,
-                      uint32_t rows, int nq2, float *o0, float *o1)
-{
-    uint32_t p = 0;
-    for (; p + 2 <= rows; p += 2)
-        dots_block(k + p * stride, k + (p + 1) * stride, q0, q1, n, nq2, 1, o0 + p, o0 + p + 1, o1 + p, o1 + p + 1);
-    if (p < rows) dots_block(k + p * stride, k + p * stride, q0, q1, n, nq2, 0, o0 + p, o0 + p, o1 + p, o1 + p);
-}
-
-static void neon_dots_f16(const uint16_t *k, uint64_t stride, const float *q, uint64_t q_stride, uint32_t nq,
-                          uint32_t n, uint32_t rows, float *out, uint64_t out_stride)
-{
-    for (uint32_t i = 0; i < nq; i += 2) {
-        const float *q0 = q + i * q_stride;
-        float *o0 = out + i * out_stride;
-        if (i + 1 < nq) dots_rows(k, stride, q0, q0 + q_stride, n, rows, 1, o0, o0 + out_stride);
-        else dots_rows(k, stride, q0, q0, n, rows, 0, o0, o0);
-    }
-}
-
-/* out_i[j] += w_i[p] * v_p[j] for p in order, 16 elements of one or two
- * queries at a time kept in registers over all the positions (nq2 a
- * constant at each call, as dots_rows). */
-INLINE void wsum_query(float *o0, float *o1, const float *w0, const float *w1, int nq2, const uint16_t *v,
-                       uint64_t stride, uint32_t n, uint32_t rows)
-{
-    uint32_t j = 0;
-    for (; j + 16 <= n; j += 16) {
-        float32x4_t a0[4], a1[4];
-        UNROLL for (int m = 0; m < 4; m++) a0[m] = vld1q_f32(o0 + j + 4 * m), a1[m] = vld1q_f32(o1 + j + 4 * m);
-        for (uint32_t p = 0; p < rows; p++) {
-            const uint16_t *vp = v + p * stride + j;
-            float32x4_t c[4];
-            UNROLL for (int m = 0; m < 4; m++) c[m] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vp + 4 * m)));
-            float32x4_t x0 = vdupq_n_f32(w0[p]);
-            UNROLL for (int m = 0; m < 4; m++) a0[m] = fma4(a0[m], x0, c[m]);
-            if (nq2) {
-                float32x4_t x1 = vdupq_n_f32(w1[p]);
-                UNROLL for (int m = 0; m < 4; m++) a1[m] = fma4(a1[m], x1, c[m]);
+#ifdef __aarch64__
+    if (j == n && (Q * P) % 4 == 0 && (int)cnt == P) {
+        /* four sums at once: two rounds of FADDP give each lane the steps
+         * of hsum_f32, ((x0 + x1) + (x2 + x3)); four neighbours are one or
+         * two queries' positions */
+        UNROLL for (int g = 0; g < Q * P; g += 4) {
+            float32x4_t v[4];
+            UNROLL for (int l = 0; l < 4; l++) v[l] = vaddq_f32(a[(g + l) / P][(g + l) % P][0], a[(g + l) / P][(g + l) % P][1]);
+            float32x4_t h = vpaddq_f32(vpaddq_f32(v[0], v[1]), vpaddq_f32(v[2], v[3]));
+            if (P == 4) {
+                vst1q_f32(out[g / P] + p, h);
+            } else {
+                vst1_f32(out[g / P] + p, vget_low_f32(h));
+                vst1_f32(out[g / P + 1] + p, vget_high_f32(h));
             }
         }
-        UNROLL for (int m = 0; m < 4; m++) {
-            if (nq2) vst1q_f32(o1 + j + 4 * m, a1[m]);
-            vst1q_f32(o0 + j + 4 * m, a0[m]);
+        return;
+    }
+#endif
+    UNROLL for (int i = 0; i < Q; i++) UNROLL for (int pp = 0; pp < P; pp++)
+        if (pp < (int)cnt) out[i][p + pp] = hsum_f32(vaddq_f32(a[i][pp][0], a[i][pp][1]));
+    if (j < n) dots_tails(Q, cnt, q, k0, j, n, out, p);
+}
+
+/* positions p0 .. p1 - 1 in tiles of P */
+INLINE void dots_span(const uint16_t *k, uint64_t stride, uint32_t n, const float *const *q, int Q, int P,
+                      float *const *out, uint32_t p0, uint32_t p1)
+{
+    for (uint32_t p = p0; p < p1; p += (uint32_t)P)
+        dots_tile(k + p * stride, stride, q, Q, P, p1 - p < (uint32_t)P ? p1 - p : (uint32_t)P, n, out, p);
+}
+
+/* The queries (t, i) one after another, in tiles of DOT_Q (or 2, or 1). */
+STEPPED static void neon_dots_f16(const uint16_t *k, uint64_t stride, uint32_t n, const float *q, uint64_t q_stride,
+                          uint32_t nq, uint64_t q_tstride, uint32_t nt, const uint32_t *rows, float *out,
+                          uint64_t out_stride)
+{
+    for (uint32_t u = 0, all = nq * nt; u < all;) {
+        uint32_t m = all - u >= DOT_Q ? DOT_Q : all - u >= 4 ? 4 : all - u >= 2 ? 2 : 1, r[ATT_MAXQ], lo = UINT32_MAX;
+        const float *qs[ATT_MAXQ];
+        float *os[ATT_MAXQ];
+        for (uint32_t i = 0; i < m; i++) {
+            uint32_t t = (u + i) / nq;
+            qs[i] = q + t * q_tstride + (u + i) % nq * q_stride;
+            os[i] = out + (u + i) * out_stride;
+            r[i] = rows[t];
+            lo = r[i] < lo ? r[i] : lo;
+        }
+        if (m == DOT_Q) dots_span(k, stride, n, qs, DOT_Q, DOT_P, os, 0, lo);
+#if DOT_Q > 2
+        else if (m == 4) dots_span(k, stride, n, qs, 4, 2, os, 0, lo);
+        else if (m == 2) dots_span(k, stride, n, qs, 2, DOT_P2, os, 0, lo);
+#endif
+        else dots_span(k, stride, n, qs, 1, DOT_P2, os, 0, lo);
+        for (uint32_t i = 0; i < m; i++) /* a later token's last rows */
+            if (r[i] > lo) dots_span(k, stride, n, qs + i, 1, 1, os + i, lo, r[i]);
+        u += m;
+    }
+}
+
+/* V vectors of 4 elements from p as floats (on aarch64 V = 4 by one LD1
+ * of two registers; for 8 GCC then ran out of registers) */
+INLINE void f16xv(const uint16_t *p, int V, float32x4_t *c)
+{
+    if (V == 1) {
+        c[0] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+        return;
+    }
+    int m = 0;
+#ifdef __aarch64__
+    if (V == 4) {
+        uint16x8x2_t h = vld1q_u16_x2(p);
+        UNROLL for (int r = 0; r < 2; r++) {
+            float16x8_t x = vreinterpretq_f16_u16(h.val[r]);
+            c[2 * r] = vcvt_f32_f16(vget_low_f16(x));
+            c[2 * r + 1] = vcvt_high_f32_f16(x);
+        }
+        m = 4;
+    }
+#endif
+    UNROLL for (; m < V; m += 2) f16x8(p + 4 * m, &c[m], &c[m + 1]);
+}
+
+/* o_i[j .. j + 4V - 1] += w_i[p] * v_p[..] for p = p0 .. p1 - 1 in order,
+ * Q queries, the sums in registers across the positions. On aarch64 the
+ * weights of four positions come in one load per query (FMLA by lane). */
+INLINE void wsum_tile(float *const *o, const float *const *w, int Q, int V, const uint16_t *v, uint64_t stride,
+                      uint32_t j, uint32_t p0, uint32_t p1)
+{
+    float32x4_t a[ATT_MAXQ][ATT_MAXV];
+    const float *wp[ATT_MAXQ];
+    UNROLL for (int i = 0; i < Q; i++) {
+        wp[i] = w[i] + p0;
+        UNROLL for (int m = 0; m < V; m++) a[i][m] = vld1q_f32(o[i] + j + 4 * m);
+    }
+    const uint16_t *vp = v + p0 * stride + j;
+    uint32_t p = p0;
+#ifdef __aarch64__
+#define WSUM_LANE(l)                                                                                             \
+    do {                                                                                                         \
+        f16xv(vp, V, c);                                                                                         \
+        vp += stride;                                                                                            \
+        UNROLL for (int i = 0; i < Q; i++) UNROLL for (int m = 0; m < V; m++)                                    \
+            a[i][m] = vfmaq_laneq_f32(a[i][m], c[m], x[i], l);                                                   \
+    } while (0)
+    for (; p + 4 <= p1; p += 4) {
+        float32x4_t x[ATT_MAXQ], c[ATT_MAXV];
+        UNROLL for (int i = 0; i < Q; i++) {
+            x[i] = vld1q_f32(wp[i]);
+            wp[i] += 4;
+        }
+        WSUM_LANE(0);
+        WSUM_LANE(1);
+        WSUM_LANE(2);
+        WSUM_LANE(3);
+    }
+#undef WSUM_LANE
+#endif
+    for (; p < p1; p++, vp += stride) {
+        float32x4_t c[ATT_MAXV];
+        f16xv(vp, V, c);
+        UNROLL for (int i = 0; i < Q; i++) {
+            float32x4_t x = vld1q_dup_f32(wp[i]++);
+            UNROLL for (int m = 0; m < V; m++) a[i][m] = fma4(a[i][m], x, c[m]);
         }
     }
-    for (; j + 4 <= n; j += 4) {
-        float32x4_t a0 = vld1q_f32(o0 + j), a1 = vld1q_f32(o1 + j);
-        for (uint32_t p = 0; p < rows; p++) {
-            float32x4_t c = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(v + p * stride + j)));
-            a0 = fma4(a0, vdupq_n_f32(w0[p]), c);
-            if (nq2) a1 = fma4(a1, vdupq_n_f32(w1[p]), c);
-        }
-        if (nq2) vst1q_f32(o1 + j, a1);
-        vst1q_f32(o0 + j, a0);
-    }
+    UNROLL for (int i = 0; i < Q; i++) UNROLL for (int m = 0; m < V; m++) vst1q_f32(o[i] + j + 4 * m, a[i][m]);
+}
+
+/* the last n % 4 elements one at a time, as neon_axpy_f16 (out of line) */
+__attribute__((noinline)) static void wsum_tails(float *const *o, const float *const *w, int Q, const uint16_t *v,
+                                                 uint64_t stride, uint32_t j, uint32_t n, uint32_t p0, uint32_t p1)
+{
     for (; j < n; j++)
-        for (uint32_t p = 0; p < rows; p++) {
-            o0[j] += w0[p] * neon_f16_to_f32(v[p * stride + j]);
-            if (nq2) o1[j] += w1[p] * neon_f16_to_f32(v[p * stride + j]);
-        }
+        for (uint32_t p = p0; p < p1; p++)
+            for (int i = 0; i < Q; i++) o[i][j] += w[i][p] * neon_f16_to_f32(v[p * stride + j]);
 }
 
-static void neon_wsum_f16(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq,
-                          const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows)
+/* positions p0 .. p1 - 1 into all n elements: 4V at a time, then 4, then one */
+INLINE void wsum_span(float *const *o, const float *const *w, int Q, int V, const uint16_t *v, uint64_t stride,
+                      uint32_t n, uint32_t p0, uint32_t p1)
 {
-    for (uint32_t i = 0; i < nq; i += 2) {
-        float *o0 = out + i * out_stride;
-        const float *w0 = w + i * w_stride;
-        if (i + 1 < nq) wsum_query(o0, o0 + out_stride, w0, w0 + w_stride, 1, v, stride, n, rows);
-        else wsum_query(o0, o0, w0, w0, 0, v, stride, n, rows);
+    uint32_t j = 0;
+    for (; j + 4 * (uint32_t)V <= n; j += 4 * (uint32_t)V) wsum_tile(o, w, Q, V, v, stride, j, p0, p1);
+    for (; j + 4 <= n; j += 4) /* one query at a time: one copy of the tile */
+        for (int i = 0; i < Q; i++) wsum_tile(o + i, w + i, 1, 1, v, stride, j, p0, p1);
+    if (j < n) wsum_tails(o, w, Q, v, stride, j, n, p0, p1);
+}
+
+STEPPED static void neon_wsum_f16(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
+                          uint32_t nq, uint32_t nt, const uint32_t *rows, const uint16_t *v, uint64_t stride,
+                          uint32_t n)
+{
+    for (uint32_t u = 0, all = nq * nt; u < all;) {
+        uint32_t m = all - u >= WSUM_Q ? WSUM_Q : all - u >= 2 ? 2 : 1, r[ATT_MAXQ], lo = UINT32_MAX;
+        const float *ws[ATT_MAXQ];
+        float *os[ATT_MAXQ];
+        for (uint32_t i = 0; i < m; i++) {
+            uint32_t t = (u + i) / nq;
+            os[i] = out + t * out_tstride + (u + i) % nq * out_stride;
+            ws[i] = w + (u + i) * w_stride;
+            r[i] = rows[t];
+            lo = r[i] < lo ? r[i] : lo;
+        }
+        if (m == WSUM_Q) wsum_span(os, ws, WSUM_Q, WSUM_V, v, stride, n, 0, lo);
+#if WSUM_Q > 2
+        else if (m == 2) wsum_span(os, ws, 2, WSUM_V2, v, stride, n, 0, lo);
+#endif
+        else wsum_span(os, ws, 1, WSUM_V2, v, stride, n, 0, lo);
+        for (uint32_t i = 0; i < m; i++) /* a later token's last rows, after the others (order) */
+            if (r[i] > lo) wsum_span(os + i, ws + i, 1, WSUM_V2, v, stride, n, lo, r[i]);
+        u += m;
     }
 }
 
@@ -1159,24 +1312,75 @@ static void neon_silu_mul(float *g, const float *u, uint64_t n)
     }
 }
 
-/* s[i] = e^(s[i] - mx) four at a time, the sum in double in order. */
+/* s[i] = e^(s[i] - mx) four at a time, the sum in double in order. The
+ * last n % 4 are lanes of the last four, taken before the others are
+ * overwritten (each lane's steps are the same wherever it is). */
+INLINE float32x4_t exp_shifted4(const float *s, float32x4_t m)
+{
+    return exp4(clamp_exp_arg(vsubq_f32(vld1q_f32(s), m)));
+}
+
 static double neon_exp_sum(float *s, uint32_t n, float mx)
 {
     float32x4_t m = vdupq_n_f32(mx);
-    uint32_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(s + i, exp4(clamp_exp_arg(vsubq_f32(vld1q_f32(s + i), m))));
-    if (i < n) {
-        float t[4] = {0};
-        memcpy(t, s + i, (n - i) * sizeof(float));
-        vst1q_f32(t, exp4(clamp_exp_arg(vsubq_f32(vld1q_f32(t), m))));
-        memcpy(s + i, t, (n - i) * sizeof(float));
-    }
     double sum = 0.0;
-    for (i = 0; i < n; i++) sum += s[i];
+    if (n < 4) {
+        float t[4] = {0};
+        memcpy(t, s, n * sizeof(float));
+        vst1q_f32(t, exp_shifted4(t, m));
+        memcpy(s, t, n * sizeof(float));
+        for (uint32_t i = 0; i < n; i++) sum += s[i];
+        return sum;
+    }
+    float32x4_t last = n % 4 ? exp_shifted4(s + n - 4, m) : m;
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t e = exp_shifted4(s + i, m);
+        vst1q_f32(s + i, e);
+#ifdef __aarch64__
+        float64x2_t lo = vcvt_f64_f32(vget_low_f32(e)), hi = vcvt_high_f64_f32(e);
+        sum += vgetq_lane_f64(lo, 0);
+        sum += vgetq_lane_f64(lo, 1);
+        sum += vgetq_lane_f64(hi, 0);
+        sum += vgetq_lane_f64(hi, 1);
+#else
+        sum += vgetq_lane_f32(e, 0);
+        sum += vgetq_lane_f32(e, 1);
+        sum += vgetq_lane_f32(e, 2);
+        sum += vgetq_lane_f32(e, 3);
+#endif
+    }
+    if (i < n) {
+        vst1q_f32(s + n - 4, last);
+        for (; i < n; i++) sum += s[i];
+    }
     return sum;
 }
 
 #ifdef __aarch64__
+/* KernelSet.softmax: the scaling, the largest score and the normalization
+ * four at a time (FMAXNM skips NaNs as the compare does; the sign of a zero
+ * maximum cannot change e^(s - mx)), the exponentials by neon_exp_sum. */
+static void neon_softmax(float *s, uint32_t n, float scale)
+{
+    float32x4_t sc = vdupq_n_f32(scale), mv = vdupq_n_f32(-INFINITY);
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x = vmulq_f32(vld1q_f32(s + i), sc);
+        vst1q_f32(s + i, x);
+        mv = vmaxnmq_f32(mv, x);
+    }
+    float mx = vmaxnmvq_f32(mv);
+    for (; i < n; i++) {
+        s[i] *= scale;
+        if (s[i] > mx) mx = s[i];
+    }
+    float32x4_t inv = vdupq_n_f32((float)(1.0 / neon_exp_sum(s, n, mx)));
+    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(s + i, vmulq_f32(vld1q_f32(s + i), inv));
+    for (; i < n; i++) s[i] *= vgetq_lane_f32(inv, 0);
+}
+#define NEON_SOFTMAX .softmax = neon_softmax,
+
 /* F16 stores: FCVTN rounds to nearest even and, with Linux's FPCR (no
  * flush to zero, no default NaN), keeps subnormals and a NaN's sign and top
  * bits: quant_f32_to_f16's results (test_kernels checks it). Eight per pass
@@ -1246,6 +1450,7 @@ static void v7_to_f16(uint16_t *out, const float *x, uint32_t n)
 #define NEON_TO_F16 .to_f16 = v7_to_f16,
 #define NEON_RMSNORM
 #define NEON_ROPE
+#define NEON_SOFTMAX
 #endif
 
 /* ---- the sets ---------------------------------------------------------------- */
@@ -1336,7 +1541,7 @@ static void neon_q6_k(uint64_t n, const uint8_t *row, const void *act, uint64_t 
         .axpy_f16 = neon_axpy_f16, .dot_f32 = neon_dot_f32, .axpy_f32 = neon_axpy_f32,                          \
         .dot_q8_0_f32 = neon_dot_q8_0_f32, .axpy_q8_0 = neon_axpy_q8_0, .silu_mul = neon_silu_mul,              \
         .exp_sum = neon_exp_sum, .dots_f16 = neon_dots_f16, .wsum_f16 = neon_wsum_f16, NEON_TO_F16               \
-        NEON_RMSNORM NEON_ROPE                                                                                   \
+        NEON_RMSNORM NEON_ROPE NEON_SOFTMAX                                                                    \
         .gelu_mul = kern_arm_gelu_mul, .delta_step = kern_arm_delta_step, .causal_conv = kern_arm_causal_conv, /* kernels_ops_arm.c */ \
         .dots_f32 = kern_arm_dots_f32, .mix_f32 = kern_arm_mix_f32, .delta_chunk = 1,                           \
     }

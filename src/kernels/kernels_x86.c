@@ -708,18 +708,23 @@ AVX2_INLINE void dot2_f16_body(const uint16_t *k, const float *q0, const float *
 }
 
 /* One position after another, inlined (the next row's loads and
- * multiplies overlap this one's horizontal sum), queries in pairs. */
-AVX2 static void x86_dots_f16(const uint16_t *k, uint64_t stride, const float *q, uint64_t q_stride, uint32_t nq,
-                              uint32_t n, uint32_t rows, float *out, uint64_t out_stride)
+ * multiplies overlap this one's horizontal sum), queries in pairs; each
+ * token over its own rows. */
+AVX2 static void x86_dots_f16(const uint16_t *k, uint64_t stride, uint32_t n, const float *q, uint64_t q_stride,
+                              uint32_t nq, uint64_t q_tstride, uint32_t nt, const uint32_t *rows, float *out,
+                              uint64_t out_stride)
 {
-    uint32_t i = 0;
-    for (; i + 2 <= nq; i += 2) {
-        const float *q0 = q + i * q_stride, *q1 = q0 + q_stride;
-        float *o0 = out + i * out_stride, *o1 = o0 + out_stride;
-        for (uint32_t p = 0; p < rows; p++) dot2_f16_body(k + p * stride, q0, q1, n, &o0[p], &o1[p]);
+    for (uint32_t t = 0; t < nt; t++, q += q_tstride, out += nq * out_stride) {
+        uint32_t i = 0;
+        for (; i + 2 <= nq; i += 2) {
+            const float *q0 = q + i * q_stride, *q1 = q0 + q_stride;
+            float *o0 = out + i * out_stride, *o1 = o0 + out_stride;
+            for (uint32_t p = 0; p < rows[t]; p++) dot2_f16_body(k + p * stride, q0, q1, n, &o0[p], &o1[p]);
+        }
+        if (i < nq)
+            for (uint32_t p = 0; p < rows[t]; p++)
+                out[i * out_stride + p] = dot_f16_body(k + p * stride, q + i * q_stride, n);
     }
-    if (i < nq)
-        for (uint32_t p = 0; p < rows; p++) out[i * out_stride + p] = dot_f16_body(k + p * stride, q + i * q_stride, n);
 }
 
 AVX2 static void x86_axpy_f16(float *out, float a, const uint16_t *v, uint32_t n)
@@ -866,14 +871,17 @@ AVX2_INLINE void wsum1_f16(float *out, const float *w, const uint16_t *v, uint64
         for (uint32_t p = 0; p < rows; p++) x86_axpy_f16(out + j, w[p], v + p * stride + j, n - j);
 }
 
-AVX2 static void x86_wsum_f16(float *out, uint64_t out_stride, const float *w, uint64_t w_stride, uint32_t nq,
-                              const uint16_t *v, uint64_t stride, uint32_t n, uint32_t rows)
+AVX2 static void x86_wsum_f16(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
+                              uint32_t nq, uint32_t nt, const uint32_t *rows, const uint16_t *v, uint64_t stride,
+                              uint32_t n)
 {
-    uint32_t i = 0;
-    for (; i + 2 <= nq; i += 2)
-        wsum2_f16(out + i * out_stride, out + (i + 1) * out_stride, w + i * w_stride, w + (i + 1) * w_stride, v, stride, n,
-                  rows);
-    if (i < nq) wsum1_f16(out + i * out_stride, w + i * w_stride, v, stride, n, rows);
+    for (uint32_t t = 0; t < nt; t++, out += out_tstride, w += nq * w_stride) {
+        uint32_t i = 0;
+        for (; i + 2 <= nq; i += 2)
+            wsum2_f16(out + i * out_stride, out + (i + 1) * out_stride, w + i * w_stride, w + (i + 1) * w_stride, v,
+                      stride, n, rows[t]);
+        if (i < nq) wsum1_f16(out + i * out_stride, w + i * w_stride, v, stride, n, rows[t]);
+    }
 }
 
 /* e^(s - mx) by exp8, the sum in double; the tail through the same steps. */

@@ -516,32 +516,44 @@ static void cache_axpy(const KernelSet *ks, float *out, float a, const void *row
     else ks->axpy_f16(out, a, row, n);
 }
 
-/* Scores of nq query heads against rows [r0, r0 + np) of a kv head's
- * cache, into s[i * n_ctx + 0 ..]; then the weighted sum of the same value
- * rows into out (added). */
+/* Scores of the nq query heads of nt tokens (token t's at q + t * q_tstride)
+ * against rows 0 .. rows[t] - 1 of a kv head's cache from kh on: row
+ * t * nq + i of s (s_stride floats apart); then the weighted sums of the same
+ * value rows into out (added; token t's at out + t * out_tstride). */
 static void head_scores(const KernelSet *ks, const ModelConfig *c, KvType kt, const uint8_t *kh, uint64_t krow,
-                        const float *q, uint32_t nq, uint32_t np, float *s, uint64_t n_ctx)
+                        const float *q, uint64_t q_tstride, uint32_t nq, uint32_t nt, const uint32_t *rows, float *s,
+                        uint64_t s_stride)
 {
     if (kt == KV_F16 && ks->dots_f16)
-        ks->dots_f16((const uint16_t *)kh, krow / 2, q, c->head_dim, nq, c->head_dim, np, s, n_ctx);
+        ks->dots_f16((const uint16_t *)kh, krow / 2, c->head_dim, q, c->head_dim, nq, q_tstride, nt, rows, s, s_stride);
     else
-        for (uint32_t i = 0; i < nq; i++)
-            for (uint32_t p = 0; p < np; p++)
-                s[i * n_ctx + p] = cache_dot(ks, kh + (uint64_t)p * krow, kt, q + i * c->head_dim, c->head_dim);
+        for (uint32_t u = 0; u < nq * nt; u++)
+            for (uint32_t p = 0; p < rows[u / nq]; p++)
+                s[u * s_stride + p] = cache_dot(ks, kh + (uint64_t)p * krow, kt,
+                                                q + u / nq * q_tstride + u % nq * c->head_dim, c->head_dim);
 }
 
 static void head_wsum(const KernelSet *ks, const ModelConfig *c, KvType kt, const uint8_t *vh, uint64_t vrow,
-                      const float *s, uint32_t nq, uint32_t np, float *out, uint64_t n_ctx)
+                      const float *s, uint64_t s_stride, uint32_t nq, uint32_t nt, const uint32_t *rows, float *out,
+                      uint64_t out_tstride)
 {
     if (kt == KV_F16 && ks->wsum_f16)
-        ks->wsum_f16(out, c->head_dim_v, s, n_ctx, nq, (const uint16_t *)vh, vrow / 2, c->head_dim_v, np);
+        ks->wsum_f16(out, c->head_dim_v, out_tstride, s, s_stride, nq, nt, rows, (const uint16_t *)vh, vrow / 2,
+                     c->head_dim_v);
     else
-        for (uint32_t i = 0; i < nq; i++)
-            for (uint32_t p = 0; p < np; p++)
-                cache_axpy(ks, out + i * c->head_dim_v, s[i * n_ctx + p], vh + (uint64_t)p * vrow, kt, c->head_dim_v);
+        for (uint32_t u = 0; u < nq * nt; u++)
+            for (uint32_t p = 0; p < rows[u / nq]; p++)
+                cache_axpy(ks, out + u / nq * out_tstride + u % nq * c->head_dim_v, s[u * s_stride + p],
+                           vh + (uint64_t)p * vrow, kt, c->head_dim_v);
 }
 
-/* Attention of q heads h0..h1-1 for every token of the step. */
+/* tokens per attention call: a prompt's tokens read their shared cache rows
+ * once (KernelSet.dots_f16) */
+#define ATT_TOKENS 8
+
+/* Attention of q heads h0..h1-1 for every token of the step. The scores of
+ * the thread's heads' rows of ws->scores ((h1 - h0) * n_ctx floats) hold
+ * those of several tokens when their rows fit. */
 static void attention_heads(const LayerJob *j, uint32_t h0, uint32_t h1)
 {
     const KernelSet *ks = kern_active();
@@ -550,13 +562,14 @@ static void attention_heads(const LayerJob *j, uint32_t h0, uint32_t h1)
     uint32_t group = c->n_head / c->n_head_kv;
     float scale = c->attn_scale;
     int windowed = model_layer_swa(c, j->layer);
+    float *s = ws->scores + (uint64_t)h0 * ws->n_ctx;
+    uint64_t room = (uint64_t)(h1 - h0) * ws->n_ctx, q_tstride = (uint64_t)c->n_head * c->head_dim,
+             out_tstride = (uint64_t)c->n_head * c->head_dim_v;
 
     /* the q heads of one kv head together: its rows are read once for all */
     for (uint32_t h = h0; h < h1;) {
         uint32_t kvh = h / group, hn = (kvh + 1) * group < h1 ? (kvh + 1) * group : h1, nq = hn - h;
-        float *s = ws->scores + (uint64_t)h * ws->n_ctx; /* head h + i: s + i * n_ctx */
-        uint64_t n_ctx = ws->n_ctx;
-        for (int t = 0; t < j->n; t++) {
+        for (int t = 0; t < j->n;) {
             /* each token over its own sequence's cache (or window ring) */
             const SeqState *seq = ws->tok_seq[t];
             KvType kt = seq->kv_type;
@@ -569,22 +582,38 @@ static void attention_heads(const LayerJob *j, uint32_t h0, uint32_t h1)
              * they lie in up to two runs of rows */
             uint32_t lo = windowed && pos + 1 > c->n_swa ? pos + 1 - c->n_swa : 0, np = pos - lo + 1;
             uint32_t r0 = lo % rows, np1 = np < rows - r0 ? np : rows - r0, np2 = np - np1;
-            const float *q = ws->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim;
-            float *out = ws->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v;
-            head_scores(ks, c, kt, kh + (uint64_t)r0 * krow, krow, q, nq, np1, s, n_ctx);
-            if (np2) head_scores(ks, c, kt, kh, krow, q, nq, np2, s + np1, n_ctx);
-            for (uint32_t i = 0; i < nq; i++) {
-                float *si = s + i * n_ctx, mx = -INFINITY;
-                for (uint32_t p = 0; p < np; p++) {
-                    si[p] *= scale;
-                    if (si[p] > mx) mx = si[p];
-                }
-                float inv = (float)(1.0 / ks->exp_sum(si, np, mx));
-                for (uint32_t p = 0; p < np; p++) si[p] *= inv;
-                memset(out + i * c->head_dim_v, 0, c->head_dim_v * sizeof *out);
+            /* the next tokens of the sequence that also see rows 0..pos'
+             * join while their scores fit (s_stride: the longest) */
+            uint32_t nt = 1, tr[ATT_TOKENS] = {np1};
+            uint64_t s_stride = np;
+            while (lo == 0 && np2 == 0 && nt < ATT_TOKENS && t + (int)nt < j->n && ws->tok_seq[t + nt] == seq) {
+                uint32_t p1 = ws->tok_pos[t + nt] + 1, L = p1 > s_stride ? p1 : (uint32_t)s_stride;
+                if ((windowed && p1 > c->n_swa) || p1 > rows || (uint64_t)(nt + 1) * nq * L > room) break;
+                tr[nt++] = p1;
+                s_stride = L;
             }
-            head_wsum(ks, c, kt, vh + (uint64_t)r0 * vrow, vrow, s, nq, np1, out, n_ctx);
-            if (np2) head_wsum(ks, c, kt, vh, vrow, s + np1, nq, np2, out, n_ctx);
+            const float *q = ws->q + (uint64_t)t * q_tstride + (uint64_t)h * c->head_dim;
+            float *out = ws->att + (uint64_t)t * out_tstride + (uint64_t)h * c->head_dim_v;
+            head_scores(ks, c, kt, kh + (uint64_t)r0 * krow, krow, q, q_tstride, nq, nt, tr, s, s_stride);
+            if (np2) head_scores(ks, c, kt, kh, krow, q, q_tstride, nq, 1, &np2, s + np1, s_stride);
+            for (uint32_t u = 0; u < nq * nt; u++) {
+                float *si = s + u * s_stride, mx = -INFINITY;
+                uint32_t n = nt > 1 ? tr[u / nq] : np;
+                if (ks->softmax) {
+                    ks->softmax(si, n, scale);
+                } else {
+                    for (uint32_t p = 0; p < n; p++) {
+                        si[p] *= scale;
+                        if (si[p] > mx) mx = si[p];
+                    }
+                    float inv = (float)(1.0 / ks->exp_sum(si, n, mx));
+                    for (uint32_t p = 0; p < n; p++) si[p] *= inv;
+                }
+                memset(out + u / nq * out_tstride + u % nq * c->head_dim_v, 0, c->head_dim_v * sizeof *out);
+            }
+            head_wsum(ks, c, kt, vh + (uint64_t)r0 * vrow, vrow, s, s_stride, nq, nt, tr, out, out_tstride);
+            if (np2) head_wsum(ks, c, kt, vh, vrow, s + np1, s_stride, nq, 1, &np2, out, out_tstride);
+            t += (int)nt;
         }
         h = hn;
     }
