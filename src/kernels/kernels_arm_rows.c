@@ -61,7 +61,7 @@ enum { RK_Q8_0, RK_Q4_0 };
 enum {
     TILE = 8,       /* rows per pass */
     DKC = 128,      /* decoding: blocks of the activation laid out at once (8 KiB) */
-    PKC = 32,       /* prompts: blocks per K-chunk (72 KiB of activations for PTOK tokens) */
+    PKC = 64,       /* prompts: blocks per K-chunk (144 KiB of activations for PTOK tokens) */
     PTOK = 64,      /* prompts: tokens per pass over a chunk (accumulators on the stack) */
     MIN_TILE_TOKENS = 4 /* Q4_0: 3 (a quad with one token repeated costs less than three decodes; Q8_0's more) */
 };
@@ -410,55 +410,55 @@ typedef struct {
 #define QUAD_CLOBBERS                                                                                            \
     "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",  \
         "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
-DP_INLINE void chunk_quad(const QuadW *w, uint64_t cb, const QBlock *qa, float32x4_t *acc)
+/* The chunk's blocks over the float sums f0..f7 (locals of the caller, so
+ * that they stay in v0-v7: the only vector registers the tile leaves). */
+#define CHUNK_QUAD(w, cb, qa)                                                                                    \
+    do {                                                                                                         \
+        const int8_t *wa = (w)->wa, *wb = (w)->wb;                                                               \
+        const float *ws = (w)->ws;                                                                               \
+        const QBlock *ap = (qa);                                                                                 \
+        uint64_t quads = (cb) / 4, skip = (w)->skip, sstep = (w)->sstep;                                         \
+        if ((cb)&1) __asm__ volatile(QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(skip), [sstep] "r"(sstep) : QUAD_CLOBBERS); \
+        if ((cb)&2)                                                                                              \
+            __asm__ volatile(QUAD_BLOCK QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(skip), [sstep] "r"(sstep) : QUAD_CLOBBERS); \
+        if (quads)                                                                                               \
+            __asm__ volatile("1:\n\t" QUAD_BLOCK QUAD_BLOCK QUAD_BLOCK QUAD_BLOCK "subs %[nb], %[nb], #1\n\t"       \
+                             "b.ne 1b\n\t"                                                                         \
+                             : QUAD_OPERANDS, [nb] "+r"(quads)                                                   \
+                             : [skip] "r"(skip), [sstep] "r"(sstep)                                              \
+                             : QUAD_CLOBBERS);                                                                   \
+    } while (0)
+
+DP static void chunk_quad(const QuadW *w, uint64_t cb, const QBlock *qa, float32x4_t *acc)
 {
     float32x4_t f0 = acc[0], f1 = acc[1], f2 = acc[2], f3 = acc[3], f4 = acc[4], f5 = acc[5], f6 = acc[6],
                 f7 = acc[7];
-    const int8_t *wa = w->wa, *wb = w->wb;
-    const float *ws = w->ws;
-    const QBlock *ap = qa;
-    uint64_t quads = cb / 4;
-    if (cb & 1)
-        __asm__ volatile(QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(w->skip), [sstep] "r"(w->sstep) : QUAD_CLOBBERS);
-    if (cb & 2)
-        __asm__ volatile(QUAD_BLOCK QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(w->skip), [sstep] "r"(w->sstep) : QUAD_CLOBBERS);
-    if (quads)
-        __asm__ volatile("1:\n\t" QUAD_BLOCK QUAD_BLOCK QUAD_BLOCK QUAD_BLOCK "subs %[nb], %[nb], #1\n\t"
-                         "b.ne 1b\n\t"
-                         : QUAD_OPERANDS, [nb] "+r"(quads)
-                         : [skip] "r"(w->skip), [sstep] "r"(w->sstep)
-                         : QUAD_CLOBBERS);
+    CHUNK_QUAD(w, cb, qa);
     acc[0] = f0, acc[1] = f1, acc[2] = f2, acc[3] = f3, acc[4] = f4, acc[5] = f5, acc[6] = f6, acc[7] = f7;
 }
 
 /* A whole tile (eight rows at o, token t's at o + t * os) for tn (1..4)
  * tokens: the float sums loaded from o (first: zero), the chunk, stored
- * back; a token past tn repeats token 0 and is not stored. Separate from
- * the partial tiles so that the sums stay in registers. */
-DP static void quad_whole(const QuadW *w, uint64_t cb, const QBlock *qa, float *o, uint64_t os, int first, int tn)
+ * back; a token past tn repeats token 0 and is not stored. Apart from the
+ * partial tiles, and with the sums in named locals, so that they stay in
+ * registers from the loads to the stores. */
+DP_INLINE void quad_whole(const QuadW *w, uint64_t cb, const QBlock *qa, float *o, uint64_t os, int first, int tn)
 {
-    float32x4_t acc[8];
+    float32x4_t f0, f1, f2, f3, f4, f5, f6, f7;
     if (first) {
-        UNROLL for (int i = 0; i < 8; i++) acc[i] = vdupq_n_f32(0.0f);
+        f0 = f1 = f2 = f3 = f4 = f5 = f6 = f7 = vdupq_n_f32(0.0f);
     } else {
-        UNROLL for (int t = 0; t < 4; t++) {
-            const float *p = o + (t < tn ? t : 0) * os;
-            acc[t] = vld1q_f32(p);
-            acc[4 + t] = vld1q_f32(p + 4);
-        }
+        const float *p1 = o + (tn > 1 ? os : 0), *p2 = o + (tn > 2 ? 2 * os : 0), *p3 = o + (tn > 3 ? 3 * os : 0);
+        f0 = vld1q_f32(o), f4 = vld1q_f32(o + 4);
+        f1 = vld1q_f32(p1), f5 = vld1q_f32(p1 + 4);
+        f2 = vld1q_f32(p2), f6 = vld1q_f32(p2 + 4);
+        f3 = vld1q_f32(p3), f7 = vld1q_f32(p3 + 4);
     }
-    chunk_quad(w, cb, qa, acc);
-    if (tn == 4) {
-        UNROLL for (int t = 0; t < 4; t++) {
-            vst1q_f32(o + t * os, acc[t]);
-            vst1q_f32(o + t * os + 4, acc[4 + t]);
-        }
-        return;
-    }
-    for (int t = 0; t < tn; t++) {
-        vst1q_f32(o + t * os, acc[t]);
-        vst1q_f32(o + t * os + 4, acc[4 + t]);
-    }
+    CHUNK_QUAD(w, cb, qa);
+    vst1q_f32(o, f0), vst1q_f32(o + 4, f4);
+    if (tn > 1) vst1q_f32(o + os, f1), vst1q_f32(o + os + 4, f5);
+    if (tn > 2) vst1q_f32(o + 2 * os, f2), vst1q_f32(o + 2 * os + 4, f6);
+    if (tn > 3) vst1q_f32(o + 3 * os, f3), vst1q_f32(o + 3 * os + 4, f7);
 }
 
 /* One packed Q4_0 group's block at p (moving on): scales into sc, the codes
@@ -495,8 +495,21 @@ DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], cons
     uint64_t gbb = 4 * block_bytes(kind);
     const uint8_t *g[2] = {ga + b0 * gbb, gb + b0 * gbb};
     if (kind == RK_Q8_0) {
-        for (uint64_t b = 0; b < cb; b++)
-            UNROLL for (int h = 0; h < 2; h++) sd[b][h] = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(g[h] + b * gbb)));
+        /* the two groups' four F16 scales per block, as floats */
+        const uint8_t *pa = g[0], *pb = g[1];
+        float32x4_t *dst = sd[0];
+        uint64_t left = cb;
+        __asm__ volatile("1:\n\t"
+                         "ldr d0, [%[pa]], #136\n\t" /* gbb: four blocks of 34 bytes */
+                         "ldr d1, [%[pb]], #136\n\t"
+                         "fcvtl v0.4s, v0.4h\n\t"
+                         "fcvtl v1.4s, v1.4h\n\t"
+                         "stp q0, q1, [%[dst]], #32\n\t"
+                         "subs %[left], %[left], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : [pa] "+r"(pa), [pb] "+r"(pb), [dst] "+r"(dst), [left] "+r"(left)
+                         :
+                         : "v0", "v1", "cc", "memory");
         *qw = (QuadW){(const int8_t *)g[0] + 8, (const int8_t *)g[1] + 8, (const float *)sd, gbb - 64, sizeof sd[0]};
         return;
     }
