@@ -87,16 +87,6 @@ INLINE int32x4_t tree32(const int32x4_t *p)
     return vpaddq_s32(vpaddq_s32(p[0], p[1]), vpaddq_s32(p[2], p[3]));
 }
 
-/* byte k (0..3) of each lane, unsigned */
-INLINE void ubytes4(uint32x4_t v, int32x4_t *out)
-{
-    const uint32x4_t ff = vdupq_n_u32(0xff);
-    out[0] = vreinterpretq_s32_u32(vandq_u32(v, ff));
-    out[1] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 8), ff));
-    out[2] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 16), ff));
-    out[3] = vreinterpretq_s32_u32(vshrq_n_u32(v, 24));
-}
-
 /* byte k (0..3) of each lane, signed */
 INLINE void sbytes4(uint32x4_t v, int32x4_t *out)
 {
@@ -184,13 +174,13 @@ INLINE void q45k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act
         neon_q4k_scales_mins(h, sv, nv);
         uint32x4_t s03 = sv[0], s47 = sv[1], n03 = nv[0], n47 = nv[1];
         int32x4_t sc[8], mn[8];
-        ubytes4(s03, sc);
-        ubytes4(s47, sc + 4);
+        neon_ubytes4(s03, sc);
+        neon_ubytes4(s47, sc + 4);
         if (dp) {
             UNROLL for (int j = 0; j < 7; j++) sc[j] = vsubq_s32(sc[j], sc[j + 1]);
         } else {
-            ubytes4(n03, mn);
-            ubytes4(n47, mn + 4);
+            neon_ubytes4(n03, mn);
+            neon_ubytes4(n47, mn + 4);
         }
         const KernQ8_K *a[GT];
         int32x4_t isum[GT], msum[GT], p[GT][RT];

@@ -87,16 +87,6 @@ typedef struct {
     float32x4_t d;
 } A45;
 
-/* byte k (0..3) of each lane, unsigned */
-INLINE void ubytes4(uint32x4_t v, int32x4_t *out)
-{
-    const uint32x4_t ff = vdupq_n_u32(0xff);
-    out[0] = vreinterpretq_s32_u32(vandq_u32(v, ff));
-    out[1] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 8), ff));
-    out[2] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 16), ff));
-    out[3] = vreinterpretq_s32_u32(vshrq_n_u32(v, 24));
-}
-
 INLINE void transpose_at(const uint8_t *const *r, uint64_t off, uint32x4_t *out)
 {
     neon_transpose4(vld1q_u8(r[0] + off), vld1q_u8(r[1] + off), vld1q_u8(r[2] + off), vld1q_u8(r[3] + off), out);
@@ -155,8 +145,8 @@ NOINLINE DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, u
         t->mn[0] = nv[0];
         t->mn[1] = nv[1];
         int32x4_t sc[8];
-        ubytes4(sv[0], sc);
-        ubytes4(sv[1], sc + 4);
+        neon_ubytes4(sv[0], sc);
+        neon_ubytes4(sv[1], sc + 4);
         UNROLL for (int j = 0; j < 7; j++) t->sb[j].ds = vsubq_s32(sc[j], sc[j + 1]);
         t->sb[7].ds = sc[7];
         if (!five) { /* Q4_K: LD4 lane loads transpose, in assembly (GCC moves LD4 tuples around) */

@@ -462,28 +462,11 @@ DP_INLINE void quad_whole(const QuadW *w, uint64_t cb, const QBlock *qa, float *
 }
 
 /* One packed Q4_0 group's block at p (moving on): scales into sc, the codes
- * - 8 stored at dst (moving on), low nibbles first. v16 = 15, v17 = 8. */
+ * - 8 stored at dst (moving on), low nibbles first, by T_Q4_STORE (v16 = 15,
+ * v17 = 8). */
 #define PQ4_GROUP(p, sc)                                                                                         \
     "ldr " sc ", [%[" p "]], #8\n\t"                                                                            \
-    "ld1 {v0.16b-v3.16b}, [%[" p "]], #64\n\t"                                                                  \
-    "and v4.16b, v0.16b, v16.16b\n\t"                                                                           \
-    "and v5.16b, v1.16b, v16.16b\n\t"                                                                           \
-    "and v6.16b, v2.16b, v16.16b\n\t"                                                                           \
-    "and v7.16b, v3.16b, v16.16b\n\t"                                                                           \
-    "ushr v0.16b, v0.16b, #4\n\t"                                                                               \
-    "ushr v1.16b, v1.16b, #4\n\t"                                                                               \
-    "ushr v2.16b, v2.16b, #4\n\t"                                                                               \
-    "ushr v3.16b, v3.16b, #4\n\t"                                                                               \
-    "sub v4.16b, v4.16b, v17.16b\n\t"                                                                           \
-    "sub v5.16b, v5.16b, v17.16b\n\t"                                                                           \
-    "sub v6.16b, v6.16b, v17.16b\n\t"                                                                           \
-    "sub v7.16b, v7.16b, v17.16b\n\t"                                                                           \
-    "sub v0.16b, v0.16b, v17.16b\n\t"                                                                           \
-    "sub v1.16b, v1.16b, v17.16b\n\t"                                                                           \
-    "sub v2.16b, v2.16b, v17.16b\n\t"                                                                           \
-    "sub v3.16b, v3.16b, v17.16b\n\t"                                                                           \
-    "st1 {v4.16b-v7.16b}, [%[dst]], #64\n\t"                                                                    \
-    "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
+    "ld1 {v0.16b-v3.16b}, [%[" p "]], #64\n\t" T_Q4_STORE
 
 /* The cb blocks from block b0 of two packed groups (kernels.h: four rows
  * interleaved, their scales together) for chunk_quad: Q8_0's codes are read

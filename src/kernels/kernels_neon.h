@@ -56,6 +56,17 @@ static inline __attribute__((always_inline)) void neon_q4k_scales_mins(const uin
     mn[1] = vorrq_u32(vandq_u32(vshrq_n_u32(h[3], 4), m0f), vandq_u32(vshrq_n_u32(h[2], 2), m30));
 }
 
+/* byte k (0..3) of each lane of v, unsigned, into out[k] (the four rows'
+ * 6-bit scales of a K-quant block, one row per lane) */
+static inline __attribute__((always_inline)) void neon_ubytes4(uint32x4_t v, int32x4_t *out)
+{
+    const uint32x4_t ff = vdupq_n_u32(0xff);
+    out[0] = vreinterpretq_s32_u32(vandq_u32(v, ff));
+    out[1] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 8), ff));
+    out[2] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 16), ff));
+    out[3] = vreinterpretq_s32_u32(vshrq_n_u32(v, 24));
+}
+
 /* The F16 scale at byte `off` of each of four rows' blocks (r[i], row i in
  * lane i) as floats: four lane loads and one conversion. */
 static inline __attribute__((always_inline)) float32x4_t neon_rows4_f16(const uint8_t *const *r, size_t off)
