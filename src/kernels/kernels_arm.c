@@ -60,16 +60,7 @@
 /* the token loops must unroll so the accumulators stay in registers */
 #define UNROLL _Pragma("GCC unroll 8")
 
-/* Any CPU with dotprod implements ARMv8.2 (the feature exists from 8.2 on),
- * so these functions may use the whole of it. GCC 12's arm_neon.h and
- * assembler want the arch spelled out; clang takes the feature name. */
-#ifdef __aarch64__
-#ifdef __clang__
-#define DOTPROD __attribute__((target("dotprod")))
-#else
-#define DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
-#endif
-#endif
+#define DOTPROD NEON_DOTPROD /* kernels_neon.h */
 
 /* ---- small pieces shared by aarch64 and armv7 ---------------------------- */
 

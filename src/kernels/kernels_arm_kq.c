@@ -41,11 +41,7 @@
 
 #include "kernels_neon.h"
 
-#ifdef __clang__
-#define DP_ATTR __attribute__((target("dotprod")))
-#else
-#define DP_ATTR __attribute__((target("arch=armv8.2-a+dotprod")))
-#endif
+#define DP_ATTR NEON_DOTPROD
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
 
@@ -85,16 +81,6 @@ INLINE int32x4_t sdot(int32x4_t acc, uint8x16_t w, int8x16_t a)
 INLINE int32x4_t tree32(const int32x4_t *p)
 {
     return vpaddq_s32(vpaddq_s32(p[0], p[1]), vpaddq_s32(p[2], p[3]));
-}
-
-/* byte k (0..3) of each lane, signed */
-INLINE void sbytes4(uint32x4_t v, int32x4_t *out)
-{
-    int32x4_t s = vreinterpretq_s32_u32(v);
-    out[0] = vshrq_n_s32(vshlq_n_s32(s, 24), 24);
-    out[1] = vshrq_n_s32(vshlq_n_s32(s, 16), 24);
-    out[2] = vshrq_n_s32(vshlq_n_s32(s, 8), 24);
-    out[3] = vshrq_n_s32(s, 24);
 }
 
 /* ---- Q4_K ---------------------------------------------------------------------- */
@@ -240,7 +226,7 @@ INLINE void q6k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
         uint32x4_t g[4];
         neon_transpose4(vld1q_u8(r[0] + 192), vld1q_u8(r[1] + 192), vld1q_u8(r[2] + 192), vld1q_u8(r[3] + 192), g);
         int32x4_t sc[16], ds[16];
-        UNROLL for (int k = 0; k < 4; k++) sbytes4(g[k], sc + 4 * k);
+        UNROLL for (int k = 0; k < 4; k++) neon_sbytes4(g[k], sc + 4 * k);
         float32x4_t dw = neon_rows4_f16(r, 208);
         if (dp) {
             UNROLL for (int k = 0; k < 15; k++) ds[k] = vsubq_s32(sc[q6_order[k]], sc[q6_order[k + 1]]);

@@ -44,11 +44,7 @@
 
 #include "kernels_neon.h"
 
-#ifdef __clang__
-#define DP __attribute__((target("dotprod")))
-#else
-#define DP __attribute__((target("arch=armv8.2-a+dotprod")))
-#endif
+#define DP NEON_DOTPROD
 #define INLINE static inline __attribute__((always_inline))
 /* once per tile (or quad of tokens) and K-chunk: apart, they count apart in profiles */
 #define NOINLINE __attribute__((noinline))
@@ -272,16 +268,6 @@ typedef struct {
     float32x4_t d;
 } A6;
 
-/* signed byte k (0..3) of each lane */
-INLINE void sbytes4(uint32x4_t v, int32x4_t *out)
-{
-    int32x4_t s = vreinterpretq_s32_u32(v);
-    out[0] = vshrq_n_s32(vshlq_n_s32(s, 24), 24);
-    out[1] = vshrq_n_s32(vshlq_n_s32(s, 16), 24);
-    out[2] = vshrq_n_s32(vshlq_n_s32(s, 8), 24);
-    out[3] = vshrq_n_s32(s, 24);
-}
-
 /* 16 bytes at a0..a3 (the four rows) -> words transposed into v, v+1, v+2, v+3 */
 #define T6_LD4(a, v0, v1, v2, v3)                                                                                 \
     "ld4 {" v0 ".s, " v1 ".s, " v2 ".s, " v3 ".s}[0], [%[" a "0]]\n\t"                                              \
@@ -351,7 +337,7 @@ NOINLINE DP static void tile6(const uint8_t *const *r, uint64_t b0, uint64_t cb,
         uint32x4_t g[4];
         int32x4_t sc[16];
         transpose_at(p, 192, g);
-        UNROLL for (int k = 0; k < 4; k++) sbytes4(g[k], sc + 4 * k);
+        UNROLL for (int k = 0; k < 4; k++) neon_sbytes4(g[k], sc + 4 * k);
         _Pragma("GCC unroll 16") for (int j = 0; j < 15; j++) t->sb[j].ds = vsubq_s32(sc[j], sc[j + 1]);
         t->sb[15].ds = sc[15];
         t->dw = neon_rows4_f16(p, 208);

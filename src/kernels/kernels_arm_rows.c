@@ -49,11 +49,9 @@
 #if defined(__aarch64__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #include <arm_neon.h>
 
-#ifdef __clang__
-#define DP __attribute__((target("dotprod")))
-#else
-#define DP __attribute__((target("arch=armv8.2-a+dotprod")))
-#endif
+#include "kernels_neon.h"
+
+#define DP NEON_DOTPROD
 #define DP_INLINE static inline __attribute__((always_inline)) DP
 #define UNROLL _Pragma("GCC unroll 8")
 

@@ -1,6 +1,6 @@
 /* kernels_neon.h - small NEON helpers shared by the ARM kernel files
- * (kernels_arm.c, kernels_arm_kq.c, kernels_arm_rows4.c, kernels_arm_v7.c,
- * kernels_ops_arm.c),
+ * (kernels_arm.c, kernels_arm_kq.c, kernels_arm_kq_tile.c, kernels_arm_rows.c,
+ * kernels_arm_rows4.c, kernels_arm_v7.c, kernels_ops_arm.c),
  * aarch64 and armv7. Include it only where <arm_neon.h> and __fp16 are
  * available (inside those files' target conditions). */
 #ifndef PITH_KERNELS_NEON_H
@@ -9,6 +9,18 @@
 #include <arm_neon.h>
 #include <stdint.h>
 #include <string.h>
+
+/* The attribute of the aarch64 functions that use dotprod (SDOT). Any CPU
+ * with dotprod implements ARMv8.2 (the feature exists from 8.2 on), so they
+ * may use the whole of it; GCC 12's arm_neon.h and assembler want the arch
+ * spelled out, clang takes the feature name. */
+#ifdef __aarch64__
+#ifdef __clang__
+#define NEON_DOTPROD __attribute__((target("dotprod")))
+#else
+#define NEON_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+#endif
 
 /* Half to float with the hardware conversion (FCVT / VCVTB). */
 static inline __attribute__((always_inline)) float neon_f16_to_f32(uint16_t v)
@@ -65,6 +77,16 @@ static inline __attribute__((always_inline)) void neon_ubytes4(uint32x4_t v, int
     out[1] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 8), ff));
     out[2] = vreinterpretq_s32_u32(vandq_u32(vshrq_n_u32(v, 16), ff));
     out[3] = vreinterpretq_s32_u32(vshrq_n_u32(v, 24));
+}
+
+/* byte k (0..3) of each lane of v, signed, into out[k] (Q6_K's scales) */
+static inline __attribute__((always_inline)) void neon_sbytes4(uint32x4_t v, int32x4_t *out)
+{
+    int32x4_t s = vreinterpretq_s32_u32(v);
+    out[0] = vshrq_n_s32(vshlq_n_s32(s, 24), 24);
+    out[1] = vshrq_n_s32(vshlq_n_s32(s, 16), 24);
+    out[2] = vshrq_n_s32(vshlq_n_s32(s, 8), 24);
+    out[3] = vshrq_n_s32(s, 24);
 }
 
 /* The F16 scale at byte `off` of each of four rows' blocks (r[i], row i in
