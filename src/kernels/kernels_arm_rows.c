@@ -479,18 +479,31 @@ DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], cons
         /* the two groups' four F16 scales per block, as floats */
         const uint8_t *pa = g[0], *pb = g[1];
         float32x4_t *dst = sd[0];
-        uint64_t left = cb;
-        __asm__ volatile("1:\n\t"
-                         "ldr d0, [%[pa]], #136\n\t" /* gbb: four blocks of 34 bytes */
-                         "ldr d1, [%[pb]], #136\n\t"
-                         "fcvtl v0.4s, v0.4h\n\t"
-                         "fcvtl v1.4s, v1.4h\n\t"
-                         "stp q0, q1, [%[dst]], #32\n\t"
-                         "subs %[left], %[left], #1\n\t"
-                         "b.ne 1b\n\t"
-                         : [pa] "+r"(pa), [pb] "+r"(pb), [dst] "+r"(dst), [left] "+r"(left)
-                         :
-                         : "v0", "v1", "cc", "memory");
+        uint64_t fours = cb / 4, left = cb % 4;
+        /* gbb: four blocks of 34 bytes; four blocks per turn, one store of two */
+#define PQ8_SCALES(a, b) "ldr d" a ", [%[pa]], #136\n\tldr d" b ", [%[pb]], #136\n\t"
+#define PQ8_CONVERT(a, b) "fcvtl v" a ".4s, v" a ".4h\n\tfcvtl v" b ".4s, v" b ".4h\n\t"
+        if (fours)
+            __asm__ volatile("1:\n\t" PQ8_SCALES("0", "1") PQ8_SCALES("2", "3") PQ8_SCALES("4", "5")
+                                 PQ8_SCALES("6", "7") PQ8_CONVERT("0", "1") PQ8_CONVERT("2", "3")
+                                     PQ8_CONVERT("4", "5") PQ8_CONVERT("6", "7")
+                             "st1 {v0.4s-v3.4s}, [%[dst]], #64\n\t"
+                             "st1 {v4.4s-v7.4s}, [%[dst]], #64\n\t"
+                             "subs %[n], %[n], #1\n\t"
+                             "b.ne 1b\n\t"
+                             : [pa] "+r"(pa), [pb] "+r"(pb), [dst] "+r"(dst), [n] "+r"(fours)
+                             :
+                             : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "cc", "memory");
+        if (left)
+            __asm__ volatile("1:\n\t" PQ8_SCALES("0", "1") PQ8_CONVERT("0", "1")
+                             "stp q0, q1, [%[dst]], #32\n\t"
+                             "subs %[n], %[n], #1\n\t"
+                             "b.ne 1b\n\t"
+                             : [pa] "+r"(pa), [pb] "+r"(pb), [dst] "+r"(dst), [n] "+r"(left)
+                             :
+                             : "v0", "v1", "cc", "memory");
+#undef PQ8_SCALES
+#undef PQ8_CONVERT
         *qw = (QuadW){(const int8_t *)g[0] + 8, (const int8_t *)g[1] + 8, (const float *)sd, gbb - 64, sizeof sd[0]};
         return;
     }

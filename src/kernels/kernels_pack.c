@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "quant.h"
+
 /* bytes of a block of 32 of the packable types (0: not packable) */
 static uint64_t pack_block_bytes(uint32_t type)
 {
@@ -53,14 +55,28 @@ void kern_unpack_row(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64
     for (uint64_t b = 0; b < nb; b++) unpack_block(p + b * KERN_PACK_ROWS * bb, bb, (int)(r % KERN_PACK_ROWS), out + b * bb);
 }
 
+/* Read in place (a prompt's embedding lookups: one row per token), with
+ * quant.c's formulas: d * code (Q8_0), d * (nibble - 8) (Q4_0), the low
+ * nibbles elements 0-15 and the high ones 16-31. */
 void kern_dequant_packed_row(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t r, float *out)
 {
-    uint64_t bb = pack_block_bytes(type), nb = row_bytes / bb;
-    const uint8_t *p = w + r / KERN_PACK_ROWS * KERN_PACK_ROWS * row_bytes;
-    for (uint64_t b = 0; b < nb; b++) {
-        uint8_t blk[34];
-        unpack_block(p + b * KERN_PACK_ROWS * bb, bb, (int)(r % KERN_PACK_ROWS), blk);
-        quant_dequant_row(type, blk, out + 32 * b, 32);
+    uint64_t bb = pack_block_bytes(type), nb = row_bytes / bb, i = r % KERN_PACK_ROWS;
+    const uint8_t *g = w + r / KERN_PACK_ROWS * KERN_PACK_ROWS * row_bytes;
+    for (const uint8_t *end = g + nb * KERN_PACK_ROWS * bb; g < end; g += KERN_PACK_ROWS * bb) {
+        float d = quant_f16_to_f32((uint16_t)(g[2 * i] | g[2 * i + 1] << 8));
+        const uint8_t *code = g + 8 + 4 * i; /* four codes of the row in each 16 bytes */
+        if (type == GGML_TYPE_Q8_0) {
+            for (int j = 0; j < 8; j++, code += 16, out += 4) /* unrolled by hand: this file is -Os */
+                out[0] = d * (float)(int8_t)code[0], out[1] = d * (float)(int8_t)code[1],
+                out[2] = d * (float)(int8_t)code[2], out[3] = d * (float)(int8_t)code[3];
+        } else {
+            for (int j = 0; j < 4; j++, code += 16, out += 4)
+                for (int k = 0; k < 4; k++) {
+                    out[k] = d * (float)((code[k] & 0x0f) - 8);
+                    out[k + 16] = d * (float)((code[k] >> 4) - 8);
+                }
+            out += 16;
+        }
     }
 }
 

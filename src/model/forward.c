@@ -325,19 +325,31 @@ void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style)
     kern_active()->rope(v, n_rot, cs, style == ROPE_NEOX);
 }
 
-void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors)
+/* base^(-2i/n_rot) for the n_rot/2 pairs, as exp(-2i/n_rot ln base):
+ * rope_math.c (libm's pow, sin and cos were 13 KB of the static binary) */
+static void rope_freqs(double *freq, uint32_t n_rot, float base)
 {
-    /* base^(-2i/n_rot) as exp(-2i/n_rot ln base), sin and cos by
-     * rope_math.c: libm's pow, sin and cos were 13 KB of the static binary */
     double log_base = rope_log((double)base);
+    for (uint32_t i = 0; i < n_rot / 2; i++) freq[i] = exp(-2.0 * (double)i / (double)n_rot * log_base);
+}
+
+static void rope_angles(float *cs, uint32_t n_rot, double pos, const double *freq, const float *freq_factors)
+{
     for (uint32_t i = 0; i < n_rot / 2; i++) {
-        double theta = (double)pos * exp(-2.0 * (double)i / (double)n_rot * log_base);
+        double theta = pos * freq[i];
         if (freq_factors) theta /= (double)freq_factors[i];
         double s, c;
         rope_sincos(theta, &s, &c);
         cs[2 * i] = (float)c;
         cs[2 * i + 1] = (float)s;
     }
+}
+
+void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors)
+{
+    double freq[FORWARD_MAX_HEAD_DIM / 2];
+    rope_freqs(freq, n_rot, base);
+    rope_angles(cs, n_rot, pos, freq, freq_factors);
 }
 
 int forward_argmax(const float *v, int n)
@@ -657,13 +669,16 @@ static void cache_store(const ModelConfig *c, const SeqState *seq, int values, u
 static void rope_fill(const Model *m, Workspace *ws, uint64_t t0, uint64_t t1)
 {
     const ModelConfig *c = &m->cfg;
-    for (uint64_t t = t0; t < t1; t++)
-        for (uint32_t k = 0; k < rope_tables(c); k++) {
+    double freq[FORWARD_MAX_HEAD_DIM / 2]; /* a table's frequencies, once for the tokens */
+    for (uint32_t k = 0; k < rope_tables(c); k++) {
+        rope_freqs(freq, c->n_rot, k ? c->rope_base_swa : c->rope_base);
+        for (uint64_t t = t0; t < t1; t++) {
             float *cs = ws->rope + (t * rope_tables(c) + k) * c->n_rot;
-            forward_rope_table(cs, c->n_rot, (double)ws->tok_pos[t], k ? c->rope_base_swa : c->rope_base, m->rope_freqs);
+            rope_angles(cs, c->n_rot, (double)ws->tok_pos[t], freq, m->rope_freqs);
             if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
                 for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
         }
+    }
 }
 
 /* Token t's RoPE table for this layer (rope_fill). */
