@@ -9,17 +9,20 @@
 # must be the one chosen:
 #   aarch64 on Cortex-A53 (no dotprod: Pi 3, 4, Zero 2 W)  -> "aarch64 NEON"
 #   aarch64 on Cortex-A76 (dotprod, fp16: Pi 5)             -> "aarch64 NEON+dotprod+fp16"
+#   aarch64 on qemu's "max" (dotprod, fp16, i8mm: newer boards) -> "aarch64 NEON+dotprod+i8mm+fp16"
+#     (the SMMLA prompt tiles of kernels_arm_mm.c: the fixtures with the
+#     planner's choice, packed weights, and with --load mmap, the file's layout)
 #   armv7 on Cortex-A7 (32-bit OS)                          -> "armv7 NEON"
 #   armv6 on ARM1176 (no NEON: Pi 1, Zero)                  -> "reference C"
 # then `pith logits` of that build on fixture models of each quantized
 # kernel family (Q8_0, Q4_0, Q4_K_M = Q4_K + Q6_K) and F16 on the same CPU,
 # compared with llama.cpp's logits by cmplogits (README section 6
-# tolerances). Six parts (tests/run.sh runs them side by side): one per CPU,
+# tolerances). Seven parts (tests/run.sh runs them side by side): one per CPU,
 # and test_forward on the A76 (140 CPU seconds of qemu) in two halves of
 # its own (PITH_TEST_SHARD: half the fixture models each).
 # Needs the cross compilers and qemu-user-static
 # (toolchains/install-debian.sh).
-# parts: a53 a76 a76-forward0 a76-forward1 a7 arm1176
+# parts: a53 a76 max a76-forward0 a76-forward1 a7 arm1176
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 CMP=${CMP:-build/asan/tools/cmplogits}
@@ -84,12 +87,21 @@ path() {
     run_test "$t" "$cpu" test_kernels_rows
     if [ "$active" = "$want" ]; then ok "$t on $cpu: kernel set chosen: $active"
     else not_ok "$t on $cpu: kernel set chosen: '$active', want '$want'"; fi
+    logits "$t" "$cpu" "" "$@"
+}
+
+# logits TRIPLE CPU "PITH OPTIONS" CASES...: pith logits of each case against llama.cpp's
+logits() {
+    t=$1 cpu=$2 opts=$3
+    shift 3
+    qemu="$(mkvar "$t" QEMU) -cpu $cpu"
     for c in "$@"; do
         rm -f "$TMP/l.f32"
-        if $qemu "$d/pith" logits "$M/$(field "$c" 2)" --prompt-ids "$(field "$c" 4)" --out "$TMP/l.f32" \
-            --kv-type f32 -t 2 >/dev/null 2>"$TMP/err" && "$CMP" "$c" "$TMP/l.f32" >"$TMP/cmp" 2>&1; then
-            ok "$t on $cpu: $(cat "$TMP/cmp")"
-        else not_ok "$t on $cpu: logits $c: $(head -c 200 "$TMP/err") $(cat "$TMP/cmp" 2>/dev/null)"; fi
+        # shellcheck disable=SC2086 # opts: words
+        if $qemu "build/$t/pith" logits "$M/$(field "$c" 2)" --prompt-ids "$(field "$c" 4)" --out "$TMP/l.f32" \
+            --kv-type f32 -t 2 $opts >/dev/null 2>"$TMP/err" && "$CMP" "$c" "$TMP/l.f32" >"$TMP/cmp" 2>&1; then
+            ok "$t on $cpu${opts:+ ($opts)}: $(cat "$TMP/cmp")"
+        else not_ok "$t on $cpu${opts:+ ($opts)}: logits $c: $(head -c 200 "$TMP/err") $(cat "$TMP/cmp" 2>/dev/null)"; fi
     done
 }
 
@@ -117,6 +129,11 @@ if part a76 && build aarch64-linux-musl; then
     plan_mode aarch64-linux-musl cortex-a76 tiny-qwen3-Q8_0.gguf read
     plan_mode aarch64-linux-musl cortex-a76 tiny-qwen3-Q4_0.gguf read
     plan_mode aarch64-linux-musl cortex-a76 tiny-qwen3-Q4_K_M.gguf mmap
+fi
+if part max && build aarch64-linux-musl; then
+    path aarch64-linux-musl max "aarch64 NEON+dotprod+i8mm+fp16" $CASES
+    plan_mode aarch64-linux-musl max tiny-qwen3-Q4_0.gguf read
+    logits aarch64-linux-musl max "--load mmap" pub_tq3_Q8_0_logits_r05 pub_tq3_Q4_0_logits_r05
 fi
 # the whole forward pass on the dotprod path (its multi-row kernels): chunked
 # prompts, token by token, threads; in two halves (PITH_TEST_SHARD=K/2: the

@@ -1461,6 +1461,15 @@ void kern_arm_dp_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, u
 void kern_arm_dp_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
                              const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 #define DP_PACKED [GGML_TYPE_Q8_0] = kern_arm_dp_packed_q8_0, [GGML_TYPE_Q4_0] = kern_arm_dp_packed_q4_0
+/* the same with the prompt tiles of kernels_arm_mm.c (SMMLA), for the i8mm set */
+void kern_arm_mm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_mm_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_mm_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_mm_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 /* kernels_arm_rows4.c: Q8_0 and Q4_0 four rows per pass, for the set without dotprod */
 void kern_arm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
@@ -1550,12 +1559,20 @@ const KernelSet *kern_arm(void)
                            dotprod = SET("aarch64 NEON+dotprod", dp, DP_PACKED, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
                                          [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_dp_rows_q4_k,
                                          [GGML_TYPE_Q5_K] = kern_arm_dp_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_dp_rows_q6_k);
-    static KernelSet with_fp16; /* either set, F16 weights multiplied in F16 (kernels_arm_fp16.c) */
+    static KernelSet i8mm, with_fp16; /* the dotprod set with SMMLA prompt tiles; either set, F16 weights
+                                        * multiplied in F16 (kernels_arm_fp16.c) */
     if (!c->neon) return NULL;
     const KernelSet *s = c->dotprod ? &dotprod : &neon;
+    if (c->dotprod && c->i8mm) {
+        i8mm = dotprod;
+        i8mm.name = "aarch64 NEON+dotprod+i8mm";
+        i8mm.rows[GGML_TYPE_Q8_0] = kern_arm_mm_rows_q8_0, i8mm.rows[GGML_TYPE_Q4_0] = kern_arm_mm_rows_q4_0;
+        i8mm.packed[GGML_TYPE_Q8_0] = kern_arm_mm_packed_q8_0, i8mm.packed[GGML_TYPE_Q4_0] = kern_arm_mm_packed_q4_0;
+        s = &i8mm;
+    }
     if (!c->fp16) return s;
     with_fp16 = *s;
-    with_fp16.name = c->dotprod ? "aarch64 NEON+dotprod+fp16" : "aarch64 NEON+fp16";
+    with_fp16.name = s == &i8mm ? "aarch64 NEON+dotprod+i8mm+fp16" : c->dotprod ? "aarch64 NEON+dotprod+fp16" : "aarch64 NEON+fp16";
     with_fp16.rows[GGML_TYPE_F16] = kern_arm_fp16_rows_f16;
     with_fp16.f16_in_half = 1;
     return &with_fp16;

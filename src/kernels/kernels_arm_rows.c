@@ -742,7 +742,12 @@ static inline int one_by_one(int kind, int nt)
     return nt < MIN_TILE_TOKENS - (kind == RK_Q4_0);
 }
 
-DP static void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+/* kernels_arm_mm.c: the i8mm set's prompt tiles (prompt_pass's arguments) */
+void kern_arm_mm_pass(int q4, int packed, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                      const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+
+/* mm: the tiles of kern_arm_mm_pass (a CPU with i8mm) instead of prompt_pass */
+DP static void rows_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                           const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     if (one_by_one(kind, nt)) {
@@ -753,12 +758,16 @@ DP static void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_b
     }
     for (int t0 = 0; t0 < nt; t0 += PTOK) {
         int k = nt - t0 < PTOK ? nt - t0 : PTOK;
-        prompt_pass(kind, 0, n, w, row_bytes, 0, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
-                    out + (uint64_t)t0 * out_stride, out_stride);
+        const uint8_t *at = (const uint8_t *)act + (uint64_t)t0 * act_stride;
+        if (mm)
+            kern_arm_mm_pass(kind == RK_Q4_0, 0, n, w, row_bytes, 0, nrows, at, act_stride, k, out + (uint64_t)t0 * out_stride,
+                             out_stride);
+        else
+            prompt_pass(kind, 0, n, w, row_bytes, 0, nrows, at, act_stride, k, out + (uint64_t)t0 * out_stride, out_stride);
     }
 }
 
-DP static void packed_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+DP static void packed_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     if (r0 >= r1) return;
@@ -770,36 +779,38 @@ DP static void packed_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row
     }
     for (int t0 = 0; t0 < nt; t0 += PTOK) {
         int k = nt - t0 < PTOK ? nt - t0 : PTOK;
-        prompt_pass(kind, 1, n, w, row_bytes, r0, r1, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
-                    out + (uint64_t)t0 * out_stride, out_stride);
+        const uint8_t *at = (const uint8_t *)act + (uint64_t)t0 * act_stride;
+        if (mm)
+            kern_arm_mm_pass(kind == RK_Q4_0, 1, n, w, row_bytes, r0, r1, at, act_stride, k, out + (uint64_t)t0 * out_stride,
+                             out_stride);
+        else
+            prompt_pass(kind, 1, n, w, row_bytes, r0, r1, at, act_stride, k, out + (uint64_t)t0 * out_stride, out_stride);
     }
 }
 
-DP void kern_arm_dp_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                                const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    packed_frame(RK_Q8_0, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);
-}
+/* the dotprod set's entries (mm 0) and the i8mm set's (mm 1) */
+#define RK_ENTRIES(set, mm)                                                                                      \
+    DP void kern_arm_##set##_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1, \
+                                         const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride) \
+    {                                                                                                            \
+        packed_frame(RK_Q8_0, mm, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);                \
+    }                                                                                                            \
+    DP void kern_arm_##set##_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1, \
+                                         const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride) \
+    {                                                                                                            \
+        packed_frame(RK_Q4_0, mm, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);                \
+    }                                                                                                            \
+    DP void kern_arm_##set##_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, \
+                                       uint64_t act_stride, int nt, float *out, uint64_t out_stride)             \
+    {                                                                                                            \
+        rows_frame(RK_Q8_0, mm, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                   \
+    }                                                                                                            \
+    DP void kern_arm_##set##_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, \
+                                       uint64_t act_stride, int nt, float *out, uint64_t out_stride)             \
+    {                                                                                                            \
+        rows_frame(RK_Q4_0, mm, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                   \
+    }
+RK_ENTRIES(dp, 0)
+RK_ENTRIES(mm, 1)
 
-DP void kern_arm_dp_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                                const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    packed_frame(RK_Q4_0, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);
-}
-
-DP void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                              uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    rows_frame(RK_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-}
-
-DP void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                              uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    rows_frame(RK_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
-}
-
-#else
-/* nothing here on other targets (ISO C wants a declaration) */
-typedef int kernels_arm_rows_empty;
 #endif
