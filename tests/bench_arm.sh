@@ -12,6 +12,9 @@
 #
 #   sh tests/bench_arm.sh                     every type on both CPUs (~20 min)
 #   TYPES="q8_0 q4_0" CPUS=cortex-a76 sh tests/bench_arm.sh
+#   CPUS=max ...          qemu's max CPU: dotprod, fp16 and i8mm (the SMMLA prompt
+#                         tiles of kernels_arm_mm.c; newer boards than the Pi 5);
+#                         llama.cpp's column: the same source built with i8mm
 #   CPUS=cortex-a53 ...   the Pi 3 / Zero 2 W: the same kernels as cortex-a72 (the
 #                         set without dotprod), so the same counts; llama.cpp's
 #                         column shows - there
@@ -41,6 +44,7 @@ llama() {
     "q4_0 cortex-a72") echo "52.87 82.80" ;; "f16 cortex-a72") echo "43.54 112.73" ;;
     "q4_k_m cortex-a76") echo "16.48 41.20" ;; # README: cross-built here from the same source, 2026-11-27
     "q4_k_m cortex-a72") echo "52.57 85.65" ;; # the same, armv8-a
+    "q8_0 max") echo "8.69 26.36" ;; "q4_0 max") echo "7.44 29.03" ;; # the same, armv8.2-a+dotprod+fp16+i8mm, 2026-11-28
     *) echo "- -" ;;
     esac
 }
