@@ -277,6 +277,13 @@ $(TDIR)/tests/test_%: $(TDIR)/tests/test_%.o $(call objs,$(TDIR),$(CORE_SRC) $(f
 		$(filter-out tests/tools/main_%.c,$(TOOL_SRC)))
 	$(CROSS_CC) $(TARGET_CFLAGS) $(OMPFLAGS) $(TARGET_LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Tools for a target (tests/tools/main_NAME.c; kbench is counted under qemu, README "ARM"):
+# make TARGET=T build/T/tools/NAME
+$(TDIR)/tools/%: $(TDIR)/tests/tools/main_%.o $(call objs,$(TDIR),$(CORE_SRC) $(filter-out port/main.c,$(PORT_SRC)) \
+		$(filter-out tests/tools/main_%.c,$(TOOL_SRC)))
+	@mkdir -p $(@D)
+	$(CROSS_CC) $(TARGET_CFLAGS) $(OMPFLAGS) $(TARGET_LDFLAGS) -o $@ $^ $(LDLIBS)
+
 static: build/$(STATIC_TARGET)/pith
 	cp $< pith-static
 	@file pith-static | grep -q 'statically linked' && echo "pith-static: statically linked, $$(stat -c %s pith-static) bytes"
