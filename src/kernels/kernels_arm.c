@@ -1488,6 +1488,13 @@ void kern_arm_dp_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
                            int nt, float *out, uint64_t out_stride);
 void kern_arm_dp_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
                            int nt, float *out, uint64_t out_stride);
+/* the same with SMMLA prompt tiles (kernels_arm_kq_tile.c), for the i8mm set */
+void kern_arm_mm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                           int nt, float *out, uint64_t out_stride);
+void kern_arm_mm_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                           int nt, float *out, uint64_t out_stride);
+void kern_arm_mm_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
+                           int nt, float *out, uint64_t out_stride);
 /* kernels_arm_fp16.c: F16 weights multiplied in F16, for CPUs with FEAT_FP16 */
 void kern_arm_fp16_rows_f16(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                             uint64_t act_stride, int nt, float *out, uint64_t out_stride);
@@ -1568,6 +1575,8 @@ const KernelSet *kern_arm(void)
         i8mm.name = "aarch64 NEON+dotprod+i8mm";
         i8mm.rows[GGML_TYPE_Q8_0] = kern_arm_mm_rows_q8_0, i8mm.rows[GGML_TYPE_Q4_0] = kern_arm_mm_rows_q4_0;
         i8mm.packed[GGML_TYPE_Q8_0] = kern_arm_mm_packed_q8_0, i8mm.packed[GGML_TYPE_Q4_0] = kern_arm_mm_packed_q4_0;
+        i8mm.rows[GGML_TYPE_Q4_K] = kern_arm_mm_rows_q4_k, i8mm.rows[GGML_TYPE_Q5_K] = kern_arm_mm_rows_q5_k;
+        i8mm.rows[GGML_TYPE_Q6_K] = kern_arm_mm_rows_q6_k;
         s = &i8mm;
     }
     if (!c->fp16) return s;

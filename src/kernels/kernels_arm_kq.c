@@ -371,6 +371,23 @@ DP_ATTR void kern_arm_dp_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_by
     kq_rows(KQ_Q6_K, 1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
+/* The i8mm set's (kernels_arm.c): calls of TILE_TOKENS tokens or more go to
+ * the SMMLA tiles (kernels_arm_kq_tile.c), the rest to the dotprod kernels. */
+void kern_arm_mm_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+#define KQ_MM_ROWS(name, k)                                                                                      \
+    DP_ATTR void kern_arm_mm_rows_##name(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,          \
+                                         const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride) \
+    {                                                                                                            \
+        if (nt >= TILE_TOKENS)                                                                                   \
+            kern_arm_mm_tile_kq(k, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);               \
+        else                                                                                                     \
+            kern_arm_dp_rows_##name(n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);               \
+    }
+KQ_MM_ROWS(q4_k, 4)
+KQ_MM_ROWS(q5_k, 5)
+KQ_MM_ROWS(q6_k, 6)
+
 #else
 /* nothing here on other targets (ISO C wants a declaration) */
 typedef int kernels_arm_kq_empty;

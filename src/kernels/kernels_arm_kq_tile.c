@@ -57,6 +57,8 @@ enum {
 
 void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+void kern_arm_mm_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 
 /* ---- Q4_K and Q5_K ------------------------------------------------------------ */
 
@@ -478,6 +480,323 @@ DP void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row
         int k = nt - t0 < KTOK ? nt - t0 : KTOK;
         pass(kind, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
              out + (uint64_t)t0 * out_stride, out_stride);
+    }
+}
+
+/* ---- the same tiles with i8mm (SMMLA) ------------------------------------------------- */
+
+/* For CPUs with i8mm (kernels_arm_mm.c: the "aarch64 NEON+dotprod+i8mm" set),
+ * calls of three tokens or more. The tiles are decoded as above (tile45,
+ * tile6), then regrouped once per tile for SMMLA: pairs of rows x eight
+ * consecutive elements per vector (a ZIP of two vectors of four rows x four
+ * elements gives two of them), the scale differences, d, dmin and mins of a
+ * pair of rows as [row a, row a, row b, row b] (mins: the eight bytes of
+ * each row). The activations likewise by pairs of tokens (the bsum pairs as
+ * bytes: 128 h + l, as above). Per sub-block, pair of rows and pair of
+ * tokens, SMMLA (Q4_K/Q5_K four, Q6_K two) into the running sums T, one MLA
+ * by the scale difference into the block's sums S; per block Q4_K's mins
+ * M by two SMMLA (l and h) and the float steps of the dotprod tiles:
+ * the lanes [row a token u, a v, b u, b v] get the same integer sums and
+ * the same float steps, so the same bits. */
+#ifdef __clang__
+#define MM __attribute__((target("dotprod,i8mm")))
+#else
+#define MM __attribute__((target("arch=armv8.2-a+dotprod+i8mm")))
+#endif
+
+/* A block of a tile, in the order the passes read it: per sub-block j,
+ * w[p][m] = elements 8m..8m+7 of rows 2p and 2p+1, ds[p] their scale
+ * differences [a a b b]; then d, dmin and the mins (the eight bytes of
+ * each row). Q6_K: its 16 sub-blocks of 16, then d. */
+typedef struct {
+    struct {
+        int8x16_t w[2][4];
+        int32x4_t ds[2];
+    } sb[8];
+    float32x4_t dw[2], dm[2];
+    int8x16_t mn[2];
+} M45;
+typedef struct {
+    struct {
+        int8x16_t w[2][2];
+        int32x4_t ds[2];
+    } sb[16];
+    float32x4_t dw[2];
+} M6;
+/* A block of four tokens: x[j][tp][m] = elements 8m..8m+7 of sub-block j
+ * of tokens 2tp and 2tp+1; the bsum pairs' l and h bytes of both; d =
+ * [da(u) da(v) da(u) da(v)]. */
+typedef struct {
+    int8x16_t x[8][2][4];
+    int8x16_t l[2], h[2];
+    float32x4_t d[2];
+} N45;
+typedef struct {
+    int8x16_t x[16][2][2];
+    float32x4_t d[2];
+} N6;
+_Static_assert(sizeof(M45) == 8 * 160 + 96 && sizeof(N45) == 8 * 128 + 96 && sizeof(M6) == 16 * 96 + 32 &&
+                   sizeof(N6) == 16 * 64 + 32,
+               "mm_quad45 and mm_quad6 read these in order");
+
+#define MM_INLINE static inline __attribute__((always_inline)) MM
+MM_INLINE int8x16_t zip_rows_lo(uint8x16_t a, uint8x16_t b)
+{
+    return vreinterpretq_s8_u32(vzip1q_u32(vreinterpretq_u32_u8(a), vreinterpretq_u32_u8(b)));
+}
+MM_INLINE int8x16_t zip_rows_hi(uint8x16_t a, uint8x16_t b)
+{
+    return vreinterpretq_s8_u32(vzip2q_u32(vreinterpretq_u32_u8(a), vreinterpretq_u32_u8(b)));
+}
+/* two tokens' 16 codes -> the pair vectors of their elements 0-7 and 8-15 */
+MM_INLINE void zip_tokens(int8x16_t *x, int8x16_t u, int8x16_t v)
+{
+    x[0] = vreinterpretq_s8_s64(vzip1q_s64(vreinterpretq_s64_s8(u), vreinterpretq_s64_s8(v)));
+    x[1] = vreinterpretq_s8_s64(vzip2q_s64(vreinterpretq_s64_s8(u), vreinterpretq_s64_s8(v)));
+}
+
+NOINLINE MM static void mm_tile45(const T45 *t, uint64_t cb, M45 *m)
+{
+    for (uint64_t b = 0; b < cb; b++, t++, m++) {
+        UNROLL for (int j = 0; j < 8; j++) {
+            UNROLL for (int k = 0; k < 4; k++) {
+                m->sb[j].w[0][k] = zip_rows_lo(t->sb[j].w[2 * k], t->sb[j].w[2 * k + 1]);
+                m->sb[j].w[1][k] = zip_rows_hi(t->sb[j].w[2 * k], t->sb[j].w[2 * k + 1]);
+            }
+            m->sb[j].ds[0] = vzip1q_s32(t->sb[j].ds, t->sb[j].ds), m->sb[j].ds[1] = vzip2q_s32(t->sb[j].ds, t->sb[j].ds);
+        }
+        m->dw[0] = vzip1q_f32(t->dw, t->dw), m->dw[1] = vzip2q_f32(t->dw, t->dw);
+        m->dm[0] = vzip1q_f32(t->dm, t->dm), m->dm[1] = vzip2q_f32(t->dm, t->dm);
+        m->mn[0] = zip_rows_lo(vreinterpretq_u8_u32(t->mn[0]), vreinterpretq_u8_u32(t->mn[1]));
+        m->mn[1] = zip_rows_hi(vreinterpretq_u8_u32(t->mn[0]), vreinterpretq_u8_u32(t->mn[1]));
+    }
+}
+
+NOINLINE MM static void mm_tile6(const T6 *t, uint64_t cb, M6 *m)
+{
+    for (uint64_t b = 0; b < cb; b++, t++, m++) {
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {
+            UNROLL for (int k = 0; k < 2; k++) {
+                uint8x16_t a = vreinterpretq_u8_s8(t->sb[j].w[2 * k]), c = vreinterpretq_u8_s8(t->sb[j].w[2 * k + 1]);
+                m->sb[j].w[0][k] = zip_rows_lo(a, c);
+                m->sb[j].w[1][k] = zip_rows_hi(a, c);
+            }
+            m->sb[j].ds[0] = vzip1q_s32(t->sb[j].ds, t->sb[j].ds), m->sb[j].ds[1] = vzip2q_s32(t->sb[j].ds, t->sb[j].ds);
+        }
+        m->dw[0] = vzip1q_f32(t->dw, t->dw), m->dw[1] = vzip2q_f32(t->dw, t->dw);
+    }
+}
+
+/* Blocks [b0, b0 + cb) of tokens a[0..3] into q (Q4_K, Q5_K). */
+NOINLINE MM static void mm_acts45(const KernQ8_K *const *a, uint64_t b0, uint64_t cb, N45 *q)
+{
+    const int16x8_t m127 = vdupq_n_s16(127);
+    for (uint64_t b = 0; b < cb; b++)
+        for (int tp = 0; tp < 2; tp++) {
+            const KernQ8_K *u = a[2 * tp] + b0 + b, *v = a[2 * tp + 1] + b0 + b;
+            UNROLL for (int j = 0; j < 8; j++) {
+                zip_tokens(q[b].x[j][tp], vld1q_s8(u->q + 32 * j), vld1q_s8(v->q + 32 * j));
+                zip_tokens(q[b].x[j][tp] + 2, vld1q_s8(u->q + 32 * j + 16), vld1q_s8(v->q + 32 * j + 16));
+            }
+            int16x8_t bu = vpaddq_s16(vld1q_s16(u->bsum), vld1q_s16(u->bsum + 8));
+            int16x8_t bv = vpaddq_s16(vld1q_s16(v->bsum), vld1q_s16(v->bsum + 8));
+            q[b].l[tp] = vcombine_s8(vmovn_s16(vandq_s16(bu, m127)), vmovn_s16(vandq_s16(bv, m127)));
+            q[b].h[tp] = vcombine_s8(vmovn_s16(vshrq_n_s16(bu, 7)), vmovn_s16(vshrq_n_s16(bv, 7)));
+            float d[4] = {u->d, v->d, u->d, v->d};
+            q[b].d[tp] = vld1q_f32(d);
+        }
+}
+
+/* Blocks [b0, b0 + cb) of tokens a[0..3] into q (Q6_K). */
+NOINLINE MM static void mm_acts6(const KernQ8_K *const *a, uint64_t b0, uint64_t cb, N6 *q)
+{
+    for (uint64_t b = 0; b < cb; b++)
+        for (int tp = 0; tp < 2; tp++) {
+            const KernQ8_K *u = a[2 * tp] + b0 + b, *v = a[2 * tp + 1] + b0 + b;
+            _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++)
+                zip_tokens(q[b].x[j][tp], vld1q_s8(u->q + 16 * j), vld1q_s8(v->q + 16 * j));
+            float d[4] = {u->d, v->d, u->d, v->d};
+            q[b].d[tp] = vld1q_f32(d);
+        }
+}
+
+/* The passes, in assembly (GCC kept every sub-block's running sums alive
+ * for later and loaded two vectors at a time). Running sums T: v0 (rows
+ * 0-1 by tokens 0-1), v1 (rows 0-1, tokens 2-3), v2 (rows 2-3, tokens 0-1),
+ * v3 (rows 2-3, tokens 2-3); block sums S: v4-v7 likewise; the float sums
+ * f00, f01, f10, f11 likewise. */
+#define MM_ZERO8                                                                                                 \
+    "movi v0.4s, #0\n\tmovi v1.4s, #0\n\tmovi v2.4s, #0\n\tmovi v3.4s, #0\n\t"                                     \
+    "movi v4.4s, #0\n\tmovi v5.4s, #0\n\tmovi v6.4s, #0\n\tmovi v7.4s, #0\n\t"
+/* weights wa (rows 0-1), wb (rows 2-3) by tokens xa (0-1), xb (2-3) */
+#define MM_SMMLA4(wa, wb, xa, xb)                                                                                \
+    "smmla v0.4s, " wa ".16b, " xa ".16b\n\t"                                                                    \
+    "smmla v1.4s, " wa ".16b, " xb ".16b\n\t"                                                                    \
+    "smmla v2.4s, " wb ".16b, " xa ".16b\n\t"                                                                    \
+    "smmla v3.4s, " wb ".16b, " xb ".16b\n\t"
+/* S += T x the scale difference (v8: rows 0-1, v9: rows 2-3) */
+#define MM_SCALE                                                                                                 \
+    "mla v4.4s, v0.4s, v8.4s\n\t"                                                                                \
+    "mla v5.4s, v1.4s, v8.4s\n\t"                                                                                \
+    "mla v6.4s, v2.4s, v9.4s\n\t"                                                                                \
+    "mla v7.4s, v3.4s, v9.4s\n\t"
+/* a sub-block of Q4_K/Q5_K: 32 elements */
+#define MM_SB45                                                                                                  \
+    "ld1 {v16.16b-v19.16b}, [%[c]], #64\n\t"                                                                     \
+    "ld1 {v20.16b-v23.16b}, [%[c]], #64\n\t"                                                                     \
+    "ld1 {v8.4s, v9.4s}, [%[c]], #32\n\t"                                                                        \
+    "ld1 {v24.16b-v27.16b}, [%[x]], #64\n\t"                                                                     \
+    "ld1 {v28.16b-v31.16b}, [%[x]], #64\n\t" MM_SMMLA4("v16", "v20", "v24", "v28")                                \
+        MM_SMMLA4("v17", "v21", "v25", "v29") MM_SMMLA4("v18", "v22", "v26", "v30")                              \
+            MM_SMMLA4("v19", "v23", "v27", "v31") MM_SCALE
+/* a sub-block of Q6_K: 16 elements */
+#define MM_SB6                                                                                                   \
+    "ld1 {v16.16b-v19.16b}, [%[c]], #64\n\t"                                                                     \
+    "ld1 {v8.4s, v9.4s}, [%[c]], #32\n\t"                                                                        \
+    "ld1 {v24.16b-v27.16b}, [%[x]], #64\n\t" MM_SMMLA4("v16", "v18", "v24", "v26")                                \
+        MM_SMMLA4("v17", "v19", "v25", "v27") MM_SCALE
+/* acc = fma(float(S), dw * da, acc) (v16, v17: dw of rows 0-1, 2-3; v28,
+ * v29: da of tokens 0-1, 2-3) */
+#define MM_FSTEP(s, dw, da, f)                                                                                   \
+    "scvtf " s ".4s, " s ".4s\n\t"                                                                               \
+    "fmul v12.4s, " dw ".4s, " da ".4s\n\t"                                                                      \
+    "fmla %[" f "].4s, " s ".4s, v12.4s\n\t"
+/* then acc = fma(-float(M), dmin * da, acc) (v18, v19: dmin) */
+#define MM_MSTEP(m, dm, da, f)                                                                                   \
+    "scvtf " m ".4s, " m ".4s\n\t"                                                                               \
+    "fmul v12.4s, " dm ".4s, " da ".4s\n\t"                                                                      \
+    "fmls %[" f "].4s, " m ".4s, v12.4s\n\t"
+#define MM_OPERANDS [c] "+r"(c), [x] "+r"(x), [n] "+r"(cb), [f00] "+w"(f00), [f01] "+w"(f01), [f10] "+w"(f10), [f11] "+w"(f11)
+#define MM_CLOBBERS                                                                                              \
+    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v12", "v16", "v17", "v18", "v19", "v20", "v21",     \
+        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
+
+/* acc[2p + tp]: rows 2p, 2p+1 by tokens 2tp, 2tp+1 (lanes a u, a v, b u, b v) */
+NOINLINE MM static void mm_quad45(const M45 *c, const N45 *x, uint64_t cb, float32x4_t *acc)
+{
+    float32x4_t f00 = acc[0], f01 = acc[1], f10 = acc[2], f11 = acc[3];
+    __asm__ volatile("1:\n\t" MM_ZERO8 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45
+                     "ld1 {v16.4s-v19.4s}, [%[c]], #64\n\t" /* dw[2], dm[2] */
+                     "ld1 {v20.16b, v21.16b}, [%[c]], #32\n\t" /* mins of rows 0-1, 2-3 */
+                     "ld1 {v24.16b-v27.16b}, [%[x]], #64\n\t" /* l of tokens 0-1, 2-3, h likewise */
+                     "ld1 {v28.4s, v29.4s}, [%[x]], #32\n\t" /* da */
+                     /* M = l + 128 h: v0-v3 from l, v8, v9, v22, v23 from h */
+                     "movi v0.4s, #0\n\tmovi v1.4s, #0\n\tmovi v2.4s, #0\n\tmovi v3.4s, #0\n\t"
+                     "movi v8.4s, #0\n\tmovi v9.4s, #0\n\tmovi v22.4s, #0\n\tmovi v23.4s, #0\n\t"
+                     MM_SMMLA4("v20", "v21", "v24", "v25")
+                     "smmla v8.4s, v20.16b, v26.16b\n\t"
+                     "smmla v9.4s, v20.16b, v27.16b\n\t"
+                     "smmla v22.4s, v21.16b, v26.16b\n\t"
+                     "smmla v23.4s, v21.16b, v27.16b\n\t"
+                     "shl v8.4s, v8.4s, #7\n\tshl v9.4s, v9.4s, #7\n\tshl v22.4s, v22.4s, #7\n\tshl v23.4s, v23.4s, #7\n\t"
+                     "add v0.4s, v0.4s, v8.4s\n\tadd v1.4s, v1.4s, v9.4s\n\t"
+                     "add v2.4s, v2.4s, v22.4s\n\tadd v3.4s, v3.4s, v23.4s\n\t"
+                     MM_FSTEP("v4", "v16", "v28", "f00") MM_MSTEP("v0", "v18", "v28", "f00")
+                     MM_FSTEP("v5", "v16", "v29", "f01") MM_MSTEP("v1", "v18", "v29", "f01")
+                     MM_FSTEP("v6", "v17", "v28", "f10") MM_MSTEP("v2", "v19", "v28", "f10")
+                     MM_FSTEP("v7", "v17", "v29", "f11") MM_MSTEP("v3", "v19", "v29", "f11")
+                     "subs %[n], %[n], #1\n\t"
+                     "b.ne 1b\n\t"
+                     : MM_OPERANDS
+                     :
+                     : MM_CLOBBERS);
+    acc[0] = f00, acc[1] = f01, acc[2] = f10, acc[3] = f11;
+}
+
+NOINLINE MM static void mm_quad6(const M6 *c, const N6 *x, uint64_t cb, float32x4_t *acc)
+{
+    float32x4_t f00 = acc[0], f01 = acc[1], f10 = acc[2], f11 = acc[3];
+#define MM_SB6X4 MM_SB6 MM_SB6 MM_SB6 MM_SB6
+    __asm__ volatile("1:\n\t" MM_ZERO8 MM_SB6X4 MM_SB6X4 MM_SB6X4 MM_SB6X4
+                     "ld1 {v16.4s, v17.4s}, [%[c]], #32\n\t" /* dw[2] */
+                     "ld1 {v28.4s, v29.4s}, [%[x]], #32\n\t" /* da */
+                     MM_FSTEP("v4", "v16", "v28", "f00") MM_FSTEP("v5", "v16", "v29", "f01")
+                     MM_FSTEP("v6", "v17", "v28", "f10") MM_FSTEP("v7", "v17", "v29", "f11")
+                     "subs %[n], %[n], #1\n\t"
+                     "b.ne 1b\n\t"
+                     : MM_OPERANDS
+                     :
+                     : MM_CLOBBERS);
+#undef MM_SB6X4
+    acc[0] = f00, acc[1] = f01, acc[2] = f10, acc[3] = f11;
+}
+
+/* pass() with the SMMLA tiles */
+MM static void mm_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const uint8_t *act,
+                       uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    union {
+        T45 k45[KC];
+        T6 k6[KC];
+    } c;
+    union {
+        M45 k45[KC];
+        M6 k6[KC];
+    } mc;
+    union {
+        N45 k45[KTOK / 4][KC];
+        N6 k6[KTOK / 4][KC];
+    } qa;
+    uint64_t nb = n / 256;
+    int quads = (nt + 3) / 4, six = kind == 6;
+    for (uint64_t b0 = 0; b0 < nb; b0 += KC) {
+        uint64_t cb = nb - b0 < KC ? nb - b0 : KC;
+        for (int q = 0; q < quads; q++) {
+            const KernQ8_K *a[4];
+            for (int t = 0; t < 4; t++) {
+                int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
+                a[t] = (const KernQ8_K *)(act + (uint64_t)tt * act_stride);
+            }
+            if (six) mm_acts6(a, b0, cb, qa.k6[q]);
+            else mm_acts45(a, b0, cb, qa.k45[q]);
+        }
+        for (uint64_t r = 0; r < nrows; r += 4) {
+            uint64_t valid = nrows - r < 4 ? nrows - r : 4;
+            const uint8_t *row[4];
+            for (int i = 0; i < 4; i++) row[i] = w + (r + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
+            if (six) {
+                tile6(row, b0, cb, c.k6);
+                mm_tile6(c.k6, cb, mc.k6);
+            } else {
+                tile45(kind == 5, row, b0, cb, c.k45);
+                mm_tile45(c.k45, cb, mc.k45);
+            }
+            for (int q = 0; q < quads; q++) {
+                int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
+                float *o = out + (uint64_t)(4 * q) * out_stride + r;
+                int whole = valid == 4 && tn == 4; /* a whole tile in out, else through lanes */
+                float lanes[4][4] = {{0}}; /* token t's four rows */
+                float *l = whole ? o : lanes[0];
+                uint64_t ls = whole ? out_stride : 4;
+                if (b0 && !whole)
+                    for (int t = 0; t < tn; t++) memcpy(lanes[t], o + t * out_stride, valid * sizeof(float));
+                float32x4_t acc[4];
+                for (int tp = 0; tp < 2; tp++) {
+                    float32x4_t ru = vdupq_n_f32(0.0f), rv = ru;
+                    if (b0 || !whole) ru = vld1q_f32(l + 2 * tp * ls), rv = vld1q_f32(l + (2 * tp + 1) * ls);
+                    acc[tp] = vzip1q_f32(ru, rv), acc[2 + tp] = vzip2q_f32(ru, rv);
+                }
+                if (six) mm_quad6(mc.k6, qa.k6[q], cb, acc);
+                else mm_quad45(mc.k45, qa.k45[q], cb, acc);
+                for (int tp = 0; tp < 2; tp++) {
+                    vst1q_f32(l + 2 * tp * ls, vuzp1q_f32(acc[tp], acc[2 + tp]));
+                    vst1q_f32(l + (2 * tp + 1) * ls, vuzp2q_f32(acc[tp], acc[2 + tp]));
+                }
+                if (!whole)
+                    for (int t = 0; t < tn; t++) memcpy(o + t * out_stride, lanes[t], valid * sizeof(float));
+            }
+        }
+    }
+}
+
+/* rows [0, nrows) of a Q4_K (kind 4), Q5_K (5) or Q6_K (6) matrix for nt tokens, with SMMLA */
+MM void kern_arm_mm_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                            uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    for (int t0 = 0; t0 < nt; t0 += KTOK) {
+        int k = nt - t0 < KTOK ? nt - t0 : KTOK;
+        mm_pass(kind, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
+                out + (uint64_t)t0 * out_stride, out_stride);
     }
 }
 
