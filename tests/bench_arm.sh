@@ -45,6 +45,7 @@ llama() {
     "q4_k_m cortex-a76") echo "16.48 41.20" ;; # README: cross-built here from the same source, 2026-11-27
     "q4_k_m cortex-a72") echo "52.57 85.65" ;; # the same, armv8-a
     "q8_0 max") echo "8.69 26.36" ;; "q4_0 max") echo "7.44 29.03" ;; # the same, armv8.2-a+dotprod+fp16+i8mm, 2026-11-28
+    "q4_k_m max") echo "14.04 47.30" ;;
     *) echo "- -" ;;
     esac
 }
