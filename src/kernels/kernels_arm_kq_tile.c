@@ -415,74 +415,6 @@ DP static void quad(int six, const void *c, const void *a, uint64_t cb, float32x
     acc[0] = f0, acc[1] = f1, acc[2] = f2, acc[3] = f3;
 }
 
-/* ---- the frame ------------------------------------------------------------------ */
-
-/* Tokens [0, nt) (nt <= KTOK) against rows [0, nrows), K-chunk by K-chunk:
- * the chunk's activations laid out once for all the row tiles, each tile of
- * four rows decoded once for all the tokens; the float sums wait in out
- * between chunks. kind: 4 (Q4_K), 5 (Q5_K) or 6 (Q6_K). */
-DP static void pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const uint8_t *act,
-                    uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    union {
-        T45 k45[KC];
-        T6 k6[KC];
-    } c;
-    union {
-        A45 k45[KTOK / 4][KC];
-        A6 k6[KTOK / 4][KC];
-    } qa;
-    uint64_t nb = n / 256;
-    int quads = (nt + 3) / 4, six = kind == 6;
-    for (uint64_t b0 = 0; b0 < nb; b0 += KC) {
-        uint64_t cb = nb - b0 < KC ? nb - b0 : KC;
-        for (int q = 0; q < quads; q++) {
-            const KernQ8_K *a[4];
-            UNROLL for (int t = 0; t < 4; t++) {
-                int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
-                a[t] = (const KernQ8_K *)(act + (uint64_t)tt * act_stride);
-            }
-            if (six) acts6(a, b0, cb, qa.k6[q]);
-            else acts45(a, b0, cb, qa.k45[q]);
-        }
-        for (uint64_t r = 0; r < nrows; r += 4) {
-            uint64_t valid = nrows - r < 4 ? nrows - r : 4;
-            const uint8_t *row[4];
-            UNROLL for (int i = 0; i < 4; i++) row[i] = w + (r + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
-            if (six) tile6(row, b0, cb, c.k6);
-            else tile45(kind == 5, row, b0, cb, c.k45);
-            for (int q = 0; q < quads; q++) {
-                int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
-                float *o = out + (uint64_t)(4 * q) * out_stride + r;
-                float32x4_t acc[4];
-                if (valid == 4 && tn == 4) { /* a whole tile in out */
-                    UNROLL for (int t = 0; t < 4; t++) acc[t] = b0 ? vld1q_f32(o + t * out_stride) : vdupq_n_f32(0.0f);
-                    quad(six, &c, six ? (const void *)qa.k6[q] : (const void *)qa.k45[q], cb, acc);
-                    UNROLL for (int t = 0; t < 4; t++) vst1q_f32(o + t * out_stride, acc[t]);
-                    continue;
-                }
-                float lanes[4][4] = {{0}};
-                if (b0)
-                    for (int t = 0; t < tn; t++) memcpy(lanes[t], o + t * out_stride, valid * sizeof(float));
-                UNROLL for (int t = 0; t < 4; t++) acc[t] = vld1q_f32(lanes[t]);
-                quad(six, &c, six ? (const void *)qa.k6[q] : (const void *)qa.k45[q], cb, acc);
-                for (int t = 0; t < tn; t++) neon_store_rows4(o + t * out_stride, acc[t], valid);
-            }
-        }
-    }
-}
-
-/* rows [0, nrows) of a Q4_K (kind 4), Q5_K (5) or Q6_K (6) matrix for nt tokens */
-DP void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                            uint64_t act_stride, int nt, float *out, uint64_t out_stride)
-{
-    for (int t0 = 0; t0 < nt; t0 += KTOK) {
-        int k = nt - t0 < KTOK ? nt - t0 : KTOK;
-        pass(kind, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
-             out + (uint64_t)t0 * out_stride, out_stride);
-    }
-}
-
 /* ---- the same tiles with i8mm (SMMLA) ------------------------------------------------- */
 
 /* For CPUs with i8mm (kernels_arm_mm.c: the "aarch64 NEON+dotprod+i8mm" set),
@@ -671,71 +603,90 @@ NOINLINE MM static void mm_acts6(const KernQ8_K *const *a, uint64_t b0, uint64_t
     "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v12", "v16", "v17", "v18", "v19", "v20", "v21",     \
         "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
 
-/* acc[2p + tp]: rows 2p, 2p+1 by tokens 2tp, 2tp+1 (lanes a u, a v, b u, b v) */
-NOINLINE MM static void mm_quad45(const M45 *c, const N45 *x, uint64_t cb, float32x4_t *acc)
+/* acc[t]: token t's four rows (as quad()); in the pass the lanes are
+ * [row a token u, a v, b u, b v] (f<pr><tp>: rows 2pr, 2pr+1 by tokens
+ * 2tp, 2tp+1). c and x: M6 and N6 (six), else M45 and N45. */
+NOINLINE MM static void mm_quad(int six, const void *c, const void *x, uint64_t cb, float32x4_t *acc)
 {
-    float32x4_t f00 = acc[0], f01 = acc[1], f10 = acc[2], f11 = acc[3];
-    __asm__ volatile("1:\n\t" MM_ZERO8 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45
-                     "ld1 {v16.4s-v19.4s}, [%[c]], #64\n\t" /* dw[2], dm[2] */
-                     "ld1 {v20.16b, v21.16b}, [%[c]], #32\n\t" /* mins of rows 0-1, 2-3 */
-                     "ld1 {v24.16b-v27.16b}, [%[x]], #64\n\t" /* l of tokens 0-1, 2-3, h likewise */
-                     "ld1 {v28.4s, v29.4s}, [%[x]], #32\n\t" /* da */
-                     /* M = l + 128 h: v0-v3 from l, v8, v9, v22, v23 from h */
-                     "movi v0.4s, #0\n\tmovi v1.4s, #0\n\tmovi v2.4s, #0\n\tmovi v3.4s, #0\n\t"
-                     "movi v8.4s, #0\n\tmovi v9.4s, #0\n\tmovi v22.4s, #0\n\tmovi v23.4s, #0\n\t"
-                     MM_SMMLA4("v20", "v21", "v24", "v25")
-                     "smmla v8.4s, v20.16b, v26.16b\n\t"
-                     "smmla v9.4s, v20.16b, v27.16b\n\t"
-                     "smmla v22.4s, v21.16b, v26.16b\n\t"
-                     "smmla v23.4s, v21.16b, v27.16b\n\t"
-                     "shl v8.4s, v8.4s, #7\n\tshl v9.4s, v9.4s, #7\n\tshl v22.4s, v22.4s, #7\n\tshl v23.4s, v23.4s, #7\n\t"
-                     "add v0.4s, v0.4s, v8.4s\n\tadd v1.4s, v1.4s, v9.4s\n\t"
-                     "add v2.4s, v2.4s, v22.4s\n\tadd v3.4s, v3.4s, v23.4s\n\t"
-                     MM_FSTEP("v4", "v16", "v28", "f00") MM_MSTEP("v0", "v18", "v28", "f00")
-                     MM_FSTEP("v5", "v16", "v29", "f01") MM_MSTEP("v1", "v18", "v29", "f01")
-                     MM_FSTEP("v6", "v17", "v28", "f10") MM_MSTEP("v2", "v19", "v28", "f10")
-                     MM_FSTEP("v7", "v17", "v29", "f11") MM_MSTEP("v3", "v19", "v29", "f11")
-                     "subs %[n], %[n], #1\n\t"
-                     "b.ne 1b\n\t"
-                     : MM_OPERANDS
-                     :
-                     : MM_CLOBBERS);
-    acc[0] = f00, acc[1] = f01, acc[2] = f10, acc[3] = f11;
-}
-
-NOINLINE MM static void mm_quad6(const M6 *c, const N6 *x, uint64_t cb, float32x4_t *acc)
-{
-    float32x4_t f00 = acc[0], f01 = acc[1], f10 = acc[2], f11 = acc[3];
+    float32x4_t f00 = vzip1q_f32(acc[0], acc[1]), f10 = vzip2q_f32(acc[0], acc[1]);
+    float32x4_t f01 = vzip1q_f32(acc[2], acc[3]), f11 = vzip2q_f32(acc[2], acc[3]);
 #define MM_SB6X4 MM_SB6 MM_SB6 MM_SB6 MM_SB6
-    __asm__ volatile("1:\n\t" MM_ZERO8 MM_SB6X4 MM_SB6X4 MM_SB6X4 MM_SB6X4
-                     "ld1 {v16.4s, v17.4s}, [%[c]], #32\n\t" /* dw[2] */
-                     "ld1 {v28.4s, v29.4s}, [%[x]], #32\n\t" /* da */
-                     MM_FSTEP("v4", "v16", "v28", "f00") MM_FSTEP("v5", "v16", "v29", "f01")
-                     MM_FSTEP("v6", "v17", "v28", "f10") MM_FSTEP("v7", "v17", "v29", "f11")
-                     "subs %[n], %[n], #1\n\t"
-                     "b.ne 1b\n\t"
-                     : MM_OPERANDS
-                     :
-                     : MM_CLOBBERS);
+    if (six)
+        __asm__ volatile("1:\n\t" MM_ZERO8 MM_SB6X4 MM_SB6X4 MM_SB6X4 MM_SB6X4
+                         "ld1 {v16.4s, v17.4s}, [%[c]], #32\n\t" /* dw[2] */
+                         "ld1 {v28.4s, v29.4s}, [%[x]], #32\n\t" /* da */
+                         MM_FSTEP("v4", "v16", "v28", "f00") MM_FSTEP("v5", "v16", "v29", "f01")
+                         MM_FSTEP("v6", "v17", "v28", "f10") MM_FSTEP("v7", "v17", "v29", "f11")
+                         "subs %[n], %[n], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : MM_OPERANDS
+                         :
+                         : MM_CLOBBERS);
+    else
+        __asm__ volatile("1:\n\t" MM_ZERO8 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45 MM_SB45
+                         "ld1 {v16.4s-v19.4s}, [%[c]], #64\n\t" /* dw[2], dm[2] */
+                         "ld1 {v20.16b, v21.16b}, [%[c]], #32\n\t" /* mins of rows 0-1, 2-3 */
+                         "ld1 {v24.16b-v27.16b}, [%[x]], #64\n\t" /* l of tokens 0-1, 2-3, h likewise */
+                         "ld1 {v28.4s, v29.4s}, [%[x]], #32\n\t" /* da */
+                         /* M = l + 128 h: v0-v3 from l, v8, v9, v22, v23 from h */
+                         "movi v0.4s, #0\n\tmovi v1.4s, #0\n\tmovi v2.4s, #0\n\tmovi v3.4s, #0\n\t"
+                         "movi v8.4s, #0\n\tmovi v9.4s, #0\n\tmovi v22.4s, #0\n\tmovi v23.4s, #0\n\t"
+                         MM_SMMLA4("v20", "v21", "v24", "v25")
+                         "smmla v8.4s, v20.16b, v26.16b\n\t"
+                         "smmla v9.4s, v20.16b, v27.16b\n\t"
+                         "smmla v22.4s, v21.16b, v26.16b\n\t"
+                         "smmla v23.4s, v21.16b, v27.16b\n\t"
+                         "shl v8.4s, v8.4s, #7\n\tshl v9.4s, v9.4s, #7\n\tshl v22.4s, v22.4s, #7\n\tshl v23.4s, v23.4s, #7\n\t"
+                         "add v0.4s, v0.4s, v8.4s\n\tadd v1.4s, v1.4s, v9.4s\n\t"
+                         "add v2.4s, v2.4s, v22.4s\n\tadd v3.4s, v3.4s, v23.4s\n\t"
+                         MM_FSTEP("v4", "v16", "v28", "f00") MM_MSTEP("v0", "v18", "v28", "f00")
+                         MM_FSTEP("v5", "v16", "v29", "f01") MM_MSTEP("v1", "v18", "v29", "f01")
+                         MM_FSTEP("v6", "v17", "v28", "f10") MM_MSTEP("v2", "v19", "v28", "f10")
+                         MM_FSTEP("v7", "v17", "v29", "f11") MM_MSTEP("v3", "v19", "v29", "f11")
+                         "subs %[n], %[n], #1\n\t"
+                         "b.ne 1b\n\t"
+                         : MM_OPERANDS
+                         :
+                         : MM_CLOBBERS);
 #undef MM_SB6X4
-    acc[0] = f00, acc[1] = f01, acc[2] = f10, acc[3] = f11;
+    acc[0] = vuzp1q_f32(f00, f10), acc[1] = vuzp2q_f32(f00, f10);
+    acc[2] = vuzp1q_f32(f01, f11), acc[3] = vuzp2q_f32(f01, f11);
 }
 
-/* pass() with the SMMLA tiles */
-MM static void mm_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const uint8_t *act,
-                       uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+/* ---- the frame ------------------------------------------------------------------ */
+
+/* quad q's pass over the tile: the SDOT pass over c, or the SMMLA one over mc */
+#define QUAD_PASS(six, mm, q, cb, acc)                                                                           \
+    do {                                                                                                         \
+        if (mm)                                                                                                  \
+            mm_quad(six, six ? (const void *)mc.k6 : (const void *)mc.k45,                                       \
+                    six ? (const void *)qa.m6[q] : (const void *)qa.m45[q], cb, acc);                            \
+        else                                                                                                     \
+            quad(six, &c, six ? (const void *)qa.k6[q] : (const void *)qa.k45[q], cb, acc);                      \
+    } while (0)
+
+/* Tokens [0, nt) (nt <= KTOK) against rows [0, nrows), K-chunk by K-chunk:
+ * the chunk's activations laid out once for all the row tiles, each tile of
+ * four rows decoded once for all the tokens; the float sums wait in out
+ * between chunks. kind: 4 (Q4_K), 5 (Q5_K) or 6 (Q6_K); mm: the SMMLA
+ * passes (a CPU with i8mm), a constant in each caller (inlined: the
+ * dotprod frame has no branch of the other). */
+INLINE DP void pass(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const uint8_t *act,
+                    uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     union {
         T45 k45[KC];
         T6 k6[KC];
     } c;
-    union {
+    union { /* the tile regrouped for SMMLA */
         M45 k45[KC];
         M6 k6[KC];
     } mc;
     union {
-        N45 k45[KTOK / 4][KC];
-        N6 k6[KTOK / 4][KC];
+        A45 k45[KTOK / 4][KC];
+        A6 k6[KTOK / 4][KC];
+        N45 m45[KTOK / 4][KC];
+        N6 m6[KTOK / 4][KC];
     } qa;
     uint64_t nb = n / 256;
     int quads = (nt + 3) / 4, six = kind == 6;
@@ -743,60 +694,66 @@ MM static void mm_pass(int kind, uint64_t n, const uint8_t *w, uint64_t row_byte
         uint64_t cb = nb - b0 < KC ? nb - b0 : KC;
         for (int q = 0; q < quads; q++) {
             const KernQ8_K *a[4];
-            for (int t = 0; t < 4; t++) {
+            UNROLL for (int t = 0; t < 4; t++) {
                 int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
                 a[t] = (const KernQ8_K *)(act + (uint64_t)tt * act_stride);
             }
-            if (six) mm_acts6(a, b0, cb, qa.k6[q]);
-            else mm_acts45(a, b0, cb, qa.k45[q]);
+            if (mm) {
+                if (six) mm_acts6(a, b0, cb, qa.m6[q]);
+                else mm_acts45(a, b0, cb, qa.m45[q]);
+            } else {
+                if (six) acts6(a, b0, cb, qa.k6[q]);
+                else acts45(a, b0, cb, qa.k45[q]);
+            }
         }
         for (uint64_t r = 0; r < nrows; r += 4) {
             uint64_t valid = nrows - r < 4 ? nrows - r : 4;
             const uint8_t *row[4];
-            for (int i = 0; i < 4; i++) row[i] = w + (r + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
-            if (six) {
-                tile6(row, b0, cb, c.k6);
-                mm_tile6(c.k6, cb, mc.k6);
-            } else {
-                tile45(kind == 5, row, b0, cb, c.k45);
-                mm_tile45(c.k45, cb, mc.k45);
-            }
+            UNROLL for (int i = 0; i < 4; i++) row[i] = w + (r + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
+            if (six) tile6(row, b0, cb, c.k6);
+            else tile45(kind == 5, row, b0, cb, c.k45);
+            if (mm && six) mm_tile6(c.k6, cb, mc.k6);
+            if (mm && !six) mm_tile45(c.k45, cb, mc.k45);
             for (int q = 0; q < quads; q++) {
                 int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
                 float *o = out + (uint64_t)(4 * q) * out_stride + r;
-                int whole = valid == 4 && tn == 4; /* a whole tile in out, else through lanes */
-                float lanes[4][4] = {{0}}; /* token t's four rows */
-                float *l = whole ? o : lanes[0];
-                uint64_t ls = whole ? out_stride : 4;
-                if (b0 && !whole)
-                    for (int t = 0; t < tn; t++) memcpy(lanes[t], o + t * out_stride, valid * sizeof(float));
                 float32x4_t acc[4];
-                for (int tp = 0; tp < 2; tp++) {
-                    float32x4_t ru = vdupq_n_f32(0.0f), rv = ru;
-                    if (b0 || !whole) ru = vld1q_f32(l + 2 * tp * ls), rv = vld1q_f32(l + (2 * tp + 1) * ls);
-                    acc[tp] = vzip1q_f32(ru, rv), acc[2 + tp] = vzip2q_f32(ru, rv);
+                if (valid == 4 && tn == 4) { /* a whole tile in out */
+                    UNROLL for (int t = 0; t < 4; t++) acc[t] = b0 ? vld1q_f32(o + t * out_stride) : vdupq_n_f32(0.0f);
+                    QUAD_PASS(six, mm, q, cb, acc);
+                    UNROLL for (int t = 0; t < 4; t++) vst1q_f32(o + t * out_stride, acc[t]);
+                    continue;
                 }
-                if (six) mm_quad6(mc.k6, qa.k6[q], cb, acc);
-                else mm_quad45(mc.k45, qa.k45[q], cb, acc);
-                for (int tp = 0; tp < 2; tp++) {
-                    vst1q_f32(l + 2 * tp * ls, vuzp1q_f32(acc[tp], acc[2 + tp]));
-                    vst1q_f32(l + (2 * tp + 1) * ls, vuzp2q_f32(acc[tp], acc[2 + tp]));
-                }
-                if (!whole)
-                    for (int t = 0; t < tn; t++) memcpy(o + t * out_stride, lanes[t], valid * sizeof(float));
+                float lanes[4][4] = {{0}};
+                if (b0)
+                    for (int t = 0; t < tn; t++) memcpy(lanes[t], o + t * out_stride, valid * sizeof(float));
+                UNROLL for (int t = 0; t < 4; t++) acc[t] = vld1q_f32(lanes[t]);
+                QUAD_PASS(six, mm, q, cb, acc);
+                for (int t = 0; t < tn; t++) neon_store_rows4(o + t * out_stride, acc[t], valid);
             }
         }
     }
 }
 
-/* rows [0, nrows) of a Q4_K (kind 4), Q5_K (5) or Q6_K (6) matrix for nt tokens, with SMMLA */
+/* rows [0, nrows) of a Q4_K (kind 4), Q5_K (5) or Q6_K (6) matrix for nt tokens */
+DP void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                            uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+{
+    for (int t0 = 0; t0 < nt; t0 += KTOK) {
+        int k = nt - t0 < KTOK ? nt - t0 : KTOK;
+        pass(kind, 0, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
+             out + (uint64_t)t0 * out_stride, out_stride);
+    }
+}
+
+/* the same with the SMMLA passes (a CPU with i8mm) */
 MM void kern_arm_mm_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                             uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     for (int t0 = 0; t0 < nt; t0 += KTOK) {
         int k = nt - t0 < KTOK ? nt - t0 : KTOK;
-        mm_pass(kind, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
-                out + (uint64_t)t0 * out_stride, out_stride);
+        pass(kind, 1, n, w, row_bytes, nrows, (const uint8_t *)act + (uint64_t)t0 * act_stride, act_stride, k,
+             out + (uint64_t)t0 * out_stride, out_stride);
     }
 }
 
