@@ -285,4 +285,7 @@ MM void kern_arm_mm_pass(int q4, int packed, uint64_t n, const uint8_t *w, uint6
     }
 }
 
+#else
+/* nothing here on other targets (ISO C wants a declaration) */
+typedef int kernels_arm_mm_empty;
 #endif

@@ -813,4 +813,7 @@ DP static void packed_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint
 RK_ENTRIES(dp, 0)
 RK_ENTRIES(mm, 1)
 
+#else
+/* nothing here on other targets (ISO C wants a declaration) */
+typedef int kernels_arm_rows_empty;
 #endif
