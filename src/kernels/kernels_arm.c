@@ -193,21 +193,19 @@ INLINE void widen16(int8x16_t v, int32_t *out)
     vst1q_s32(out + 12, vmovl_s16(vget_high_s16(hi)));
 }
 
+#ifndef __aarch64__ /* Q4_K/Q5_K's one-row kernel (below) is armv7's only */
 /* Sum of the 8 bsums of 32 (pairs of the bsums of 16) times 8 coefficients
  * (Q4_K/Q5_K mins). The pair sums fit in int16: |bsum| <= 16 * 127. */
 INLINE int32_t bsum32_dot(const KernQ8_K *a, int16x8_t c)
 {
     int16x8_t b0 = vld1q_s16(a->bsum), b1 = vld1q_s16(a->bsum + 8);
-#ifdef __aarch64__
-    int16x8_t pairs = vpaddq_s16(b0, b1);
-#else
     int16x8_t pairs = vcombine_s16(vpadd_s16(vget_low_s16(b0), vget_high_s16(b0)),
                                    vpadd_s16(vget_low_s16(b1), vget_high_s16(b1)));
-#endif
     int32x4_t s = vmull_s16(vget_low_s16(pairs), vget_low_s16(c));
     s = vmlal_s16(s, vget_high_s16(pairs), vget_high_s16(c));
     return hsum_s32(s);
 }
+#endif
 
 /* Sum of the 16 bsums times 16 int16 coefficients (Q2_K's mins). */
 INLINE int32_t bsum_dot(const KernQ8_K *a, int16x8_t c0, int16x8_t c1)
@@ -456,6 +454,7 @@ INLINE void b32_body(uint64_t n, const uint8_t *row, const void *act, uint64_t a
 
 /* ---- K-quants against KernQ8_K ------------------------------------------- */
 
+#ifndef __aarch64__ /* aarch64 runs the four-row kernels (kernels_arm_kq.c) one row at a time */
 /* Q4_K / Q5_K (five): 8 sub-blocks of 32 with 6-bit scales and mins. */
 INLINE void q45_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
                        uint64_t out_stride, int five, int dp)
@@ -512,6 +511,7 @@ INLINE void q45_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t
     }
     UNROLL for (int t = 0; t < nt; t++) out[(uint64_t)t * out_stride] = hsum_f32(acc[t]) - accm[t];
 }
+#endif
 
 /* Q2_K: 2-bit codes, 16 sub-blocks of 16 with a 4-bit scale and min each. */
 INLINE void q2_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
