@@ -195,16 +195,15 @@ NOINLINE DP static void acts45(const KernQ8_K *const *a, uint64_t b0, uint64_t c
 /* One sub-block: 8 weight vectors (v0-v7) and its scale differences (v8),
  * the four tokens' 32 codes (v16-v23); running sums v24-v27 (token t),
  * block sums v28-v31 += running sum x difference. */
-#define SDOT4(k, l)                                                                                              \
-    "sdot v24.4s, v" #k ".16b, v16.4b[" #l "]\n\t"                                                               \
-    "sdot v25.4s, v" #k ".16b, v18.4b[" #l "]\n\t"                                                               \
-    "sdot v26.4s, v" #k ".16b, v20.4b[" #l "]\n\t"                                                               \
-    "sdot v27.4s, v" #k ".16b, v22.4b[" #l "]\n\t"
-#define SDOT4H(k, l)                                                                                             \
-    "sdot v24.4s, v" #k ".16b, v17.4b[" #l "]\n\t"                                                               \
-    "sdot v25.4s, v" #k ".16b, v19.4b[" #l "]\n\t"                                                               \
-    "sdot v26.4s, v" #k ".16b, v21.4b[" #l "]\n\t"                                                               \
-    "sdot v27.4s, v" #k ".16b, v23.4b[" #l "]\n\t"
+/* weight vector v<k> by byte group l of the four tokens' activation vectors
+ * v<a>..v<d>, into the running sums v24-v27 */
+#define SDOT_X4(k, l, a, b, c, d)                                                                                \
+    "sdot v24.4s, v" #k ".16b, v" #a ".4b[" #l "]\n\t"                                                          \
+    "sdot v25.4s, v" #k ".16b, v" #b ".4b[" #l "]\n\t"                                                          \
+    "sdot v26.4s, v" #k ".16b, v" #c ".4b[" #l "]\n\t"                                                          \
+    "sdot v27.4s, v" #k ".16b, v" #d ".4b[" #l "]\n\t"
+#define SDOT4(k, l) SDOT_X4(k, l, 16, 18, 20, 22)  /* codes 0-15 */
+#define SDOT4H(k, l) SDOT_X4(k, l, 17, 19, 21, 23) /* codes 16-31 */
 #define SB45                                                                                                     \
     "ld1 {v16.16b-v19.16b}, [%[ap]], #64\n\t"                                                                   \
     "ld1 {v20.16b-v23.16b}, [%[ap]], #64\n\t"                                                                   \
@@ -364,11 +363,7 @@ NOINLINE DP static void acts6(const KernQ8_K *const *a, uint64_t b0, uint64_t cb
 /* One sub-block: 4 weight vectors (v0-v3), its scale differences (v8),
  * the four tokens' 16 codes (v16-v19); running sums v24-v27, block sums
  * v28-v31 as SB45. */
-#define SDOT6(k)                                                                                                 \
-    "sdot v24.4s, v" #k ".16b, v16.4b[" #k "]\n\t"                                                               \
-    "sdot v25.4s, v" #k ".16b, v17.4b[" #k "]\n\t"                                                               \
-    "sdot v26.4s, v" #k ".16b, v18.4b[" #k "]\n\t"                                                               \
-    "sdot v27.4s, v" #k ".16b, v19.4b[" #k "]\n\t"
+#define SDOT6(k) SDOT_X4(k, k, 16, 17, 18, 19)
 #define SB6                                                                                                      \
     "ld1 {v16.16b-v19.16b}, [%[ap]], #64\n\t"                                                                   \
     "ld1 {v0.16b-v3.16b}, [%[wp]], #64\n\t"                                                                     \
@@ -694,10 +689,7 @@ INLINE DP void pass(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row
         uint64_t cb = nb - b0 < KC ? nb - b0 : KC;
         for (int q = 0; q < quads; q++) {
             const KernQ8_K *a[4];
-            UNROLL for (int t = 0; t < 4; t++) {
-                int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
-                a[t] = (const KernQ8_K *)(act + (uint64_t)tt * act_stride);
-            }
+            UNROLL for (int t = 0; t < 4; t++) a[t] = (const KernQ8_K *)neon_quad_token(act, act_stride, q, t, nt);
             if (mm) {
                 if (six) mm_acts6(a, b0, cb, qa.m6[q]);
                 else mm_acts45(a, b0, cb, qa.m45[q]);

@@ -32,6 +32,8 @@
 #if defined(__aarch64__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #include <arm_neon.h>
 
+#include "kernels_neon.h"
+
 #ifdef __clang__
 #define MM __attribute__((target("dotprod,i8mm")))
 #else
@@ -245,10 +247,7 @@ MM void kern_arm_mm_pass(int q4, int packed, uint64_t n, const uint8_t *w, uint6
         uint64_t cb = nb - b0 < MM_KC ? nb - b0 : MM_KC;
         for (int q = 0; q < quads; q++) {
             const KernQ8_0 *a[4];
-            for (int t = 0; t < 4; t++) {
-                int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
-                a[t] = (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)tt * act_stride) + b0;
-            }
+            for (int t = 0; t < 4; t++) a[t] = (const KernQ8_0 *)neon_quad_token(act, act_stride, q, t, nt) + b0;
             for (uint64_t b = 0; b < cb; b++)
                 for (int j = 0; j < 2; j++) {
                     const KernQ8_0 *u = a[2 * j] + b, *v = a[2 * j + 1] + b;

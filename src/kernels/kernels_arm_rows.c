@@ -64,15 +64,6 @@ enum {
     MIN_TILE_TOKENS = 4 /* Q4_0: 3 (a quad with one token repeated costs less than three decodes; Q8_0's more) */
 };
 
-void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-
 static inline uint64_t block_bytes(int kind)
 {
     return kind == RK_Q8_0 ? 34 : 18;
@@ -547,10 +538,7 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
         uint64_t cb = nb - b0 < PKC ? nb - b0 : PKC;
         for (int q = 0; q < quads; q++) {
             const KernQ8_0 *a[4];
-            UNROLL for (int t = 0; t < 4; t++) {
-                int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
-                a[t] = (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)tt * act_stride) + b0;
-            }
+            UNROLL for (int t = 0; t < 4; t++) a[t] = (const KernQ8_0 *)neon_quad_token(act, act_stride, q, t, nt) + b0;
             for (uint64_t b = 0; b < cb; b++) {
                 float d[4];
                 UNROLL for (int t = 0; t < 4; t++) {

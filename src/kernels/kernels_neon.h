@@ -101,6 +101,15 @@ static inline __attribute__((always_inline)) float32x4_t neon_rows4_f16(const ui
     return vcvt_f32_f16(vreinterpret_f16_u16(h));
 }
 
+/* Token t (0..3) of quad q of a prompt pass over nt tokens: tokens past
+ * the end repeat the last one (the tiles compute and drop their lanes). */
+static inline __attribute__((always_inline)) const uint8_t *neon_quad_token(const void *act, uint64_t act_stride, int q,
+                                                                           int t, int nt)
+{
+    int tt = 4 * q + t < nt ? 4 * q + t : nt - 1;
+    return (const uint8_t *)act + (uint64_t)tt * act_stride;
+}
+
 /* A four-row pass's results for rows r0..r0+valid-1: all four lanes, or
  * the first `valid` of them at the matrix's last rows. */
 static inline __attribute__((always_inline)) void neon_store_rows4(float *o, float32x4_t acc, uint64_t valid)
