@@ -18,13 +18,14 @@
  *
  * Prompts (four tokens or more; Q4_0 three), K-chunk by K-chunk (PKC blocks): the
  * chunk's activations are laid out once for all the row tiles (per block,
- * four tokens' codes and scales: three loads); each tile of eight rows is
- * transposed once (LD4 lane loads: one vector = four rows x four
- * consecutive elements; Q4_0 decoded to signed bytes there) into a
- * scratch on the stack, then every four tokens pass over it: SDOT by
- * element multiplies four rows by a token's four bytes, so each weight
- * vector serves four tokens and each activation vector eight rows. The
- * float sums wait in out between K-chunks. The inner loops are assembly:
+ * four tokens' codes, the sums' starting values and the scales: five
+ * loads); each tile of eight rows is transposed once (LD4 lane loads: one
+ * vector = four rows x four consecutive elements; Q4_0's nibbles split
+ * there, their offset of 8 in the starting values) into a scratch on the
+ * stack, then every four tokens pass over it: SDOT by element multiplies
+ * four rows by a token's four bytes, so each weight vector serves four
+ * tokens and each activation vector eight rows. The float sums wait in out
+ * between K-chunks. The inner loops are assembly:
  * GCC moved LD4 tuples through extra registers and spilled the 16 sums.
  *
  * Packed weights (--load read; kernels.h: KERN_PACK_ROWS): four rows'
@@ -121,12 +122,12 @@ static inline uint64_t block_bytes(int kind)
 
 /* Q4_0: 16 bytes of nibbles per row; low nibbles are elements 0-15, high
  * ones 16-31: [A 0-7 | B 0-7] & 15 goes with dup[0], ... >> 4 with dup[2].
- * The sums start at -4 x the activation's code sum in each lane (v28, lane
- * k of the turn), so the two lanes of a row add up to sum (n - 8) a. */
-#define Q4_PAIR(ra, rb, acc, v0, v1, v2, v3, k)                                                                 \
+ * The sums start at -4 x the activation's code sum in each lane (one LD4R
+ * from c into the four pairs' sums), so the two lanes of a row add up to
+ * sum (n - 8) a. */
+#define Q4_PAIR(ra, rb, acc, v0, v1, v2, v3)                                                                    \
     "ld2 {" v0 ".d, " v1 ".d}[0], [%[" ra "]], #16\n\t"                                                          \
     "ld2 {" v0 ".d, " v1 ".d}[1], [%[" rb "]], #16\n\t"                                                          \
-    "dup " acc ".4s, v28.s[" k "]\n\t"                                                                          \
     "and " v2 ".16b, " v0 ".16b, v29.16b\n\t"                                                                   \
     "and " v3 ".16b, " v1 ".16b, v29.16b\n\t"                                                                   \
     "ushr " v0 ".16b, " v0 ".16b, #4\n\t"                                                                       \
@@ -136,9 +137,10 @@ static inline uint64_t block_bytes(int kind)
     "sdot " acc ".4s, " v0 ".16b, v18.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v1 ".16b, v19.16b\n\t"
 #define Q4_BLOCK(k)                                                                                              \
-    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t" DEC_SCALES Q4_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3", k)  \
-        Q4_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7", k) Q4_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3", k) \
-            Q4_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7", k)                                                \
+    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"                                                                   \
+    "ld4r {v24.4s-v27.4s}, [%[c]], #16\n\t" DEC_SCALES Q4_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")         \
+        Q4_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7") Q4_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")     \
+            Q4_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7")                                                   \
     "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
     "addp v23.4s, v26.4s, v27.4s\n\t" DEC_FLOAT("v22", "v23", k)
 
@@ -182,13 +184,11 @@ DP_INLINE void dec_tile(int kind, const uint8_t *p, uint64_t rs, uint64_t valid,
         __asm__ volatile("movi v29.16b, #15\n\t"
                          "cbz %[nb], 2f\n\t"
                          "1:\n\t"
-                         "ldr d20, [%[da]], #8\n\t"
-                         "ldr d28, [%[c]], #8\n\t" Q4_BLOCK("0") Q4_BLOCK("1") "subs %[nb], %[nb], #1\n\t"
+                         "ldr d20, [%[da]], #8\n\t" Q4_BLOCK("0") Q4_BLOCK("1") "subs %[nb], %[nb], #1\n\t"
                          "b.ne 1b\n\t"
                          "2:\n\t"
                          "tbz %[odd], #0, 3f\n\t"
-                         "ldr s20, [%[da]], #4\n\t"
-                         "ldr s28, [%[c]], #4\n\t" Q4_BLOCK("0") "3:\n\t"
+                         "ldr s20, [%[da]], #4\n\t" Q4_BLOCK("0") "3:\n\t"
                          : DEC_OPERANDS
                          : [odd] "r"(nb)
                          : DEC_CLOBBERS);
@@ -203,7 +203,7 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
 {
     int8x16_t dup[DKC * 4];
     float da[DKC];
-    int32_t c[DKC];
+    int32_t c[4 * DKC]; /* per block four times (LD4R): where the pair sums start */
     uint64_t nb = n / 32, bytes = block_bytes(kind);
     for (uint64_t b0 = 0; b0 < nb; b0 += DKC) {
         uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
@@ -215,7 +215,8 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
             dup[4 * b + 2] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 0));
             dup[4 * b + 3] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 1));
             da[b] = a[b0 + b].d;
-            c[b] = (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffffcu); /* -4 x sum, wrapping */
+            int32_t c4 = (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffffcu); /* -4 x sum, wrapping */
+            c[4 * b] = c[4 * b + 1] = c[4 * b + 2] = c[4 * b + 3] = c4;
         }
         const uint8_t *p = w + b0 * bytes;
         for (uint64_t r0 = 0; r0 < nrows; r0 += TILE, p += TILE * row_bytes) {
@@ -243,16 +244,21 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
 /* ---- prompts: transposed tiles ------------------------------------------------ */
 
 /* Block b of a tile, transposed: w[h][g] = elements 4g..4g+3 of rows
- * 4h..4h+3 (lane i = row 4h + i) as signed bytes; d[h] those rows' scales. */
+ * 4h..4h+3 (lane i = row 4h + i) as bytes (Q8_0's codes; Q4_0's nibbles
+ * 0..15, their offset of 8 is in QBlock.s0); d[h] those rows' scales. */
 typedef struct {
     int8x16_t w[2][8];
     float32x4_t d[2];
 } TBlock;
 
 /* Block b of four tokens: x[t] = codes 0-15 of token t, x[4 + t] codes
- * 16-31; d = the four scales. */
+ * 16-31; s0 lane t = where token t's block sums start (Q8_0: 0; Q4_0: -8 x
+ * its code sum, so that nibble x code sums add up to the exact sum of
+ * (n - 8) x code), into the eight sums by two LD4R (each lane to every lane
+ * of a register) where eight MOVIs cleared them; d = the four scales. */
 typedef struct {
     int8x16_t x[8];
+    int32x4_t s0;
     float32x4_t d;
 } QBlock;
 
@@ -277,7 +283,7 @@ typedef struct {
     "fcvtl v5.4s, v18.4h\n\t"                                                                                    \
     "fcvtl2 v6.4s, v18.8h\n\t"                                                                                   \
     "stp q5, q6, [%[dst]], #32\n\t"
-/* Q4_0: nibbles - 8, low ones (elements 0-15) then high ones (16-31) */
+/* Q4_0: the nibbles, low ones (elements 0-15) then high ones (16-31) */
 #define T_Q4_STORE                                                                                               \
     "and v4.16b, v0.16b, v16.16b\n\t"                                                                           \
     "and v5.16b, v1.16b, v16.16b\n\t"                                                                           \
@@ -287,14 +293,6 @@ typedef struct {
     "ushr v1.16b, v1.16b, #4\n\t"                                                                               \
     "ushr v2.16b, v2.16b, #4\n\t"                                                                               \
     "ushr v3.16b, v3.16b, #4\n\t"                                                                               \
-    "sub v4.16b, v4.16b, v17.16b\n\t"                                                                           \
-    "sub v5.16b, v5.16b, v17.16b\n\t"                                                                           \
-    "sub v6.16b, v6.16b, v17.16b\n\t"                                                                           \
-    "sub v7.16b, v7.16b, v17.16b\n\t"                                                                           \
-    "sub v0.16b, v0.16b, v17.16b\n\t"                                                                           \
-    "sub v1.16b, v1.16b, v17.16b\n\t"                                                                           \
-    "sub v2.16b, v2.16b, v17.16b\n\t"                                                                           \
-    "sub v3.16b, v3.16b, v17.16b\n\t"                                                                           \
     "st1 {v4.16b-v7.16b}, [%[dst]], #64\n\t"                                                                    \
     "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
 
@@ -321,13 +319,12 @@ DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64
                          : "v0", "v1", "v2", "v3", "v5", "v6", "v18", "cc", "memory");
     else
         __asm__ volatile("movi v16.16b, #15\n\t"
-                         "movi v17.16b, #8\n\t"
                          "1:\n\t" T_SCALES T_LD4("r0", "r1", "r2", "r3") T_Q4_STORE T_LD4("r4", "r5", "r6", "r7")
                              T_Q4_STORE T_STORE_SCALES "subs %[nb], %[nb], #1\n\t"
                          "b.ne 1b\n\t"
                          : T_OPERANDS
                          :
-                         : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "cc", "memory");
+                         : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v18", "cc", "memory");
 }
 
 /* Four weight vectors (one load from p, which moves on by inc) by the
@@ -365,14 +362,8 @@ DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64
 #define QUAD_BLOCK                                                                                               \
     "ld1 {v20.16b-v23.16b}, [%[ap]], #64\n\t"                                                                   \
     "ld1 {v24.16b-v27.16b}, [%[ap]], #64\n\t"                                                                   \
-    "movi v8.4s, #0\n\t"                                                                                        \
-    "movi v9.4s, #0\n\t"                                                                                        \
-    "movi v10.4s, #0\n\t"                                                                                       \
-    "movi v11.4s, #0\n\t"                                                                                       \
-    "movi v12.4s, #0\n\t"                                                                                       \
-    "movi v13.4s, #0\n\t"                                                                                       \
-    "movi v14.4s, #0\n\t"                                                                                       \
-    "movi v15.4s, #0\n\t" QUAD_SDOT("wa", "#64", "v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23")         \
+    "ld4r {v8.4s-v11.4s}, [%[ap]]\n\t"                                                                          \
+    "ld4r {v12.4s-v15.4s}, [%[ap]], #16\n\t" QUAD_SDOT("wa", "#64", "v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23")         \
         QUAD_SDOT("wa", "%[skip]", "v8", "v9", "v10", "v11", "v24", "v25", "v26", "v27")                        \
             QUAD_SDOT("wb", "#64", "v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                      \
                 QUAD_SDOT("wb", "%[skip]", "v12", "v13", "v14", "v15", "v24", "v25", "v26", "v27")              \
@@ -450,9 +441,9 @@ DP_INLINE void quad_whole(const QuadW *w, uint64_t cb, const QBlock *qa, float *
     if (tn > 3) vst1q_f32(o + 3 * os, f3), vst1q_f32(o + 3 * os + 4, f7);
 }
 
-/* One packed Q4_0 group's block at p (moving on): scales into sc, the codes
- * - 8 stored at dst (moving on), low nibbles first, by T_Q4_STORE (v16 = 15,
- * v17 = 8). */
+/* One packed Q4_0 group's block at p (moving on): scales into sc, the
+ * nibbles stored at dst (moving on), low ones first, by T_Q4_STORE (v16 =
+ * 15). */
 #define PQ4_GROUP(p, sc)                                                                                         \
     "ldr " sc ", [%[" p "]], #8\n\t"                                                                            \
     "ld1 {v0.16b-v3.16b}, [%[" p "]], #64\n\t" T_Q4_STORE
@@ -498,13 +489,12 @@ DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], cons
         *qw = (QuadW){(const int8_t *)g[0] + 8, (const int8_t *)g[1] + 8, (const float *)sd, gbb - 64, sizeof sd[0]};
         return;
     }
-    /* per block, each group: its scales, its codes - 8 (lows: elements
+    /* per block, each group: its scales, its nibbles (lows: elements
      * 4j..4j+3 of the four rows, highs: 16 + 4j..) as TBlock.w[h] */
     const uint8_t *pa = g[0], *pb = g[1];
     int8x16_t *dst = c[0].w[0];
     uint64_t left = cb;
     __asm__ volatile("movi v16.16b, #15\n\t"
-                     "movi v17.16b, #8\n\t"
                      "1:\n\t" PQ4_GROUP("pa", "d18") PQ4_GROUP("pb", "d19")
                      "fcvtl v18.4s, v18.4h\n\t"
                      "fcvtl v19.4s, v19.4h\n\t"
@@ -513,7 +503,7 @@ DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], cons
                      "b.ne 1b\n\t"
                      : [pa] "+r"(pa), [pb] "+r"(pb), [dst] "+r"(dst), [left] "+r"(left)
                      :
-                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "cc", "memory");
+                     : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v18", "v19", "cc", "memory");
     *qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)c[0].d, sizeof c[0] - 64,
                   sizeof c[0]};
 }
@@ -541,11 +531,15 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
             UNROLL for (int t = 0; t < 4; t++) a[t] = (const KernQ8_0 *)neon_quad_token(act, act_stride, q, t, nt) + b0;
             for (uint64_t b = 0; b < cb; b++) {
                 float d[4];
+                int32_t s0[4];
                 UNROLL for (int t = 0; t < 4; t++) {
                     qa[q][b].x[t] = vld1q_s8(a[t][b].q);
                     qa[q][b].x[4 + t] = vld1q_s8(a[t][b].q + 16);
+                    /* -8 x sum, wrapping (the block sum is exact in int32 either way) */
+                    s0[t] = kind == RK_Q4_0 ? (int32_t)((uint32_t)a[t][b].sum * 0xfffffff8u) : 0;
                     d[t] = a[t][b].d;
                 }
+                qa[q][b].s0 = vld1q_s32(s0);
                 qa[q][b].d = vld1q_f32(d);
             }
         }
@@ -593,10 +587,11 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
 
 /* Eight rows (groups g0 and g1, the same group twice for a lone one), one
  * block: the token's codes (a, read in place from its KernQ8_0s, stride
- * %[as]), two groups' scales (one load each) and codes; one SDOT by element
- * gives a group's four row sums in four lanes. v22: the activation scales
- * of the turn (lane k: its k-th block), v23 (Q4_0) their -8 x code sums.
- * Then acc = fma(float(S), dw * da, acc) as everywhere. */
+ * %[as]), where the two groups' sums start (one LD2R from c: Q8_0 0, Q4_0
+ * -8 x the code sum), two groups' scales (one load each) and codes; one
+ * SDOT by element gives a group's four row sums in four lanes. v22: the
+ * activation scales of the turn (lane k: its k-th block). Then
+ * acc = fma(float(S), dw * da, acc) as everywhere. */
 #define PK_FLOAT(k)                                                                                              \
     "fcvtl v16.4s, v16.4h\n\t"                                                                                  \
     "fcvtl v17.4s, v17.4h\n\t"                                                                                  \
@@ -620,29 +615,28 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
 #define PK_Q8_GROUP(g, sc, acc)                                                                                  \
     "ldr " sc ", [%[" g "]], #8\n\t"                                                                            \
     "ld1 {v0.16b-v3.16b}, [%[" g "]], #64\n\t"                                                                  \
-    "ld1 {v4.16b-v7.16b}, [%[" g "]], #64\n\t"                                                                  \
-    "movi " acc ".4s, #0\n\t" PK_SDOT8(acc)
+    "ld1 {v4.16b-v7.16b}, [%[" g "]], #64\n\t" PK_SDOT8(acc)
+#define PK_START "ld2r {v24.4s, v25.4s}, [%[c]], #8\n\t"
 #define PK_Q8_BLOCK(k)                                                                                           \
-    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t" PK_Q8_GROUP("g0", "d16", "v24") PK_Q8_GROUP("g1", "d17", "v25")   \
-        PK_FLOAT(k)
+    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t" PK_START PK_Q8_GROUP("g0", "d16", "v24")                         \
+        PK_Q8_GROUP("g1", "d17", "v25") PK_FLOAT(k)
 /* Q4_0: vector j's low nibbles are elements 4j..4j+3 (against v20's group
  * j), its high ones 16 + 4j.. (v21's): lows into v0-v3, highs v4-v7 */
 #define PK_Q4_SPLIT(v, hi)                                                                                       \
     "ushr " hi ".16b, " v ".16b, #4\n\t"                                                                        \
     "and " v ".16b, " v ".16b, v31.16b\n\t"
-#define PK_Q4_GROUP(g, sc, acc, k)                                                                               \
+#define PK_Q4_GROUP(g, sc, acc)                                                                                  \
     "ldr " sc ", [%[" g "]], #8\n\t"                                                                            \
-    "ld1 {v0.16b-v3.16b}, [%[" g "]], #64\n\t"                                                                  \
-    "dup " acc ".4s, v23.s[" k "]\n\t" PK_Q4_SPLIT("v0", "v4") PK_Q4_SPLIT("v1", "v5") PK_Q4_SPLIT("v2", "v6")    \
-        PK_Q4_SPLIT("v3", "v7") PK_SDOT8(acc)
+    "ld1 {v0.16b-v3.16b}, [%[" g "]], #64\n\t" PK_Q4_SPLIT("v0", "v4") PK_Q4_SPLIT("v1", "v5")                   \
+        PK_Q4_SPLIT("v2", "v6") PK_Q4_SPLIT("v3", "v7") PK_SDOT8(acc)
 #define PK_Q4_BLOCK(k)                                                                                           \
-    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t" PK_Q4_GROUP("g0", "d16", "v24", k)                              \
-        PK_Q4_GROUP("g1", "d17", "v25", k) PK_FLOAT(k)
+    "ld1 {v20.16b, v21.16b}, [%[a]], %[as]\n\t" PK_START PK_Q4_GROUP("g0", "d16", "v24")                         \
+        PK_Q4_GROUP("g1", "d17", "v25") PK_FLOAT(k)
 #define PK_OPERANDS                                                                                              \
     [g0] "+r"(g0), [g1] "+r"(g1), [a] "+r"(ap), [da] "+r"(da), [c] "+r"(c), [n4] "+r"(n4), [n1] "+r"(n1),        \
         [f0] "+w"(f0), [f1] "+w"(f1)
 #define PK_CLOBBERS                                                                                              \
-    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v20", "v21", "v22", "v23", "v24", "v25", "v31",  \
+    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v20", "v21", "v22", "v24", "v25", "v31",  \
         "cc", "memory"
 
 /* Groups g0, g1 (at their block) over nb blocks of the token a: f[0] rows
@@ -672,15 +666,13 @@ DP_INLINE void dec_packed(int kind, const uint8_t *g0, const uint8_t *g1, uint64
         __asm__ volatile("movi v31.16b, #15\n\t"
                          "cbz %[n4], 2f\n\t"
                          "1:\n\t"
-                         "ldr q22, [%[da]], #16\n\t"
-                         "ldr q23, [%[c]], #16\n\t" PK_Q4_BLOCK("0") PK_Q4_BLOCK("1") PK_Q4_BLOCK("2") PK_Q4_BLOCK("3")
+                         "ldr q22, [%[da]], #16\n\t" PK_Q4_BLOCK("0") PK_Q4_BLOCK("1") PK_Q4_BLOCK("2") PK_Q4_BLOCK("3")
                          "subs %[n4], %[n4], #1\n\t"
                          "b.ne 1b\n\t"
                          "2:\n\t"
                          "cbz %[n1], 4f\n\t"
                          "3:\n\t"
-                         "ldr s22, [%[da]], #4\n\t"
-                         "ldr s23, [%[c]], #4\n\t" PK_Q4_BLOCK("0") "subs %[n1], %[n1], #1\n\t"
+                         "ldr s22, [%[da]], #4\n\t" PK_Q4_BLOCK("0") "subs %[n1], %[n1], #1\n\t"
                          "b.ne 3b\n\t"
                          "4:\n\t"
                          : PK_OPERANDS
@@ -696,13 +688,14 @@ DP static void decode_packed(int kind, uint64_t n, const uint8_t *w, uint64_t ro
                              const KernQ8_0 *a, float *out)
 {
     float da[DKC];
-    int32_t c[DKC];
+    int32_t c[2 * DKC]; /* per block twice (LD2R): where the sums of both groups start */
     uint64_t nb = n / 32, gbb = 4 * block_bytes(kind);
     for (uint64_t b0 = 0; b0 < nb; b0 += DKC) {
         uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
         for (uint64_t b = 0; b < cb; b++) {
             da[b] = a[b0 + b].d;
-            c[b] = (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffff8u); /* -8 x sum, wrapping */
+            /* Q4_0: -8 x sum, wrapping */
+            c[2 * b] = c[2 * b + 1] = kind == RK_Q4_0 ? (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffff8u) : 0;
         }
         for (uint64_t r = r0 / 4 * 4; r < r1; r += TILE) {
             uint64_t lo = r0 > r ? r0 - r : 0, hi = r1 - r < TILE ? r1 - r : TILE;
