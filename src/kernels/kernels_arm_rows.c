@@ -12,9 +12,11 @@
  * Q8_0 row into lane 0 of four vectors and another row's into lane 1, so
  * each SDOT works on two rows; ADDP then gives the block sums of four rows
  * in one vector (no further horizontal work). The eight scales of a block
- * are loaded into one vector and converted two vectors at a time. Q4_0
- * the same with LD2 (16 bytes of nibbles) and the offset of 8 folded into
- * the initial value of the sums (-8 x the activation's code sum).
+ * are loaded into one vector and converted two vectors at a time. The
+ * sums start from memory (one LD4R sets four registers where four MOVIs
+ * cleared them): zero for Q8_0; Q4_0 the same with LD2 (16 bytes of
+ * nibbles) and the offset of 8 folded into the starting values (-8 x the
+ * activation's code sum).
  *
  * Prompts (four tokens or more; Q4_0 three), K-chunk by K-chunk (PKC blocks): the
  * chunk's activations are laid out once for all the row tiles (per block,
@@ -99,11 +101,9 @@ static inline uint64_t block_bytes(int kind)
     "fmla %[f0].4s, " sa ".4s, v30.4s\n\t"                                                                      \
     "fmla %[f1].4s, " sb ".4s, v31.4s\n\t"
 
-/* Q8_0: the four pair sums v24..v27 are never reset: ADDP gives the four
- * rows' running sums (p: rows 0-3 and 4-7) and the block's exact sums are
- * their differences from the previous block's (q, overwritten by them;
- * wrapping int32 arithmetic, the differences fit). Blocks alternate
- * between (v22, v23) and (v28, v29) for p and q. */
+/* Q8_0: the four pair sums v24..v27 start at zero (one LD4R from c, as
+ * Q4_0's below); ADDP gives the four rows' block sums (rows 0-3 in v22,
+ * 4-7 in v23). */
 #define Q8_PAIR(ra, rb, acc, v0, v1, v2, v3)                                                                    \
     "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[0], [%[" ra "]], #32\n\t"                                     \
     "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[1], [%[" rb "]], #32\n\t"                                     \
@@ -111,14 +111,13 @@ static inline uint64_t block_bytes(int kind)
     "sdot " acc ".4s, " v1 ".16b, v17.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v2 ".16b, v18.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v3 ".16b, v19.16b\n\t"
-#define Q8_BLOCK(pa, pb, qa, qb, k)                                                                              \
-    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t" DEC_SCALES Q8_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")     \
+#define Q8_BLOCK(k)                                                                                              \
+    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"                                                                   \
+    "ld4r {v24.4s-v27.4s}, [%[c]], #16\n\t" DEC_SCALES Q8_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")         \
         Q8_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7") Q8_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")     \
             Q8_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7")                                                   \
-    "addp " pa ".4s, v24.4s, v25.4s\n\t"                                                                        \
-    "addp " pb ".4s, v26.4s, v27.4s\n\t"                                                                        \
-    "sub " qa ".4s, " pa ".4s, " qa ".4s\n\t"                                                                   \
-    "sub " qb ".4s, " pb ".4s, " qb ".4s\n\t" DEC_FLOAT(qa, qb, k)
+    "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
+    "addp v23.4s, v26.4s, v27.4s\n\t" DEC_FLOAT("v22", "v23", k)
 
 /* Q4_0: 16 bytes of nibbles per row; low nibbles are elements 0-15, high
  * ones 16-31: [A 0-7 | B 0-7] & 15 goes with dup[0], ... >> 4 with dup[2].
@@ -163,20 +162,13 @@ DP_INLINE void dec_tile(int kind, const uint8_t *p, uint64_t rs, uint64_t valid,
     float32x4_t f0 = f[0], f1 = f[1];
     uint64_t pairs = nb / 2;
     if (kind == RK_Q8_0) {
-        __asm__ volatile("movi v24.4s, #0\n\t"
-                         "movi v25.4s, #0\n\t"
-                         "movi v26.4s, #0\n\t"
-                         "movi v27.4s, #0\n\t"
-                         "movi v28.4s, #0\n\t"
-                         "movi v29.4s, #0\n\t"
-                         "cbz %[nb], 2f\n\t"
+        __asm__ volatile("cbz %[nb], 2f\n\t"
                          "1:\n\t"
-                         "ldr d20, [%[da]], #8\n\t" Q8_BLOCK("v22", "v23", "v28", "v29", "0")
-                             Q8_BLOCK("v28", "v29", "v22", "v23", "1") "subs %[nb], %[nb], #1\n\t"
+                         "ldr d20, [%[da]], #8\n\t" Q8_BLOCK("0") Q8_BLOCK("1") "subs %[nb], %[nb], #1\n\t"
                          "b.ne 1b\n\t"
                          "2:\n\t"
                          "tbz %[odd], #0, 3f\n\t"
-                         "ldr s20, [%[da]], #4\n\t" Q8_BLOCK("v22", "v23", "v28", "v29", "0") "3:\n\t"
+                         "ldr s20, [%[da]], #4\n\t" Q8_BLOCK("0") "3:\n\t"
                          : DEC_OPERANDS
                          : [odd] "r"(nb)
                          : DEC_CLOBBERS);
@@ -203,7 +195,7 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
 {
     int8x16_t dup[DKC * 4];
     float da[DKC];
-    int32_t c[4 * DKC]; /* per block four times (LD4R): where the pair sums start */
+    int32_t c[4 * DKC]; /* per block four times (LD4R): where the four pair sums start */
     uint64_t nb = n / 32, bytes = block_bytes(kind);
     for (uint64_t b0 = 0; b0 < nb; b0 += DKC) {
         uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
@@ -215,7 +207,8 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
             dup[4 * b + 2] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 0));
             dup[4 * b + 3] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 1));
             da[b] = a[b0 + b].d;
-            int32_t c4 = (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffffcu); /* -4 x sum, wrapping */
+            /* Q4_0: -4 x sum, wrapping */
+            int32_t c4 = kind == RK_Q4_0 ? (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffffcu) : 0;
             c[4 * b] = c[4 * b + 1] = c[4 * b + 2] = c[4 * b + 3] = c4;
         }
         const uint8_t *p = w + b0 * bytes;
