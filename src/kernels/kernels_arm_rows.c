@@ -238,22 +238,25 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
 
 /* Block b of a tile, transposed: w[h][g] = elements 4g..4g+3 of rows
  * 4h..4h+3 (lane i = row 4h + i) as bytes (Q8_0's codes; Q4_0's nibbles
- * 0..15, their offset of 8 is in QBlock.s0); d[h] those rows' scales. */
+ * 0..15, their offset of 8 is in QChunk.s0). The rows' scales go to an
+ * array of their own (float32x4_t[2] per block, rows 0-3 and 4-7), so that
+ * one load takes two blocks' eight. */
 typedef struct {
     int8x16_t w[2][8];
-    float32x4_t d[2];
 } TBlock;
 
-/* Block b of four tokens: x[t] = codes 0-15 of token t, x[4 + t] codes
- * 16-31; s0 lane t = where token t's block sums start (Q8_0: 0; Q4_0: -8 x
- * its code sum, so that nibble x code sums add up to the exact sum of
- * (n - 8) x code), into the eight sums by two LD4R (each lane to every lane
- * of a register) where eight MOVIs cleared them; d = the four scales. */
+/* A chunk's blocks of four tokens: x[b][t] = codes 0-15 of token t,
+ * x[b][4 + t] codes 16-31; in ds, in the order the tile takes them, the
+ * four scales (d) and the four starting values of the sums (s0, lane t:
+ * where token t's block sums start; Q8_0 0, Q4_0 -8 x its code sum, so that
+ * nibble x code sums add up to the exact sum of (n - 8) x code) of each
+ * block: for an odd number of blocks, block 0's d and s0, then per pair of
+ * blocks both d (one load), then both s0. The sums start by two LD4R (each
+ * lane to every lane of a register) where eight MOVIs cleared them. */
 typedef struct {
-    int8x16_t x[8];
-    int32x4_t s0;
-    float32x4_t d;
-} QBlock;
+    int8x16_t x[PKC][8];
+    float32x4_t ds[2 * PKC]; /* s0 as int32 bits */
+} QChunk;
 
 /* Scales of the eight rows into v18 (r0..r7 at the block, moved past the
  * scale). */
@@ -275,7 +278,7 @@ typedef struct {
 #define T_STORE_SCALES                                                                                           \
     "fcvtl v5.4s, v18.4h\n\t"                                                                                    \
     "fcvtl2 v6.4s, v18.8h\n\t"                                                                                   \
-    "stp q5, q6, [%[dst]], #32\n\t"
+    "stp q5, q6, [%[sdst]], #32\n\t"
 /* Q4_0: the nibbles, low ones (elements 0-15) then high ones (16-31) */
 #define T_Q4_STORE                                                                                               \
     "and v4.16b, v0.16b, v16.16b\n\t"                                                                           \
@@ -291,15 +294,18 @@ typedef struct {
 
 #define T_OPERANDS                                                                                               \
     [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5), [r6] "+r"(r6),       \
-        [r7] "+r"(r7), [dst] "+r"(dst), [nb] "+r"(cb)
+        [r7] "+r"(r7), [dst] "+r"(dst), [sdst] "+r"(sdst), [nb] "+r"(cb)
 
-/* The cb blocks from block b0 of the tile's rows, transposed into c. */
-DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64_t b0, uint64_t cb)
+/* The cb blocks from block b0 of the tile's rows, transposed into c, their
+ * scales as floats into sd. */
+DP static void load_chunk(int kind, TBlock *c, float32x4_t (*sd)[2], const uint8_t *const *row, uint64_t b0,
+                          uint64_t cb)
 {
     uint64_t off = b0 * block_bytes(kind);
     const uint8_t *r0 = row[0] + off, *r1 = row[1] + off, *r2 = row[2] + off, *r3 = row[3] + off;
     const uint8_t *r4 = row[4] + off, *r5 = row[5] + off, *r6 = row[6] + off, *r7 = row[7] + off;
     TBlock *dst = c;
+    float32x4_t *sdst = sd[0];
     if (kind == RK_Q8_0)
         __asm__ volatile("1:\n\t" T_SCALES T_LD4("r0", "r1", "r2", "r3") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
                          T_LD4("r0", "r1", "r2", "r3") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
@@ -342,71 +348,80 @@ DP static void load_chunk(int kind, TBlock *c, const uint8_t *const *row, uint64
     "sdot " s2 ".4s, v19.16b, " x2 ".4b[3]\n\t"                                                                 \
     "sdot " s3 ".4s, v19.16b, " x3 ".4b[3]\n\t"
 
-/* token t's float step: its scale (lane t of v30) times the rows' scales
- * (v28, v29), fma with the converted sums */
-#define QUAD_FLOAT(t, sa, sb, fa, fb)                                                                            \
+/* token t's float step: its scale (lane t of dt) times the rows' scales
+ * (wlo: rows 0-3, whi: 4-7), fma with the converted sums */
+#define QUAD_FLOAT(wlo, whi, dt, t, sa, sb, fa, fb)                                                              \
     "scvtf " sa ".4s, " sa ".4s\n\t"                                                                            \
     "scvtf " sb ".4s, " sb ".4s\n\t"                                                                            \
-    "fmul v31.4s, v28.4s, v30.s[" t "]\n\t"                                                                     \
-    "fmla %[" fa "].4s, " sa ".4s, v31.4s\n\t"                                                                  \
-    "fmul v31.4s, v29.4s, v30.s[" t "]\n\t"                                                                     \
+    "fmul v30.4s, " wlo ".4s, " dt ".s[" t "]\n\t"                                                              \
+    "fmul v31.4s, " whi ".4s, " dt ".s[" t "]\n\t"                                                              \
+    "fmla %[" fa "].4s, " sa ".4s, v30.4s\n\t"                                                                  \
     "fmla %[" fb "].4s, " sb ".4s, v31.4s\n\t"
 
-#define QUAD_BLOCK                                                                                               \
-    "ld1 {v20.16b-v23.16b}, [%[ap]], #64\n\t"                                                                   \
-    "ld1 {v24.16b-v27.16b}, [%[ap]], #64\n\t"                                                                   \
-    "ld4r {v8.4s-v11.4s}, [%[ap]]\n\t"                                                                          \
-    "ld4r {v12.4s-v15.4s}, [%[ap]], #16\n\t" QUAD_SDOT("wa", "#64", "v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23")         \
-        QUAD_SDOT("wa", "%[skip]", "v8", "v9", "v10", "v11", "v24", "v25", "v26", "v27")                        \
-            QUAD_SDOT("wb", "#64", "v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                      \
-                QUAD_SDOT("wb", "%[skip]", "v12", "v13", "v14", "v15", "v24", "v25", "v26", "v27")              \
-    "ld1 {v28.4s, v29.4s}, [%[ws]], %[sstep]\n\t"                                                               \
-    "ldr q30, [%[ap]], #16\n\t" QUAD_FLOAT("0", "v8", "v12", "f0", "f4") QUAD_FLOAT("1", "v9", "v13", "f1", "f5") \
-        QUAD_FLOAT("2", "v10", "v14", "f2", "f6") QUAD_FLOAT("3", "v11", "v15", "f3", "f7")
+/* One block of eight rows x four tokens: the sums start from the tokens'
+ * starting values (two LD4R), take the tokens' codes 0-15 (v20-v23) with
+ * rows 0-3 and 4-7, then codes 16-31 (into the same four registers), then
+ * the float steps. */
+#define QUAD_BLOCK(wlo, whi, dt)                                                                                 \
+    "ld4r {v8.4s-v11.4s}, [%[dsp]]\n\t"                                                                         \
+    "ld4r {v12.4s-v15.4s}, [%[dsp]], #16\n\t"                                                                   \
+    "ld1 {v20.16b-v23.16b}, [%[xp]], #64\n\t" QUAD_SDOT("wa", "#64", "v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23") \
+        QUAD_SDOT("wb", "#64", "v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                          \
+    "ld1 {v20.16b-v23.16b}, [%[xp]], #64\n\t" QUAD_SDOT("wa", "%[skip]", "v8", "v9", "v10", "v11", "v20", "v21", "v22", "v23") \
+        QUAD_SDOT("wb", "%[skip]", "v12", "v13", "v14", "v15", "v20", "v21", "v22", "v23")                      \
+            QUAD_FLOAT(wlo, whi, dt, "0", "v8", "v12", "f0", "f4") QUAD_FLOAT(wlo, whi, dt, "1", "v9", "v13", "f1", "f5") \
+                QUAD_FLOAT(wlo, whi, dt, "2", "v10", "v14", "f2", "f6")                                           \
+                    QUAD_FLOAT(wlo, whi, dt, "3", "v11", "v15", "f3", "f7")
+/* one block, its scales loaded; two blocks, both blocks' scales by one
+ * load of the rows' (four vectors) and one of the tokens' (two) */
+#define QUAD_ONE                                                                                                 \
+    "ld1 {v24.4s, v25.4s}, [%[ws]], #32\n\t"                                                                    \
+    "ldr q28, [%[dsp]], #16\n\t" QUAD_BLOCK("v24", "v25", "v28")
+#define QUAD_TWO                                                                                                 \
+    "ld1 {v24.4s-v27.4s}, [%[ws]], #64\n\t"                                                                     \
+    "ldp q28, q29, [%[dsp]], #32\n\t" QUAD_BLOCK("v24", "v25", "v28") QUAD_BLOCK("v26", "v27", "v29")
 
 /* The weights of a chunk for chunk_quad: per block, rows 0-3's eight
  * vectors (as TBlock.w[0]) at wa, rows 4-7's at wb, each moving on by skip
- * after its second 64 bytes; the eight rows' float scales at ws, moving on
- * by sstep. A chunk of TBlocks, or packed Q8_0 groups read in place. */
+ * after its second 64 bytes (a chunk of TBlocks, or packed Q8_0 groups read
+ * in place); the eight rows' float scales at ws, block after block. */
 typedef struct {
     const int8_t *wa, *wb;
     const float *ws;
-    uint64_t skip, sstep;
+    uint64_t skip;
 } QuadW;
 
-/* Four tokens (qa: their blocks of the chunk) over the cb blocks of a
- * chunk of weights; acc[4h + t] holds rows 4h..4h+3 of token t. Two blocks
- * per turn of the loop. */
+/* Four tokens (qc: their blocks of the chunk) over the cb blocks of a
+ * chunk of weights; acc[4h + t] holds rows 4h..4h+3 of token t. Four
+ * blocks per turn of the loop. */
 #define QUAD_OPERANDS                                                                                            \
-    [ap] "+r"(ap), [wa] "+r"(wa), [wb] "+r"(wb), [ws] "+r"(ws), [f0] "+w"(f0), [f1] "+w"(f1), [f2] "+w"(f2),      \
-        [f3] "+w"(f3), [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
+    [xp] "+r"(xp), [dsp] "+r"(dsp), [wa] "+r"(wa), [wb] "+r"(wb), [ws] "+r"(ws), [f0] "+w"(f0), [f1] "+w"(f1),   \
+        [f2] "+w"(f2), [f3] "+w"(f3), [f4] "+w"(f4), [f5] "+w"(f5), [f6] "+w"(f6), [f7] "+w"(f7)
 #define QUAD_CLOBBERS                                                                                            \
     "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",  \
         "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
 /* The chunk's blocks over the float sums f0..f7 (locals of the caller, so
  * that they stay in v0-v7: the only vector registers the tile leaves). */
-#define CHUNK_QUAD(w, cb, qa)                                                                                    \
+#define CHUNK_QUAD(w, cb, qc)                                                                                    \
     do {                                                                                                         \
-        const int8_t *wa = (w)->wa, *wb = (w)->wb;                                                               \
-        const float *ws = (w)->ws;                                                                               \
-        const QBlock *ap = (qa);                                                                                 \
-        uint64_t quads = (cb) / 4, skip = (w)->skip, sstep = (w)->sstep;                                         \
-        if ((cb)&1) __asm__ volatile(QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(skip), [sstep] "r"(sstep) : QUAD_CLOBBERS); \
-        if ((cb)&2)                                                                                              \
-            __asm__ volatile(QUAD_BLOCK QUAD_BLOCK : QUAD_OPERANDS : [skip] "r"(skip), [sstep] "r"(sstep) : QUAD_CLOBBERS); \
+        const int8_t *wa = (w)->wa, *wb = (w)->wb, *xp = (const int8_t *)(qc)->x;                                \
+        const float *ws = (w)->ws, *dsp = (const float *)(qc)->ds;                                               \
+        uint64_t quads = (cb) / 4, skip = (w)->skip;                                                             \
+        if ((cb)&1) __asm__ volatile(QUAD_ONE : QUAD_OPERANDS : [skip] "r"(skip) : QUAD_CLOBBERS);              \
+        if ((cb)&2) __asm__ volatile(QUAD_TWO : QUAD_OPERANDS : [skip] "r"(skip) : QUAD_CLOBBERS);              \
         if (quads)                                                                                               \
-            __asm__ volatile("1:\n\t" QUAD_BLOCK QUAD_BLOCK QUAD_BLOCK QUAD_BLOCK "subs %[nb], %[nb], #1\n\t"       \
+            __asm__ volatile("1:\n\t" QUAD_TWO QUAD_TWO "subs %[nb], %[nb], #1\n\t"                                 \
                              "b.ne 1b\n\t"                                                                         \
                              : QUAD_OPERANDS, [nb] "+r"(quads)                                                   \
-                             : [skip] "r"(skip), [sstep] "r"(sstep)                                              \
+                             : [skip] "r"(skip)                                                                  \
                              : QUAD_CLOBBERS);                                                                   \
     } while (0)
 
-DP static void chunk_quad(const QuadW *w, uint64_t cb, const QBlock *qa, float32x4_t *acc)
+DP static void chunk_quad(const QuadW *w, uint64_t cb, const QChunk *qc, float32x4_t *acc)
 {
     float32x4_t f0 = acc[0], f1 = acc[1], f2 = acc[2], f3 = acc[3], f4 = acc[4], f5 = acc[5], f6 = acc[6],
                 f7 = acc[7];
-    CHUNK_QUAD(w, cb, qa);
+    CHUNK_QUAD(w, cb, qc);
     acc[0] = f0, acc[1] = f1, acc[2] = f2, acc[3] = f3, acc[4] = f4, acc[5] = f5, acc[6] = f6, acc[7] = f7;
 }
 
@@ -415,7 +430,7 @@ DP static void chunk_quad(const QuadW *w, uint64_t cb, const QBlock *qa, float32
  * back; a token past tn repeats token 0 and is not stored. Apart from the
  * partial tiles, and with the sums in named locals, so that they stay in
  * registers from the loads to the stores. */
-DP_INLINE void quad_whole(const QuadW *w, uint64_t cb, const QBlock *qa, float *o, uint64_t os, int first, int tn)
+DP_INLINE void quad_whole(const QuadW *w, uint64_t cb, const QChunk *qc, float *o, uint64_t os, int first, int tn)
 {
     float32x4_t f0, f1, f2, f3, f4, f5, f6, f7;
     if (first) {
@@ -427,7 +442,7 @@ DP_INLINE void quad_whole(const QuadW *w, uint64_t cb, const QBlock *qa, float *
         f2 = vld1q_f32(p2), f6 = vld1q_f32(p2 + 4);
         f3 = vld1q_f32(p3), f7 = vld1q_f32(p3 + 4);
     }
-    CHUNK_QUAD(w, cb, qa);
+    CHUNK_QUAD(w, cb, qc);
     vst1q_f32(o, f0), vst1q_f32(o + 4, f4);
     if (tn > 1) vst1q_f32(o + os, f1), vst1q_f32(o + os + 4, f5);
     if (tn > 2) vst1q_f32(o + 2 * os, f2), vst1q_f32(o + 2 * os + 4, f6);
@@ -479,31 +494,31 @@ DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], cons
                              : "v0", "v1", "cc", "memory");
 #undef PQ8_SCALES
 #undef PQ8_CONVERT
-        *qw = (QuadW){(const int8_t *)g[0] + 8, (const int8_t *)g[1] + 8, (const float *)sd, gbb - 64, sizeof sd[0]};
+        *qw = (QuadW){(const int8_t *)g[0] + 8, (const int8_t *)g[1] + 8, (const float *)sd, gbb - 64};
         return;
     }
     /* per block, each group: its scales, its nibbles (lows: elements
      * 4j..4j+3 of the four rows, highs: 16 + 4j..) as TBlock.w[h] */
     const uint8_t *pa = g[0], *pb = g[1];
     int8x16_t *dst = c[0].w[0];
+    float32x4_t *sdst = sd[0];
     uint64_t left = cb;
     __asm__ volatile("movi v16.16b, #15\n\t"
                      "1:\n\t" PQ4_GROUP("pa", "d18") PQ4_GROUP("pb", "d19")
                      "fcvtl v18.4s, v18.4h\n\t"
                      "fcvtl v19.4s, v19.4h\n\t"
-                     "stp q18, q19, [%[dst]], #32\n\t"
+                     "stp q18, q19, [%[sdst]], #32\n\t"
                      "subs %[left], %[left], #1\n\t"
                      "b.ne 1b\n\t"
-                     : [pa] "+r"(pa), [pb] "+r"(pb), [dst] "+r"(dst), [left] "+r"(left)
+                     : [pa] "+r"(pa), [pb] "+r"(pb), [dst] "+r"(dst), [sdst] "+r"(sdst), [left] "+r"(left)
                      :
                      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v18", "v19", "cc", "memory");
-    *qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)c[0].d, sizeof c[0] - 64,
-                  sizeof c[0]};
+    *qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)sd, sizeof c[0] - 64};
 }
 
 /* Tokens [0, nt) (nt <= PTOK) against rows [r0, r1) (out[t * out_stride + r],
  * w the matrix's row 0), K-chunk by K-chunk: the chunk's activations laid out
- * once in QBlocks for all the row tiles, each tile of eight rows loaded once
+ * once in QChunks for all the row tiles, each tile of eight rows loaded once
  * for all the tokens (transposed from the file's layout, or copied from the
  * packed one: then tiles start at a group of four); the float sums wait in
  * out between chunks. A tile's lanes [lo, hi) are the rows wanted. */
@@ -512,7 +527,7 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
 {
     TBlock c[PKC];
     float32x4_t sd[PKC][2];
-    QBlock qa[PTOK / 4][PKC];
+    QChunk qc[PTOK / 4];
     QuadW qw;
     uint64_t nb = n / 32;
     int quads = (nt + 3) / 4;
@@ -522,18 +537,21 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
         for (int q = 0; q < quads; q++) {
             const KernQ8_0 *a[4];
             UNROLL for (int t = 0; t < 4; t++) a[t] = (const KernQ8_0 *)neon_quad_token(act, act_stride, q, t, nt) + b0;
+            uint64_t odd = cb & 1;
             for (uint64_t b = 0; b < cb; b++) {
                 float d[4];
                 int32_t s0[4];
                 UNROLL for (int t = 0; t < 4; t++) {
-                    qa[q][b].x[t] = vld1q_s8(a[t][b].q);
-                    qa[q][b].x[4 + t] = vld1q_s8(a[t][b].q + 16);
+                    qc[q].x[b][t] = vld1q_s8(a[t][b].q);
+                    qc[q].x[b][4 + t] = vld1q_s8(a[t][b].q + 16);
                     /* -8 x sum, wrapping (the block sum is exact in int32 either way) */
                     s0[t] = kind == RK_Q4_0 ? (int32_t)((uint32_t)a[t][b].sum * 0xfffffff8u) : 0;
                     d[t] = a[t][b].d;
                 }
-                qa[q][b].s0 = vld1q_s32(s0);
-                qa[q][b].d = vld1q_f32(d);
+                /* the lone block of an odd chunk: d, s0; a pair's: d d s0 s0 */
+                uint64_t k = b - odd, at = b < odd ? 0 : 2 * odd + 4 * (k / 2) + k % 2, step = b < odd ? 1 : 2;
+                qc[q].ds[at] = vld1q_f32(d);
+                qc[q].ds[at + step] = vreinterpretq_f32_s32(vld1q_s32(s0));
             }
         }
         for (uint64_t r = start; r < r1; r += TILE) {
@@ -544,15 +562,14 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
             } else {
                 const uint8_t *row[TILE];
                 UNROLL for (int i = 0; i < TILE; i++) row[i] = w + (r + i < r1 ? r + i : r1 - 1) * row_bytes;
-                load_chunk(kind, c, row, b0, cb);
-                qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)c[0].d,
-                             sizeof c[0] - 64, sizeof c[0]};
+                load_chunk(kind, c, sd, row, b0, cb);
+                qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)sd, sizeof c[0] - 64};
             }
             int whole = lo == 0 && hi == TILE;
             for (int q = 0; q < quads; q++) {
                 int tn = nt - 4 * q < 4 ? nt - 4 * q : 4;
                 if (whole) {
-                    quad_whole(&qw, cb, qa[q], out + (uint64_t)(4 * q) * out_stride + r, out_stride, b0 == 0, tn);
+                    quad_whole(&qw, cb, &qc[q], out + (uint64_t)(4 * q) * out_stride + r, out_stride, b0 == 0, tn);
                     continue;
                 }
                 float32x4_t acc[8];
@@ -565,7 +582,7 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
                     acc[t] = vld1q_f32(lanes[t]);
                     acc[4 + t] = vld1q_f32(lanes[t] + 4);
                 }
-                chunk_quad(&qw, cb, qa[q], acc);
+                chunk_quad(&qw, cb, &qc[q], acc);
                 for (int t = 0; t < tn; t++) {
                     vst1q_f32(lanes[t], acc[t]);
                     vst1q_f32(lanes[t] + 4, acc[4 + t]);
