@@ -14,11 +14,13 @@
  * the tokens' blocks are laid out once for all the tiles (MmAct: for each
  * pair of tokens, four vectors of eight elements of both), and each tile's
  * blocks once for all the tokens (MmTile: for each pair of rows, four
- * vectors; Q4_0 decoded to signed bytes there), from the file's layout or
+ * vectors; Q4_0's nibbles split there, their offset of 8 in the sums'
+ * starting values), from the file's layout or
  * from the packed groups (kernels.h: four rows interleaved by four bytes,
  * which one ZIP per vector turns into pairs interleaved by eight). Per
- * block, pair of rows and pair of tokens: four SMMLA give the exact block
- * sums S_b, then one convert, one product of the scales ([dw0 dw0 dw1 dw1]
+ * block, pair of rows and pair of tokens: four SMMLA from the starting
+ * values (one load; Q8_0 0, Q4_0 -8 x the token's code sum) give the exact
+ * block sums S_b, then one convert, one product of the scales ([dw0 dw0 dw1 dw1]
  * x [da0 da1 da0 da1]) and one FMA:
  *   acc = fma(float(S_b), dw_b * da_b, acc)
  * block after block from acc = 0, the float step of every path
@@ -43,15 +45,19 @@
 
 enum {
     MM_ROWS = 8,  /* rows per tile */
-    MM_KC = 64,   /* blocks per K-chunk: tiles 20 KiB, activations 160 KiB for MM_TOK tokens */
+    MM_KC = 64,   /* blocks per K-chunk: tiles 20 KiB, activations 192 KiB for MM_TOK tokens */
     MM_TOK = 64   /* tokens per pass over a chunk */
 };
 
 /* Block b of four tokens: x[j][k] = elements 8k..8k+7 of tokens 2j and
- * 2j+1; d[j] = [da(2j), da(2j+1), da(2j), da(2j+1)]. */
+ * 2j+1; d[j] = [da(2j), da(2j+1), da(2j), da(2j+1)]; s0[j] where the sums
+ * of tokens 2j, 2j+1 start, in the same lanes (Q8_0 0; Q4_0 -8 x the
+ * token's code sum, so that the nibbles' sums come out as those of the
+ * codes - 8). */
 typedef struct {
     float32x4_t d[2];
     int8x16_t x[2][4];
+    int32x4_t s0[2];
 } MmAct;
 
 /* Block b of a tile: w[i][k] = elements 8k..8k+7 of rows 2i and 2i+1;
@@ -72,13 +78,13 @@ MM_INLINE void pair_rows(int8x16_t *w, int8x16_t a0, int8x16_t a1, int8x16_t b0,
     w[3] = vreinterpretq_s8_s64(vzip2q_s64(x1, y1));
 }
 
-/* Q4_0's 16 bytes of nibbles: elements 0-15 (low) and 16-31 (high), - 8 */
+/* Q4_0's 16 bytes of nibbles: elements 0-15 (low) and 16-31 (high), as
+ * they are (0..15; the offset of 8 is in MmAct.s0) */
 MM_INLINE void q4_codes(const uint8_t *p, int8x16_t *lo, int8x16_t *hi)
 {
     uint8x16_t q = vld1q_u8(p);
-    int8x16_t eight = vdupq_n_s8(8);
-    *lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(15))), eight);
-    *hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight);
+    *lo = vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(15)));
+    *hi = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
 }
 
 /* four F16 scales as [d0 d0 d1 d1] and [d2 d2 d3 d3] */
@@ -175,12 +181,12 @@ MM static void tile_packed(int q4, MmTile *c, const uint8_t *ga, const uint8_t *
 
 /* A pair of rows by both pairs of tokens, one block: its four weight
  * vectors (v26-v29), four SMMLA each with the tokens' (v16-v19: tokens 0,
- * 1; v20-v23: 2, 3) into v8 and v9 from zero, then the float step with the
- * rows' scales (dw) times the tokens' (v24, v25) into fa and fb. */
-#define MM_PAIR(dw, fa, fb)                                                                                      \
+ * 1; v20-v23: 2, 3) into v8 and v9 from the starting values (MmAct.s0, one
+ * load; x moves on by inc after it), then the float step with the rows'
+ * scales (dw) times the tokens' (v24, v25) into fa and fb. */
+#define MM_PAIR(dw, fa, fb, inc)                                                                                 \
     "ld1 {v26.16b-v29.16b}, [%[w]], #64\n\t"                                                                    \
-    "movi v8.4s, #0\n\t"                                                                                        \
-    "movi v9.4s, #0\n\t"                                                                                        \
+    "ld1 {v8.4s, v9.4s}, [%[x]]" inc "\n\t"                                                                     \
     "smmla v8.4s, v26.16b, v16.16b\n\t"                                                                         \
     "smmla v9.4s, v26.16b, v20.16b\n\t"                                                                         \
     "smmla v8.4s, v27.16b, v17.16b\n\t"                                                                         \
@@ -221,8 +227,9 @@ MM_INLINE void tile_quad(const MmTile *c, uint64_t cb, const MmAct *qa, float *o
                      "ld1 {v10.4s-v13.4s}, [%[w]], #64\n\t" /* MmTile.d */
                      "ld1 {v24.4s, v25.4s}, [%[x]], #32\n\t" /* MmAct.d */
                      "ld1 {v16.16b-v19.16b}, [%[x]], #64\n\t"
-                     "ld1 {v20.16b-v23.16b}, [%[x]], #64\n\t" MM_PAIR("v10", "f00", "f01") MM_PAIR("v11", "f10", "f11")
-                         MM_PAIR("v12", "f20", "f21") MM_PAIR("v13", "f30", "f31") "subs %[n], %[n], #1\n\t"
+                     "ld1 {v20.16b-v23.16b}, [%[x]], #64\n\t" MM_PAIR("v10", "f00", "f01", "")
+                         MM_PAIR("v11", "f10", "f11", "") MM_PAIR("v12", "f20", "f21", "")
+                             MM_PAIR("v13", "f30", "f31", ", #32") "subs %[n], %[n], #1\n\t"
                      "b.ne 1b\n\t"
                      : [w] "+r"(w), [x] "+r"(x), [n] "+r"(cb), [f00] "+w"(f00), [f01] "+w"(f01), [f10] "+w"(f10),
                        [f11] "+w"(f11), [f20] "+w"(f20), [f21] "+w"(f21), [f30] "+w"(f30), [f31] "+w"(f31)
@@ -254,6 +261,11 @@ MM void kern_arm_mm_pass(int q4, int packed, uint64_t n, const uint8_t *w, uint6
                     pair_rows(qa[q][b].x[j], vld1q_s8(u->q), vld1q_s8(u->q + 16), vld1q_s8(v->q), vld1q_s8(v->q + 16));
                     float d[4] = {u->d, v->d, u->d, v->d};
                     qa[q][b].d[j] = vld1q_f32(d);
+                    /* Q4_0: -8 x sum, wrapping (the block sum is exact in int32 either way) */
+                    int32_t su = q4 ? (int32_t)((uint32_t)u->sum * 0xfffffff8u) : 0;
+                    int32_t sv = q4 ? (int32_t)((uint32_t)v->sum * 0xfffffff8u) : 0;
+                    int32_t s0[4] = {su, sv, su, sv};
+                    qa[q][b].s0[j] = vld1q_s32(s0);
                 }
         }
         for (uint64_t r = start; r < r1; r += MM_ROWS) {
