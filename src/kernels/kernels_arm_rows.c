@@ -20,14 +20,15 @@
  *
  * Prompts (four tokens or more; Q4_0 three), K-chunk by K-chunk (PKC blocks): the
  * chunk's activations are laid out once for all the row tiles (per block,
- * four tokens' codes, the sums' starting values and the scales: five
- * loads); each tile of eight rows is transposed once (LD4 lane loads: one
- * vector = four rows x four consecutive elements; Q4_0's nibbles split
- * there, their offset of 8 in the starting values) into a scratch on the
- * stack, then every four tokens pass over it: SDOT by element multiplies
- * four rows by a token's four bytes, so each weight vector serves four
- * tokens and each activation vector eight rows. The float sums wait in out
- * between K-chunks. The inner loops are assembly:
+ * four tokens' codes: two loads; the sums' starting values: two LD4R; the
+ * scales: one load per two blocks); each tile of eight rows is transposed
+ * once (LD4 lane loads: one vector = four rows x four consecutive
+ * elements; Q4_0's nibbles split there, their offset of 8 in the starting
+ * values) into a scratch on the stack, then every four tokens pass over
+ * it: SDOT by element multiplies four rows by a token's four bytes, so
+ * each weight vector serves four tokens and each activation vector eight
+ * rows. The float sums wait in out between K-chunks. The inner loops are
+ * assembly:
  * GCC moved LD4 tuples through extra registers and spilled the 16 sums.
  *
  * Packed weights (--load read; kernels.h: KERN_PACK_ROWS): four rows'
@@ -238,9 +239,9 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
 
 /* Block b of a tile, transposed: w[h][g] = elements 4g..4g+3 of rows
  * 4h..4h+3 (lane i = row 4h + i) as bytes (Q8_0's codes; Q4_0's nibbles
- * 0..15, their offset of 8 is in QChunk.s0). The rows' scales go to an
- * array of their own (float32x4_t[2] per block, rows 0-3 and 4-7), so that
- * one load takes two blocks' eight. */
+ * 0..15, their offset of 8 is in the sums' starting values, QChunk.ds).
+ * The rows' scales go to an array of their own (float32x4_t[2] per block,
+ * rows 0-3 and 4-7), so that one load takes two blocks' eight. */
 typedef struct {
     int8x16_t w[2][8];
 } TBlock;
