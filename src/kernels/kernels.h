@@ -88,8 +88,9 @@ typedef GgmlDotFn *KernDotFn; /* the signature is in ggml_type.h: the type table
  * together (one per vector lane) offers this for a type; it must keep the
  * determinism contract above for every row, whatever rows and tokens share
  * the call, and its one-token results must be those of its prompt chunks. */
-typedef void (*KernRowsFn)(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+typedef void KernRowsFunc(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+typedef KernRowsFunc *KernRowsFn; /* the function type declares a set's entries, the pointer fills the set */
 
 /* Weights repacked in place (kern_pack; only where the active set has a
  * kernel for them: KernelSet.packed, the A76's dotprod set for Q8_0 and
@@ -104,8 +105,9 @@ typedef void (*KernRowsFn)(uint64_t n, const uint8_t *w, uint64_t row_bytes, uin
  * w is the matrix's first row), the rest as KernRowsFn, each row's result
  * the same bits as the set's rows[] kernel gives on the file's layout. */
 #define KERN_PACK_ROWS 4
-typedef void (*KernPackedFn)(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+typedef void KernPackedFunc(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                            const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+typedef KernPackedFunc *KernPackedFn;
 
 typedef struct {
     const char *name;

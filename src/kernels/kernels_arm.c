@@ -1450,54 +1450,23 @@ static void v7_to_f16(uint16_t *out, const float *x, uint32_t n)
 /* ---- the sets ---------------------------------------------------------------- */
 
 #ifdef __aarch64__
-/* kernels_arm_rows.c: eight rows per pass, for the dotprod set */
-void kern_arm_dp_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+/* kernels_arm_rows.c: eight rows per pass, for the dotprod set ... */
+KernRowsFunc kern_arm_dp_rows_q8_0, kern_arm_dp_rows_q4_0;
 /* ... and the same over weights repacked in place (kernels.h: KERN_PACK_ROWS) */
-void kern_arm_dp_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+KernPackedFunc kern_arm_dp_packed_q8_0, kern_arm_dp_packed_q4_0;
 #define DP_PACKED [GGML_TYPE_Q8_0] = kern_arm_dp_packed_q8_0, [GGML_TYPE_Q4_0] = kern_arm_dp_packed_q4_0
 /* the same with the prompt tiles of kernels_arm_mm.c (SMMLA), for the i8mm set */
-void kern_arm_mm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_mm_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_mm_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_mm_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+KernRowsFunc kern_arm_mm_rows_q8_0, kern_arm_mm_rows_q4_0;
+KernPackedFunc kern_arm_mm_packed_q8_0, kern_arm_mm_packed_q4_0;
 /* kernels_arm_rows4.c: Q8_0 and Q4_0 four rows per pass, for the set without dotprod */
-void kern_arm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+KernRowsFunc kern_arm_rows_q8_0, kern_arm_rows_q4_0;
 /* kernels_arm_kq.c: Q4_K, Q5_K and Q6_K four rows per pass, both sets */
-void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
-                        int nt, float *out, uint64_t out_stride);
-void kern_arm_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
-                        int nt, float *out, uint64_t out_stride);
-void kern_arm_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
-                        int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
-                           int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
-                           int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
-                           int nt, float *out, uint64_t out_stride);
+KernRowsFunc kern_arm_rows_q4_k, kern_arm_rows_q5_k, kern_arm_rows_q6_k;
+KernRowsFunc kern_arm_dp_rows_q4_k, kern_arm_dp_rows_q5_k, kern_arm_dp_rows_q6_k;
 /* the same with SMMLA prompt tiles (kernels_arm_kq_tile.c), for the i8mm set */
-void kern_arm_mm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
-                           int nt, float *out, uint64_t out_stride);
-void kern_arm_mm_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
-                           int nt, float *out, uint64_t out_stride);
-void kern_arm_mm_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, uint64_t act_stride,
-                           int nt, float *out, uint64_t out_stride);
+KernRowsFunc kern_arm_mm_rows_q4_k, kern_arm_mm_rows_q5_k, kern_arm_mm_rows_q6_k;
 /* kernels_arm_fp16.c: F16 weights multiplied in F16, for CPUs with FEAT_FP16 */
-void kern_arm_fp16_rows_f16(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                            uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+KernRowsFunc kern_arm_fp16_rows_f16;
 
 /* Q4_K, Q5_K and Q6_K rows alone: the four-row kernels with every lane on
  * the row, so a row's result is the same bits in a matmul and alone
@@ -1516,14 +1485,7 @@ KQ_DOT(dp, q5_k, kern_arm_dp_rows_q5_k)
 KQ_DOT(dp, q6_k, kern_arm_dp_rows_q6_k)
 #else
 /* kernels_arm_v7.c: Q8_0, Q4_0, Q4_K and Q6_K four rows per pass */
-void kern_armv7_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
+KernRowsFunc kern_armv7_rows_q8_0, kern_armv7_rows_q4_0, kern_armv7_rows_q4_k, kern_armv7_rows_q6_k;
 
 /* Q6_K rows alone: the four-row kernel with every lane on the row, so a
  * row's result is the same bits in a matmul and alone (kern_vec_dot) */

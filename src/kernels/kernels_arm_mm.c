@@ -261,9 +261,7 @@ MM void kern_arm_mm_pass(int q4, int packed, uint64_t n, const uint8_t *w, uint6
                     pair_rows(qa[q][b].x[j], vld1q_s8(u->q), vld1q_s8(u->q + 16), vld1q_s8(v->q), vld1q_s8(v->q + 16));
                     float d[4] = {u->d, v->d, u->d, v->d};
                     qa[q][b].d[j] = vld1q_f32(d);
-                    /* Q4_0: -8 x sum, wrapping (the block sum is exact in int32 either way) */
-                    int32_t su = q4 ? (int32_t)((uint32_t)u->sum * 0xfffffff8u) : 0;
-                    int32_t sv = q4 ? (int32_t)((uint32_t)v->sum * 0xfffffff8u) : 0;
+                    int32_t su = q4 ? neon_q4_start(u->sum, 8) : 0, sv = q4 ? neon_q4_start(v->sum, 8) : 0;
                     int32_t s0[4] = {su, sv, su, sv};
                     qa[q][b].s0[j] = vld1q_s32(s0);
                 }

@@ -208,8 +208,7 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
             dup[4 * b + 2] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 0));
             dup[4 * b + 3] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 1));
             da[b] = a[b0 + b].d;
-            /* Q4_0: -4 x sum, wrapping */
-            int32_t c4 = kind == RK_Q4_0 ? (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffffcu) : 0;
+            int32_t c4 = kind == RK_Q4_0 ? neon_q4_start(a[b0 + b].sum, 4) : 0; /* two lanes a row */
             c[4 * b] = c[4 * b + 1] = c[4 * b + 2] = c[4 * b + 3] = c4;
         }
         const uint8_t *p = w + b0 * bytes;
@@ -545,8 +544,7 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
                 UNROLL for (int t = 0; t < 4; t++) {
                     qc[q].x[b][t] = vld1q_s8(a[t][b].q);
                     qc[q].x[b][4 + t] = vld1q_s8(a[t][b].q + 16);
-                    /* -8 x sum, wrapping (the block sum is exact in int32 either way) */
-                    s0[t] = kind == RK_Q4_0 ? (int32_t)((uint32_t)a[t][b].sum * 0xfffffff8u) : 0;
+                    s0[t] = kind == RK_Q4_0 ? neon_q4_start(a[t][b].sum, 8) : 0;
                     d[t] = a[t][b].d;
                 }
                 /* the lone block of an odd chunk: d, s0; a pair's: d d s0 s0 */
@@ -705,8 +703,7 @@ DP static void decode_packed(int kind, uint64_t n, const uint8_t *w, uint64_t ro
         uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
         for (uint64_t b = 0; b < cb; b++) {
             da[b] = a[b0 + b].d;
-            /* Q4_0: -8 x sum, wrapping */
-            c[2 * b] = c[2 * b + 1] = kind == RK_Q4_0 ? (int32_t)((uint32_t)a[b0 + b].sum * 0xfffffff8u) : 0;
+            c[2 * b] = c[2 * b + 1] = kind == RK_Q4_0 ? neon_q4_start(a[b0 + b].sum, 8) : 0;
         }
         for (uint64_t r = r0 / 4 * 4; r < r1; r += TILE) {
             uint64_t lo = r0 > r ? r0 - r : 0, hi = r1 - r < TILE ? r1 - r : TILE;

@@ -110,6 +110,15 @@ static inline __attribute__((always_inline)) const uint8_t *neon_quad_token(cons
     return (const uint8_t *)act + (uint64_t)tt * act_stride;
 }
 
+/* Where Q4_0's integer block sums start so that sums over the nibbles
+ * (0..15) come out as sums over the codes - 8: -k x the activation's code
+ * sum, k = 8 per lane that holds a whole block (4 when two lanes share it),
+ * in wrapping int32 arithmetic (the block sum it leads to is exact). */
+static inline int32_t neon_q4_start(int32_t code_sum, uint32_t k)
+{
+    return (int32_t)((uint32_t)code_sum * (0u - k));
+}
+
 /* A four-row pass's results for rows r0..r0+valid-1: all four lanes, or
  * the first `valid` of them at the matrix's last rows. */
 static inline __attribute__((always_inline)) void neon_store_rows4(float *o, float32x4_t acc, uint64_t valid)
