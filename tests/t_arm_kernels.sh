@@ -11,7 +11,8 @@
 #   aarch64 on Cortex-A76 (dotprod, fp16: Pi 5)             -> "aarch64 NEON+dotprod+fp16"
 #   aarch64 on qemu's "max" (dotprod, fp16, i8mm: newer boards) -> "aarch64 NEON+dotprod+i8mm+fp16"
 #     (the SMMLA prompt tiles of kernels_arm_mm.c: the fixtures with the
-#     planner's choice, packed weights, and with --load mmap, the file's layout)
+#     planner's choice, packed weights, and with --load mmap, the file's layout
+#     with its scales' copy; the A76 too)
 #   armv7 on Cortex-A7 (32-bit OS)                          -> "armv7 NEON"
 #   armv6 on ARM1176 (no NEON: Pi 1, Zero)                  -> "reference C"
 # then `pith logits` of that build on fixture models of each quantized
@@ -115,6 +116,15 @@ plan_mode() {
     else not_ok "$1 on $2: $3: the planner chose '$got', want $4"; fi
 }
 
+# side_plan TRIPLE CPU MODEL: --load mmap's plan holds the scales' copy the
+# dotprod set reads mapped Q8_0/Q4_0 matrices with (kernels.h: KERN_SIDE_ROWS)
+side_plan() {
+    qemu="$(mkvar "$1" QEMU) -cpu $2"
+    got=$($qemu "build/$1/pith" run "$M/$3" -p hi --load mmap --plan 2>&1 | grep -c '^  weight scales (copied from the mapped file) ')
+    if [ "$got" = 1 ]; then ok "$1 on $2: $3: --load mmap plans the scales' copy"
+    else not_ok "$1 on $2: $3: --load mmap's plan has no line 'weight scales (copied from the mapped file)'"; fi
+}
+
 CASES="pub_tq3_Q8_0_logits_r05 pub_tq3_Q4_0_logits_r05 pub_tq3_Q4_K_M_logits_r05 pub_tq3_Q6_K_logits_r05
        pub_tq3_untied_f16_logits_r05"
 
@@ -129,6 +139,9 @@ if part a76 && build aarch64-linux-musl; then
     plan_mode aarch64-linux-musl cortex-a76 tiny-qwen3-Q8_0.gguf read
     plan_mode aarch64-linux-musl cortex-a76 tiny-qwen3-Q4_0.gguf read
     plan_mode aarch64-linux-musl cortex-a76 tiny-qwen3-Q4_K_M.gguf mmap
+    side_plan aarch64-linux-musl cortex-a76 tiny-qwen3-Q8_0.gguf
+    # mapped, with the scales' copy (the one-token kernels read it)
+    logits aarch64-linux-musl cortex-a76 "--load mmap" pub_tq3_Q8_0_logits_r05 pub_tq3_Q4_0_logits_r05
 fi
 if part max && build aarch64-linux-musl; then
     path aarch64-linux-musl max "aarch64 NEON+dotprod+i8mm+fp16" $CASES

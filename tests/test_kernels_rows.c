@@ -351,27 +351,84 @@ static void test_f16_half(KernRowsFn rows, int n)
     free(wf);
 }
 
+/* A matrix laid out for its kernels: repacked in place (side NULL) or the
+ * file's layout with a copy of its scales (side). */
+typedef struct {
+    uint32_t type;
+    const uint8_t *w;
+    uint64_t rb, cols, rows;
+    const uint16_t *side;
+    const char *what; /* "packed", "with its scales' copy" */
+} Laid;
+
+static void laid_matmul(const Laid *m, uint64_t r0, uint64_t r1, const uint8_t *act, uint64_t as, int nt, float *out)
+{
+    if (m->side) kern_matmul_sided(m->type, m->w, m->rb, m->cols, r0, r1, m->side, act, as, nt, out, m->rows);
+    else kern_matmul_packed(m->type, m->w, m->rb, m->cols, r0, r1, act, as, nt, out, m->rows);
+}
+
+/* The laid-out matrix's matmul against want (T tokens of act): all tokens
+ * at once, 1..9 per call, and row ranges split anywhere (threads; a range
+ * may start or end inside a group of rows or a pass of eight). */
+static void check_laid(const Laid *m, const uint8_t *act, uint64_t as, int T, const float *want, const char *against)
+{
+    const char *name = ggml_type_info(m->type)->name;
+    uint64_t R = m->rows;
+    int rows_n = (int)R, cols = (int)m->cols;
+    float *got = malloc(sizeof(float) * (size_t)T * R);
+    laid_matmul(m, 0, R, act, as, T, got);
+    CHECK(memcmp(want, got, sizeof(float) * T * R) == 0, "%s %s (%d x %d, %d tokens): equal to %s, bit for bit",
+          name, m->what, rows_n, cols, T, against);
+    for (int per = 1; per <= 9; per++) {
+        memset(got, 0, sizeof(float) * T * R);
+        for (int t = 0; t < T; t += per) laid_matmul(m, 0, R, act + t * as, as, T - t < per ? T - t : per, got + t * R);
+        CHECK(memcmp(want, got, sizeof(float) * T * R) == 0, "%s %s (%d x %d): %d token(s) per call, bit for bit",
+              name, m->what, rows_n, cols, per);
+    }
+    static const uint64_t cuts[][5] = {{0, 5, 13, 50, 0}, {0, 3, 4, 9, 0}, {0, 1, 2, 10, 0}, {0, 8, 17, 23, 0}};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++)
+        for (int nt = 1; nt <= T; nt += T - 1) {
+            memset(got, 0, sizeof(float) * T * R);
+            uint64_t c[5];
+            memcpy(c, cuts[k], sizeof c);
+            c[4] = R;
+            for (int i = 0; i < 4; i++) {
+                uint64_t a = c[i] < R ? c[i] : R, b = c[i + 1] < R ? c[i + 1] : R;
+                if (i == 3) b = R;
+                laid_matmul(m, a, b, act, as, nt, got);
+            }
+            int same = 1;
+            for (int t = 0; t < nt; t++) same &= memcmp(want + t * R, got + t * R, sizeof(float) * R) == 0;
+            CHECK(same, "%s %s (%d x %d): rows split at %llu, %llu, %llu, %d token(s): equal, bit for bit", name,
+                  m->what, rows_n, cols, (unsigned long long)c[1], (unsigned long long)c[2], (unsigned long long)c[3],
+                  nt);
+        }
+    free(got);
+}
+
 /* Weights repacked in place (kernels.h: KERN_PACK_ROWS; KernelSet.packed,
  * the A76's Q8_0 and Q4_0). With the active set's packed kernel: every row
  * and token the same bits as the set's kernel on the file's layout (so
  * --load read, which packs, gives mmap's logits); on sets without one
  * kern_matmul_packed computes the reference's formula: the reference's
- * bits. Both for all tokens at once, one at a time, 2..9 per call, and row
- * ranges split anywhere (threads; a range may start or end inside a group
- * of four or a pass of eight); n of 40 blocks (prompt K-chunks of 16 and a
- * part) and of 133 (decoding's chunk of 128 and a part). Unpacking gives
- * the rows back, the scratch is left zeroed. */
-static void test_packed(uint32_t type, int rows_n, int cols)
+ * bits (check_laid's calls). Unpacking gives the rows back, the scratch is
+ * left zeroed. The file's layout with a copy of the scales (kernels.h:
+ * KERN_SIDE_ROWS; KernelSet.sided, the same types with --load mmap): the
+ * copy holds each row's scales where the layout says, and the set's kernel
+ * gives the bits of its rows[] kernel on the file alone; a set without one
+ * wants no copy (kern_side_bytes 0). n of 40 blocks (prompt K-chunks of 64
+ * are cut short) and of 133 (decoding's chunk of 128 and a part). */
+static void test_laid(uint32_t type, int rows_n, int cols)
 {
     enum { T = 11 };
     const KernelSet *ks = kern_active();
     const char *name = ggml_type_info(type)->name;
     uint64_t rb = ggml_row_bytes(type, (uint64_t)cols), as = kern_act_bytes(kern_act_format(type), (uint64_t)cols);
-    uint64_t R = (uint64_t)rows_n;
+    uint64_t R = (uint64_t)rows_n, nb = (uint64_t)cols / 32;
     uint8_t *w = malloc(R * rb), *p = malloc(R * rb), *act = malloc(T * as), *scratch = calloc(KERN_PACK_ROWS, rb);
     uint8_t *row = malloc(rb);
     float *x = malloc(sizeof(float) * cols), *f = malloc(sizeof(float) * cols), *want = malloc(sizeof(float) * T * R);
-    float *got = malloc(sizeof(float) * T * R);
+    uint16_t *side = malloc(R * nb * sizeof(uint16_t));
     for (uint64_t r = 0; r < R; r++) {
         for (int i = 0; i < cols; i++) x[i] = rndf() * (r % 3 == 0 ? 4.0f : 0.5f);
         quant_quantize_row(type, x, w + r * rb, (uint64_t)cols);
@@ -395,43 +452,36 @@ static void test_packed(uint32_t type, int rows_n, int cols)
           "%s packed (%d x %d): every row unpacks to itself (bytes and floats), the scratch is left zeroed", name,
           rows_n, cols);
 
-    const char *against = ks->packed[type] ? "the set's kernel on the file's layout" : "the reference";
-    if (ks->packed[type]) {
+    /* the set's kernel on the file's layout, or the reference */
+    if (ks->packed[type] || ks->sided[type]) {
         kern_matmul(type, w, rb, (uint64_t)cols, 0, R, act, as, T, want, R);
     } else {
         for (int t = 0; t < T; t++)
             for (uint64_t r = 0; r < R; r++)
                 kern_ref()->dot[type]((uint64_t)cols, w + r * rb, act + t * as, as, 1, &want[t * R + r], 1);
     }
-    kern_matmul_packed(type, p, rb, (uint64_t)cols, 0, R, act, as, T, got, R);
-    CHECK(memcmp(want, got, sizeof(float) * T * R) == 0, "%s packed (%d x %d, %d tokens): equal to %s, bit for bit",
-          name, rows_n, cols, T, against);
-    for (int per = 1; per <= 9; per++) {
-        memset(got, 0, sizeof(float) * T * R);
-        for (int t = 0; t < T; t += per) {
-            int nt = T - t < per ? T - t : per;
-            kern_matmul_packed(type, p, rb, (uint64_t)cols, 0, R, act + t * as, as, nt, got + t * R, R);
-        }
-        CHECK(memcmp(want, got, sizeof(float) * T * R) == 0, "%s packed (%d x %d): %d token(s) per call, bit for bit",
-              name, rows_n, cols, per);
-    }
-    static const uint64_t cuts[][5] = {{0, 5, 13, 50, 0}, {0, 3, 4, 9, 0}, {0, 1, 2, 10, 0}, {0, 8, 17, 23, 0}};
-    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++)
-        for (int nt = 1; nt <= T; nt += T - 1) {
-            memset(got, 0, sizeof(float) * T * R);
-            uint64_t c[5];
-            memcpy(c, cuts[k], sizeof c);
-            c[4] = R;
-            for (int i = 0; i < 4; i++) {
-                uint64_t a = c[i] < R ? c[i] : R, b = c[i + 1] < R ? c[i + 1] : R;
-                if (i == 3) b = R;
-                kern_matmul_packed(type, p, rb, (uint64_t)cols, a, b, act, as, nt, got, R);
+    Laid packed = {type, p, rb, (uint64_t)cols, R, NULL, "packed"};
+    check_laid(&packed, act, as, T, want,
+               ks->packed[type] ? "the set's kernel on the file's layout" : "the reference");
+
+    uint64_t side_bytes = kern_side_bytes(type, R, (uint64_t)cols);
+    if (!ks->sided[type] || R % KERN_SIDE_ROWS) {
+        CHECK(side_bytes == 0, "%s (%d x %d): no copy of the scales wanted (%s)", name, rows_n, cols,
+              ks->sided[type] ? "rows not a multiple of eight" : "no kernel for one");
+    } else {
+        kern_side_fill(type, w, rb, R, side);
+        int where = side_bytes == R * nb * sizeof(uint16_t);
+        for (uint64_t r = 0; r < R; r++)
+            for (uint64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = w + r * rb + b * (rb / nb);
+                uint16_t d = side[(r / KERN_SIDE_ROWS * nb + b) * KERN_SIDE_ROWS + r % KERN_SIDE_ROWS];
+                where &= d == (uint16_t)(blk[0] | blk[1] << 8);
             }
-            int same = 1;
-            for (int t = 0; t < nt; t++) same &= memcmp(want + t * R, got + t * R, sizeof(float) * R) == 0;
-            CHECK(same, "%s packed (%d x %d): rows split at %llu, %llu, %llu, %d token(s): equal, bit for bit", name,
-                  rows_n, cols, (unsigned long long)c[1], (unsigned long long)c[2], (unsigned long long)c[3], nt);
-        }
+        CHECK(where, "%s (%d x %d): the scales' copy holds %llu bytes, each row's scale where kernels.h says", name,
+              rows_n, cols, (unsigned long long)side_bytes);
+        Laid sided = {type, w, rb, (uint64_t)cols, R, side, "with its scales' copy"};
+        check_laid(&sided, act, as, T, want, "the set's kernel on the file's layout");
+    }
     free(w);
     free(p);
     free(act);
@@ -440,7 +490,7 @@ static void test_packed(uint32_t type, int rows_n, int cols)
     free(x);
     free(f);
     free(want);
-    free(got);
+    free(side);
 }
 
 int main(void)
@@ -460,12 +510,16 @@ int main(void)
         test_f16_half(ks->rows[GGML_TYPE_F16], 2048 + 1024);         /* two blocks of whole runs */
     }
     /* packing itself and kern_matmul_packed on every path (its kernel, or
-     * the reference's formula) */
+     * the reference's formula); the scales' copy where the set has a kernel
+     * for it (rows a multiple of eight), none elsewhere */
     static const uint32_t packable[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0};
     for (int k = 0; k < 2; k++) {
-        test_packed(packable[k], 76, 32 * 40);
-        test_packed(packable[k], 12, 32 * 133);
-        test_packed(packable[k], 4, 32 * 3);
+        test_laid(packable[k], 76, 32 * 40);
+        test_laid(packable[k], 80, 32 * 40);
+        test_laid(packable[k], 12, 32 * 133);
+        test_laid(packable[k], 16, 32 * 133);
+        test_laid(packable[k], 4, 32 * 3);
+        test_laid(packable[k], 8, 32 * 3);
     }
     if (!any) CHECK(1, "%s: no multi-row kernels on this path (row-by-row kernels are tested by test_kernels)", ks->name);
 

@@ -35,7 +35,7 @@ void kern_select(int mode)
             if (best->dot[t]) active.dot[t] = best->dot[t];
         for (int t = 0; t < GGML_TYPE_COUNT; t++) /* multi-row kernels a set has (ARM); x86's come below */
             if (best->rows[t]) active.rows[t] = best->rows[t];
-        for (int t = 0; t < GGML_TYPE_COUNT; t++) active.packed[t] = best->packed[t];
+        for (int t = 0; t < GGML_TYPE_COUNT; t++) active.packed[t] = best->packed[t], active.sided[t] = best->sided[t];
         active.f16_in_half = best->f16_in_half;
         active.delta_chunk = best->delta_chunk;
         if (best == kern_x86() && kern_x86_rows(active.rows, mode != KERN_NO_AVX512))

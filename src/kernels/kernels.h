@@ -109,11 +109,28 @@ typedef void KernPackedFunc(uint64_t n, const uint8_t *w, uint64_t row_bytes, ui
                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 typedef KernPackedFunc *KernPackedFn;
 
+/* Mapped weights with their scales copied beside them (kern_side_fill; only
+ * where the active set has a kernel for it: KernelSet.sided, the A76's Q8_0
+ * and Q4_0 under --load mmap, where the file cannot be repacked): the file
+ * keeps its layout, and the copy holds, for each group of KERN_SIDE_ROWS
+ * rows and each block, the group's F16 scales in a row (16 bytes), so that
+ * a block of eight rows takes its scales in one load instead of eight.
+ * side[(g * nb + b) * KERN_SIDE_ROWS + i]: row g * KERN_SIDE_ROWS + i, block
+ * b of nb. Only for rows a multiple of KERN_SIDE_ROWS. Rows [r0, r1) (any;
+ * w is the matrix's first row, side its copy), the rest as KernRowsFn, each
+ * row's result the same bits as the set's rows[] kernel gives. */
+#define KERN_SIDE_ROWS 8
+typedef void KernSidedFunc(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                           const uint16_t *side, const void *act, uint64_t act_stride, int nt, float *out,
+                           uint64_t out_stride);
+typedef KernSidedFunc *KernSidedFn;
+
 typedef struct {
     const char *name;
     KernDotFn dot[GGML_TYPE_COUNT];                      /* NULL: the reference */
     KernRowsFn rows[GGML_TYPE_COUNT];                    /* NULL: row by row with dot */
     KernPackedFn packed[GGML_TYPE_COUNT];                /* NULL: weights of this type stay in the file's layout */
+    KernSidedFn sided[GGML_TYPE_COUNT];                  /* NULL: mapped weights of this type need no copy of their scales */
     /* rows[GGML_TYPE_F16] multiplies in F16 (kernels_arm_fp16.c, CPUs with
      * FEAT_FP16): activations rounded to F16 as llama.cpp does, sums of 8
      * products per lane in F16 (the bound allows 32), so a result is within
@@ -312,6 +329,18 @@ void kern_unpack_row(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64
 void kern_dequant_packed_row(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t r, float *out);
 void kern_matmul_packed(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t n, uint64_t r0, uint64_t r1,
                         const void *act, uint64_t act_stride, int n_tok, float *out, uint64_t out_stride);
+
+/* The scales' copy (the layout above). kern_side_bytes: its size for a
+ * matrix of this type and shape, 0 where the active set reads the type
+ * without one or the rows are not a multiple of KERN_SIDE_ROWS.
+ * kern_side_fill: the copy of the rows at w into side. kern_matmul_sided:
+ * as kern_matmul, with the copy (the set's kernel; a set without one reads
+ * the file's layout alone: kern_matmul). */
+uint64_t kern_side_bytes(uint32_t type, uint64_t rows, uint64_t n);
+void kern_side_fill(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t rows, uint16_t *side);
+void kern_matmul_sided(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t n, uint64_t r0, uint64_t r1,
+                       const uint16_t *side, const void *act, uint64_t act_stride, int n_tok, float *out,
+                       uint64_t out_stride);
 
 /* The reference dots the type table (ggml_type.c) names, from kernels_ref.c
  * (f32w and so on: float weights, unlike the KV cache's dot_f32). */

@@ -1455,9 +1455,13 @@ KernRowsFunc kern_arm_dp_rows_q8_0, kern_arm_dp_rows_q4_0;
 /* ... and the same over weights repacked in place (kernels.h: KERN_PACK_ROWS) */
 KernPackedFunc kern_arm_dp_packed_q8_0, kern_arm_dp_packed_q4_0;
 #define DP_PACKED [GGML_TYPE_Q8_0] = kern_arm_dp_packed_q8_0, [GGML_TYPE_Q4_0] = kern_arm_dp_packed_q4_0
+/* ... and over mapped weights with a copy of their scales (kernels.h: KERN_SIDE_ROWS) */
+KernSidedFunc kern_arm_dp_sided_q8_0, kern_arm_dp_sided_q4_0;
+#define DP_SIDED [GGML_TYPE_Q8_0] = kern_arm_dp_sided_q8_0, [GGML_TYPE_Q4_0] = kern_arm_dp_sided_q4_0
 /* the same with the prompt tiles of kernels_arm_mm.c (SMMLA), for the i8mm set */
 KernRowsFunc kern_arm_mm_rows_q8_0, kern_arm_mm_rows_q4_0;
 KernPackedFunc kern_arm_mm_packed_q8_0, kern_arm_mm_packed_q4_0;
+KernSidedFunc kern_arm_mm_sided_q8_0, kern_arm_mm_sided_q4_0;
 /* kernels_arm_rows4.c: Q8_0 and Q4_0 four rows per pass, for the set without dotprod */
 KernRowsFunc kern_arm_rows_q8_0, kern_arm_rows_q4_0;
 /* kernels_arm_kq.c: Q4_K, Q5_K and Q6_K four rows per pass, both sets */
@@ -1502,10 +1506,10 @@ static void neon_q6_k(uint64_t n, const uint8_t *row, const void *act, uint64_t 
     [GGML_TYPE_Q2_K] = p##_q2_k, [GGML_TYPE_Q3_K] = p##_q3_k, [GGML_TYPE_Q4_K] = p##_q4_k,                      \
     [GGML_TYPE_Q5_K] = p##_q5_k, [GGML_TYPE_Q6_K] = p##_q6_k, [GGML_TYPE_IQ4_XS] = p##_iq4_xs
 
-#define NO_PACKED [GGML_TYPE_Q8_0] = NULL
-#define SET(label, p, pk, ...)                                                                                   \
+#define NO_ENTRIES [GGML_TYPE_Q8_0] = NULL /* no packed or sided kernels */
+#define SET(label, p, pk, sd, ...)                                                                               \
     {                                                                                                            \
-        .name = label, .packed = {pk},                                                                           \
+        .name = label, .packed = {pk}, .sided = {sd},                                                            \
         .dot = {INT_ENTRIES(p), [GGML_TYPE_F32] = neon_f32, [GGML_TYPE_F16] = neon_f16,                         \
                 [GGML_TYPE_BF16] = neon_bf16},                                                                  \
         .rows = {__VA_ARGS__},                                                                                   \
@@ -1522,10 +1526,10 @@ const KernelSet *kern_arm(void)
 {
     const PortCpu *c = port_cpu();
 #ifdef __aarch64__
-    static const KernelSet neon = SET("aarch64 NEON", neon, NO_PACKED, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_rows_q8_0,
+    static const KernelSet neon = SET("aarch64 NEON", neon, NO_ENTRIES, NO_ENTRIES, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_rows_q8_0,
                                       [GGML_TYPE_Q4_0] = kern_arm_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_rows_q4_k,
                                       [GGML_TYPE_Q5_K] = kern_arm_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_rows_q6_k),
-                           dotprod = SET("aarch64 NEON+dotprod", dp, DP_PACKED, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
+                           dotprod = SET("aarch64 NEON+dotprod", dp, DP_PACKED, DP_SIDED, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_arm_dp_rows_q8_0,
                                          [GGML_TYPE_Q4_0] = kern_arm_dp_rows_q4_0, [GGML_TYPE_Q4_K] = kern_arm_dp_rows_q4_k,
                                          [GGML_TYPE_Q5_K] = kern_arm_dp_rows_q5_k, [GGML_TYPE_Q6_K] = kern_arm_dp_rows_q6_k);
     static KernelSet i8mm, with_fp16; /* the dotprod set with SMMLA prompt tiles; either set, F16 weights
@@ -1537,6 +1541,7 @@ const KernelSet *kern_arm(void)
         i8mm.name = "aarch64 NEON+dotprod+i8mm";
         i8mm.rows[GGML_TYPE_Q8_0] = kern_arm_mm_rows_q8_0, i8mm.rows[GGML_TYPE_Q4_0] = kern_arm_mm_rows_q4_0;
         i8mm.packed[GGML_TYPE_Q8_0] = kern_arm_mm_packed_q8_0, i8mm.packed[GGML_TYPE_Q4_0] = kern_arm_mm_packed_q4_0;
+        i8mm.sided[GGML_TYPE_Q8_0] = kern_arm_mm_sided_q8_0, i8mm.sided[GGML_TYPE_Q4_0] = kern_arm_mm_sided_q4_0;
         i8mm.rows[GGML_TYPE_Q4_K] = kern_arm_mm_rows_q4_k, i8mm.rows[GGML_TYPE_Q5_K] = kern_arm_mm_rows_q5_k;
         i8mm.rows[GGML_TYPE_Q6_K] = kern_arm_mm_rows_q6_k;
         s = &i8mm;
@@ -1548,7 +1553,7 @@ const KernelSet *kern_arm(void)
     with_fp16.f16_in_half = 1;
     return &with_fp16;
 #else
-    static const KernelSet neon = SET("armv7 NEON", neon, NO_PACKED, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_armv7_rows_q8_0,
+    static const KernelSet neon = SET("armv7 NEON", neon, NO_ENTRIES, NO_ENTRIES, NEON_ROWS_F16[GGML_TYPE_Q8_0] = kern_armv7_rows_q8_0,
                                       [GGML_TYPE_Q4_0] = kern_armv7_rows_q4_0, [GGML_TYPE_Q4_K] = kern_armv7_rows_q4_k,
                                       [GGML_TYPE_Q6_K] = kern_armv7_rows_q6_k);
     return c->neon && c->vfpv4 ? &neon : NULL;

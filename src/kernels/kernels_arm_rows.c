@@ -16,7 +16,9 @@
  * sums start from memory (one LD4R sets four registers where four MOVIs
  * cleared them): zero for Q8_0; Q4_0 the same with LD2 (16 bytes of
  * nibbles) and the offset of 8 folded into the starting values (-8 x the
- * activation's code sum).
+ * activation's code sum). Mapped weights with a copy of their scales
+ * (kernels.h: KERN_SIDE_ROWS) take a block's eight scales in one load from
+ * it where the file's layout takes eight lane loads.
  *
  * Prompts (four tokens or more; Q4_0 three), K-chunk by K-chunk (PKC blocks): the
  * chunk's activations are laid out once for all the row tiles (per block,
@@ -75,10 +77,19 @@ static inline uint64_t block_bytes(int kind)
 
 /* ---- decoding one token ------------------------------------------------------ */
 
+/* A block of the token as the decoding tile reads it (one pointer: the
+ * asm statements are at GCC's limit of 30 operands): dup, its codes as
+ * [a0..7 a0..7] [a8..15 a8..15] ...; c, where the four pair sums start
+ * (LD4R), four times. */
+typedef struct {
+    int8x16_t dup[4];
+    int32_t c[4];
+} DecBlock;
+
 /* The pair loads, sums and float step of one block of eight rows, as
  * assembly so every instruction is the one intended (GCC moves LD4 lane
  * tuples through extra registers). Rows r0..r7 point at the block (its
- * scale), dup at its four activation vectors; v20 holds the activation
+ * scale), dup at its DecBlock; v20 holds the activation
  * scales (lane k for the k-th block of a turn of the loop). The pointers
  * move on by one block. */
 #define DEC_SCALES                                                                                               \
@@ -102,32 +113,39 @@ static inline uint64_t block_bytes(int kind)
     "fmla %[f0].4s, " sa ".4s, v30.4s\n\t"                                                                      \
     "fmla %[f1].4s, " sb ".4s, v31.4s\n\t"
 
+/* With the scales' copy (kernels.h: KERN_SIDE_ROWS): the eight in one
+ * load; the rows point past their scale and move on by a whole block (inc:
+ * "%[bs]", the block's bytes, where the file's scales moved them by 2). */
+#define DEC_SIDE_SCALES "ld1 {v21.8h}, [%[scl]], #16\n\t"
+
 /* Q8_0: the four pair sums v24..v27 start at zero (one LD4R from c, as
  * Q4_0's below); ADDP gives the four rows' block sums (rows 0-3 in v22,
  * 4-7 in v23). */
-#define Q8_PAIR(ra, rb, acc, v0, v1, v2, v3)                                                                    \
-    "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[0], [%[" ra "]], #32\n\t"                                     \
-    "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[1], [%[" rb "]], #32\n\t"                                     \
+#define Q8_PAIR(ra, rb, acc, v0, v1, v2, v3, inc)                                                               \
+    "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[0], [%[" ra "]], " inc "\n\t"                                 \
+    "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[1], [%[" rb "]], " inc "\n\t"                                 \
     "sdot " acc ".4s, " v0 ".16b, v16.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v1 ".16b, v17.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v2 ".16b, v18.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v3 ".16b, v19.16b\n\t"
-#define Q8_BLOCK(k)                                                                                              \
+#define Q8_BLOCK(k, scales, inc)                                                                                 \
     "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"                                                                   \
-    "ld4r {v24.4s-v27.4s}, [%[c]], #16\n\t" DEC_SCALES Q8_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")         \
-        Q8_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7") Q8_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")     \
-            Q8_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7")                                                   \
+    "ld4r {v24.4s-v27.4s}, [%[dup]], #16\n\t" scales Q8_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3", inc)       \
+        Q8_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7", inc) Q8_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3", inc) \
+            Q8_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7", inc)                                              \
     "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
     "addp v23.4s, v26.4s, v27.4s\n\t" DEC_FLOAT("v22", "v23", k)
+#define Q8_FILE(k) Q8_BLOCK(k, DEC_SCALES, "#32")
+#define Q8_SIDE(k) Q8_BLOCK(k, DEC_SIDE_SCALES, "%[bs]")
 
 /* Q4_0: 16 bytes of nibbles per row; low nibbles are elements 0-15, high
  * ones 16-31: [A 0-7 | B 0-7] & 15 goes with dup[0], ... >> 4 with dup[2].
  * The sums start at -4 x the activation's code sum in each lane (one LD4R
  * from c into the four pairs' sums), so the two lanes of a row add up to
  * sum (n - 8) a. */
-#define Q4_PAIR(ra, rb, acc, v0, v1, v2, v3)                                                                    \
-    "ld2 {" v0 ".d, " v1 ".d}[0], [%[" ra "]], #16\n\t"                                                          \
-    "ld2 {" v0 ".d, " v1 ".d}[1], [%[" rb "]], #16\n\t"                                                          \
+#define Q4_PAIR(ra, rb, acc, v0, v1, v2, v3, inc)                                                               \
+    "ld2 {" v0 ".d, " v1 ".d}[0], [%[" ra "]], " inc "\n\t"                                                      \
+    "ld2 {" v0 ".d, " v1 ".d}[1], [%[" rb "]], " inc "\n\t"                                                      \
     "and " v2 ".16b, " v0 ".16b, v29.16b\n\t"                                                                   \
     "and " v3 ".16b, " v1 ".16b, v29.16b\n\t"                                                                   \
     "ushr " v0 ".16b, " v0 ".16b, #4\n\t"                                                                       \
@@ -136,100 +154,105 @@ static inline uint64_t block_bytes(int kind)
     "sdot " acc ".4s, " v3 ".16b, v17.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v0 ".16b, v18.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v1 ".16b, v19.16b\n\t"
-#define Q4_BLOCK(k)                                                                                              \
+#define Q4_BLOCK(k, scales, inc)                                                                                 \
     "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"                                                                   \
-    "ld4r {v24.4s-v27.4s}, [%[c]], #16\n\t" DEC_SCALES Q4_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3")         \
-        Q4_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7") Q4_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3")     \
-            Q4_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7")                                                   \
+    "ld4r {v24.4s-v27.4s}, [%[dup]], #16\n\t" scales Q4_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3", inc)       \
+        Q4_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7", inc) Q4_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3", inc) \
+            Q4_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7", inc)                                              \
     "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
     "addp v23.4s, v26.4s, v27.4s\n\t" DEC_FLOAT("v22", "v23", k)
+#define Q4_FILE(k) Q4_BLOCK(k, DEC_SCALES, "#16")
+#define Q4_SIDE(k) Q4_BLOCK(k, DEC_SIDE_SCALES, "%[bs]")
+
+/* Two blocks per turn of the loop, then an odd one. */
+#define DEC_LOOP(block)                                                                                          \
+    "cbz %[nb], 2f\n\t"                                                                                           \
+    "1:\n\t"                                                                                                      \
+    "ldr d20, [%[da]], #8\n\t" block("0") block("1") "subs %[nb], %[nb], #1\n\t"                                 \
+    "b.ne 1b\n\t"                                                                                                 \
+    "2:\n\t"                                                                                                      \
+    "tbz %[odd], #0, 3f\n\t"                                                                                      \
+    "ldr s20, [%[da]], #4\n\t" block("0") "3:\n\t"
 
 #define DEC_OPERANDS                                                                                             \
     [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5), [r6] "+r"(r6),       \
-        [r7] "+r"(r7), [dup] "+r"(dup), [da] "+r"(da), [c] "+r"(c), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1)
+        [r7] "+r"(r7), [dup] "+r"(blk), [da] "+r"(da), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1)
 #define DEC_CLOBBERS                                                                                             \
     "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", \
         "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
 
 /* Eight rows (r0 and the next at stride rs; the last tile repeats its last
  * row: rows past `valid` start at the last valid one) over nb blocks:
- * f[0] rows 0-3, f[1] rows 4-7. Two blocks per turn of the loop. */
-DP_INLINE void dec_tile(int kind, const uint8_t *p, uint64_t rs, uint64_t valid, uint64_t nb, const int8x16_t *dup,
-                        const float *da, const int32_t *c, float32x4_t *f)
+ * f[0] rows 0-3, f[1] rows 4-7. With scl (the scales' copy at the tile's
+ * first block), the scales come from there. */
+DP_INLINE void dec_tile(int kind, const uint8_t *p, uint64_t rs, uint64_t valid, uint64_t nb, const DecBlock *blk,
+                        const float *da, const uint16_t *scl, float32x4_t *f)
 {
     const uint8_t *r[TILE];
-    UNROLL for (int i = 0; i < TILE; i++) r[i] = p + ((uint64_t)i < valid ? (uint64_t)i : valid - 1) * rs;
+    UNROLL for (int i = 0; i < TILE; i++) r[i] = p + ((uint64_t)i < valid ? (uint64_t)i : valid - 1) * rs + (scl ? 2 : 0);
     const uint8_t *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3], *r4 = r[4], *r5 = r[5], *r6 = r[6], *r7 = r[7];
     float32x4_t f0 = f[0], f1 = f[1];
-    uint64_t pairs = nb / 2;
-    if (kind == RK_Q8_0) {
-        __asm__ volatile("cbz %[nb], 2f\n\t"
-                         "1:\n\t"
-                         "ldr d20, [%[da]], #8\n\t" Q8_BLOCK("0") Q8_BLOCK("1") "subs %[nb], %[nb], #1\n\t"
-                         "b.ne 1b\n\t"
-                         "2:\n\t"
-                         "tbz %[odd], #0, 3f\n\t"
-                         "ldr s20, [%[da]], #4\n\t" Q8_BLOCK("0") "3:\n\t"
-                         : DEC_OPERANDS
-                         : [odd] "r"(nb)
+    uint64_t pairs = nb / 2, bs = block_bytes(kind);
+    if (kind == RK_Q8_0 && !scl)
+        __asm__ volatile(DEC_LOOP(Q8_FILE) : DEC_OPERANDS : [odd] "r"(nb) : DEC_CLOBBERS);
+    else if (kind == RK_Q8_0)
+        __asm__ volatile(DEC_LOOP(Q8_SIDE) : DEC_OPERANDS, [scl] "+r"(scl) : [odd] "r"(nb), [bs] "r"(bs) : DEC_CLOBBERS);
+    else if (!scl)
+        __asm__ volatile("movi v29.16b, #15\n\t" DEC_LOOP(Q4_FILE) : DEC_OPERANDS : [odd] "r"(nb) : DEC_CLOBBERS);
+    else
+        __asm__ volatile("movi v29.16b, #15\n\t" DEC_LOOP(Q4_SIDE)
+                         : DEC_OPERANDS, [scl] "+r"(scl)
+                         : [odd] "r"(nb), [bs] "r"(bs)
                          : DEC_CLOBBERS);
-    } else {
-        __asm__ volatile("movi v29.16b, #15\n\t"
-                         "cbz %[nb], 2f\n\t"
-                         "1:\n\t"
-                         "ldr d20, [%[da]], #8\n\t" Q4_BLOCK("0") Q4_BLOCK("1") "subs %[nb], %[nb], #1\n\t"
-                         "b.ne 1b\n\t"
-                         "2:\n\t"
-                         "tbz %[odd], #0, 3f\n\t"
-                         "ldr s20, [%[da]], #4\n\t" Q4_BLOCK("0") "3:\n\t"
-                         : DEC_OPERANDS
-                         : [odd] "r"(nb)
-                         : DEC_CLOBBERS);
-    }
     f[0] = f0;
     f[1] = f1;
 }
 
-/* One token (a) against rows [0, nrows): out[r]. */
-DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
-                            const KernQ8_0 *a, float *out)
+/* One token (a) against rows [r0, r1): out[r]. Without a copy of the scales
+ * (side NULL) the tiles start at r0 (w + r0 * row_bytes); with one, on its
+ * groups of eight rows (a tile's rows outside [r0, r1) are computed and
+ * dropped). */
+DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                            const uint16_t *side, const KernQ8_0 *a, float *out)
 {
-    int8x16_t dup[DKC * 4];
+    DecBlock blk[DKC];
     float da[DKC];
-    int32_t c[4 * DKC]; /* per block four times (LD4R): where the four pair sums start */
     uint64_t nb = n / 32, bytes = block_bytes(kind);
     for (uint64_t b0 = 0; b0 < nb; b0 += DKC) {
         uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
         for (uint64_t b = 0; b < cb; b++) {
             int64x2_t lo = vreinterpretq_s64_s8(vld1q_s8(a[b0 + b].q));
             int64x2_t hi = vreinterpretq_s64_s8(vld1q_s8(a[b0 + b].q + 16));
-            dup[4 * b + 0] = vreinterpretq_s8_s64(vdupq_laneq_s64(lo, 0));
-            dup[4 * b + 1] = vreinterpretq_s8_s64(vdupq_laneq_s64(lo, 1));
-            dup[4 * b + 2] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 0));
-            dup[4 * b + 3] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 1));
+            blk[b].dup[0] = vreinterpretq_s8_s64(vdupq_laneq_s64(lo, 0));
+            blk[b].dup[1] = vreinterpretq_s8_s64(vdupq_laneq_s64(lo, 1));
+            blk[b].dup[2] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 0));
+            blk[b].dup[3] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 1));
             da[b] = a[b0 + b].d;
             int32_t c4 = kind == RK_Q4_0 ? neon_q4_start(a[b0 + b].sum, 4) : 0; /* two lanes a row */
-            c[4 * b] = c[4 * b + 1] = c[4 * b + 2] = c[4 * b + 3] = c4;
+            blk[b].c[0] = blk[b].c[1] = blk[b].c[2] = blk[b].c[3] = c4;
         }
-        const uint8_t *p = w + b0 * bytes;
-        for (uint64_t r0 = 0; r0 < nrows; r0 += TILE, p += TILE * row_bytes) {
-            uint64_t valid = nrows - r0 < TILE ? nrows - r0 : TILE;
-            float32x4_t f[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
-            float tmp[TILE];
-            if (valid == TILE) {
-                if (b0) f[0] = vld1q_f32(out + r0), f[1] = vld1q_f32(out + r0 + 4);
-                dec_tile(kind, p, row_bytes, TILE, cb, dup, da, c, f);
-                vst1q_f32(out + r0, f[0]);
-                vst1q_f32(out + r0 + 4, f[1]);
-                continue;
+        for (uint64_t r = side ? r0 / TILE * TILE : r0; r < r1; r += TILE) {
+            uint64_t lo = r0 > r ? r0 - r : 0, hi = r1 - r < TILE ? r1 - r : TILE;
+            const uint8_t *p = w + r * row_bytes + b0 * bytes;
+            const uint16_t *scl = side ? side + (r / TILE * nb + b0) * TILE : NULL;
+            /* a whole tile in out, a part through tmp (as decode_packed's
+             * passes: one helper for both cost 0.02-0.07 M instructions a
+             * token, GCC 12) */
+            int whole = lo == 0 && hi == TILE;
+            float tmp[TILE], *dst = whole ? out + r : tmp;
+            if (!whole) {
+                memset(tmp, 0, sizeof tmp);
+                if (b0) memcpy(tmp + lo, out + r + lo, (hi - lo) * sizeof(float));
             }
-            memset(tmp, 0, sizeof tmp);
-            if (b0) memcpy(tmp, out + r0, valid * sizeof(float));
-            f[0] = vld1q_f32(tmp), f[1] = vld1q_f32(tmp + 4);
-            dec_tile(kind, p, row_bytes, valid, cb, dup, da, c, f);
-            vst1q_f32(tmp, f[0]);
-            vst1q_f32(tmp + 4, f[1]);
-            memcpy(out + r0, tmp, valid * sizeof(float));
+            float32x4_t f[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+            if (b0 || !whole) f[0] = vld1q_f32(dst), f[1] = vld1q_f32(dst + 4);
+            /* whole tiles apart: their row pointers are plain steps */
+            if (side) dec_tile(kind, p, row_bytes, TILE, cb, blk, da, scl, f);
+            else if (hi == TILE) dec_tile(kind, p, row_bytes, TILE, cb, blk, da, NULL, f);
+            else dec_tile(kind, p, row_bytes, hi, cb, blk, da, NULL, f);
+            vst1q_f32(dst, f[0]);
+            vst1q_f32(dst + 4, f[1]);
+            if (!whole) memcpy(out + r + lo, tmp + lo, (hi - lo) * sizeof(float));
         }
     }
 }
@@ -741,8 +764,8 @@ DP static void rows_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint64
 {
     if (one_by_one(kind, nt)) {
         for (int t = 0; t < nt; t++)
-            decode_token(kind, n, w, row_bytes, nrows, (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride),
-                         out + (uint64_t)t * out_stride);
+            decode_token(kind, n, w, row_bytes, 0, nrows, NULL,
+                         (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride), out + (uint64_t)t * out_stride);
         return;
     }
     for (int t0 = 0; t0 < nt; t0 += PTOK) {
@@ -777,6 +800,22 @@ DP static void packed_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint
     }
 }
 
+/* Mapped weights with the scales' copy: decoding reads the copy; prompts
+ * read the file's scales as rows_frame does (once per tile and K-chunk). */
+DP static void sided_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                           const uint16_t *side, const void *act, uint64_t act_stride, int nt, float *out,
+                           uint64_t out_stride)
+{
+    if (r0 >= r1) return;
+    if (!one_by_one(kind, nt)) {
+        rows_frame(kind, mm, n, w + r0 * row_bytes, row_bytes, r1 - r0, act, act_stride, nt, out + r0, out_stride);
+        return;
+    }
+    for (int t = 0; t < nt; t++)
+        decode_token(kind, n, w, row_bytes, r0, r1, side, (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride),
+                     out + (uint64_t)t * out_stride);
+}
+
 /* the dotprod set's entries (mm 0) and the i8mm set's (mm 1) */
 #define RK_ENTRIES(set, mm)                                                                                      \
     DP void kern_arm_##set##_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1, \
@@ -788,6 +827,18 @@ DP static void packed_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint
                                          const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride) \
     {                                                                                                            \
         packed_frame(RK_Q4_0, mm, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);                \
+    }                                                                                                            \
+    DP void kern_arm_##set##_sided_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,  \
+                                        const uint16_t *side, const void *act, uint64_t act_stride, int nt,      \
+                                        float *out, uint64_t out_stride)                                         \
+    {                                                                                                            \
+        sided_frame(RK_Q8_0, mm, n, w, row_bytes, r0, r1, side, act, act_stride, nt, out, out_stride);           \
+    }                                                                                                            \
+    DP void kern_arm_##set##_sided_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,  \
+                                        const uint16_t *side, const void *act, uint64_t act_stride, int nt,      \
+                                        float *out, uint64_t out_stride)                                         \
+    {                                                                                                            \
+        sided_frame(RK_Q4_0, mm, n, w, row_bytes, r0, r1, side, act, act_stride, nt, out, out_stride);           \
     }                                                                                                            \
     DP void kern_arm_##set##_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, \
                                        uint64_t act_stride, int nt, float *out, uint64_t out_stride)             \

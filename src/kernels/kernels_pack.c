@@ -1,8 +1,10 @@
-/* kernels_pack.c - weights repacked in place for the kernels that read them
- * so (kernels.h: KERN_PACK_ROWS, KernelSet.packed): packing at load, a row
- * back in the file's layout or as floats, and the matmul over packed
- * weights (the set's kernel, or the reference's formula for a set without
- * one). Run once per load or never on the hot path: built for size. */
+/* kernels_pack.c - weights laid out for the kernels that read them so:
+ * repacked in place (kernels.h: KERN_PACK_ROWS, KernelSet.packed): packing
+ * at load, a row back in the file's layout or as floats, and the matmul over
+ * packed weights (the set's kernel, or the reference's formula for a set
+ * without one); mapped ones with a copy of their scales (KERN_SIDE_ROWS,
+ * KernelSet.sided). Run once per load or never on the hot path: built for
+ * size. */
 #include "kernels.h"
 
 #include <string.h>
@@ -107,4 +109,31 @@ void kern_matmul_packed(uint32_t type, const uint8_t *w, uint64_t row_bytes, uin
             out[(uint64_t)t * out_stride + r] = s;
         }
     }
+}
+
+uint64_t kern_side_bytes(uint32_t type, uint64_t rows, uint64_t n)
+{
+    if (type >= GGML_TYPE_COUNT || !pack_block_bytes(type) || !kern_active()->sided[type] || rows % KERN_SIDE_ROWS ||
+        n % 32)
+        return 0;
+    return rows * (n / 32) * sizeof(uint16_t); /* rows * blocks <= the matrix's bytes / 18: no overflow */
+}
+
+void kern_side_fill(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t rows, uint16_t *side)
+{
+    uint64_t bb = pack_block_bytes(type), nb = row_bytes / bb;
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint64_t b = 0; b < nb; b++) {
+            const uint8_t *d = w + r * row_bytes + b * bb; /* the block's scale, little-endian F16 */
+            side[(r / KERN_SIDE_ROWS * nb + b) * KERN_SIDE_ROWS + r % KERN_SIDE_ROWS] = (uint16_t)(d[0] | d[1] << 8);
+        }
+}
+
+void kern_matmul_sided(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t n, uint64_t r0, uint64_t r1,
+                       const uint16_t *side, const void *act, uint64_t act_stride, int n_tok, float *out,
+                       uint64_t out_stride)
+{
+    KernSidedFn fn = kern_active()->sided[type];
+    if (fn) fn(n, w, row_bytes, r0, r1, side, act, act_stride, n_tok, out, out_stride);
+    else kern_matmul(type, w, row_bytes, n, r0, r1, act, act_stride, n_tok, out, out_stride);
 }

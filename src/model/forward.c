@@ -436,12 +436,16 @@ typedef struct {
 } MatmulJob;
 
 /* Rows [lo, hi) of w times n tokens' activations: the repacked layout's
- * kernel where the loader packed w (model.c), else the file's. */
+ * kernel where the loader packed w (model.c), the file's with the scales'
+ * copy where it made one, else the file's. */
 static void weight_matmul(const Weight *w, uint64_t lo, uint64_t hi, const void *act, uint64_t act_stride, int n,
                           float *out, uint64_t out_stride)
 {
-    (w->packed ? kern_matmul_packed : kern_matmul)(w->type, w->data, w->row_bytes, w->cols, lo, hi, act, act_stride, n,
-                                                   out, out_stride);
+    if (w->side)
+        kern_matmul_sided(w->type, w->data, w->row_bytes, w->cols, lo, hi, w->side, act, act_stride, n, out, out_stride);
+    else
+        (w->packed ? kern_matmul_packed : kern_matmul)(w->type, w->data, w->row_bytes, w->cols, lo, hi, act, act_stride,
+                                                       n, out, out_stride);
 }
 
 static void matmul_worker(void *ctx, int ith, int nth)

@@ -154,6 +154,7 @@ static Weight row_view(const Weight *w, uint64_t r0, uint64_t n)
     v.rows = n;
     v.file_offset += r0 * w->row_bytes;
     if (w->data) v.data = w->data + r0 * w->row_bytes;
+    if (w->side) v.side = w->side + r0 * (w->cols / 32); /* r0 on a group of rows (views_on_groups) */
     return v;
 }
 
@@ -607,6 +608,15 @@ static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
     return ROLE_NONE;
 }
 
+/* A fused matrix is packed, or its scales copied, only if its views start
+ * on groups of rows (KERN_PACK_ROWS, KERN_SIDE_ROWS). */
+static int views_on_groups(const ModelConfig *c, int id, uint64_t group)
+{
+    if (id == LT_QKV) return model_dim(c, DIM_Q) % group == 0 && model_dim(c, DIM_KV) % group == 0;
+    if (id == LT_GATE_UP) return c->n_ff % group == 0;
+    return 1;
+}
+
 static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
 {
     (void)g;
@@ -642,6 +652,10 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
         }
         cfg->weight_bytes += r;
         if (t->type < 64) cfg->matrix_types |= (uint64_t)1 << t->type;
+        /* the scales' copy of a mapped matrix: under 1/9 of its bytes */
+        uint64_t side = arena_round(kern_side_bytes(t->type, t->n_elements / t->ne[0], t->ne[0]));
+        if (strcmp(t->name, "token_embd.weight") == 0) cfg->embd_side_bytes = side;
+        else if (role != ROLE_LAYER || views_on_groups(cfg, lt, KERN_SIDE_ROWS)) cfg->side_bytes += side;
         /* sizes --load stream needs: a slot holds any layer's matrices, the
          * output streams by rows */
         uint64_t row = t->n_bytes / (t->n_elements / t->ne[0]); /* dims >= 1: n_elements >= ne[0] */
@@ -766,6 +780,9 @@ void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
         if (sp.resident_bytes) plan_add(plan, "weights: resident layers", sp.resident_bytes);
     } else if (opt->load == LOAD_READ || !cfg->mapped) {
         plan_add(plan, "weights (read, no mmap)", cfg->weight_bytes);
+    } else if (cfg->side_bytes || (cfg->tied_output && cfg->embd_side_bytes)) {
+        plan_add(plan, "weight scales (copied from the mapped file)",
+                 cfg->side_bytes + (cfg->tied_output ? cfg->embd_side_bytes : 0));
     }
 }
 
@@ -864,12 +881,17 @@ static void pack_matrix(Loader *L, Weight *w)
     w->packed = 1;
 }
 
-/* A fused matrix is packed only if its views start on groups of rows. */
-static int views_on_groups(const ModelConfig *c, int id)
+/* --load mmap: a matrix the kernel set reads with a copy of its scales
+ * (kernels.h: KERN_SIDE_ROWS, the A76's Q8_0 and Q4_0) gets one in the
+ * arena (model_plan counted it); without room it goes without. */
+static void side_matrix(Loader *L, Weight *w)
 {
-    if (id == LT_QKV) return model_dim(c, DIM_Q) % KERN_PACK_ROWS == 0 && model_dim(c, DIM_KV) % KERN_PACK_ROWS == 0;
-    if (id == LT_GATE_UP) return c->n_ff % KERN_PACK_ROWS == 0;
-    return 1;
+    if (!w->data || L->stream || !L->m->cfg.mapped || L->m->load != LOAD_MMAP) return;
+    uint64_t bytes = kern_side_bytes(w->type, w->rows, w->cols);
+    uint16_t *side = bytes ? arena_take(L->arena, bytes) : NULL;
+    if (!side) return;
+    kern_side_fill(w->type, w->data, w->row_bytes, w->rows, side);
+    w->side = side;
 }
 
 /* Vectors (norms, biases, rope factors) and LFM2's convolution kernels
@@ -938,11 +960,13 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
     if (bind_matrix(&L, &m->tok_embd, "token_embd.weight", c->n_embd, c->n_vocab) != 0) return -1;
     pack_matrix(&L, &m->tok_embd);
     if (c->tied_output) {
+        side_matrix(&L, &m->tok_embd); /* its rows are read as embeddings in place, the copy serves the logits */
         m->output = m->tok_embd;
     } else if (bind_matrix(&L, &m->output, "output.weight", c->n_embd, c->n_vocab) != 0) {
         return -1;
     } else {
         pack_matrix(&L, &m->output);
+        side_matrix(&L, &m->output);
     }
     m->output_norm = norms;
     norms += c->n_embd;
@@ -977,7 +1001,8 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
             uint64_t cols = model_dim(c, t->cols), rows = model_dim(c, t->rows);
             if (t->matrix) {
                 if (bind_matrix(&L, field, name, cols, rows) != 0) return -1;
-                if (views_on_groups(c, i)) pack_matrix(&L, field);
+                if (views_on_groups(c, i, KERN_PACK_ROWS)) pack_matrix(&L, field);
+                if (views_on_groups(c, i, KERN_SIDE_ROWS)) side_matrix(&L, field);
             } else {
                 float *v = norms;
                 norms += cols * rows;

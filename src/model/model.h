@@ -174,6 +174,9 @@ typedef struct {
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
     uint64_t matrix_types;/* bit t set: some weight matrix is of GgmlType t (t < 64) */
+    uint64_t side_bytes;  /* arena bytes of the scales' copies of mapped matrices (kernels.h:
+                             KERN_SIDE_ROWS; 0 where the kernels want none), token_embd's apart: */
+    uint64_t embd_side_bytes; /* copied only when it is the output matrix too */
     uint64_t norm_floats; /* floats of all norm vectors (always copied into the arena) */
     /* for --load stream (model_stream_bytes): */
     uint64_t stream_layer_bytes; /* room for any one layer's matrices: the largest of each
@@ -240,6 +243,7 @@ typedef struct {
     uint32_t file_index;  /* where its bytes are: gguf files[file_index], from file_offset */
     uint64_t file_offset;
     int packed;           /* data repacked in place for the kernels (kernels.h: KERN_PACK_ROWS) */
+    const uint16_t *side; /* mapped: its scales copied for the kernels (kernels.h: KERN_SIDE_ROWS), or NULL */
 } Weight;
 
 /* A layer's tensors; layer_tensors[] (model.c) maps each LayerTensorId to
