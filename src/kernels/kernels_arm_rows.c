@@ -89,7 +89,7 @@ typedef struct {
 /* The pair loads, sums and float step of one block of eight rows, as
  * assembly so every instruction is the one intended (GCC moves LD4 lane
  * tuples through extra registers). Rows r0..r7 point at the block (its
- * scale), dup at its DecBlock; v20 holds the activation
+ * scale), blk at the token's DecBlock; v20 holds the activation
  * scales (lane k for the k-th block of a turn of the loop). The pointers
  * move on by one block. */
 #define DEC_SCALES                                                                                               \
@@ -118,9 +118,8 @@ typedef struct {
  * "%[bs]", the block's bytes, where the file's scales moved them by 2). */
 #define DEC_SIDE_SCALES "ld1 {v21.8h}, [%[scl]], #16\n\t"
 
-/* Q8_0: the four pair sums v24..v27 start at zero (one LD4R from c, as
- * Q4_0's below); ADDP gives the four rows' block sums (rows 0-3 in v22,
- * 4-7 in v23). */
+/* Q8_0: a pair of rows into the sums acc (v24..v27 for the four pairs;
+ * they start at zero, the DecBlock's c). */
 #define Q8_PAIR(ra, rb, acc, v0, v1, v2, v3, inc)                                                               \
     "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[0], [%[" ra "]], " inc "\n\t"                                 \
     "ld4 {" v0 ".d, " v1 ".d, " v2 ".d, " v3 ".d}[1], [%[" rb "]], " inc "\n\t"                                 \
@@ -128,21 +127,11 @@ typedef struct {
     "sdot " acc ".4s, " v1 ".16b, v17.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v2 ".16b, v18.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v3 ".16b, v19.16b\n\t"
-#define Q8_BLOCK(k, scales, inc)                                                                                 \
-    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"                                                                   \
-    "ld4r {v24.4s-v27.4s}, [%[dup]], #16\n\t" scales Q8_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3", inc)       \
-        Q8_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7", inc) Q8_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3", inc) \
-            Q8_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7", inc)                                              \
-    "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
-    "addp v23.4s, v26.4s, v27.4s\n\t" DEC_FLOAT("v22", "v23", k)
-#define Q8_FILE(k) Q8_BLOCK(k, DEC_SCALES, "#32")
-#define Q8_SIDE(k) Q8_BLOCK(k, DEC_SIDE_SCALES, "%[bs]")
 
 /* Q4_0: 16 bytes of nibbles per row; low nibbles are elements 0-15, high
  * ones 16-31: [A 0-7 | B 0-7] & 15 goes with dup[0], ... >> 4 with dup[2].
- * The sums start at -4 x the activation's code sum in each lane (one LD4R
- * from c into the four pairs' sums), so the two lanes of a row add up to
- * sum (n - 8) a. */
+ * The sums start at -4 x the activation's code sum in each lane (the
+ * DecBlock's c), so the two lanes of a row add up to sum (n - 8) a. */
 #define Q4_PAIR(ra, rb, acc, v0, v1, v2, v3, inc)                                                               \
     "ld2 {" v0 ".d, " v1 ".d}[0], [%[" ra "]], " inc "\n\t"                                                      \
     "ld2 {" v0 ".d, " v1 ".d}[1], [%[" rb "]], " inc "\n\t"                                                      \
@@ -154,15 +143,21 @@ typedef struct {
     "sdot " acc ".4s, " v3 ".16b, v17.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v0 ".16b, v18.16b\n\t"                                                                  \
     "sdot " acc ".4s, " v1 ".16b, v19.16b\n\t"
-#define Q4_BLOCK(k, scales, inc)                                                                                 \
-    "ld1 {v16.16b-v19.16b}, [%[dup]], #64\n\t"                                                                   \
-    "ld4r {v24.4s-v27.4s}, [%[dup]], #16\n\t" scales Q4_PAIR("r0", "r1", "v24", "v0", "v1", "v2", "v3", inc)       \
-        Q4_PAIR("r2", "r3", "v25", "v4", "v5", "v6", "v7", inc) Q4_PAIR("r4", "r5", "v26", "v0", "v1", "v2", "v3", inc) \
-            Q4_PAIR("r6", "r7", "v27", "v4", "v5", "v6", "v7", inc)                                              \
+/* One block of the eight rows (pair: Q8_PAIR or Q4_PAIR): the token's
+ * DecBlock (its codes, then the starting sums: one LD4R sets the four),
+ * the rows' scales, the four pairs; ADDP gives the block sums of rows 0-3
+ * in v22 and 4-7 in v23. */
+#define DEC_BLOCK(pair, k, scales, inc)                                                                          \
+    "ld1 {v16.16b-v19.16b}, [%[blk]], #64\n\t"                                                                   \
+    "ld4r {v24.4s-v27.4s}, [%[blk]], #16\n\t" scales pair("r0", "r1", "v24", "v0", "v1", "v2", "v3", inc)        \
+        pair("r2", "r3", "v25", "v4", "v5", "v6", "v7", inc) pair("r4", "r5", "v26", "v0", "v1", "v2", "v3", inc) \
+            pair("r6", "r7", "v27", "v4", "v5", "v6", "v7", inc)                                                 \
     "addp v22.4s, v24.4s, v25.4s\n\t"                                                                           \
     "addp v23.4s, v26.4s, v27.4s\n\t" DEC_FLOAT("v22", "v23", k)
-#define Q4_FILE(k) Q4_BLOCK(k, DEC_SCALES, "#16")
-#define Q4_SIDE(k) Q4_BLOCK(k, DEC_SIDE_SCALES, "%[bs]")
+#define Q8_FILE(k) DEC_BLOCK(Q8_PAIR, k, DEC_SCALES, "#32")
+#define Q8_SIDE(k) DEC_BLOCK(Q8_PAIR, k, DEC_SIDE_SCALES, "%[bs]")
+#define Q4_FILE(k) DEC_BLOCK(Q4_PAIR, k, DEC_SCALES, "#16")
+#define Q4_SIDE(k) DEC_BLOCK(Q4_PAIR, k, DEC_SIDE_SCALES, "%[bs]")
 
 /* Two blocks per turn of the loop, then an odd one. */
 #define DEC_LOOP(block)                                                                                          \
@@ -176,7 +171,7 @@ typedef struct {
 
 #define DEC_OPERANDS                                                                                             \
     [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5), [r6] "+r"(r6),       \
-        [r7] "+r"(r7), [dup] "+r"(blk), [da] "+r"(da), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1)
+        [r7] "+r"(r7), [blk] "+r"(blk), [da] "+r"(da), [nb] "+r"(pairs), [f0] "+w"(f0), [f1] "+w"(f1)
 #define DEC_CLOBBERS                                                                                             \
     "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", \
         "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"

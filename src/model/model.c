@@ -780,9 +780,9 @@ void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
         if (sp.resident_bytes) plan_add(plan, "weights: resident layers", sp.resident_bytes);
     } else if (opt->load == LOAD_READ || !cfg->mapped) {
         plan_add(plan, "weights (read, no mmap)", cfg->weight_bytes);
-    } else if (cfg->side_bytes || (cfg->tied_output && cfg->embd_side_bytes)) {
-        plan_add(plan, "weight scales (copied from the mapped file)",
-                 cfg->side_bytes + (cfg->tied_output ? cfg->embd_side_bytes : 0));
+    } else {
+        uint64_t side = cfg->side_bytes + (cfg->tied_output ? cfg->embd_side_bytes : 0);
+        if (side) plan_add(plan, "weight scales (copied from the mapped file)", side);
     }
 }
 
