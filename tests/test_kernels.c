@@ -870,7 +870,7 @@ static void test_fixtures(void)
         /* the reference, the best set, and the best without AVX-512 where that differs */
         for (int path = 0; path < 3; path++) {
             kern_select(path == 0 ? KERN_REFERENCE : path == 1 ? KERN_BEST : KERN_NO_AVX512);
-            if (path == 2 && !kern_x86_rows((KernRowsFn[GGML_TYPE_COUNT]){0}, 1)) continue; /* no AVX-512 here */
+            if (path == 2 && !kern_x86_rows((KernRowsFn[GGML_TYPE_COUNT]){0}, (KernPackedFn[GGML_TYPE_COUNT]){0}, 1)) continue; /* no AVX-512 here */
             float *ours = ref ? case_logits(c) : NULL;
             FixCompare cmp;
             memset(&cmp, 0, sizeof cmp);

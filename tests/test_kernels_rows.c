@@ -526,8 +526,9 @@ int main(void)
     /* x86: when the active set uses the AVX-512 kernels, the AVX2 ones too,
      * and each AVX-512 kernel against the AVX2 one of its type */
     static KernRowsFn avx2[GGML_TYPE_COUNT], wide[GGML_TYPE_COUNT];
-    kern_x86_rows(avx2, 0);
-    if (kern_x86_rows(wide, 1)) {
+    static KernPackedFn packed[GGML_TYPE_COUNT];
+    kern_x86_rows(avx2, packed, 0);
+    if (kern_x86_rows(wide, packed, 1)) {
         for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
             if (wide[t] == avx2[t]) continue;
             if (avx2[t]) test_type(t, avx2[t], "AVX2, eight rows", 0, NULL);

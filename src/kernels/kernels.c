@@ -38,8 +38,10 @@ void kern_select(int mode)
         for (int t = 0; t < GGML_TYPE_COUNT; t++) active.packed[t] = best->packed[t], active.sided[t] = best->sided[t];
         active.f16_in_half = best->f16_in_half;
         active.delta_chunk = best->delta_chunk;
-        if (best == kern_x86() && kern_x86_rows(active.rows, mode != KERN_NO_AVX512))
+        if (best == kern_x86() && kern_x86_rows(active.rows, active.packed, mode != KERN_NO_AVX512)) {
             active.name = "x86-64 AVX2+FMA+F16C, AVX-512 VNNI";
+            active.map_first = 1;
+        }
 #define TAKE(f) \
     if (best->f) active.f = best->f;
         TAKE(quantize_q8_0)

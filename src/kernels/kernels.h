@@ -94,7 +94,7 @@ typedef KernRowsFunc *KernRowsFn; /* the function type declares a set's entries,
 
 /* Weights repacked in place (kern_pack; only where the active set has a
  * kernel for them: KernelSet.packed, the A76's dotprod set for Q8_0 and
- * Q4_0): each group of KERN_PACK_ROWS rows keeps its bytes (4 x row_bytes)
+ * Q4_0, x86's AVX-512 VNNI set for Q8_0): each group of KERN_PACK_ROWS rows keeps its bytes (4 x row_bytes)
  * but holds its rows' blocks interleaved, block by block: the four rows' F16
  * scales (8 bytes), then Q8_0: 8 vectors of 16 bytes, vector j = bytes
  * 4j..4j+3 of the codes of rows 0..3; Q4_0: 4 vectors, vector j = bytes
@@ -131,6 +131,10 @@ typedef struct {
     KernRowsFn rows[GGML_TYPE_COUNT];                    /* NULL: row by row with dot */
     KernPackedFn packed[GGML_TYPE_COUNT];                /* NULL: weights of this type stay in the file's layout */
     KernSidedFn sided[GGML_TYPE_COUNT];                  /* NULL: mapped weights of this type need no copy of their scales */
+    /* 1: the planner still maps before it reads where this set packs (x86,
+     * whose read mode stays opt-in: README, "Why mmap stays the default");
+     * 0: it reads first (the boards, the A76) */
+    int map_first;
     /* rows[GGML_TYPE_F16] multiplies in F16 (kernels_arm_fp16.c, CPUs with
      * FEAT_FP16): activations rounded to F16 as llama.cpp does, sums of 8
      * products per lane in F16 (the bound allows 32), so a result is within
@@ -282,7 +286,7 @@ void kern_arm_rope(float *v, uint32_t n_rot, const float *cs, int neox); /* aarc
 /* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with
  * wide = 1 and a CPU with AVX-512 VNNI, the 32-row kernels where it
  * has them (then returns 1). Tests call it with 0 and 1 to compare both. */
-int kern_x86_rows(KernRowsFn *rows, int wide);
+int kern_x86_rows(KernRowsFn *rows, KernPackedFn *packed, int wide);
 
 /* Chooses the fastest set this CPU runs (the first call does it, with
  * KERN_BEST), or forces the reference (tests, `pith bench --ref`), or the

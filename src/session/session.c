@@ -61,9 +61,11 @@ static void apply_sampling_defaults(SessionOptions *o)
 /* What does not depend on the load mode or the context. */
 /* Whether the active kernels read some matrix type of this model faster
  * repacked (kernels.h: kern_pack_wanted; on the Pi 5, Q8_0 and Q4_0), which
- * the loader does in read mode only: the planner then reads before it maps. */
+ * the loader does in read mode only: the planner then reads before it maps
+ * (not on x86: KernelSet.map_first). */
 static int weights_want_read(const ModelConfig *c)
 {
+    if (kern_active()->map_first) return 0;
     for (uint32_t t = 0; t < 64; t++)
         if ((c->matrix_types >> t & 1) && kern_pack_wanted(t, KERN_PACK_ROWS)) return 1;
     return 0;

@@ -1,4 +1,4 @@
-/* matbench MODEL [-t THREADS] [-r REPS] [--nt 1,2,4,8] [--no-avx512] [--ref]
+/* matbench MODEL [-t THREADS] [-r REPS] [--nt 1,2,4,8] [--no-avx512] [--ref] [--read]
  *
  * A developer tool (not a test): the cost of one decoding step's matmuls
  * against the number of tokens that share it (pith serve --slots N decodes
@@ -11,7 +11,9 @@
  * clock also counts the time other programs had the cores; with threads
  * the CPU time is that of all of them). With
  * -r 1 under callgrind (--toggle-collect=kern_matmul) it counts the
- * instructions of the kernels instead. Activations are random (the time
+ * instructions of the kernels instead. --read: the weights read into
+ * memory (repacked where the kernels want it, as pith's --load read)
+ * instead of mapped. Activations are random (the time
  * does not depend on them). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +40,8 @@ static void worker(void *ctx, int ith, int nth)
     const Job *j = ctx;
     uint64_t rows = j->w->rows, a = rows * (uint64_t)ith / (uint64_t)nth, b = rows * (uint64_t)(ith + 1) / (uint64_t)nth;
     if (a < b)
-        kern_matmul(j->w->type, j->w->data, j->w->row_bytes, j->w->cols, a, b, j->act, j->act_stride, j->nt, j->out,
-                    j->w->rows);
+        (j->w->packed ? kern_matmul_packed : kern_matmul)(j->w->type, j->w->data, j->w->row_bytes, j->w->cols, a, b,
+                                                          j->act, j->act_stride, j->nt, j->out, j->w->rows);
 }
 
 static double cpu_seconds(void)
@@ -51,20 +53,21 @@ static double cpu_seconds(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: matbench MODEL [-t THREADS] [-r REPS] [--nt 1,2,4,8] [--no-avx512] [--ref]\n");
+    fprintf(stderr, "usage: matbench MODEL [-t THREADS] [-r REPS] [--nt 1,2,4,8] [--no-avx512] [--ref] [--read]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     const char *path = NULL, *list = "1,2,3,4,6,8";
-    int threads = 1, reps = 5, mode = KERN_BEST;
+    int threads = 1, reps = 5, mode = KERN_BEST, mapped = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--nt") && i + 1 < argc) list = argv[++i];
         else if (!strcmp(argv[i], "--no-avx512")) mode = KERN_NO_AVX512;
         else if (!strcmp(argv[i], "--ref")) mode = KERN_REFERENCE;
+        else if (!strcmp(argv[i], "--read")) mapped = 0;
         else if (argv[i][0] == '-' || path) usage();
         else path = argv[i];
     }
@@ -77,8 +80,8 @@ int main(int argc, char **argv)
     }
     kern_select(mode);
     port_set_threads(threads);
-    ModelOptions opt = {.n_ctx = 16, .kv_type = KV_F16, .batch = 1};
-    TestModel *L = test_model_load(path, 1, &opt);
+    ModelOptions opt = {.n_ctx = 16, .kv_type = KV_F16, .batch = 1, .load = mapped ? LOAD_MMAP : LOAD_READ};
+    TestModel *L = test_model_load(path, mapped, &opt);
     if (!L) return 1;
     const Model *m = &L->m;
 
