@@ -89,12 +89,14 @@ ids=$(awk -F'\t' '$1 == "pub_tq3_Q8_0_logits_r16" { print $4 }' "$FIX/cases.tsv"
 "$PITH" logits "$M/tiny-qwen3-Q8_0.gguf" --prompt-ids "$ids" --out "$TMP/nm.f32" --no-mmap >/dev/null 2>&1
 "$PITH" logits "$M/tiny-qwen3-Q8_0.gguf" --prompt-ids "$ids" --out "$TMP/rd.f32" --load read >/dev/null 2>&1
 [ -s "$TMP/nm.f32" ] && cmp -s "$TMP/nm.f32" "$TMP/rd.f32" && ok "--no-mmap equals --load read" || not_ok "--no-mmap vs --load read"
-# x86's AVX-512 VNNI set reads Q8_0 repacked with --load read (the same logits:
-# the fixture cases above), but on x86 the planner maps by default with every
-# set (KernelSet.map_first; the boards' dotprod set reads first: t_arm_kernels.sh).
+# x86's AVX-512 VNNI set reads Q8_0 and Q4_0 repacked with --load read (the same
+# logits: the fixture cases above), but on x86 the planner maps by default with
+# every set (KernelSet.map_first; the boards' dotprod set reads first: t_arm_kernels.sh).
 set=$("$PITH" --version | sed -n 's/^kernels: //p')
-got=$("$PITH" run "$M/tiny-qwen3-Q8_0.gguf" -p hi --plan 2>&1 | sed -n 's/^memory plan for .*: --load \([a-z]*\),.*/\1/p')
-[ "$got" = mmap ] && ok "$set: Q8_0 is mapped by default" || not_ok "$set: Q8_0: the planner chose '$got', want mmap"
+for q in Q8_0 Q4_0; do
+    got=$("$PITH" run "$M/tiny-qwen3-$q.gguf" -p hi --plan 2>&1 | sed -n 's/^memory plan for .*: --load \([a-z]*\),.*/\1/p')
+    [ "$got" = mmap ] && ok "$set: $q is mapped by default" || not_ok "$set: $q: the planner chose '$got', want mmap"
+done
 expect_fail2 "logits --load bogus" "$PITH" logits "$M/tiny-qwen3-Q8_0.gguf" --prompt-ids 1 --out "$TMP/x.f32" --load bogus
 expect_fail2 "run --load bogus" "$PITH" run "$M/tiny-qwen3-Q8_0.gguf" -p hi --load bogus
 expect_fail2 "bench --load bogus" "$PITH" bench "$M/tiny-qwen3-Q8_0.gguf" -p 4 -n 4 --load bogus

@@ -47,9 +47,12 @@ enum {
     TOKENS = 64   /* tokens per pass over a transposed chunk (accumulators on the stack) */
 };
 
-/* K_Q8_0P: Q8_0 repacked in groups of four rows (kernels.h: KERN_PACK_ROWS),
- * whose tiles take group pointers where the others take row pointers */
-enum { K_Q4_0, K_Q4_K, K_Q6_K, K_Q8_0, K_Q8_0P };
+/* K_Q8_0P, K_Q4_0P: Q8_0 and Q4_0 repacked in groups of four rows (kernels.h:
+ * KERN_PACK_ROWS), whose tiles take group pointers where the others take
+ * row pointers */
+enum { K_Q4_0, K_Q4_K, K_Q6_K, K_Q8_0, K_Q8_0P, K_Q4_0P };
+#define KIND_Q4(kind) ((kind) == K_Q4_0 || (kind) == K_Q4_0P)
+#define KIND_PACKED(kind) ((kind) == K_Q8_0P || (kind) == K_Q4_0P)
 
 enum { PREFETCH_TILE_MAX = 12288, PREFETCH_IN_ROW = 1024 };
 
@@ -159,6 +162,22 @@ AVX2_INLINE void prefetch_next_chunk(const uint8_t *const *row, int tile, uint64
         for (uint64_t o = 0; o < len; o += 64) _mm_prefetch((const char *)row[r] + off + o, _MM_HINT_T1);
 }
 
+/* The same for a tile of repacked groups (group pointers; a block of a
+ * group is KERN_PACK_ROWS rows' blocks): its lines shared evenly between
+ * the passes, not whole groups (18 prefetches at once in every other pass
+ * stalled the 32-row Q4_0 tile: 5% of its time). */
+AVX2_INLINE void prefetch_next_chunk_groups(const uint8_t *const *grp, int groups, uint64_t group_bytes,
+                                            uint64_t block_bytes, uint64_t nb, uint64_t b0, uint64_t chunk_blocks,
+                                            int pass, int passes)
+{
+    uint64_t next = b0 + chunk_blocks;
+    uint64_t off = next < nb ? next * block_bytes : (uint64_t)groups * group_bytes;
+    uint64_t left = next < nb ? nb - next : nb;
+    uint64_t lines = ((left < chunk_blocks ? left : chunk_blocks) * block_bytes + 63) / 64, all = (uint64_t)groups * lines;
+    for (uint64_t i = all * (uint64_t)pass / (uint64_t)passes; i < all * (uint64_t)(pass + 1) / (uint64_t)passes; i++)
+        _mm_prefetch((const char *)grp[i / lines] + off + 64 * (i % lines), _MM_HINT_T1);
+}
+
 /* Q4_0: 16 bytes of nibbles per block, byte j = element j (low nibble) and
  * element j + 16 (high). Transposing the raw bytes gives groups 0..3 from
  * the low nibbles and 4..7 from the high ones. */
@@ -200,25 +219,46 @@ AVX2_CALL void load_q8_0(Chunk *c, int halves, int h, const uint8_t *const *row,
     }
 }
 
-/* Q8_0 repacked (kernels.h: KERN_PACK_ROWS): the eight rows are the groups
- * at ga and gb, whose vector g (16 bytes) holds dword g of their four rows'
- * codes, so two loads give the transposed vector that load_q8_0 shuffles
- * out of eight rows, and two the eight scales. */
-AVX2_CALL void load_q8_0_packed(Chunk *c, int halves, int h, const uint8_t *ga, const uint8_t *gb, uint64_t b0,
-                                uint64_t nb, uint64_t ahead)
+/* Q8_0 or Q4_0 repacked (kernels.h: KERN_PACK_ROWS): the eight rows are the
+ * groups at ga and gb, whose vector g (16 bytes) holds dword g of their four
+ * rows' codes (Q4_0: nibbles, elements 4g.. low and 16 + 4g.. high), so two
+ * loads give the transposed vector that load_q8_0 / load_q4_0 shuffle out of
+ * eight rows, and two the eight scales. */
+AVX2_INLINE void load_packed(int q4, Chunk *c, int halves, int h, const uint8_t *ga, const uint8_t *gb, uint64_t b0,
+                             uint64_t nb, uint64_t ahead)
 {
-    const __m256i bias = _mm256_set1_epi8((char)0x80);
+    const __m256i bias = _mm256_set1_epi8((char)0x80), low = _mm256_set1_epi8(15);
+    const uint64_t bb = KERN_PACK_ROWS * (q4 ? 18 : 34);
     for (uint64_t b = 0; b < nb; b++) {
-        uint64_t off = (b0 + b) * KERN_PACK_ROWS * 34;
+        uint64_t off = (b0 + b) * bb;
         UNROLL for (int l = 0; l < 3; l++) {
             _mm_prefetch((const char *)ga + off + ahead + 64 * l, _MM_HINT_T0);
             _mm_prefetch((const char *)gb + off + ahead + 64 * l, _MM_HINT_T0);
         }
-        UNROLL for (int g = 0; g < 8; g++)
-            c->w[AT(b, g, h, halves)] = _mm256_xor_si256(pair128(ga + off + 8 + 16 * g, gb + off + 8 + 16 * g), bias);
+        if (q4)
+            UNROLL for (int g = 0; g < 4; g++) {
+                __m256i x = pair128(ga + off + 8 + 16 * g, gb + off + 8 + 16 * g);
+                c->w[AT(b, g, h, halves)] = _mm256_and_si256(x, low);
+                c->w[AT(b, g + 4, h, halves)] = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
+            }
+        else
+            UNROLL for (int g = 0; g < 8; g++)
+                c->w[AT(b, g, h, halves)] = _mm256_xor_si256(pair128(ga + off + 8 + 16 * g, gb + off + 8 + 16 * g), bias);
         c->d[b * halves + h] = _mm256_cvtph_ps(
             _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(ga + off)), _mm_loadl_epi64((const __m128i *)(gb + off))));
     }
+}
+
+AVX2_CALL void load_q8_0_packed(Chunk *c, int halves, int h, const uint8_t *ga, const uint8_t *gb, uint64_t b0,
+                                uint64_t nb, uint64_t ahead)
+{
+    load_packed(0, c, halves, h, ga, gb, b0, nb, ahead);
+}
+
+AVX2_CALL void load_q4_0_packed(Chunk *c, int halves, int h, const uint8_t *ga, const uint8_t *gb, uint64_t b0,
+                                uint64_t nb, uint64_t ahead)
+{
+    load_packed(1, c, halves, h, ga, gb, b0, nb, ahead);
 }
 
 /* Q4_K super-block (144 bytes: d, dmin, 12 scale bytes, 128 bytes of
@@ -747,22 +787,23 @@ AVX512_CALL void tile_wide(int kind, uint64_t n, const uint8_t *const *row, uint
 {
     Chunk c;
     float acc[TOKENS][WIDE];
-    int packed = kind == K_Q8_0P, shift = kind == K_Q4_0 ? 3 : 7;
-    uint64_t nb = n / 32, block_bytes = kind == K_Q4_0 ? 18 : 34;
+    int packed = KIND_PACKED(kind), shift = KIND_Q4(kind) ? 3 : 7;
+    uint64_t nb = n / 32, block_bytes = KIND_Q4(kind) ? 18 : 34;
     int passes = (nt + WIDE_TOKENS - 1) / WIDE_TOKENS;
     for (uint64_t b0 = 0; b0 < nb; b0 += WIDE_CHUNK) {
         uint64_t cb = nb - b0 < WIDE_CHUNK ? nb - b0 : WIDE_CHUNK;
         for (int h = 0; h < HALVES; h++) {
-            if (packed) load_q8_0_packed(&c, HALVES, h, row[2 * h], row[2 * h + 1], b0, cb, ahead);
+            if (kind == K_Q4_0P) load_q4_0_packed(&c, HALVES, h, row[2 * h], row[2 * h + 1], b0, cb, ahead);
+            else if (packed) load_q8_0_packed(&c, HALVES, h, row[2 * h], row[2 * h + 1], b0, cb, ahead);
             else if (kind == K_Q8_0) load_q8_0(&c, HALVES, h, row + 8 * h, b0, cb, ahead);
             else load_q4_0(&c, HALVES, h, row + 8 * h, b0, cb, ahead);
         }
         for (int t = 0; t < nt; t += WIDE_TOKENS) {
             int tok[WIDE_TOKENS];
             for (int i = 0; i < WIDE_TOKENS; i++) tok[i] = t + i < nt ? t + i : nt - 1;
-            if (packed) /* the tile's groups, KERN_PACK_ROWS blocks of 34 bytes each a block */
-                prefetch_next_chunk(row, WIDE / KERN_PACK_ROWS, KERN_PACK_ROWS * row_bytes, KERN_PACK_ROWS * 34, nb, b0,
-                                    WIDE_CHUNK, t / WIDE_TOKENS, passes);
+            if (packed)
+                prefetch_next_chunk_groups(row, WIDE / KERN_PACK_ROWS, KERN_PACK_ROWS * row_bytes,
+                                           KERN_PACK_ROWS * block_bytes, nb, b0, WIDE_CHUNK, t / WIDE_TOKENS, passes);
             else prefetch_next_chunk(row, WIDE, row_bytes, block_bytes, nb, b0, WIDE_CHUNK, t / WIDE_TOKENS, passes);
             chunk_tokens_wide(shift, &c, b0, cb, act, act_stride, tok, acc);
         }
@@ -1054,6 +1095,15 @@ AVX512_INLINE __m512i quad128(const uint8_t *const *row, int k, uint64_t off)
     return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(row[k + 12] + off)), 3);
 }
 
+/* The 16 bytes at off of groups 0..3 (repacked: dword j of their rows 4q..4q+3) in the four 128-bit lanes. */
+AVX512_INLINE __m512i groups128(const uint8_t *const *grp, uint64_t off)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(grp[0] + off)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(grp[1] + off)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(grp[2] + off)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(grp[3] + off)), 3);
+}
+
 /* out[j] lane r = dword j of the 16 bytes at row[r] + off (r = 0..15). */
 AVX512_INLINE void transpose16x4(const uint8_t *const *row, uint64_t off, __m512i *out)
 {
@@ -1074,9 +1124,10 @@ AVX512_INLINE void few_pass(int kind, uint64_t n, const uint8_t *const *row, uin
                             uint64_t out_stride)
 {
     /* bb: a block's bytes in a row, or (repacked) in a group */
-    const uint64_t bb = kind == K_Q8_0P ? KERN_PACK_ROWS * 34 : kind == K_Q8_0 ? 34 : 18;
-    const uint64_t step = kind == K_Q8_0P ? FEW_ROWS / KERN_PACK_ROWS * bb : FEW_ROWS * bb;
-    const int shift = kind == K_Q4_0 ? 3 : 7;
+    const int packed = KIND_PACKED(kind);
+    const uint64_t bb = (packed ? KERN_PACK_ROWS : 1) * (KIND_Q4(kind) ? 18 : 34);
+    const uint64_t step = (packed ? FEW_ROWS / KERN_PACK_ROWS : FEW_ROWS) * bb;
+    const int shift = KIND_Q4(kind) ? 3 : 7;
     const KernQ8_0 *at[FEW_TOKENS];
     __m512 acc[FEW_TOKENS];
     /* the rows' scales by one gather a block (the rows' distances from row[0]
@@ -1085,7 +1136,7 @@ AVX512_INLINE void few_pass(int kind, uint64_t n, const uint8_t *const *row, uin
      * Rapids: 4% less time, 17% in the cache; on Zen 5 it had measured no
      * faster) */
     int32_t gi[FEW_ROWS] = {0};
-    for (int r = 0; r < FEW_ROWS && kind != K_Q8_0P; r++) gi[r] = (int32_t)(row[r] - row[0]);
+    for (int r = 0; r < FEW_ROWS && !packed; r++) gi[r] = (int32_t)(row[r] - row[0]);
     const __m512i gidx = _mm512_loadu_si512((const void *)gi);
     UNROLL for (int t = 0; t < nt; t++) {
         acc[t] = _mm512_setzero_ps();
@@ -1097,15 +1148,17 @@ AVX512_INLINE void few_pass(int kind, uint64_t n, const uint8_t *const *row, uin
             _mm_prefetch((const char *)row[0] + 4 * tile_bytes + step * b + 64 * l, _MM_HINT_T1);
         }
         __m512i v[8];
-        __m512 d;
-        if (kind == K_Q8_0P) { /* the four groups' vector g side by side: rows 0..15 in the lanes */
-            UNROLL for (int g = 0; g < 8; g++) {
-                __m512i x = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(row[0] + off + 8 + 16 * g)));
-                x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(row[1] + off + 8 + 16 * g)), 1);
-                x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(row[2] + off + 8 + 16 * g)), 2);
-                x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(row[3] + off + 8 + 16 * g)), 3);
-                v[g] = _mm512_xor_si512(x, _mm512_set1_epi8((char)0x80));
-            }
+        __m512 d = _mm512_setzero_ps();
+        if (packed) { /* the four groups' vector g side by side: rows 0..15 in the lanes */
+            if (KIND_Q4(kind))
+                UNROLL for (int g = 0; g < 4; g++) {
+                    __m512i x = groups128(row, off + 8 + 16 * (uint64_t)g);
+                    v[g + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), _mm512_set1_epi8(15));
+                    v[g] = _mm512_and_si512(x, _mm512_set1_epi8(15));
+                }
+            else
+                UNROLL for (int g = 0; g < 8; g++)
+                    v[g] = _mm512_xor_si512(groups128(row, off + 8 + 16 * (uint64_t)g), _mm512_set1_epi8((char)0x80));
             int64_t s4[4];
             UNROLL for (int q = 0; q < 4; q++) memcpy(&s4[q], row[q] + off, 8);
             d = _mm512_cvtph_ps(_mm256_setr_epi64x(s4[0], s4[1], s4[2], s4[3]));
@@ -1120,7 +1173,7 @@ AVX512_INLINE void few_pass(int kind, uint64_t n, const uint8_t *const *row, uin
                 v[g] = _mm512_and_si512(v[g], _mm512_set1_epi8(15));
             }
         }
-        if (kind != K_Q8_0P)
+        if (!packed)
             d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(gidx, (const void *)(row[0] + off), 1)));
         UNROLL for (int t = 0; t < nt; t++) {
             const KernQ8_0 *a = at[t] + b;
@@ -1285,15 +1338,16 @@ AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row
     }
 }
 
-/* ---- Q8_0 repacked (--load read) -----------------------------------------
+/* ---- Q8_0 and Q4_0 repacked (--load read) --------------------------------
  * kernels.h's layout (KERN_PACK_ROWS, the A76's): each group of four rows
- * holds, block by block, the four scales (8 bytes), then 8 vectors of 16
- * bytes, vector j = dword j of the four rows' codes. A tile's bytes are
- * then read in address order, two groups at a time for one token, and the
- * loads need no transposition. Measured (a 642 MB matrix of 1024 columns,
- * a stand-alone copy of both kernels, Sapphire Rapids, huge pages): one
- * token streamed 15.0 GB/s with TILE_ONE_TOKEN on the file's layout and
- * 16.4 with this (29.8 -> 32.5 at 2 threads); in L2, 26 -> 61 GB/s. */
+ * holds, block by block, the four scales (8 bytes), then 8 (Q8_0) or 4
+ * (Q4_0) vectors of 16 bytes, vector j = dword j of the four rows' codes
+ * (nibbles). A tile's bytes are then read in address order, two groups at
+ * a time for one token, and the loads need no transposition. Measured (a
+ * 642 MB Q8_0 matrix of 1024 columns, a stand-alone copy of both kernels,
+ * Sapphire Rapids, huge pages): one token streamed 15.0 GB/s with
+ * TILE_ONE_TOKEN on the file's layout and 16.4 with this (29.8 -> 32.5 at
+ * 2 threads); in L2, 26 -> 61 GB/s. */
 
 /* Four int32 lanes per row of group A's and group B's sums (a: lanes
  * 4j + i = row i's products of dword j) -> eight lanes, rows A0..3, B0..3. */
@@ -1306,20 +1360,22 @@ AVX512_INLINE __m256i group_sums(__m512i a, __m512i b)
 
 /* One token, the eight rows of groups ga and gb: the block's activation
  * dwords spread to match (lanes 4j..4j+3 = dword j), exact block sums, then
- * TILE_ONE_TOKEN's float steps: the same bits. The bytes 1 KiB ahead are
- * asked into L1 and 8 KiB ahead into L2 (the stand-alone copy: 16.4 GB/s at
- * one thread, 15.6-16.1 with L1 only at 1 or 2 KiB). */
+ * TILE_ONE_TOKEN's float steps: the same bits. Q8_0: dwords 0-3 of the
+ * codes in one load, 4-7 in the next; Q4_0: one load, elements 4j.. in the
+ * low nibbles and 16 + 4j.. in the high ones. The bytes 1 KiB ahead are
+ * asked into L1 and 8 KiB ahead into L2 (the stand-alone copy, Q8_0: 16.4
+ * GB/s at one thread, 15.6-16.1 with L1 only at 1 or 2 KiB). */
 enum { PACKED_L1_AHEAD = 1024, PACKED_L2_AHEAD = 8192 };
-AVX512_CALL void tile_one_token_packed(uint64_t n, const uint8_t *ga, const uint8_t *gb, uint64_t valid,
-                                       const KernQ8_0 *a, float *out)
+AVX512_INLINE void one_token_packed(int q4, uint64_t n, const uint8_t *ga, const uint8_t *gb, uint64_t valid,
+                                    const KernQ8_0 *a, float *out)
 {
-    const uint64_t bb = KERN_PACK_ROWS * 34;
-    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    const uint64_t bb = KERN_PACK_ROWS * (q4 ? 18 : 34);
+    const __m512i bias = _mm512_set1_epi8((char)0x80), low = _mm512_set1_epi8(15);
     const __m512i lo = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(4));
     __m256 acc = _mm256_setzero_ps();
     for (uint64_t b = 0; b < n / 32; b++, ga += bb, gb += bb) {
-        UNROLL for (int l = 0; l < 3; l++) {
+        for (int l = 0; l < (q4 ? 2 : 3); l++) { /* the lines of a block, 72 or 136 bytes */
             _mm_prefetch((const char *)ga + PACKED_L1_AHEAD + 64 * l, _MM_HINT_T0);
             _mm_prefetch((const char *)gb + PACKED_L1_AHEAD + 64 * l, _MM_HINT_T0);
             _mm_prefetch((const char *)ga + PACKED_L2_AHEAD + 64 * l, _MM_HINT_T1);
@@ -1327,11 +1383,17 @@ AVX512_CALL void tile_one_token_packed(uint64_t n, const uint8_t *ga, const uint
         }
         __m512i av = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a[b].q));
         __m512i a0 = _mm512_permutexvar_epi32(lo, av), a1 = _mm512_permutexvar_epi32(hi, av);
-        __m512i sa = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(_mm512_loadu_si512(ga + 8), bias), a0);
-        __m512i sb = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(_mm512_loadu_si512(gb + 8), bias), a0);
-        sa = _mm512_dpbusd_epi32(sa, _mm512_xor_si512(_mm512_loadu_si512(ga + 72), bias), a1);
-        sb = _mm512_dpbusd_epi32(sb, _mm512_xor_si512(_mm512_loadu_si512(gb + 72), bias), a1);
-        __m256i s = _mm256_sub_epi32(group_sums(sa, sb), _mm256_set1_epi32((int32_t)((uint32_t)a[b].sum << 7)));
+        __m512i xa = _mm512_loadu_si512(ga + 8), xb = _mm512_loadu_si512(gb + 8), ya, yb;
+        if (q4) {
+            ya = _mm512_and_si512(_mm512_srli_epi16(xa, 4), low), xa = _mm512_and_si512(xa, low);
+            yb = _mm512_and_si512(_mm512_srli_epi16(xb, 4), low), xb = _mm512_and_si512(xb, low);
+        } else {
+            ya = _mm512_xor_si512(_mm512_loadu_si512(ga + 72), bias), xa = _mm512_xor_si512(xa, bias);
+            yb = _mm512_xor_si512(_mm512_loadu_si512(gb + 72), bias), xb = _mm512_xor_si512(xb, bias);
+        }
+        __m512i sa = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), xa, a0), ya, a1);
+        __m512i sb = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), xb, a0), yb, a1);
+        __m256i s = _mm256_sub_epi32(group_sums(sa, sb), _mm256_set1_epi32((int32_t)((uint32_t)a[b].sum << (q4 ? 3 : 7))));
         __m256 d = _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)ga), _mm_loadl_epi64((const __m128i *)gb)));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, _mm256_set1_ps(a[b].d)), acc);
     }
@@ -1340,18 +1402,19 @@ AVX512_CALL void tile_one_token_packed(uint64_t n, const uint8_t *ga, const uint
     memcpy(out, lanes, valid * sizeof(float));
 }
 
-/* Rows [r0, r1) of a repacked Q8_0 matrix (w: its first row) as
+/* Rows [r0, r1) of a repacked Q8_0 or Q4_0 matrix (w: its first row) as
  * KernPackedFunc: wide_frame's tiles, of whole groups from the one holding
  * r0, with group pointers (past r1's group the last one repeats). A first
  * tile that starts before r0 goes through `part`, so that only rows
  * [r0, r1) are written (another thread may own the others). */
-AVX512 static void x86_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                                   const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
+AVX512_CALL void packed_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+                              const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     const uint64_t group = KERN_PACK_ROWS * row_bytes, g_end = (r1 + KERN_PACK_ROWS - 1) / KERN_PACK_ROWS;
     int few = nt <= FEW_TOKENS;
     uint64_t tile = nt == 1 ? ROWS : few ? FEW_ROWS : WIDE;
-    uint64_t ahead = tile * row_bytes <= PREFETCH_TILE_MAX ? tile * row_bytes : PREFETCH_IN_ROW;
+    /* the next tile's group, or as far ahead in the group as wide_frame looks in a row */
+    uint64_t ahead = tile * row_bytes <= PREFETCH_TILE_MAX ? tile * row_bytes : KERN_PACK_ROWS * PREFETCH_IN_ROW;
     float part[TOKENS * WIDE];
     for (uint64_t t0 = r0 / KERN_PACK_ROWS * KERN_PACK_ROWS; t0 < r1; t0 += tile) {
         const uint8_t *grp[WIDE / KERN_PACK_ROWS];
@@ -1365,15 +1428,26 @@ AVX512 static void x86_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_by
             const uint8_t *a = (const uint8_t *)act + (uint64_t)k0 * act_stride;
             float *o = skip ? part : out + (uint64_t)k0 * out_stride + t0;
             uint64_t os = skip ? WIDE : out_stride;
-            if (nt == 1) tile_one_token_packed(n, grp[0], grp[1], valid, (const KernQ8_0 *)(const void *)a, o);
-            else if (few) few_tile(K_Q8_0P, n, grp, tile * row_bytes, valid, a, act_stride, k, o, os);
-            else tile_wide(K_Q8_0P, n, grp, row_bytes, ahead, valid, a, act_stride, k, o, os);
+            const KernQ8_0 *a1 = (const KernQ8_0 *)(const void *)a;
+            if (nt == 1 && kind == K_Q4_0P) one_token_packed(1, n, grp[0], grp[1], valid, a1, o);
+            else if (nt == 1) one_token_packed(0, n, grp[0], grp[1], valid, a1, o);
+            else if (few) few_tile(kind, n, grp, tile * row_bytes, valid, a, act_stride, k, o, os);
+            else tile_wide(kind, n, grp, row_bytes, ahead, valid, a, act_stride, k, o, os);
             for (int t = 0; skip && t < k; t++)
                 memcpy(out + (uint64_t)(k0 + t) * out_stride + r0, part + (uint64_t)t * WIDE + skip,
                        (valid - skip) * sizeof(float));
         }
     }
 }
+
+#define PACKED_ENTRY(name, kind)                                                                               \
+    AVX512 static void name(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,         \
+                            const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)      \
+    {                                                                                                           \
+        packed_frame(kind, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);                      \
+    }
+PACKED_ENTRY(x86_packed_q8_0, K_Q8_0P)
+PACKED_ENTRY(x86_packed_q4_0, K_Q4_0P)
 
 ROWS_ENTRY(AVX512, x86_wide_q4_0, wide_frame, K_Q4_0, GGML_TYPE_Q4_0, 0, 0)
 ROWS_ENTRY(AVX512, x86_wide_q8_0, wide_frame, K_Q8_0, GGML_TYPE_Q8_0, 0, 0)
@@ -1393,6 +1467,7 @@ int kern_x86_rows(KernRowsFn *rows, KernPackedFn *packed, int wide)
     rows[GGML_TYPE_Q4_K] = x86_wide_q4_k;
     rows[GGML_TYPE_Q6_K] = x86_wide_q6_k;
     packed[GGML_TYPE_Q8_0] = x86_packed_q8_0;
+    packed[GGML_TYPE_Q4_0] = x86_packed_q4_0;
     return 1;
 }
 
