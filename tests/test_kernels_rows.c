@@ -407,7 +407,7 @@ static void check_laid(const Laid *m, const uint8_t *act, uint64_t as, int T, co
 }
 
 /* Weights repacked in place (kernels.h: KERN_PACK_ROWS; KernelSet.packed,
- * the A76's Q8_0 and Q4_0). With the active set's packed kernel: every row
+ * Q8_0 and Q4_0 on the A76 and x86 AVX-512 VNNI). With the active set's packed kernel: every row
  * and token the same bits as the set's kernel on the file's layout (so
  * --load read, which packs, gives mmap's logits); on sets without one
  * kern_matmul_packed computes the reference's formula: the reference's

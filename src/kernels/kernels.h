@@ -93,9 +93,9 @@ typedef void KernRowsFunc(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
 typedef KernRowsFunc *KernRowsFn; /* the function type declares a set's entries, the pointer fills the set */
 
 /* Weights repacked in place (kern_pack; only where the active set has a
- * kernel for them: KernelSet.packed, the A76's dotprod set for Q8_0 and
- * Q4_0, x86's AVX-512 VNNI set for the same two): each group of KERN_PACK_ROWS rows keeps its bytes (4 x row_bytes)
- * but holds its rows' blocks interleaved, block by block: the four rows' F16
+ * kernel for them: KernelSet.packed, the A76's dotprod set and x86's
+ * AVX-512 VNNI set, for Q8_0 and Q4_0): each group of KERN_PACK_ROWS rows
+ * keeps its bytes (4 x row_bytes) but holds its rows' blocks interleaved, block by block: the four rows' F16
  * scales (8 bytes), then Q8_0: 8 vectors of 16 bytes, vector j = bytes
  * 4j..4j+3 of the codes of rows 0..3; Q4_0: 4 vectors, vector j = bytes
  * 4j..4j+3 of the nibbles of rows 0..3 (low nibble element 4j+k, high

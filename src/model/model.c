@@ -867,8 +867,9 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
 }
 
 /* --load read: a matrix the kernel set reads repacked (kernels.h:
- * KERN_PACK_ROWS, the A76's Q8_0 and Q4_0) is repacked in place, the arena's
- * free space lent as scratch (left zeroed); without room it stays as it is.
+ * KERN_PACK_ROWS: Q8_0 and Q4_0 on the A76 and on x86 with AVX-512 VNNI)
+ * is repacked in place, the arena's free space lent as scratch (left
+ * zeroed); without room it stays as it is.
  * Mapped files keep their layout (no second copy of the weights), streamed
  * weights too (read again every step). */
 static void pack_matrix(Loader *L, Weight *w)
