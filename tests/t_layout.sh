@@ -8,14 +8,15 @@
 # folder: the folders it may include (besides itself and port/)
 allowed() {
     case "$1" in
-        arena) echo "" ;;
-        kernels) echo "arena" ;;
-        gguf) echo "arena kernels" ;;
-        model) echo "arena kernels gguf" ;;
-        text) echo "arena gguf" ;;
-        session) echo "arena kernels gguf model text" ;;
-        server) echo "arena kernels gguf model text session" ;;
-        cli) echo "arena kernels gguf model text session server" ;;
+        base) echo "" ;;
+        arena) echo "base" ;;
+        kernels) echo "base arena" ;;
+        gguf) echo "base arena kernels" ;;
+        model) echo "base arena kernels gguf" ;;
+        text) echo "base arena gguf" ;;
+        engine) echo "base arena kernels gguf model text" ;;
+        server) echo "base arena gguf text engine" ;;
+        cli) echo "base arena gguf text engine server" ;;
         *) echo "?" ;;
     esac
 }
@@ -70,4 +71,16 @@ cycles=$( { for o in $objs; do
     }' | sort | tr '\n' ' ')
 [ -z "$cycles" ] && ok "no two core objects depend on each other, directly or in a circle ($(echo $objs | wc -w) objects)" ||
     not_ok "objects in a dependency circle: $cycles"
+
+# The commands and the server reach the model only through the engine: no
+# object of src/server/ or src/cli/ uses a function or table defined under
+# src/model/ or src/kernels/.
+for o in $objs; do case "$o" in build/rel/src/model/*|build/rel/src/kernels/*)
+    nm --defined-only "$o" | awk -v f="$o" '$2 ~ /^[TDBR]$/ { print $3, f }' ;; esac; done | sort -u >"$TMP/inner"
+bad=$(for o in $objs; do case "$o" in build/rel/src/server/*|build/rel/src/cli/*)
+    nm -u "$o" | awk -v f="$o" '{ print $NF, f }' ;; esac; done | sort -u |
+    awk 'NR == FNR { def[$1] = $2; next } ($1 in def) { print $2 ": " $1 " (" def[$1] ")" }' "$TMP/inner" -)
+[ -s "$TMP/inner" ] || not_ok "no symbols found in the model/ and kernels/ objects"
+[ -z "$bad" ] && ok "server/ and cli/ use nothing defined in model/ or kernels/ (they go through the engine)" ||
+    not_ok "server/ or cli/ objects use model/ or kernels/ symbols: $(echo "$bad" | tr '\n' ';')"
 finish

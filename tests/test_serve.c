@@ -6,6 +6,7 @@
 
 #include "../src/server/http.h"
 #include "../src/server/server.h"
+#include "../src/text/reply_text.h"
 #include "check.h"
 
 static int parse(const char *head, HttpRequest *r)
@@ -89,7 +90,7 @@ typedef struct {
 static void sink_emit(void *ctx, int kind, const char *p, size_t n)
 {
     Sink *s = ctx;
-    if (kind == SERVE_REASONING) {
+    if (kind == REPLY_REASONING) {
         memcpy(s->reasoning + s->n_reasoning, p, n);
         s->n_reasoning += n;
     } else {
@@ -102,15 +103,15 @@ static void sink_emit(void *ctx, int kind, const char *p, size_t n)
  * stop string ended it. */
 static int feed(Sink *s, int think, const char *const *stops, const char *text, size_t step)
 {
-    ServeText t;
+    ReplyText t;
     memset(s, 0, sizeof *s);
-    serve_text_init(&t, think, sink_emit, s);
-    for (int i = 0; stops && stops[i]; i++) serve_text_add_stop(&t, stops[i], strlen(stops[i]));
+    reply_text_init(&t, think, sink_emit, s);
+    for (int i = 0; stops && stops[i]; i++) reply_text_add_stop(&t, stops[i], strlen(stops[i]));
     size_t n = strlen(text);
     int stopped = 0;
     if (step == 0) step = n ? n : 1;
-    for (size_t i = 0; i < n && !stopped; i += step) stopped = serve_text_push(&t, text + i, i + step <= n ? step : n - i);
-    serve_text_finish(&t);
+    for (size_t i = 0; i < n && !stopped; i += step) stopped = reply_text_push(&t, text + i, i + step <= n ? step : n - i);
+    reply_text_finish(&t);
     s->content[s->n_content] = '\0';
     s->reasoning[s->n_reasoning] = '\0';
     return stopped;
@@ -157,14 +158,14 @@ static void test_text(void)
     CHECK(feed_all(1, stops3, "<think>abc</think>def", "", "abc", 1), "stop: applies before the think split");
     const char *stops4[] = {"END", NULL};
     CHECK(feed_all(1, stops4, "<think>r</think>\nans END tail", "ans ", "r", 1), "stop: in the content after thinking");
-    ServeText t;
-    serve_text_init(&t, 0, sink_emit, NULL);
-    char long_stop[SERVE_MAX_STOP_LEN + 1];
+    ReplyText t;
+    reply_text_init(&t, 0, sink_emit, NULL);
+    char long_stop[REPLY_MAX_STOP_LEN + 1];
     memset(long_stop, 'x', sizeof long_stop);
-    int r = serve_text_add_stop(&t, long_stop, sizeof long_stop);
+    int r = reply_text_add_stop(&t, long_stop, sizeof long_stop);
     int n_ok = 0;
-    for (int i = 0; i < 5; i++) n_ok += serve_text_add_stop(&t, "s", 1) == 0;
-    CHECK(r < 0 && n_ok == SERVE_MAX_STOPS && serve_text_add_stop(&t, "", 0) < 0,
+    for (int i = 0; i < 5; i++) n_ok += reply_text_add_stop(&t, "s", 1) == 0;
+    CHECK(r < 0 && n_ok == REPLY_MAX_STOPS && reply_text_add_stop(&t, "", 0) < 0,
           "stop: too long, too many and empty strings are refused");
     /* a long run of whitespace inside reasoning is not held without bound */
     static char ws[2048];

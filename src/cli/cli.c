@@ -20,7 +20,7 @@ int pith_main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--version")) {
         port_print_version(PITH_VERSION); /* target, board, CPU features */
-        cli_print_system(0);
+        engine_print_system(0);
         return 0;
     }
     if (!strcmp(argv[1], "help")) {

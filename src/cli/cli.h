@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "../arena/arena.h"
-#include "../session/session.h"
+#include "../engine/engine.h"
 
 int pith_main(int argc, char **argv);
 
@@ -35,9 +35,6 @@ int cli_command_index(const char *name); /* dies naming an unknown command */
  * command's help and exits 0; anything else dies "unknown option". */
 _Noreturn void cli_unknown(const char *cmd, const char *arg);
 
-/* What bug reports need (pith --version, inspect --plan): the board profile
- * (board != 0), the memory budget in MiB, the page size, the kernel set. */
-void cli_print_system(int board);
 
 /* Argument helpers: each dies with "pith: <flag>: <what is wrong>" on bad input. */
 /* Returns argv[*i + 1] and advances *i, or dies if the value is missing. */
@@ -57,22 +54,24 @@ int cli_count_ids(const char *text);
  * --no-think --plan --keep --no-shift --ignore-eos --mem --load --stream-window
  * --template).
  * Returns 1 if it did, 0 if argv[*i] is not one. */
-int cli_session_option(SessionOptions *o, int argc, char **argv, int *i);
+int cli_session_option(EngineOptions *o, int argc, char **argv, int *i);
 /* --grammar FILE / --json-schema FILE (cli_args.c): 1 if argv[*i] was one. */
-void cli_grammar_option(SessionOptions *o, const char *flag, const char *file);
-/* After cli_open_session: reads, translates and compiles the grammar, or
- * exits 2 with one line. Nothing without --grammar/--json-schema. */
-void cli_grammar_load(Session *s);
-/* session_open, as every command opens a model: the planner's note on
+void cli_grammar_option(EngineOptions *o, const char *flag, const char *file);
+/* After cli_open_engine: reads, translates and compiles the grammar into
+ * slot s, or exits 2 with one line. Nothing without --grammar/--json-schema. */
+void cli_grammar_load(Engine *e, Slot *s);
+/* engine_open, as every command opens a model: the planner's note on
  * stderr; with --plan the table on stdout and exit (0, or 2 with the
  * refusal); any failure one line, exit 2. */
-void cli_open_session(Session *s, const SessionOptions *o);
+void cli_open_engine(Engine *e, const EngineOptions *o);
 /* The model's chat template is none pith knows, or there is none, and no
  * --template chose one: says so on stderr, with what happens instead. */
-void cli_template_note(const Session *s, const char *fallback);
-/* A failed session call: "pith: <s->err>", exit 2. */
-_Noreturn void cli_session_die(const Session *s);
-/* A command's own buffer in the session's arena (SessionOptions.plan_extra
+void cli_template_note(const Engine *e, const char *fallback);
+/* A failed engine call: "pith: <e->err>", exit 2. */
+_Noreturn void cli_engine_die(const Engine *e);
+/* A failed slot call: "pith: <s->err>", exit 2. */
+_Noreturn void cli_slot_die(const Slot *s);
+/* A command's own buffer in the engine's arena (EngineOptions.plan_extra
  * = cli_plan_item, plan_extra_ctx = a CliPlanItem). */
 typedef struct {
     const char *what;

@@ -1,4 +1,4 @@
-/* Argument helpers and the session's command-line side, shared by every
+/* Argument helpers and the engine's command-line side, shared by every
  * command (cli.h). */
 #include <errno.h>
 #include <math.h>
@@ -78,7 +78,7 @@ int cli_ids(const char *flag, const char *text, int32_t *out, int cap, int64_t l
 
 /* --grammar FILE / --json-schema FILE of run and chat (read and compiled by
  * cli_grammar.c): flag is which, file its value. */
-void cli_grammar_option(SessionOptions *o, const char *flag, const char *file)
+void cli_grammar_option(EngineOptions *o, const char *flag, const char *file)
 {
     if (o->grammar_file) port_die("%s: give one --grammar or --json-schema", flag);
     o->grammar_file = file;
@@ -88,13 +88,13 @@ void cli_grammar_option(SessionOptions *o, const char *flag, const char *file)
     o->thinking = 0;
 }
 
-int cli_session_option(SessionOptions *o, int argc, char **argv, int *i)
+int cli_session_option(EngineOptions *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     SamplerParams *sp = &o->sampling;
     if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) o->n_ctx = cli_int(a, cli_value(argc, argv, i), 1, 1 << 24);
     else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o->threads = cli_int(a, cli_value(argc, argv, i), 1, 1024);
-    else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) o->batch = cli_int(a, cli_value(argc, argv, i), 1, MODEL_MAX_BATCH);
+    else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) o->batch = cli_int(a, cli_value(argc, argv, i), 1, ENGINE_MAX_BATCH);
     else if (!strcmp(a, "--kv-type")) {
         const char *v = cli_value(argc, argv, i);
         if (!strcmp(v, "f32")) o->kv_type = KV_F32;
@@ -104,16 +104,16 @@ int cli_session_option(SessionOptions *o, int argc, char **argv, int *i)
     } else if (!strcmp(a, "--no-mmap")) o->use_mmap = 0;
     else if (!strcmp(a, "--temp")) {
         sp->temperature = (float)cli_float(a, cli_value(argc, argv, i), 0, 100);
-        o->sampling_set[SESSION_SET_TEMP] = 1;
+        o->sampling_set[ENGINE_SET_TEMP] = 1;
     } else if (!strcmp(a, "--top-k")) {
         sp->top_k = (int)cli_int(a, cli_value(argc, argv, i), 0, 1 << 30);
-        o->sampling_set[SESSION_SET_TOP_K] = 1;
+        o->sampling_set[ENGINE_SET_TOP_K] = 1;
     } else if (!strcmp(a, "--top-p")) {
         sp->top_p = (float)cli_float(a, cli_value(argc, argv, i), 1e-6, 1);
-        o->sampling_set[SESSION_SET_TOP_P] = 1;
+        o->sampling_set[ENGINE_SET_TOP_P] = 1;
     } else if (!strcmp(a, "--min-p")) {
         sp->min_p = (float)cli_float(a, cli_value(argc, argv, i), 0, 1);
-        o->sampling_set[SESSION_SET_MIN_P] = 1;
+        o->sampling_set[ENGINE_SET_MIN_P] = 1;
     } else if (!strcmp(a, "--repeat-penalty")) sp->repeat_penalty = (float)cli_float(a, cli_value(argc, argv, i), 1e-3, 100);
     else if (!strcmp(a, "--repeat-last-n")) sp->repeat_last_n = (int)cli_int(a, cli_value(argc, argv, i), 0, SAMPLER_MAX_HISTORY);
     else if (!strcmp(a, "--presence-penalty")) sp->presence_penalty = (float)cli_float(a, cli_value(argc, argv, i), -100, 100);
@@ -135,37 +135,42 @@ int cli_session_option(SessionOptions *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--stream-window")) o->stream_window = cli_size(a, cli_value(argc, argv, i));
     else if (!strcmp(a, "--load")) {
         const char *v = cli_value(argc, argv, i);
-        o->load_asked = mem_load_parse(v);
+        o->load_asked = engine_load_mode(v);
         if (o->load_asked < 0) port_die("--load: '%s' is not mmap, read or stream", v);
     }
     else return 0;
     return 1;
 }
 
-void cli_template_note(const Session *s, const char *fallback)
+void cli_template_note(const Engine *e, const char *fallback)
 {
-    if (s->tmpl != CHAT_TEMPLATE_RAW || s->opt.template_name) return;
-    if (!s->tmpl_name[0]) port_err("note: the model has no chat template: %s\n", fallback);
-    else port_err("warning: chat template '%s' is not recognised: %s\n", s->tmpl_name, fallback);
+    if (e->tmpl != CHAT_TEMPLATE_RAW || e->opt.template_name) return;
+    if (!e->tmpl_name[0]) port_err("note: the model has no chat template: %s\n", fallback);
+    else port_err("warning: chat template '%s' is not recognised: %s\n", e->tmpl_name, fallback);
 }
 
-_Noreturn void cli_session_die(const Session *s)
+_Noreturn void cli_engine_die(const Engine *e)
+{
+    port_die("%s", e->err);
+}
+
+_Noreturn void cli_slot_die(const Slot *s)
 {
     port_die("%s", s->err);
 }
 
-void cli_open_session(Session *s, const SessionOptions *o)
+void cli_open_engine(Engine *e, const EngineOptions *o)
 {
-    int rc = session_open(s, o);
-    if (s->notice[0]) port_err("%s\n", s->notice);
-    if (o->show_plan && (rc > 0 || (rc < 0 && s->refused))) {
-        mem_print(&s->budget, &s->req, &s->mem);
-        cli_print_system(1);
+    int rc = engine_open(e, o);
+    if (e->notice[0]) port_err("%s\n", e->notice);
+    if (o->show_plan && (rc > 0 || (rc < 0 && e->refused))) {
+        engine_print_plan(e);
+        engine_print_system(1);
         port_out_flush();
     }
-    if (rc < 0) cli_session_die(s);
+    if (rc < 0) cli_engine_die(e);
     if (rc > 0) {
-        gguf_close(&s->gguf);
+        engine_close(e);
         port_exit(0);
     }
 }

@@ -7,8 +7,6 @@
 #include <string.h>
 
 #include "../../port/port.h"
-#include "../kernels/kernels.h"
-#include "../model/memplan.h"
 #include "../text/chat.h"
 
 /* The commands, in the order of cli.c's table and of the bits below. */
@@ -129,14 +127,3 @@ _Noreturn void cli_unknown(const char *cmd, const char *arg)
     }
     port_die("%s: unknown option for %s (see pith help %s)", arg, cmd, cmd);
 }
-
-void cli_print_system(int board)
-{
-    MemBudget b;
-    mem_budget_init(&b, 0);
-    if (board) port_out("board profile: %s\n", PITH_BOARD_NAME);
-    if (b.bytes == UINT64_MAX) port_out("memory budget: none (%s)\n", b.source);
-    else port_out("memory budget: %.0f MiB (%s)\n", (double)b.bytes / 1048576.0, b.source);
-    port_out("page size: %zu bytes\nkernels: %s (chosen at run time)\n", port_page_size(), kern_active()->name);
-}
-

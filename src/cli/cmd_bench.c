@@ -16,44 +16,8 @@
 
 #include "../../port/port.h"
 #include "cli.h"
-#include "../kernels/ggml_type.h"
-#include "../kernels/kernels.h"
-#include "../session/session.h"
 
 #define BENCH_MAX_REPS 100
-
-static uint64_t weight_bytes(const Weight *w)
-{
-    return w->rows * w->row_bytes;
-}
-
-/* Bytes of weights a generated token reads, and a short description of the
- * matrix types (e.g. "Q4_K 168, Q6_K 29"): every layer matrix of the
- * architecture's table, and the output. */
-static uint64_t bytes_per_token(const Model *m, char *types, size_t cap)
-{
-    uint64_t count[GGML_TYPE_COUNT] = {0}, total = 0;
-    for (uint32_t l = 0; l < m->cfg.n_layer; l++) {
-        for (int i = 0; i < LT_COUNT; i++) {
-            if (!layer_tensors[i].matrix || !model_layer_has(&m->cfg, l, i)) continue;
-            const Weight *w = layer_matrix(&m->layers[l], i);
-            if (w->rows == 0) continue; /* not in a layer of this kind (Qwen3.5) */
-            total += weight_bytes(w);
-            count[w->type]++;
-        }
-    }
-    total += weight_bytes(&m->output);
-    count[m->output.type]++;
-    size_t len = 0;
-    types[0] = '\0';
-    for (int t = 0; t < GGML_TYPE_COUNT; t++)
-        if (count[t] && len < cap) {
-            int k = snprintf(types + len, cap - len, "%s%s x%llu", len ? ", " : "", ggml_type_info((uint32_t)t)->name,
-                             (unsigned long long)count[t]);
-            if (k > 0) len += (size_t)k;
-        }
-    return total;
-}
 
 static void mean_sd(const double *v, int n, double *mean, double *sd)
 {
@@ -65,31 +29,29 @@ static void mean_sd(const double *v, int n, double *mean, double *sd)
 }
 
 /* Seconds to feed the n prompt tokens from an empty cache. */
-static double run_prompt(Session *s, const int32_t *ids, int n)
+static double run_prompt(Engine *e, Slot *s, const int32_t *ids, int n)
 {
-    seq_reset(&s->seq);
+    slot_reset(s);
     double t0 = port_seconds();
-    if (forward_prompt(&s->model, &s->ws, &s->seq, ids, n) != 0) port_die("%s: %s", s->opt.model_path, s->ws.err);
+    if (engine_prefill(e, s, ids, n) != 0) cli_engine_die(e);
     return port_seconds() - t0;
 }
 
 /* Seconds to generate n tokens one by one from an empty cache. */
-static double run_generation(Session *s, const int32_t *ids, int n)
+static double run_generation(Engine *e, Slot *s, const int32_t *ids, int n)
 {
-    seq_reset(&s->seq);
+    slot_reset(s);
     double t0 = port_seconds();
     for (int i = 0; i < n; i++)
-        if (forward_batch(&s->model, &s->ws, &s->seq, &ids[i], 1, (uint32_t)i, 0) != 0)
-            port_die("%s: %s", s->opt.model_path, s->ws.err);
+        if (engine_feed(e, s, &ids[i], 1, 0) != 0) cli_engine_die(e);
     return port_seconds() - t0;
 }
 
 int cmd_bench(int argc, char **argv)
 {
     int64_t n_prompt = 128, n_gen = 32, reps = 3;
-    int kernels = KERN_BEST;
-    SessionOptions o;
-    session_defaults(&o);
+    EngineOptions o;
+    engine_defaults(&o);
     o.model_only = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -97,14 +59,14 @@ int cmd_bench(int argc, char **argv)
         else if (!strcmp(a, "-n")) n_gen = cli_int(a, cli_value(argc, argv, &i), 0, 1 << 16);
         else if (!strcmp(a, "-r")) reps = cli_int(a, cli_value(argc, argv, &i), 1, BENCH_MAX_REPS);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o.threads = cli_int(a, cli_value(argc, argv, &i), 1, 1024);
-        else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) o.batch = cli_int(a, cli_value(argc, argv, &i), 1, MODEL_MAX_BATCH);
-        else if (!strcmp(a, "--ref")) kernels = KERN_REFERENCE;
-        else if (!strcmp(a, "--no-avx512")) kernels = KERN_NO_AVX512;
+        else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) o.batch = cli_int(a, cli_value(argc, argv, &i), 1, ENGINE_MAX_BATCH);
+        else if (!strcmp(a, "--ref")) o.kernels = ENGINE_KERNELS_REFERENCE;
+        else if (!strcmp(a, "--no-avx512")) o.kernels = ENGINE_KERNELS_NO_AVX512;
         else if (!strcmp(a, "--no-mmap")) o.use_mmap = 0;
         else if (!strcmp(a, "--mem")) o.mem = cli_size(a, cli_value(argc, argv, &i));
         else if (!strcmp(a, "--load")) {
             const char *v = cli_value(argc, argv, &i);
-            if ((o.load_asked = mem_load_parse(v)) < 0) port_die("--load: '%s' is not mmap, read or stream", v);
+            if ((o.load_asked = engine_load_mode(v)) < 0) port_die("--load: '%s' is not mmap, read or stream", v);
         } else if (!strcmp(a, "--stream-window")) o.stream_window = cli_size(a, cli_value(argc, argv, &i));
         else if (!strcmp(a, "--keep-cache")) o.stream_keep_cache = 1;
         else if (!strcmp(a, "--plan")) o.show_plan = 1;
@@ -115,7 +77,6 @@ int cmd_bench(int argc, char **argv)
     const char *path = o.model_path;
     if (!path) port_die("bench: missing MODEL (see pith help bench)");
     if (n_prompt == 0 && n_gen == 0) port_die("bench: -p and -n are both 0: nothing to measure");
-    kern_select(kernels);
 
     /* The planner chooses the load mode within the budget (the context,
      * the longest test, is never shrunk). */
@@ -129,51 +90,43 @@ int cmd_bench(int argc, char **argv)
     CliPlanItem pi = {"token ids", (uint64_t)longest * sizeof(int32_t)};
     o.plan_extra = cli_plan_item;
     o.plan_extra_ctx = &pi;
-    static Session s;
+    static Engine e;
     double t_load = port_seconds();
-    cli_open_session(&s, &o);
+    cli_open_engine(&e, &o);
     t_load = port_seconds() - t_load;
-    int32_t *ids = arena_take(&s.arena, (uint64_t)longest * sizeof(int32_t));
+    int32_t *ids = arena_take(&e.arena, (uint64_t)longest * sizeof(int32_t));
     if (!ids) port_die("internal error: memory plan too small for the token ids");
-    const ModelConfig *cfg = &s.cfg;
-    int threads = (int)s.opt.threads;
+    Slot *s = engine_slot(&e, 0);
 
     uint64_t x = 0x9E3779B97F4A7C15ull; /* fixed pseudo-random ids */
     for (int64_t i = 0; i < longest; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        ids[i] = (int32_t)(x % cfg->n_vocab);
+        ids[i] = (int32_t)(x % e.n_vocab);
     }
 
-    char types[256];
-    uint64_t per_token = bytes_per_token(&s.model, types, sizeof types);
+    EngineInfo in;
+    engine_info(&e, &in);
     port_out("model: %s\n", path);
-    port_out("  %u layers, %u wide, vocabulary %u; matrices: %s\n", cfg->n_layer, cfg->n_embd, cfg->n_vocab, types);
+    port_out("  %u layers, %u wide, vocabulary %u; matrices: %s\n", in.n_layer, in.n_embd, in.n_vocab, in.matrix_types);
     port_out("  weights read per generated token: %.1f MiB; arena %.1f MiB; --load %s (loaded in %.2f s); "
              "planned %.1f MiB resident, budget %.1f MiB (%s)\n",
-             (double)per_token / 1048576.0, (double)s.plan.total / 1048576.0, mem_load_name(s.mem.load), t_load,
-             (double)s.mem.total / 1048576.0, (double)s.budget.bytes / 1048576.0, s.budget.source);
-    port_out("kernels: %s; threads: %d; prompt steps of %u tokens; KV cache F16\n", kern_active()->name, threads,
-             s.mopt.batch);
-    if (s.mopt.load == LOAD_STREAM) {
-        ModelOptions one = s.mopt;
-        one.batch = 1;
-        ModelStreamParts sp;
-        model_stream_bytes(cfg, &one, &sp);
-        const WeightStream *st = &s.ws.stream;
+             (double)in.bytes_per_token / 1048576.0, (double)in.arena_bytes / 1048576.0, in.load, t_load,
+             (double)in.planned_bytes / 1048576.0, (double)in.budget_bytes / 1048576.0, in.budget_source);
+    port_out("kernels: %s; threads: %d; prompt steps of %u tokens; KV cache F16\n", in.kernels, in.threads, in.batch);
+    if (in.streamed)
         port_out("stream: 2 slots of %.1f MiB, %u of %u layers resident, output matrix in %u chunks of %u rows; "
                  "at most %.1f MiB read from the file per generated token\n",
-                 (double)st->slot_bytes / 1048576.0, st->resident_layers, cfg->n_layer, st->n_out_chunks,
-                 st->out_chunk_rows, (double)sp.read_per_step / 1048576.0);
-    }
+                 (double)in.stream_slot_bytes / 1048576.0, in.stream_resident_layers, in.n_layer, in.stream_out_chunks,
+                 in.stream_out_chunk_rows, (double)in.stream_read_per_token / 1048576.0);
 
     /* warm-up: page the weights in, start the thread pool */
-    if (n_prompt > 0) run_prompt(&s, ids, (int)n_prompt);
-    if (n_gen > 0) run_generation(&s, ids, (int)(n_gen < 4 ? n_gen : 4));
+    if (n_prompt > 0) run_prompt(&e, s, ids, (int)n_prompt);
+    if (n_gen > 0) run_generation(&e, s, ids, (int)(n_gen < 4 ? n_gen : 4));
 
     double pp[BENCH_MAX_REPS], tg[BENCH_MAX_REPS];
     for (int r = 0; r < reps; r++) {
-        if (n_prompt > 0) pp[r] = (double)n_prompt / run_prompt(&s, ids, (int)n_prompt);
-        if (n_gen > 0) tg[r] = (double)n_gen / run_generation(&s, ids, (int)n_gen);
+        if (n_prompt > 0) pp[r] = (double)n_prompt / run_prompt(&e, s, ids, (int)n_prompt);
+        if (n_gen > 0) tg[r] = (double)n_gen / run_generation(&e, s, ids, (int)n_gen);
     }
     /* The table, columns as wide as their widest cell (a fast machine's
      * pp rate has 6 digits); "±" is two bytes and one column. */
@@ -188,7 +141,7 @@ int cmd_bench(int argc, char **argv)
         mean_sd(k ? tg : pp, (int)reps, &mean, &sd);
         snprintf(cell[rows][0], 48, "%s%lld", k ? "tg" : "pp", (long long)n);
         snprintf(cell[rows][1], 48, "%.2f \xc2\xb1 %.2f", mean, sd);
-        if (k) snprintf(cell[rows][2], 48, "%.2f", mean * (double)per_token / 1e9);
+        if (k) snprintf(cell[rows][2], 48, "%.2f", mean * (double)in.bytes_per_token / 1e9);
         else snprintf(cell[rows][2], 48, "-");
         snprintf(cell[rows][3], 48, "%d", (int)reps);
         rows++;
@@ -220,6 +173,6 @@ int cmd_bench(int argc, char **argv)
     if (peak) port_out("peak RSS: %.1f MiB (VmHWM)\n", (double)peak / 1048576.0);
     else port_out("peak RSS: unknown\n");
     port_out_flush();
-    session_close(&s);
+    engine_close(&e);
     return 0;
 }

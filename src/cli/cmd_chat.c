@@ -16,7 +16,6 @@
 
 #include "../../port/port.h"
 #include "cli.h"
-#include "../session/session.h"
 
 #define DEFAULT_REPLY 2048
 #define MAX_MESSAGE (64 * 1024)
@@ -35,29 +34,34 @@ static void write_ids(const char *path, const char *label, const int32_t *ids, i
 }
 
 typedef struct {
-    Session *s;
     int closed;       /* stdout was closed */
-    TokenStream ts;
 } ChatOutput;
 
-static int emit_token(void *ctx, int32_t id)
+static void on_text(void *ctx, int kind, const char *p, size_t n)
 {
+    (void)kind;
     ChatOutput *o = ctx;
-    if (session_emit(o->s, &o->ts, id) < 0) o->closed = 1;
-    return o->closed;
+    if (!o->closed && port_out_bytes(p, n) < 0) o->closed = 1;
+}
+
+static int on_token(void *ctx, int32_t id)
+{
+    (void)id;
+    return ((ChatOutput *)ctx)->closed;
 }
 
 /* Ctrl-C stops the reply (and returns to the prompt). */
 static int interrupted(void *ctx)
 {
-    (void)ctx;
-    return port_interrupted();
+    int *seen = ctx;
+    if (port_interrupted()) *seen = 1;
+    return *seen;
 }
 
 int cmd_chat(int argc, char **argv)
 {
-    SessionOptions o;
-    session_defaults(&o);
+    EngineOptions o;
+    engine_defaults(&o);
     const char *system = NULL, *ids_out = NULL;
     int64_t n_reply = DEFAULT_REPLY;
     for (int i = 1; i < argc; i++) {
@@ -76,22 +80,23 @@ int cmd_chat(int argc, char **argv)
     o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + 16;
     o.max_out_ids = ids_out ? (uint64_t)n_reply : 0; /* a reply's ids, for --ids-out */
 
-    static Session s;
-    cli_open_session(&s, &o);
-    cli_grammar_load(&s);
+    static Engine e;
+    cli_open_engine(&e, &o);
+    Slot *s = engine_slot(&e, 0);
+    cli_grammar_load(&e, s);
     if (ids_out) {
         char err[512];
         if (port_write_file(ids_out, "", 0, 0, err, sizeof err) != 0) port_die("--ids-out: %s", err);
     }
-    if (s.tmpl == CHAT_TEMPLATE_RAW)
-        cli_template_note(&s, "messages are fed as they are");
+    if (e.tmpl == CHAT_TEMPLATE_RAW)
+        cli_template_note(&e, "messages are fed as they are");
     port_interrupt_catch();
 
-    int tty = port_stdin_is_tty(), turn = 0;
+    int tty = port_stdin_is_tty(), turn = 0, thinking = e.opt.thinking;
     static char line[MAX_MESSAGE + 1];
     /* The end of the previous reply (e.g. <|im_end|> and a newline) still
      * has to be fed before the next user turn. */
-    const char *reply_end = chat_template_turn_end(s.tmpl);
+    const char *reply_end = chat_template_turn_end(e.tmpl);
     for (;;) {
         if (tty) port_err("> ");
         size_t len;
@@ -107,13 +112,12 @@ int cmd_chat(int argc, char **argv)
          * are compared as whole lines. */
         if (!strcmp(line, "/exit") || !strcmp(line, "/quit")) break;
         if (!strcmp(line, "/think") || !strcmp(line, "/no_think")) {
-            s.opt.thinking = line[1] == 't';
-            port_err("thinking %s\n", s.opt.thinking ? "on" : "off");
+            thinking = line[1] == 't';
+            port_err("thinking %s\n", thinking ? "on" : "off");
             continue;
         }
         if (!strcmp(line, "/reset")) {
-            seq_reset(&s.seq);
-            sampler_reset(&s.sampler);
+            slot_reset(s);
             turn = 0;
             port_err("conversation reset\n");
             continue;
@@ -121,76 +125,69 @@ int cmd_chat(int argc, char **argv)
 
         /* The new text of this turn. */
         size_t text_len = 0;
-        if (s.tmpl == CHAT_TEMPLATE_RAW) {
-            memcpy(s.text, line, len);
+        if (e.tmpl == CHAT_TEMPLATE_RAW) {
+            memcpy(e.text, line, len);
             text_len = len;
         } else {
             size_t prefix = turn ? strlen(reply_end) : 0;
-            int64_t rendered = session_render_user(&s, turn ? NULL : system, line, len, 1, turn > 0);
-            if (rendered < 0) cli_session_die(&s);
+            int64_t rendered = engine_render_user(&e, turn ? NULL : system, line, len, 1, turn > 0, thinking);
+            if (rendered < 0) cli_engine_die(&e);
             size_t n = (size_t)rendered;
-            if (prefix + n > s.tok.max_text) /* max_text leaves 16 bytes for it: cannot happen */
+            if (prefix + n > e.tok.max_text) /* max_text leaves 16 bytes for it: cannot happen */
                 port_die("internal error: the chat text does not fit its plan");
-            memmove(s.text + prefix, s.text, n);
-            memcpy(s.text, reply_end, prefix);
+            memmove(e.text + prefix, e.text, n);
+            memcpy(e.text, reply_end, prefix);
             text_len = prefix + n;
         }
         /* The first turn starts the context: BOS when the model asks for it. */
-        int n_new = turn == 0 ? tokenizer_encode_prompt(&s.tok, s.text, text_len, s.ids, s.max_ids)
-                              : tokenizer_encode(&s.tok, s.text, text_len, 1, s.ids, s.max_ids);
+        int n_new = engine_tokenize(&e, e.text, text_len, turn == 0);
         if (n_new < 0) port_die("chat: the message does not fit the planned token buffer");
         /* Room for the new tokens and one of the reply. */
-        if ((uint64_t)n_new + 1 > s.mopt.n_ctx - (uint64_t)s.opt.keep) {
+        if ((uint64_t)n_new + 1 > e.n_ctx - (uint64_t)e.opt.keep) {
             port_err("message of %d tokens is too long for the context (%u, --keep %lld): ignored\n", n_new,
-                     s.mopt.n_ctx, (long long)s.opt.keep);
+                     e.n_ctx, (long long)e.opt.keep);
             continue;
         }
-        int room = session_make_room(&s, (uint32_t)n_new + 1);
-        if (room < 0) cli_session_die(&s);
+        /* Every emitted token is fed, so the next turn continues it; the
+         * reply's ids (s->out_ids, for --ids-out) are kept apart from the
+         * history: the cache may shift under them. */
+        ChatOutput out = {0};
+        SlotRequest rq;
+        slot_request_defaults(&e, &rq);
+        rq.n_predict = n_reply;
+        rq.feed_last = 1;
+        rq.sink.text = on_text;
+        rq.sink.token = on_token;
+        rq.sink.ctx = &out;
+        int room = turn == 0 ? slot_start(&e, s, e.ids, n_new, &rq) : slot_append(&e, s, e.ids, n_new, &rq);
+        if (room < 0) cli_slot_die(s);
         if (room > 0) {
-            port_err("context full (%u of %u tokens used): /reset to start again, or raise -c\n", s.seq.n_past,
-                     s.mopt.n_ctx);
+            port_err("context full (%u of %u tokens used): /reset to start again, or raise -c\n", s->seq.n_past,
+                     e.n_ctx);
             continue;
         }
+        if (ids_out) write_ids(ids_out, "prefill", e.ids, n_new);
+        turn++;
         port_clear_interrupt();
         port_interrupt_busy(1);
-        double t0 = port_seconds();
-        if (session_prefill(&s, s.ids, n_new) != 0) cli_session_die(&s);
-        double t_prefill = port_seconds() - t0;
-        if (ids_out) write_ids(ids_out, "prefill", s.ids, n_new);
-        turn++;
-
-        /* Every emitted token is fed, so the next turn continues it; the
-         * reply's ids (s.out_ids, for --ids-out) are kept apart from the
-         * history: the cache may shift under them. */
-        ChatOutput out;
-        memset(&out, 0, sizeof out);
-        out.s = &s;
-        token_stream_init(&out.ts);
-        GenOptions g = {n_reply, 1, emit_token, interrupted, &out};
-        GenResult gr;
-        if (s.grammar_on) grammar_reset(&s.grammar); /* each reply is one sentence of the grammar */
-        double tg0 = port_seconds();
-        if (session_generate(&s, &g, &gr) != 0) cli_session_die(&s);
-        if (gr.stop == GEN_CONTEXT_FULL) port_err("\ncontext full (%u tokens): reply cut short\n", s.mopt.n_ctx);
-        int closed = out.closed, stopped = gr.stop == GEN_CALLER && !closed;
-        int n_gen = gr.n_fed; /* the reply as the cache holds it */
-        int32_t *reply = s.out_ids;
-        TokenStream ts = out.ts;
+        int stopped = 0;
+        engine_run_slot(&e, s, interrupted, &stopped);
         port_interrupt_busy(0);
-        double t_gen = port_seconds() - tg0;
-        if (closed) break;
-        int n = token_stream_flush(&ts, s.piece, s.piece_cap);
-        if (n > 0) port_out_bytes(s.piece, (size_t)n);
+        if (s->stop == SLOT_STOP_ERROR) cli_slot_die(s);
+        if (s->stop == SLOT_STOP_CONTEXT) port_err("\ncontext full (%u tokens): reply cut short\n", e.n_ctx);
+        if (out.closed) break;
+        /* the reply as the cache holds it: a token that did not fit is not */
+        int n_gen = s->n_gen - (s->stop == SLOT_STOP_CONTEXT);
+        double t_prefill = s->t_begin - s->t_start, t_gen = s->t_end - s->t_begin;
         port_out_bytes("\n", 1);
         if (stopped) {
             port_clear_interrupt();
             port_err("[interrupted]\n");
         }
-        if (ids_out) write_ids(ids_out, "reply", reply, n_gen);
+        if (ids_out) write_ids(ids_out, "reply", s->out_ids, n_gen);
         port_err("[turn %d: prefilled %d new tokens in %.2f s, %d generated at %.1f tokens/s, %u in context]\n", turn,
-                 n_new, t_prefill, n_gen, t_gen > 0 ? n_gen / t_gen : 0.0, s.seq.n_past);
+                 n_new, t_prefill, n_gen, t_gen > 0 ? n_gen / t_gen : 0.0, s->seq.n_past);
     }
-    session_close(&s);
+    engine_close(&e);
     return 0;
 }

@@ -270,7 +270,7 @@ int cmd_inspect(int argc, char **argv)
     }
     if (show_plan) {
         plan_print(&plan);
-        cli_print_system(1);
+        engine_print_system(1);
     }
     port_out_flush();
     gguf_close(&g);

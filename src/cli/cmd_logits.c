@@ -10,7 +10,6 @@
 
 #include "../../port/port.h"
 #include "cli.h"
-#include "../session/session.h"
 
 #define LOGITS_DEFAULT_BATCH 32
 
@@ -34,8 +33,8 @@ int cmd_logits(int argc, char **argv)
 {
     const char *ids_text = NULL, *out_path = NULL;
     int show_plan = 0; /* --plan: print the plan, then compute as asked */
-    SessionOptions o;
-    session_defaults(&o);
+    EngineOptions o;
+    engine_defaults(&o);
     o.batch = LOGITS_DEFAULT_BATCH;
     o.model_only = 1;
     o.all_logits = 1;
@@ -46,7 +45,7 @@ int cmd_logits(int argc, char **argv)
         else if (strcmp(a, "-c") == 0 || strcmp(a, "--ctx") == 0) o.n_ctx = cli_int(a, cli_value(argc, argv, &i), 1, 1 << 24);
         else if (strcmp(a, "-t") == 0 || strcmp(a, "--threads") == 0) o.threads = cli_int(a, cli_value(argc, argv, &i), 1, 1024);
         else if (strcmp(a, "-b") == 0 || strcmp(a, "--batch") == 0)
-            o.batch = cli_int(a, cli_value(argc, argv, &i), 1, MODEL_MAX_BATCH);
+            o.batch = cli_int(a, cli_value(argc, argv, &i), 1, ENGINE_MAX_BATCH);
         else if (strcmp(a, "--kv-type") == 0) {
             const char *v = cli_value(argc, argv, &i);
             if (strcmp(v, "f32") == 0) o.kv_type = KV_F32;
@@ -58,7 +57,7 @@ int cmd_logits(int argc, char **argv)
         else if (strcmp(a, "--mem") == 0) o.mem = cli_size(a, cli_value(argc, argv, &i));
         else if (strcmp(a, "--load") == 0) {
             const char *v = cli_value(argc, argv, &i);
-            if ((o.load_asked = mem_load_parse(v)) < 0) port_die("--load: '%s' is not mmap, read or stream", v);
+            if ((o.load_asked = engine_load_mode(v)) < 0) port_die("--load: '%s' is not mmap, read or stream", v);
         } else if (strcmp(a, "--stream-window") == 0) o.stream_window = cli_size(a, cli_value(argc, argv, &i));
         else if (a[0] == '-' && a[1] != '\0') cli_unknown("logits", a);
         else if (!o.model_path) o.model_path = a;
@@ -80,32 +79,34 @@ int cmd_logits(int argc, char **argv)
     CliPlanItem pi = {"prompt ids", (uint64_t)n_ids * sizeof(int32_t)};
     o.plan_extra = cli_plan_item;
     o.plan_extra_ctx = &pi;
-    static Session s;
-    int rc = session_open(&s, &o);
-    if (show_plan && (rc == 0 || s.refused)) {
-        mem_print(&s.budget, &s.req, &s.mem);
+    static Engine e;
+    int rc = engine_open(&e, &o);
+    if (show_plan && (rc == 0 || e.refused)) {
+        engine_print_plan(&e);
         port_out_flush();
-    } else if (s.notice[0]) {
-        port_err("%s\n", s.notice);
+    } else if (e.notice[0]) {
+        port_err("%s\n", e.notice);
     }
-    if (rc != 0) cli_session_die(&s);
+    if (rc != 0) cli_engine_die(&e);
 
-    int32_t *ids = arena_take(&s.arena, (uint64_t)n_ids * sizeof(int32_t));
+    int32_t *ids = arena_take(&e.arena, (uint64_t)n_ids * sizeof(int32_t));
     if (!ids) port_die("internal error: memory plan too small for the prompt ids");
-    cli_ids("--prompt-ids", ids_text, ids, n_ids, s.cfg.n_vocab);
+    cli_ids("--prompt-ids", ids_text, ids, n_ids, e.n_vocab);
 
     char werr[512];
-    uint32_t batch = s.mopt.batch;
+    Slot *s = engine_slot(&e, 0);
+    uint32_t batch = e.batch;
     for (int i = 0; i < n_ids;) {
         int step = n_ids - i < (int)batch ? n_ids - i : (int)batch;
-        if (forward_batch(&s.model, &s.ws, &s.seq, ids + i, step, (uint32_t)i, 1) != 0)
-            port_die("%s: %s", o.model_path, s.ws.err);
-        uint64_t n_floats = (uint64_t)step * s.cfg.n_vocab;
-        to_little_endian(s.ws.logits, n_floats);
-        if (port_write_file(out_path, s.ws.logits, (size_t)(n_floats * sizeof(float)), i > 0, werr, sizeof werr) != 0)
+        if (engine_feed(&e, s, ids + i, step, 1) != 0) cli_engine_die(&e);
+        uint32_t rows;
+        float *logits = engine_logits(&e, &rows);
+        uint64_t n_floats = (uint64_t)step * e.n_vocab;
+        to_little_endian(logits, n_floats);
+        if (port_write_file(out_path, logits, (size_t)(n_floats * sizeof(float)), i > 0, werr, sizeof werr) != 0)
             port_die("%s", werr);
         i += step;
     }
-    session_close(&s);
+    engine_close(&e);
     return 0;
 }

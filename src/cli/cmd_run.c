@@ -9,17 +9,20 @@
 
 #include "../../port/port.h"
 #include "cli.h"
-#include "../session/session.h"
 
 #define DEFAULT_PREDICT 256
 
-static void print_stats(const Session *s, int n_prompt, double t_prefill, double t_first, int n_gen, double t_gen)
+static void print_stats(const Engine *e, const Slot *s, double t_gen)
 {
+    EngineInfo in;
+    engine_info(e, &in);
+    int n_prompt = (int)s->n_prompt, n_gen = s->n_gen;
+    double t_prefill = s->t_begin - s->t_start, t_first = s->t_first > 0 ? s->t_first - s->t_start : t_prefill;
     port_err("load: %.3f s, arena %.1f MiB, weights %.1f MiB (--load %s), context %u, %d thread%s; "
              "planned %.1f MiB resident, budget %.1f MiB (%s)\n",
-             s->load_seconds, (double)s->plan.total / 1048576.0, (double)s->cfg.weight_bytes / 1048576.0,
-             mem_load_name(s->mem.load), s->mopt.n_ctx, (int)s->opt.threads, s->opt.threads == 1 ? "" : "s",
-             (double)s->mem.total / 1048576.0, (double)s->budget.bytes / 1048576.0, s->budget.source);
+             e->load_seconds, (double)in.arena_bytes / 1048576.0, (double)in.weight_bytes / 1048576.0, in.load, in.n_ctx,
+             in.threads, in.threads == 1 ? "" : "s", (double)in.planned_bytes / 1048576.0,
+             (double)in.budget_bytes / 1048576.0, in.budget_source);
     port_err("prompt: %d tokens in %.3f s (%.1f tokens/s); first token after %.3f s\n", n_prompt, t_prefill,
              t_prefill > 0 ? n_prompt / t_prefill : 0.0, t_first);
     /* The peak resident set so far, as the kernel measured it (VmHWM). */
@@ -33,25 +36,29 @@ static void print_stats(const Session *s, int n_prompt, double t_prefill, double
 }
 
 typedef struct {
-    Session *s;
     int print_ids;
     int closed;       /* stdout was closed: nobody is reading */
-    TokenStream ts;
 } RunOutput;
 
-/* Streams each token's text (not with --print-ids); a closed stdout stops
- * generation quietly. */
-static int emit_token(void *ctx, int32_t id)
+/* The reply's text to stdout (not with --print-ids). */
+static void on_text(void *ctx, int kind, const char *p, size_t n)
 {
+    (void)kind;
     RunOutput *o = ctx;
-    if (!o->print_ids && session_emit(o->s, &o->ts, id) < 0) o->closed = 1;
-    return o->closed;
+    if (!o->print_ids && !o->closed && port_out_bytes(p, n) < 0) o->closed = 1;
+}
+
+/* A closed stdout stops generation quietly. */
+static int on_token(void *ctx, int32_t id)
+{
+    (void)id;
+    return ((RunOutput *)ctx)->closed;
 }
 
 int cmd_run(int argc, char **argv)
 {
-    SessionOptions o;
-    session_defaults(&o);
+    EngineOptions o;
+    engine_defaults(&o);
     const char *prompt = NULL, *prompt_ids = NULL, *system = NULL;
     int64_t n_predict = DEFAULT_PREDICT;
     int raw = 0, print_ids = 0, echo = -1; /* echo -1: on a terminal */
@@ -89,71 +96,64 @@ int cmd_run(int argc, char **argv)
      * need, with room for one generated token. */
     if (prompt_ids) o.min_ctx = (uint32_t)cli_count_ids(prompt_ids) + 1;
 
-    static Session s;
-    cli_open_session(&s, &o);
-    cli_grammar_load(&s);
+    static Engine e;
+    cli_open_engine(&e, &o);
+    Slot *s = engine_slot(&e, 0);
+    cli_grammar_load(&e, s);
 
     int n_prompt;
     if (prompt_ids) {
-        n_prompt = cli_ids("--prompt-ids", prompt_ids, s.ids, s.max_ids, s.cfg.n_vocab);
+        n_prompt = cli_ids("--prompt-ids", prompt_ids, e.ids, e.max_ids, e.n_vocab);
     } else {
         size_t len;
         const char *src = prompt;
-        if (raw || s.tmpl == CHAT_TEMPLATE_RAW) {
-            if (!raw) cli_template_note(&s, "feeding the prompt as is");
+        if (raw || e.tmpl == CHAT_TEMPLATE_RAW) {
+            if (!raw) cli_template_note(&e, "feeding the prompt as is");
             len = strlen(prompt);
             /* A raw prompt is the start of the text (a base model goes on
              * mid-sentence): shown first on a terminal, as llama.cpp does. */
             if (echo < 0) echo = port_is_tty(1);
             if (echo && !print_ids) port_out_bytes(prompt, len);
         } else {
-            int64_t n = session_render_user(&s, system, prompt, strlen(prompt), 1, 0);
-            if (n < 0) cli_session_die(&s);
+            int64_t n = engine_render_user(&e, system, prompt, strlen(prompt), 1, 0, e.opt.thinking);
+            if (n < 0) cli_engine_die(&e);
             len = (size_t)n;
-            src = s.text;
+            src = e.text;
         }
         /* BOS first when the model asks for it, unless the template wrote it. */
-        n_prompt = tokenizer_encode_prompt(&s.tok, src, len, s.ids, s.max_ids);
+        n_prompt = engine_tokenize(&e, src, len, 1);
         if (n_prompt < 0) port_die("-p: the prompt does not fit the planned token buffer");
     }
     if (n_prompt == 0) port_die("-p: the prompt has no tokens");
-    if ((uint64_t)n_prompt >= s.mopt.n_ctx)
-        port_die("prompt: %d tokens do not fit a context of %u with room to generate (raise -c)", n_prompt, s.mopt.n_ctx);
-
-    double t0 = port_seconds();
-    if (session_prefill(&s, s.ids, n_prompt) != 0) cli_session_die(&s);
-    double t_prefill = port_seconds() - t0;
+    if ((uint64_t)n_prompt >= e.n_ctx)
+        port_die("prompt: %d tokens do not fit a context of %u with room to generate (raise -c)", n_prompt, e.n_ctx);
 
     /* A full cache shifts (drops the oldest half after --keep) unless
      * --no-shift; the last token is not fed (nothing follows it). */
-    RunOutput out;
-    memset(&out, 0, sizeof out);
-    out.s = &s;
-    out.print_ids = print_ids;
-    token_stream_init(&out.ts);
-    GenOptions g = {n_predict, 0, emit_token, NULL, &out};
-    GenResult r;
-    double tg0 = port_seconds();
-    if (session_generate(&s, &g, &r) != 0) cli_session_die(&s);
-    if (r.stop == GEN_CONTEXT_FULL) port_err("\ncontext full (%u tokens): stopping (raise -c)\n", s.mopt.n_ctx);
-    int n_gen = r.n_gen, closed = out.closed;
-    int32_t *out_ids = s.out_ids; /* NULL without --print-ids */
-    double t_first = t_prefill + r.t_first;
-    double t_gen = port_seconds() - tg0;
+    RunOutput out = {print_ids, 0};
+    SlotRequest rq;
+    slot_request_defaults(&e, &rq);
+    rq.n_predict = n_predict;
+    rq.sink.text = on_text;
+    rq.sink.token = on_token;
+    rq.sink.ctx = &out;
+    if (slot_start(&e, s, e.ids, n_prompt, &rq) != 0) cli_slot_die(s);
+    engine_run_slot(&e, s, NULL, NULL);
+    if (s->stop == SLOT_STOP_ERROR) cli_slot_die(s);
+    if (s->stop == SLOT_STOP_CONTEXT) port_err("\ncontext full (%u tokens): stopping (raise -c)\n", e.n_ctx);
+    double t_gen = s->t_end - s->t_begin;
     if (print_ids) {
-        for (int i = 0; i < n_gen; i++) port_out("%s%d", i ? "," : "", out_ids[i]);
+        for (int i = 0; i < s->n_gen; i++) port_out("%s%d", i ? "," : "", s->out_ids[i]);
         port_out("\n");
-    } else if (!closed) {
-        int n = token_stream_flush(&out.ts, s.piece, s.piece_cap);
-        if (n > 0) port_out_bytes(s.piece, (size_t)n);
+    } else if (!out.closed) {
         port_out_bytes("\n", 1);
     }
     port_out_flush();
-    print_stats(&s, n_prompt, t_prefill, t_first, n_gen, t_gen);
-    if (s.grammar_on && n_gen > 0)
+    print_stats(&e, s, t_gen);
+    if (s->grammar_on && s->n_gen > 0)
         port_err("grammar: %.3f ms per token choosing tokens under it (sampling included; %u vocabulary walks, %u "
                  "allowed sets from the cache)\n",
-                 1e3 * s.grammar_seconds / n_gen, s.grammar_masks, s.grammar_cached);
-    session_close(&s);
+                 1e3 * e.grammar_seconds / s->n_gen, e.grammar_masks, e.grammar_cached);
+    engine_close(&e);
     return 0;
 }

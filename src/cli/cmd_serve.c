@@ -67,8 +67,8 @@ static void plan_server(void *ctx, Plan *p)
 
 int cmd_serve(int argc, char **argv)
 {
-    SessionOptions o;
-    session_defaults(&o);
+    EngineOptions o;
+    engine_defaults(&o);
     ServerOptions so;
     memset(&so, 0, sizeof so);
     so.host = "127.0.0.1";
@@ -94,7 +94,7 @@ int cmd_serve(int argc, char **argv)
             if (so.max_body > CHAT_JSON_MAX_BYTES) port_die("--max-body: at most %zu bytes", CHAT_JSON_MAX_BYTES);
         } else if (!strcmp(a, "--queue")) so.queue = (int)cli_int(a, cli_value(argc, argv, &i), 0, 256);
         else if (!strcmp(a, "--timeout")) so.timeout = cli_float(a, cli_value(argc, argv, &i), 0.1, 3600);
-        else if (!strcmp(a, "--slots")) so.slots = (int)cli_int(a, cli_value(argc, argv, &i), 1, SESSION_MAX_SLOTS);
+        else if (!strcmp(a, "--slots")) so.slots = (int)cli_int(a, cli_value(argc, argv, &i), 1, ENGINE_MAX_SLOTS);
         else if (!strcmp(a, "--metrics")) so.metrics = 1;
         else if (a[0] == '-' && a[1] != '\0') cli_unknown("serve", a);
         else if (!o.model_path) o.model_path = a;
@@ -120,18 +120,20 @@ int cmd_serve(int argc, char **argv)
     o.max_text = text + 64 * 1024;
     o.no_shift = 1; /* a full context ends the reply ("length"), never drops the prompt */
     o.grammar = 1;  /* response_format and forced tool calls: one grammar state per slot */
+    o.tool_calls = 1; /* and a tool-call splitter per slot */
     o.slots = (uint32_t)(so.slots > 0 ? so.slots : 1);
     if (o.batch < (int64_t)o.slots)
         port_die("-b: a step holds a token of each of the %u slots: -b %lld is too small", o.slots, (long long)o.batch);
 
-    static Session s;
+    static Engine e;
     static Server sv;
-    /* The server's buffers join the session's one arena. */
+    /* The server's buffers join the engine's one arena. */
     o.plan_extra = plan_server;
     o.plan_extra_ctx = &so;
-    cli_open_session(&s, &o);
+    cli_open_engine(&e, &o);
     char err[512];
-    if (server_init(&sv, &so, &s, err, sizeof err) != 0) port_die("%s", err);
+    if (server_init(&sv, &so, &e, err, sizeof err) != 0) port_die("%s", err);
+    api_init(&sv);
     sv.dispatch = api_dispatch;
     sv.generate = api_generate;
     sv.step = api_step;
@@ -139,17 +141,17 @@ int cmd_serve(int argc, char **argv)
     plan_init(&sp);
     server_plan(&so, &sp);
     sv.planned = sp.total;
-    sv.cli_sampling = s.opt.sampling;
+    sv.cli_sampling = e.opt.sampling;
     set_model_name(&sv, o.model_path);
-    if (s.tmpl == CHAT_TEMPLATE_RAW)
-        cli_template_note(&s, "chat messages are concatenated");
+    if (e.tmpl == CHAT_TEMPLATE_RAW)
+        cli_template_note(&e, "chat messages are concatenated");
     if (!sv.loopback && !so.api_key)
         port_err("warning: listening on %s without --api-key: anyone who can reach this address can use the model\n",
                  so.host);
     port_err("pith serve: %s on http://%s%s%s:%d/v1 (%d slot%s, context %u each, queue %d, max body %llu bytes, arena %.1f MiB, of which "
              "server %.1f MiB)\n",
              sv.model_name, strchr(so.host, ':') ? "[" : "", so.host, strchr(so.host, ':') ? "]" : "", sv.bound_port,
-             sv.n_slots, sv.n_slots > 1 ? "s" : "", s.mopt.n_ctx, so.queue, (unsigned long long)so.max_body, (double)s.plan.total / 1048576.0,
+             sv.n_slots, sv.n_slots > 1 ? "s" : "", e.n_ctx, so.queue, (unsigned long long)so.max_body, (double)e.plan.total / 1048576.0,
              (double)sv.planned / 1048576.0);
     server_run(&sv);
 }

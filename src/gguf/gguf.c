@@ -34,6 +34,7 @@ typedef unsigned long long ull;
 
 static int fail(GgufError *err, const char *path, uint64_t off, const char *fmt, ...)
 {
+    err->status = PITH_BAD_INPUT;
     int n = snprintf(err->msg, sizeof err->msg, "%s: byte %llu: ", path, (ull)off);
     if (n < 0 || (size_t)n >= sizeof err->msg) return -1;
     va_list ap;
@@ -117,6 +118,14 @@ static int walk_fail(Walk *w, uint64_t off, const char *fmt, ...)
     return fail(w->err, w->path, off, "%s", what);
 }
 
+/* The file could not be read where it should have been. */
+static int walk_read_error(Walk *w)
+{
+    walk_fail(w, w->cur.pos, "read error");
+    w->err->status = PITH_IO;
+    return -1;
+}
+
 /* Reads an n-byte little-endian integer field named `what`. */
 static int read_uint(Walk *w, int n, const char *what, uint64_t *out)
 {
@@ -125,7 +134,7 @@ static int read_uint(Walk *w, int n, const char *what, uint64_t *out)
         return walk_fail(w, w->cur.pos, "truncated: %s needs %d bytes, the file ends at byte %llu", what, n,
                          (ull)w->cur.f->size);
     const uint8_t *p = cursor_peek(&w->cur, (size_t)n);
-    if (!p) return walk_fail(w, w->cur.pos, "read error");
+    if (!p) return walk_read_error(w);
     *out = le(p, n);
     w->cur.pos += (uint64_t)n;
     return 0;
@@ -136,10 +145,10 @@ static int read_bytes(Walk *w, void *dst, uint64_t n)
 {
     if (n <= CURSOR_BUF) {
         const uint8_t *p = cursor_peek(&w->cur, (size_t)n);
-        if (!p) return walk_fail(w, w->cur.pos, "read error");
+        if (!p) return walk_read_error(w);
         memcpy(dst, p, (size_t)n);
     } else if (port_file_read(w->cur.f, w->cur.pos, dst, (size_t)n) != 0) {
-        return walk_fail(w, w->cur.pos, "read error");
+        return walk_read_error(w);
     }
     w->cur.pos += n;
     return 0;
@@ -543,8 +552,11 @@ static int open_siblings(Gguf *g, uint32_t count, int use_mmap, GgufError *err)
         snprintf(p + prefix, slen + 1, "-%05u-of-%05u.gguf", (i + 1) % 100000, count % 100000);
         used += prefix + slen + 1;
         char why[400];
-        if (port_file_open(&g->files[i], p, use_mmap, why, sizeof why) != 0)
-            return fail(err, path, 0, "split file %u of %u: %s", i + 1, count, why);
+        if (port_file_open(&g->files[i], p, use_mmap, why, sizeof why) != 0) {
+            fail(err, path, 0, "split file %u of %u: %s", i + 1, count, why);
+            err->status = PITH_IO;
+            return -1;
+        }
         g->n_files = i + 1;
     }
     return 0;
@@ -557,6 +569,7 @@ int gguf_open(Gguf *g, const char *path, int use_mmap, const GgufScanCallbacks *
     char why[400];
     if (port_file_open(&g->files[0], path, use_mmap, why, sizeof why) != 0) {
         snprintf(err->msg, sizeof err->msg, "%s", why);
+        err->status = PITH_IO;
         return -1;
     }
     g->n_files = 1;

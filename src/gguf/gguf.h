@@ -41,6 +41,7 @@
 
 #include "../../port/port.h"
 #include "../arena/arena.h"
+#include "../base/status.h"
 
 #define GGUF_MAGIC 0x46554747u /* "GGUF" little-endian */
 #define GGUF_DEFAULT_ALIGNMENT 32
@@ -70,7 +71,11 @@ typedef enum {
 
 const char *gguf_value_type_name(uint32_t t); /* "u32", "string", ... */
 
+/* Why a call failed: its kind (PITH_BAD_INPUT for a malformed file, PITH_IO
+ * when it cannot be read, PITH_UNSUPPORTED for what pith does not run) and
+ * one line. */
 typedef struct {
+    PithStatus status;
     char msg[512];
 } GgufError;
 

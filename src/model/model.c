@@ -252,6 +252,7 @@ static int kv_heads_per_layer(ConfigWalk *w, Gguf *g, const GgufKV *kv, GgufErro
         snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s: a per-layer array (of %s) is not supported for %s%s",
                  w->path, (unsigned long long)kv->value_offset, kv->key, gguf_value_type_name(kv->arr_type), w->arch,
                  w->cfg->arch->shortconv ? " (integers, at most 256 layers)" : "");
+        err->status = PITH_UNSUPPORTED;
         return -1;
     }
     uint64_t heads = 0;
@@ -350,6 +351,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         if (!w->cfg->arch) {
             snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2, qwen35)",
                      w->path, w->arch);
+            err->status = PITH_UNSUPPORTED;
             return -1;
         }
         w->have_arch = 1;
@@ -369,6 +371,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         if (len < 0 || (strcmp(type, "none") != 0)) {
             snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s '%s' is not supported yet", w->path,
                      (unsigned long long)kv->value_offset, kv->key, len < 0 ? "?" : type);
+            err->status = PITH_UNSUPPORTED;
             return -1;
         }
         return 0;
@@ -414,6 +417,7 @@ static int finish_deltanet(ConfigWalk *w, GgufError *err)
     if (w->have[K_NEXTN] && w->val[K_NEXTN] > 0) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.nextn_predict_layers = %g: multi-token prediction layers are not supported yet",
                  w->path, w->arch, w->val[K_NEXTN]);
+        err->status = PITH_UNSUPPORTED;
         return -1;
     }
     cfg->ssm_d_conv = (uint32_t)w->val[K_SSM_CONV];
@@ -440,6 +444,7 @@ static int finish_deltanet(ConfigWalk *w, GgufError *err)
             snprintf(err->msg, sizeof err->msg,
                      "%s: byte %llu: %s.attention.recurrent_layers: a pattern other than attention every %u layers is not "
                      "supported yet", w->path, (unsigned long long)w->recur_layers_offset, w->arch, cfg->full_attn_interval);
+            err->status = PITH_UNSUPPORTED;
             return -1;
         }
     }
@@ -457,6 +462,7 @@ static int finish_deltanet(ConfigWalk *w, GgufError *err)
             snprintf(err->msg, sizeof err->msg,
                      "%s: %s.rope.dimension_sections = [%d, %d, %d, %d]: rotated pairs outside the text sections are "
                      "not supported", w->path, w->arch, w->sections[0], w->sections[1], w->sections[2], w->sections[3]);
+            err->status = PITH_UNSUPPORTED;
             return -1;
         }
     }
@@ -499,6 +505,7 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     if (w->have[K_ROPE_SCALE] && w->val[K_ROPE_SCALE] != 0.0 && w->val[K_ROPE_SCALE] != 1.0) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.rope.scaling.factor = %g: scaled RoPE is not supported yet",
                  w->path, w->arch, w->val[K_ROPE_SCALE]);
+        err->status = PITH_UNSUPPORTED;
         return -1;
     }
     if (w->n_kv_per_layer && w->n_kv_per_layer != cfg->n_layer) {
@@ -516,6 +523,7 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     if (cfg->arch->shortconv && w->have[K_SWA] && w->val[K_SWA] > 0) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.attention.sliding_window = %g: windowed attention in %s is not supported yet",
                  w->path, w->arch, w->val[K_SWA], w->arch);
+        err->status = PITH_UNSUPPORTED;
         return -1;
     }
     if (cfg->n_head_kv > cfg->n_head || cfg->n_head % cfg->n_head_kv != 0) {
@@ -641,6 +649,7 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
     if (role == ROLE_NONE) {
         snprintf(err->msg, sizeof err->msg, "%s: byte %llu: tensor '%s' has no use in pith's %s model (a variant not supported yet)",
                  w->path, (unsigned long long)t->offset, t->name, cfg->arch->name);
+        err->status = PITH_UNSUPPORTED;
         return -1;
     }
     if (role == ROLE_LAYER) w->n_present[lt]++;
@@ -828,6 +837,7 @@ static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, ui
     if (!quant_supported(t->type)) {
         snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s' has type %s, which pith cannot compute with yet",
                  tensor_path(L->g, t), (unsigned long long)t->offset, name, ti ? ti->name : "(invalid)");
+        L->err->status = PITH_UNSUPPORTED;
         return -1;
     }
     uint64_t row_bytes = ggml_row_bytes(t->type, cols);

@@ -30,18 +30,18 @@ void server_plan(const ServerOptions *o, Plan *plan)
     for (int i = 0; i < n_slots(o); i++) {
         plan_add(plan, n_slots(o) > 1 ? "server response buffers, one per slot" : "server response buffer",
                  SERVE_OUT_CAP + 64);
-        plan_add(plan, n_slots(o) > 1 ? "server tool-call buffers, one per slot" : "server tool-call buffers",
-                 SERVE_TOOLS_SCRATCH);
+        plan_add(plan, n_slots(o) > 1 ? "server tool-call arrays, one per slot" : "server tool-call array",
+                 SERVE_CALLS_CAP);
     }
 }
 
-int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_t cap)
+int server_init(Server *sv, const ServerOptions *o, Engine *e, char *err, size_t cap)
 {
     sv->opt = *o;
-    sv->s = s;
-    /* The server's buffers were planned into the session's arena
-     * (SessionOptions.plan_extra): carve them from it. */
-    Arena *arena = &s->arena;
+    sv->e = e;
+    /* The server's buffers were planned into the engine's arena
+     * (EngineOptions.plan_extra): carve them from it. */
+    Arena *arena = &e->arena;
     sv->n_slots = n_slots(o);
     sv->n_conns = o->queue + sv->n_slots;
     sv->started = port_seconds();
@@ -58,7 +58,7 @@ int server_init(Server *sv, const ServerOptions *o, Session *s, char *err, size_
     sv->region = arena_take(arena, sv->region_size);
     for (int i = 0; i < sv->n_slots; i++)
         if (!(sv->slot_out[i] = arena_take(arena, SERVE_OUT_CAP + 64)) ||
-            !(sv->slot_tools[i] = arena_take(arena, SERVE_TOOLS_SCRATCH)))
+            !(sv->slot_calls[i] = arena_take(arena, SERVE_CALLS_CAP)))
             return snprintf(err, cap, "%s", too_small), -1;
     sv->out = sv->slot_out[0];
     if (!sv->region) return snprintf(err, cap, "%s", too_small), -1;

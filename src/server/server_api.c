@@ -10,12 +10,8 @@
 #include "../../port/port.h"
 #include "../text/chat.h"
 #include "../text/json.h"
+#include "../text/tool_calls.h"
 #include "server_api.h"
-#include "server_tools.h"
-
-#define TOOL_BLOCK_CAP (64 * 1024) /* one <tool_call> block of a reply */
-#define TOOL_CALLS_CAP (120 * 1024) /* the tool_calls array of a whole reply; then the table of string parameters */
-_Static_assert(TOOL_BLOCK_CAP + TOOL_CALLS_CAP + TOOL_KINDS_CAP <= SERVE_TOOLS_SCRATCH, "a slot's tool-call buffers");
 
 typedef struct {
     int chat;                /* /v1/chat/completions (else /v1/completions) */
@@ -29,9 +25,10 @@ typedef struct {
     uint64_t seed;
     const char *prompt;      /* completions: decoded prompt text */
     size_t prompt_len;
-    size_t response_format;  /* offsets in the body, or API_ABSENT */
+    size_t response_format;  /* offsets in the body, or TOOL_ABSENT */
     size_t tool_choice;
     size_t tools;
+    ReplyText text;          /* the stop strings read, and the think split */
     char why[400];           /* what is wrong with the request */
 } Request;
 
@@ -44,18 +41,19 @@ typedef struct {
     int field;               /* string open in the output: 0 none, 1 content, 2 reasoning */
     int chunk_open;          /* streaming: a data: chunk has been started for this token */
     int any_content;
-    ServeText text;
-    TokenStream ts;
-    int split_tools;         /* content goes through the <tool_call> splitter */
-    ToolSplit split;
+    int tools;               /* the engine's slot splits tool calls out of the content */
     char *calls;             /* non-streamed: the tool_calls array so far */
     size_t calls_n, calls_cap;
 } Reply;
 
-/* What reply_token returns to stop the generation. */
-enum { REPLY_STOPPED = 1, REPLY_GONE = 2 };
-
 #define OUT_LIT(sv, lit) server_out((sv), lit, sizeof lit - 1)
+
+/* The HTTP status of a request the engine refused, by the kind of failure:
+ * the request's fault, or the server's. */
+static int status_http(PithStatus st)
+{
+    return st == PITH_BAD_INPUT || st == PITH_UNSUPPORTED || st == PITH_NO_MEMORY ? 400 : 500;
+}
 
 static const char *model_json(Server *sv)
 {
@@ -138,18 +136,18 @@ static int read_text(Request *rq, Json *j, Arena *ra, const char *key, const cha
     return 0;
 }
 
-static int read_stop(Request *rq, Json *j, Reply *rp)
+static int read_stop(Request *rq, Json *j)
 {
-    char buf[SERVE_MAX_STOP_LEN];
+    char buf[REPLY_MAX_STOP_LEN];
     size_t n;
     JsonType t = json_peek(j);
     if (t == JSON_STRING) {
         Json save = *j;
         if (json_string(j, NULL, (size_t)-1, &n) < 0) return json_bad(rq, j);
-        if (n > SERVE_MAX_STOP_LEN) return bad(rq, "stop", "a stop string is longer than 128 bytes");
+        if (n > REPLY_MAX_STOP_LEN) return bad(rq, "stop", "a stop string is longer than 128 bytes");
         *j = save;
         if (json_string(j, buf, sizeof buf, &n) < 0) return json_bad(rq, j);
-        if (n && serve_text_add_stop(&rp->text, buf, n) != 0) return bad(rq, "stop", "too many stop strings");
+        if (n && reply_text_add_stop(&rq->text, buf, n) != 0) return bad(rq, "stop", "too many stop strings");
         return 0;
     }
     if (t != JSON_ARRAY) {
@@ -162,10 +160,10 @@ static int read_stop(Request *rq, Json *j, Reply *rp)
         if (json_peek(j) != JSON_STRING) return bad(rq, "stop", "expected a string or an array of strings");
         Json save = *j;
         if (json_string(j, NULL, (size_t)-1, &n) < 0) return json_bad(rq, j);
-        if (n > SERVE_MAX_STOP_LEN) return bad(rq, "stop", "a stop string is longer than 128 bytes");
+        if (n > REPLY_MAX_STOP_LEN) return bad(rq, "stop", "a stop string is longer than 128 bytes");
         *j = save;
         if (json_string(j, buf, sizeof buf, &n) < 0) return json_bad(rq, j);
-        if (n && serve_text_add_stop(&rp->text, buf, n) != 0) return bad(rq, "stop", "more than 4 stop strings");
+        if (n && reply_text_add_stop(&rq->text, buf, n) != 0) return bad(rq, "stop", "more than 4 stop strings");
     }
     return r < 0 ? json_bad(rq, j) : 0;
 }
@@ -223,7 +221,7 @@ static int read_prompt(Request *rq, Json *j, Arena *ra)
 
 /* One pass over the top-level object; messages and tools are read by
  * chat_json_read afterwards. */
-static int read_request(Request *rq, Reply *rp, const char *body, size_t len, Arena *ra)
+static int read_request(Request *rq, const char *body, size_t len, Arena *ra)
 {
     Json j;
     json_init(&j, body, len, "request");
@@ -294,7 +292,7 @@ static int read_request(Request *rq, Reply *rp, const char *body, size_t len, Ar
             *slot = j.pos;
             if (json_skip(&j) < 0) return json_bad(rq, &j);
         } else if (!strcmp(key, "stop")) {
-            if (read_stop(rq, &j, rp) < 0) return -1;
+            if (read_stop(rq, &j) < 0) return -1;
         } else if (!strcmp(key, "enable_thinking")) {
             if (read_bool(rq, &j, key, &rq->thinking) < 0) return -1;
         } else if (!strcmp(key, "chat_template_kwargs")) {
@@ -346,7 +344,7 @@ static void chunk_close(Reply *rp)
 static void write_text(Reply *rp, int kind, const char *p, size_t n)
 {
     Server *sv = rp->sv;
-    int field = kind == SERVE_REASONING ? 2 : 1;
+    int field = kind == REPLY_REASONING ? 2 : 1;
     if (rp->field != field) {
         int first = 1;
         if (rp->rq->stream && !rp->chunk_open) chunk_open(rp);
@@ -362,18 +360,6 @@ static void write_text(Reply *rp, int kind, const char *p, size_t n)
     }
     if (field == 1) rp->any_content = 1;
     server_out_json_text(sv, p, n);
-}
-
-static void on_text(void *ctx, int kind, const char *p, size_t n)
-{
-    Reply *rp = ctx;
-    if (kind == SERVE_CONTENT && rp->split_tools) tool_split_push(&rp->split, p, n);
-    else write_text(rp, kind, p, n);
-}
-
-static void on_split_content(void *ctx, const char *p, size_t n)
-{
-    write_text(ctx, SERVE_CONTENT, p, n);
 }
 
 static void calls_put(Reply *rp, const char *p, size_t n)
@@ -446,53 +432,32 @@ static void write_usage(Server *sv, int n_prompt, int n_cached, int n_gen, doubl
                 t_gen > 0 ? n_gen / t_gen : 0.0);
 }
 
-/* Each generated token: its text through the stop strings into the reply
- * (a chunk of its own when streaming). */
-static int reply_token(Reply *rp, int32_t id)
-{
-    Server *sv = rp->sv;
-    Session *s = sv->s;
-    int len = token_stream_push(&rp->ts, &s->tok, id, s->piece, s->piece_cap);
-    int stopped = len > 0 && serve_text_push(&rp->text, s->piece, (size_t)len);
-    if (rp->rq->stream) chunk_close(rp);
-    if (stopped) return REPLY_STOPPED;
-    return sv->out_failed ? REPLY_GONE : 0;
-}
-
 /* ---- Slots ------------------------------------------------------------------
- * A request in a slot: its sequence (KV cache and the ids in it), its own
- * sampler state (seed, penalty history), its reply. Every step feeds the
- * next token of each decoding slot and a chunk of the prompts being
- * prefilled, all in one forward pass (forward_parts). */
+ * A request in a slot: its connection, the request as read and the reply
+ * being written. The engine's slot (engine.h) holds the rest: the
+ * sequence, the sampler, the grammar, and the reply's text on its way
+ * (stop strings, the think split, tool calls), which comes back here
+ * through the sink's callbacks. Which request goes to which slot, and in
+ * which order prompts are fed, is decided here; engine_step does the work. */
 typedef struct {
+    Slot *es;                  /* the engine's slot */
     int busy;
     Conn *c;
-    SeqState *seq;
-    int32_t *hist;             /* the ids in the cache, in order */
-    Sampler sampler;           /* shares the session's scratch tables, owns its history */
-    Grammar *grammar;          /* the slot's grammar state, or NULL (no response_format, no forced call) */
     Request rq;
     Reply rp;
-    int n_prompt;              /* ids of the prompt, in hist */
-    uint32_t n_cached;         /* of them, reused from the cache */
-    int head_sent;             /* prefill is over: the reply has begun */
-    int64_t n_predict;
-    int n_gen;
-    int32_t next;              /* generated, to be fed at the next step */
-    double t0, t_prompt, tg0;
     size_t out_len;            /* its response buffer, sv->slot_out[i] */
     int out_failed;
     uint64_t order, last_used;
-} Slot;
+} ServeSlot;
 
-static Slot slots[SESSION_MAX_SLOTS];
+static ServeSlot slots[ENGINE_MAX_SLOTS];
 static uint64_t slot_clock;
 
 /* Points the server's output at slot i (server_out* write the active
  * connection's buffer). */
 static void slot_enter(Server *sv, int i)
 {
-    Slot *sl = &slots[i];
+    ServeSlot *sl = &slots[i];
     sv->active = sl->c;
     sv->out = sv->slot_out[i];
     sv->out_len = sl->out_len;
@@ -502,7 +467,7 @@ static void slot_enter(Server *sv, int i)
 
 static void slot_leave(Server *sv, int i)
 {
-    Slot *sl = &slots[i];
+    ServeSlot *sl = &slots[i];
     sl->out_len = sv->out_len;
     sl->out_failed = sv->out_failed;
     sv->active = NULL;
@@ -510,6 +475,7 @@ static void slot_leave(Server *sv, int i)
 
 static void slot_free(Server *sv, int i)
 {
+    slot_release(slots[i].es);
     slots[i].busy = 0;
     slots[i].c = NULL;
     slots[i].last_used = ++slot_clock;
@@ -520,23 +486,18 @@ static void slot_free(Server *sv, int i)
  * line, the connection closed. gone: the client left; nothing is written. */
 static void slot_finish(Server *sv, int i, const char *finish, int gone)
 {
-    Slot *sl = &slots[i];
-    Session *s = sv->s;
+    ServeSlot *sl = &slots[i];
+    const Slot *es = sl->es;
     Request *rq = &sl->rq;
     Reply *rp = &sl->rp;
     HttpRequest *hr = &sl->c->req;
-    int n = sl->n_prompt, k = (int)sl->n_cached, n_gen = sl->n_gen;
-    double t_prompt = sl->t_prompt, t_gen = port_seconds() - sl->tg0;
+    int n = (int)es->n_prompt, k = (int)es->n_cached, n_gen = es->n_gen;
+    double end = es->t_end > 0 ? es->t_end : port_seconds();
+    double t_prompt = es->began ? es->t_begin - es->t_start : 0, t_gen = es->began ? end - es->t_begin : 0;
     slot_enter(sv, i);
     gone = gone || sv->out_failed || sl->c->gone;
     if (!gone) {
-        int len = token_stream_flush(&rp->ts, s->piece, s->piece_cap);
-        if (len > 0) serve_text_push(&rp->text, s->piece, (size_t)len);
-        serve_text_finish(&rp->text);
-        if (rp->split_tools) {
-            tool_split_finish(&rp->split);
-            if (rp->split.n_calls > rp->split.n_bad && !strcmp(finish, "stop")) finish = "tool_calls";
-        }
+        if (rp->tools && es->split.n_calls > es->split.n_bad && !strcmp(finish, "stop")) finish = "tool_calls";
         if (rq->stream) {
             chunk_close(rp);
             chunk_open(rp);
@@ -558,7 +519,7 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
         } else {
             if (rp->field) OUT_LIT(sv, "\"");
             if (rq->chat) {
-                int calls = rp->split_tools && rp->split.n_calls > 0;
+                int calls = rp->tools && es->split.n_calls > 0;
                 if (!rp->any_content) {
                     if (calls) OUT_LIT(sv, ",\"content\":null");
                     else OUT_LIT(sv, ",\"content\":\"\"");
@@ -579,7 +540,7 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
         if (!sv->out_failed) sv->n_done++;
     }
     port_err("serve: %s %.*s: prompt %d tokens (%u cached) in %.3f s, %d generated in %.3f s (%.1f tokens/s), %s\n",
-             rq->stream ? "stream" : "json", (int)hr->path_len, hr->path, n, sl->n_cached, t_prompt, n_gen, t_gen,
+             rq->stream ? "stream" : "json", (int)hr->path_len, hr->path, n, es->n_cached, t_prompt, n_gen, t_gen,
              t_gen > 0 ? n_gen / t_gen : 0.0, gone || sv->out_failed ? "client gone" : finish);
     Conn *c = sl->c;
     slot_leave(sv, i);
@@ -589,14 +550,13 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
 
 /* A request the model cannot answer (a forward error, non-finite logits):
  * 500 before the reply has begun, else the stream ends with the reason;
- * the slot's sequence is emptied so no later request reuses it. */
+ * the engine emptied the slot's sequence so no later request reuses it. */
 static void slot_fail(Server *sv, int i, const char *why)
 {
-    Slot *sl = &slots[i];
+    ServeSlot *sl = &slots[i];
     Conn *c = sl->c;
     HttpRequest *hr = &c->req;
-    seq_reset(sl->seq);
-    if (!sl->head_sent) {
+    if (!sl->es->began) {
         server_error(sv, c, 500, "internal_error", "%s", why);
         port_err("serve: %.*s: %s\n", (int)hr->path_len, hr->path, why);
     } else {
@@ -615,14 +575,22 @@ static void slot_fail(Server *sv, int i, const char *why)
     slot_free(sv, i);
 }
 
-/* The prompt is in: the reply begins. */
-static void slot_begin_reply(Server *sv, int i)
+/* ---- The sink: what the engine's slot hands back while it generates ---- */
+
+/* Which of the server's slots a sink callback is for. */
+static int sink_slot(void *ctx)
 {
-    Slot *sl = &slots[i];
+    return (int)((ServeSlot *)ctx - slots);
+}
+
+/* The prompt is in: the reply begins. */
+static void on_begin(void *ctx)
+{
+    Server *sv = ((ServeSlot *)ctx)->rp.sv;
+    int i = sink_slot(ctx);
+    ServeSlot *sl = &slots[i];
     Request *rq = &sl->rq;
     Reply *rp = &sl->rp;
-    sl->t_prompt = port_seconds() - sl->t0;
-    sl->head_sent = 1;
     sl->out_len = 0;
     sl->out_failed = 0;
     sv->active = sl->c;
@@ -649,132 +617,130 @@ static void slot_begin_reply(Server *sv, int i)
         }
     }
     slot_leave(sv, i);
-    token_stream_init(&rp->ts);
-    sl->tg0 = port_seconds();
 }
 
-/* The logits of the slot's last fed token: sample, write, and either
- * finish or keep the token for the next step. */
-static void slot_logits(Server *sv, int i, float *logits, const SessionScan *sc)
+static void on_text(void *ctx, int kind, const char *p, size_t n)
 {
-    Slot *sl = &slots[i];
-    Session *s = sv->s;
-    if (session_check_scan(s, sc, sl->seq) != 0) {
-        slot_fail(sv, i, s->err);
-        return;
-    }
-    if (!sl->head_sent) slot_begin_reply(sv, i);
-    /* as session_generate: max_tokens, then a full context ("length":
-     * serve never shifts the context) */
-    if (sl->n_gen >= sl->n_predict || sl->seq->n_past >= s->mopt.n_ctx) {
-        slot_finish(sv, i, "length", 0);
-        return;
-    }
-    int32_t id;
-    if (session_sample_scan(s, &sl->sampler, sl->grammar, logits, sc, &id) != 0) {
-        slot_fail(sv, i, s->err);
-        return;
-    }
-    if (tokenizer_is_eog(&s->tok, id)) {
-        slot_finish(sv, i, "stop", 0);
-        return;
-    }
-    sl->n_gen++;
+    ServeSlot *sl = ctx;
+    Server *sv = sl->rp.sv;
+    int i = sink_slot(ctx);
+    slot_enter(sv, i);
+    write_text(&sl->rp, kind, p, n);
+    slot_leave(sv, i);
+}
+
+static void on_call(void *ctx, int index, const char *name, size_t name_len, const char *args, size_t args_len)
+{
+    ServeSlot *sl = ctx;
+    Server *sv = sl->rp.sv;
+    int i = sink_slot(ctx);
+    slot_enter(sv, i);
+    on_tool_call(&sl->rp, index, name, name_len, args, args_len);
+    slot_leave(sv, i);
+}
+
+static void on_args(void *ctx, int index, const char *p, size_t n)
+{
+    ServeSlot *sl = ctx;
+    Server *sv = sl->rp.sv;
+    int i = sink_slot(ctx);
+    slot_enter(sv, i);
+    on_tool_args(&sl->rp, index, p, n);
+    slot_leave(sv, i);
+}
+
+/* After each token's text: its chunk ends (streaming); a client gone
+ * stops the slot. */
+static int on_token(void *ctx, int32_t id)
+{
+    (void)id;
+    ServeSlot *sl = ctx;
+    Server *sv = sl->rp.sv;
+    int i = sink_slot(ctx);
     sv->n_gen_tokens++;
     slot_enter(sv, i);
-    int code = reply_token(&sl->rp, id);
+    if (sl->rq.stream) chunk_close(&sl->rp);
+    int gone = sv->out_failed;
     slot_leave(sv, i);
-    if (code == REPLY_STOPPED) slot_finish(sv, i, "stop", 0);
-    else if (code == REPLY_GONE) slot_finish(sv, i, "stop", 1);
-    else if (sl->n_gen >= sl->n_predict) slot_finish(sv, i, "length", 0);
-    else sl->next = id;
+    return gone;
 }
 
-/* One step: the next token of every decoding slot, then prompt chunks of
- * the slots still prefilling (oldest first) in what is left of the batch,
- * so a long prompt holds the running replies for one step at most. */
+/* ---- The step ---------------------------------------------------------------- */
+
+/* The engine stopped the slot: its reply ends, as it stopped. */
+static void slot_done(Server *sv, int i)
+{
+    const Slot *es = slots[i].es;
+    switch (es->stop) {
+    case SLOT_STOP_ERROR: slot_fail(sv, i, es->err); break;
+    case SLOT_STOP_CALLER: slot_finish(sv, i, "stop", 1); break;
+    case SLOT_STOP_LENGTH:
+    case SLOT_STOP_CONTEXT: slot_finish(sv, i, "length", 0); break;
+    default: slot_finish(sv, i, "stop", 0); break;
+    }
+}
+
+/* One step: the next token of every generating slot, then prompt chunks
+ * of the slots still prefilling, oldest first, in what is left of the
+ * batch, so a long prompt holds the running replies for one step at most. */
 void api_step(Server *sv)
 {
-    Session *s = sv->s;
-    ForwardPart parts[SESSION_MAX_SLOTS];
-    int who[SESSION_MAX_SLOTS], np = 0;
+    Engine *e = sv->e;
+    Slot *order[ENGINE_MAX_SLOTS];
+    int n = 0;
     for (int i = 0; i < sv->n_slots; i++) {
-        Slot *sl = &slots[i];
-        if (sl->busy && (sl->c->gone || sl->out_failed)) slot_finish(sv, i, "stop", 1);
+        ServeSlot *sl = &slots[i];
+        if (!sl->busy) continue;
+        if (sl->c->gone || sl->out_failed) {
+            slot_cancel(sl->es);
+            slot_finish(sv, i, "stop", 1);
+        } else if (sl->es->state == SLOT_GENERATING) order[n++] = sl->es;
     }
-    int used = 0, budget = (int)s->ws.batch;
-    for (int i = 0; i < sv->n_slots; i++) {
-        Slot *sl = &slots[i];
-        if (!sl->busy || !sl->head_sent) continue;
-        sl->hist[sl->seq->n_past] = sl->next;
-        parts[np] = (ForwardPart){sl->seq, &sl->hist[sl->seq->n_past], 1, sl->seq->n_past, FORWARD_LOGITS_LAST, -1};
-        who[np++] = i;
-        used++;
-    }
-    for (;;) {
+    for (;;) { /* prefilling slots, oldest first */
         int best = -1;
         for (int i = 0; i < sv->n_slots; i++) {
-            Slot *sl = &slots[i];
+            ServeSlot *sl = &slots[i];
             int taken = 0;
-            for (int p = 0; p < np; p++) taken |= who[p] == i;
-            if (sl->busy && !sl->head_sent && !taken && (best < 0 || sl->order < slots[best].order)) best = i;
+            for (int p = 0; p < n; p++) taken |= order[p] == sl->es;
+            if (sl->busy && sl->es->state == SLOT_PROMPT && !taken && (best < 0 || sl->order < slots[best].order)) best = i;
         }
-        if (best < 0 || used >= budget) break;
-        Slot *sl = &slots[best];
-        int left = sl->n_prompt - (int)sl->seq->n_past, n = left < budget - used ? left : budget - used;
-        parts[np] = (ForwardPart){sl->seq, &sl->hist[sl->seq->n_past], n, sl->seq->n_past,
-                                  n == left ? FORWARD_LOGITS_LAST : FORWARD_LOGITS_NONE, -1};
-        who[np++] = best;
-        used += n;
-        sv->n_prompt_tokens += (uint64_t)n;
+        if (best < 0) break;
+        order[n++] = slots[best].es;
     }
-    if (np == 0) return;
+    if (n == 0) return;
     double t0 = port_seconds();
-    int rc = forward_parts(&s->model, &s->ws, parts, np);
+    int took = engine_step(e, order, n);
     sv->step_seconds += port_seconds() - t0;
-    sv->n_steps++;
-    if (rc != 0) {
-        char why[sizeof s->ws.err + 256];
-        snprintf(why, sizeof why, "%s: %s", s->opt.model_path, s->ws.err);
-        for (int p = 0; p < np; p++) slot_fail(sv, who[p], why);
-        return;
-    }
-    SessionScan scan[SESSION_MAX_SLOTS];
-    session_scan_rows(s, s->ws.logits, (int)s->ws.n_logits, scan);
-    for (int p = 0; p < np; p++) {
-        int r = parts[p].logits_row;
-        if (r >= 0) slot_logits(sv, who[p], s->ws.logits + (uint64_t)r * s->cfg.n_vocab, &scan[r]);
+    if (took > 0) sv->n_steps++;
+    for (int p = 0; p < n; p++) {
+        sv->n_prompt_tokens += order[p]->fed;
+        if (order[p]->state == SLOT_DONE) slot_done(sv, (int)order[p]->index);
     }
 }
 
 /* The free slot whose cache the request continues (the same conversation
  * going on: the common prefix is at least half of what the slot holds),
  * the longest such prefix first; else an empty slot; else the one unused
- * longest. *common: the prefix it shares with ids, reused. */
-static int slot_choose(Server *sv, const int32_t *ids, int n, uint32_t *common)
+ * longest. */
+static int slot_choose(Server *sv, const int32_t *ids, int n)
 {
     int best = -1, other = -1;
-    uint32_t best_k = 0, prefix[SESSION_MAX_SLOTS];
+    uint32_t best_k = 0;
     for (int i = 0; i < sv->n_slots; i++) {
-        Slot *sl = &slots[i];
+        ServeSlot *sl = &slots[i];
         if (sl->busy) continue;
-        const int32_t *hist = sv->s->slot_history[i];
-        uint32_t k = 0, past = sv->s->slot_seq[i]->n_past;
-        while (k < past && k < (uint32_t)n && hist[k] == ids[k]) k++;
-        prefix[i] = k;
+        uint32_t k = slot_common_prefix(sl->es, ids, n), past = sl->es->seq.n_past;
         if (k > 0 && 2 * k >= past && k > best_k) {
             best = i;
             best_k = k;
         }
         if (other < 0) other = i;
         else {
-            uint32_t po = sv->s->slot_seq[other]->n_past;
+            uint32_t po = slots[other].es->seq.n_past;
             if ((past == 0 && po > 0) || ((past == 0) == (po == 0) && sl->last_used < slots[other].last_used)) other = i;
         }
     }
-    if (best < 0) best = other;
-    *common = best >= 0 ? prefix[best] : 0;
-    return best;
+    return best >= 0 ? best : other;
 }
 
 /* ---- Endpoints ------------------------------------------------------------- */
@@ -782,18 +748,18 @@ static int slot_choose(Server *sv, const int32_t *ids, int n, uint32_t *common)
 /* GET /slots: each slot's state and the positions its cache holds. */
 static void api_slots(Server *sv, Conn *c)
 {
-    char body[SESSION_MAX_SLOTS * 160 + 64];
+    char body[ENGINE_MAX_SLOTS * 160 + 64];
     size_t n = 0;
     n += (size_t)snprintf(body + n, sizeof body - n, "[");
     for (int i = 0; i < sv->n_slots; i++) {
-        const Slot *sl = &slots[i];
-        const SeqState *q = sv->s->slot_seq[i];
+        const ServeSlot *sl = &slots[i];
+        const Slot *es = sl->es;
         n += (size_t)snprintf(body + n, sizeof body - n,
                               "%s{\"id\":%d,\"state\":\"%s\",\"n_ctx\":%u,\"n_past\":%u,\"n_prompt\":%d,"
                               "\"n_cached\":%u,\"n_generated\":%d}",
-                              i ? "," : "", i, !sl->busy ? "idle" : sl->head_sent ? "generating" : "prompt", q->n_ctx,
-                              q->n_past, sl->busy ? sl->n_prompt : 0, sl->busy ? sl->n_cached : 0,
-                              sl->busy ? sl->n_gen : 0);
+                              i ? "," : "", i, !sl->busy ? "idle" : es->began ? "generating" : "prompt", es->seq.n_ctx,
+                              es->seq.n_past, sl->busy ? (int)es->n_prompt : 0, sl->busy ? es->n_cached : 0,
+                              sl->busy ? es->n_gen : 0);
     }
     n += (size_t)snprintf(body + n, sizeof body - n, "]\n");
     server_respond(sv, c, 200, "application/json", body, n < sizeof body ? n : 0);
@@ -806,8 +772,8 @@ static void api_metrics(Server *sv, Conn *c)
     uint64_t kv_used = 0, kv_total = 0;
     int busy = 0;
     for (int i = 0; i < sv->n_slots; i++) {
-        kv_used += sv->s->slot_seq[i]->n_past;
-        kv_total += sv->s->slot_seq[i]->n_ctx;
+        kv_used += slots[i].es->seq.n_past;
+        kv_total += slots[i].es->seq.n_ctx;
         busy += slots[i].busy;
     }
     double up = port_seconds() - sv->started;
@@ -861,7 +827,7 @@ void api_dispatch(Server *sv, Conn *c)
         int n = snprintf(body, sizeof body,
                          "{\"object\":\"list\",\"data\":[{\"id\":%s,\"object\":\"model\",\"created\":%lld,"
                          "\"owned_by\":\"pith\",\"meta\":{\"n_ctx\":%u,\"n_vocab\":%u}}]}\n",
-                         model_json(sv), (long long)port_wall_seconds(), sv->s->mopt.n_ctx, sv->s->cfg.n_vocab);
+                         model_json(sv), (long long)port_wall_seconds(), sv->e->n_ctx, sv->e->n_vocab);
         server_respond(sv, c, 200, "application/json", body, n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
     } else if (http_path_is(r->path, r->path_len, "/slots")) {
         api_slots(sv, c);
@@ -873,7 +839,7 @@ void api_dispatch(Server *sv, Conn *c)
 
 void api_generate(Server *sv, Conn *c)
 {
-    Session *s = sv->s;
+    Engine *e = sv->e;
     static Request rq;
     static Reply rp;
     memset(&rq, 0, sizeof rq);
@@ -881,36 +847,36 @@ void api_generate(Server *sv, Conn *c)
     HttpRequest *hr = &c->req;
     rq.chat = http_path_is(hr->path, hr->path_len, "/v1/chat/completions") ||
               http_path_is(hr->path, hr->path_len, "/chat/completions");
-    rq.thinking = s->opt.thinking;
+    rq.thinking = e->opt.thinking;
     rq.max_tokens = -1;
     rq.sp = sv->cli_sampling;
-    rq.response_format = rq.tool_choice = rq.tools = API_ABSENT;
+    rq.response_format = rq.tool_choice = rq.tools = TOOL_ABSENT;
     rp.sv = sv;
     rp.rq = &rq;
     rp.id = ++sv->n_requests;
     rp.created = port_wall_seconds();
-    serve_text_init(&rp.text, 0, on_text, &rp);
+    reply_text_init(&rq.text, 0, NULL, NULL);
 
     const char *body = c->buf + hr->head_len;
     size_t body_len = (size_t)hr->content_length;
     Arena ra;
     arena_init(&ra, sv->region, sv->region_size);
-    if (read_request(&rq, &rp, body, body_len, &ra) != 0) {
+    if (read_request(&rq, body, body_len, &ra) != 0) {
         server_error(sv, c, 400, "invalid_request", "%s", rq.why);
         return;
     }
     /* response_format and tools: a grammar, and the tool-call splitter */
-    ApiConstraint ac;
-    if (api_constraint(body, body_len, rq.response_format, rq.chat ? rq.tool_choice : API_ABSENT,
-                       rq.chat ? rq.tools : API_ABSENT, s->tmpl, s->grammar_text, SESSION_GRAMMAR_TEXT + 1, &ac, rq.why,
-                       sizeof rq.why) != 0) {
+    ToolConstraint ac;
+    if (tool_constraint(body, body_len, rq.response_format, rq.chat ? rq.tool_choice : TOOL_ABSENT,
+                       rq.chat ? rq.tools : TOOL_ABSENT, e->tmpl, e->grammar_text, ENGINE_GRAMMAR_TEXT + 1, &ac, rq.why,
+                        sizeof rq.why) != 0) {
         server_error(sv, c, 400, "invalid_request", "%s", rq.why);
         return;
     }
     /* held from the first token: no thinking block (the grammar is compiled
      * into the slot's state once the slot is chosen) */
     if (ac.grammar_len) rq.thinking = 0;
-    serve_text_think(&rp.text, !rq.chat ? 0 : rq.thinking && chat_template_opens_think(s->tmpl) ? 2 : 1);
+    reply_text_think(&rq.text, !rq.chat ? 0 : rq.thinking && chat_template_opens_think(e->tmpl) ? 2 : 1);
 
     /* Sampling: Qwen3's defaults for the thinking mode, what the command
      * line set, what the request sets. */
@@ -928,7 +894,7 @@ void api_generate(Server *sv, Conn *c)
     sp.presence_penalty = rq.sp.presence_penalty;
     sp.frequency_penalty = rq.sp.frequency_penalty;
     if (rq.seed_set) sp.seed = rq.seed;
-    else if (s->opt.seed >= 0) sp.seed = (uint64_t)s->opt.seed;
+    else if (e->opt.seed >= 0) sp.seed = (uint64_t)e->opt.seed;
     else {
         double t = port_seconds();
         uint64_t bits;
@@ -944,7 +910,7 @@ void api_generate(Server *sv, Conn *c)
     /* The prompt text. */
     const char *text;
     size_t text_len;
-    int raw = !rq.chat || s->tmpl == CHAT_TEMPLATE_RAW;
+    int raw = !rq.chat || e->tmpl == CHAT_TEMPLATE_RAW;
     if (rq.chat) {
         ChatJsonSizes sizes;
         char err[400];
@@ -974,16 +940,16 @@ void api_generate(Server *sv, Conn *c)
             co.tools_len = out.tools_len;
             co.n_tools = (int)sizes.n_tools;
         }
-        int64_t len = chat_render(s->tmpl, out.msgs, (int)sizes.n_messages, &co, NULL, 0);
+        int64_t len = chat_render(e->tmpl, out.msgs, (int)sizes.n_messages, &co, NULL, 0);
         if (len < 0) {
             server_error(sv, c, 400, "invalid_request", "messages: the conversation cannot be rendered");
             return;
         }
-        if ((uint64_t)len > s->tok.max_text) {
+        if ((uint64_t)len > e->tok.max_text) {
             server_error(sv, c, 400, "context_length_exceeded",
                          "the rendered prompt of %lld bytes is longer than the %llu bytes this server reads for a "
                          "context of %u tokens",
-                         (long long)len, (unsigned long long)s->tok.max_text, s->mopt.n_ctx);
+                         (long long)len, (unsigned long long)e->tok.max_text, e->n_ctx);
             return;
         }
         char *buf = arena_take(&ra, (uint64_t)len + 1);
@@ -991,25 +957,24 @@ void api_generate(Server *sv, Conn *c)
             server_error(sv, c, 500, "internal_error", "the request scratch is too small (a planning bug)");
             return;
         }
-        chat_render(s->tmpl, out.msgs, (int)sizes.n_messages, &co, buf, (size_t)len + 1);
+        chat_render(e->tmpl, out.msgs, (int)sizes.n_messages, &co, buf, (size_t)len + 1);
         text = buf;
         text_len = (size_t)len;
     } else {
         text = rq.prompt;
         text_len = rq.prompt_len;
-        if (text_len > s->tok.max_text) {
+        if (text_len > e->tok.max_text) {
             server_error(sv, c, 400, "context_length_exceeded",
                          "the prompt of %zu bytes is longer than the %llu bytes this server reads for a context of %u "
                          "tokens",
-                         text_len, (unsigned long long)s->tok.max_text, s->mopt.n_ctx);
+                         text_len, (unsigned long long)e->tok.max_text, e->n_ctx);
             return;
         }
     }
 
     /* Token ids, as `pith run` makes them: the template's text as is, or
      * a raw prompt with BOS first when the model asks for it. */
-    int n = raw ? tokenizer_encode_prompt(&s->tok, text, text_len, s->ids, s->max_ids)
-                : tokenizer_encode(&s->tok, text, text_len, 1, s->ids, s->max_ids);
+    int n = engine_tokenize(e, text, text_len, raw);
     if (n < 0) {
         server_error(sv, c, 400, "context_length_exceeded", "the prompt does not fit the planned token buffer");
         return;
@@ -1018,7 +983,7 @@ void api_generate(Server *sv, Conn *c)
         server_error(sv, c, 400, "invalid_request", "the prompt has no tokens");
         return;
     }
-    uint32_t n_ctx = s->mopt.n_ctx;
+    uint32_t n_ctx = e->n_ctx;
     if ((uint64_t)n >= n_ctx) {
         server_error(sv, c, 400, "context_length_exceeded",
                      "the prompt has %d tokens; the context holds %u (-c), with room for at least one more", n, n_ctx);
@@ -1028,57 +993,62 @@ void api_generate(Server *sv, Conn *c)
     /* Prefix reuse: the slot whose cache holds the longest prefix of these
      * ids takes the request, and only what differs is prefilled, in chunks
      * between the other slots' tokens (api_step). */
-    uint32_t k;
-    int i = slot_choose(sv, s->ids, n, &k);
+    int i = slot_choose(sv, e->ids, n);
     if (i < 0) { /* server_run hands a request over only with a slot free */
         server_error(sv, c, 503, "busy", "no free slot");
         return;
     }
-    if (k == (uint32_t)n) k--; /* the last id is fed again, for its logits */
-    if (!seq_can_resume(&s->cfg, s->slot_seq[i], k)) k = 0; /* the rings lost the window before k: from the start */
+    ServeSlot *sl = &slots[i];
     /* response_format or forced tool calls: the slot's own grammar state */
-    if (ac.grammar_len && session_slot_grammar(s, (uint32_t)i, s->grammar_text, ac.grammar_len, ac.what) != 0) {
-        server_error(sv, c, 400, "invalid_request", "%s", s->err);
+    if (slot_set_grammar(e, sl->es, ac.grammar_len ? e->grammar_text : NULL, ac.grammar_len, ac.what) != 0) {
+        int http = status_http(sl->es->status);
+        server_error(sv, c, http, http == 400 ? "invalid_request" : "internal_error", "%s", sl->es->err);
         return;
     }
-    Slot *sl = &slots[i];
-    memset(sl, 0, offsetof(Slot, last_used));
+    SlotRequest srq;
+    slot_request_defaults(e, &srq);
+    srq.sampling = sp;
+    /* serve never shifts the context: a full one ends the reply ("length") */
+    srq.n_predict = (int64_t)n_ctx - n;
+    if (rq.max_tokens >= 0 && rq.max_tokens < srq.n_predict) srq.n_predict = rq.max_tokens;
+    srq.text = rq.text;
+    srq.sink = (SlotSink){on_begin, on_text, on_call, on_args, on_token, sl};
+    if (ac.parse) {
+        srq.tools = 1;
+        srq.tool_format = ac.format;
+        srq.tool_body = body;
+        srq.tool_body_len = body_len;
+        srq.tool_offset = rq.tools;
+        /* streamed: forced calls' arguments as they come (they cannot fall
+         * back to content), and Qwen3.5's as they become certain */
+        srq.tool_progressive = rq.stream;
+        srq.tool_held = ac.forced;
+    }
+    if (slot_start(e, sl->es, e->ids, n, &srq) != 0) {
+        int http = status_http(sl->es->status);
+        server_error(sv, c, http, http == 400 ? "invalid_request" : "internal_error", "%s", sl->es->err);
+        return;
+    }
     sl->busy = 1;
     sl->c = c;
-    sl->seq = s->slot_seq[i];
-    sl->hist = s->slot_history[i];
+    sl->out_len = 0;
+    sl->out_failed = 0;
     sl->rq = rq;
     sl->rp = rp;
     sl->rp.rq = &sl->rq;
-    sl->rp.text.ctx = &sl->rp;
-    sl->grammar = ac.grammar_len ? s->slot_grammar[i] : NULL;
     if (ac.parse) {
-        /* the slot's tool-call buffers: the request scratch is the next request's */
-        sl->rp.calls = sv->slot_tools[i] + TOOL_BLOCK_CAP;
-        sl->rp.calls_cap = TOOL_CALLS_CAP;
-        tool_split_init(&sl->rp.split, ac.format, sv->slot_tools[i], TOOL_BLOCK_CAP, on_split_content, on_tool_call, &sl->rp);
-        if (ac.format == TOOL_FORMAT_XML)
-            tool_split_schemas(&sl->rp.split, body, body_len, rq.tools, sl->rp.calls + TOOL_CALLS_CAP, TOOL_KINDS_CAP);
-        /* streamed: forced calls' arguments as they come (they cannot fall
-         * back to content), and Qwen3.5's as they become certain */
-        if (rq.stream) tool_split_progressive(&sl->rp.split, on_tool_args, ac.forced);
-        sl->rp.split_tools = 1;
+        /* the slot's tool_calls array: the request scratch is the next request's */
+        sl->rp.tools = 1;
+        sl->rp.calls = sv->slot_calls[i];
+        sl->rp.calls_cap = SERVE_CALLS_CAP;
     }
     sl->order = ++slot_clock;
-    sl->t0 = sl->tg0 = port_seconds();
-    sl->n_prompt = n;
-    sl->n_cached = k;
-    memcpy(sl->hist + k, s->ids + k, (size_t)(n - (int)k) * sizeof(int32_t));
-    sl->seq->n_past = k;
-    /* its own sampler: the session's scratch tables, its own history */
-    sl->sampler = s->sampler;
-    sl->sampler.history = s->slot_sampler_history[i];
-    sl->sampler.params = sp;
-    sampler_reset(&sl->sampler);
-    for (int t = 0; t < n; t++) sampler_accept(&sl->sampler, s->ids[t]);
-    sl->n_predict = (int64_t)n_ctx - n;
-    if (rq.max_tokens >= 0 && rq.max_tokens < sl->n_predict) sl->n_predict = rq.max_tokens;
     sv->n_busy++;
     sv->n_requests_slotted++;
-    sv->n_cached_tokens += k;
+    sv->n_cached_tokens += sl->es->n_cached;
+}
+
+void api_init(Server *sv)
+{
+    for (int i = 0; i < sv->n_slots; i++) slots[i].es = engine_slot(sv->e, (uint32_t)i);
 }

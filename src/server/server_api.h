@@ -7,6 +7,8 @@
 
 #include "server.h"
 
+/* Binds the endpoints' slots to the engine's (after server_init). */
+void api_init(Server *sv);
 /* A complete request whose head passed the checks: answers GET endpoints
  * at once, leaves generation requests queued. */
 void api_dispatch(Server *sv, Conn *c);

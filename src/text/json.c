@@ -20,6 +20,7 @@ int json_fail(Json *j, size_t pos, const char *fmt, ...)
 {
     if (j->failed) return -1;
     j->failed = 1;
+    j->status = PITH_BAD_INPUT;
     int n = snprintf(j->err, sizeof j->err, "%s: byte %zu: ", j->name, pos);
     if (n < 0 || (size_t)n >= sizeof j->err) return -1;
     va_list ap;
@@ -160,7 +161,11 @@ static int hex4(Json *j, size_t at, unsigned *v)
 /* Appends bytes to out (when non-NULL), failing if they do not fit. */
 static int put(Json *j, char *out, size_t cap, size_t *n, const char *s, size_t k)
 {
-    if (k > cap - *n) return json_fail(j, j->pos, "text longer than its buffer (%zu bytes)", cap);
+    if (k > cap - *n) {
+        json_fail(j, j->pos, "text longer than its buffer (%zu bytes)", cap);
+        j->status = PITH_NO_MEMORY;
+        return -1;
+    }
     if (out) memcpy(out + *n, s, k);
     *n += k;
     return 0;

@@ -22,6 +22,8 @@
 
 #include <stddef.h>
 
+#include "../base/status.h"
+
 #define JSON_MAX_DEPTH 64
 
 typedef enum {
@@ -41,6 +43,7 @@ typedef struct {
     size_t pos;
     int depth;
     int failed;
+    PithStatus status;             /* of the first error: PITH_NO_MEMORY when a value is longer than its buffer */
     int first[JSON_MAX_DEPTH + 1]; /* per open container: no element read yet */
     const char *name;              /* file name used in error messages */
     char err[320];

@@ -129,7 +129,7 @@ static int put_value_literal(Gen *g, size_t pos)
     char tmp[4096];
     size_t n;
     if (json_dump(&j, tmp, sizeof tmp, &n) < 0) {
-        if (strstr(j.err, "does not fit") || !j.err[0]) return fail(g, pos, "an enum or const value longer than 4096 bytes");
+        if (j.status == PITH_NO_MEMORY || !j.err[0]) return fail(g, pos, "an enum or const value longer than 4096 bytes");
         return json_fail_g(g, &j);
     }
     put_literal(g, tmp, n);
@@ -173,7 +173,7 @@ static int scan(Gen *g, size_t pos, Node *nd)
         char key[64];
         size_t kl, kpos = j.pos;
         if (json_key(&j, key, sizeof key - 1, &kl) < 0) {
-            if (!strstr(j.err, "does not fit")) return json_fail_g(g, &j);
+            if (j.status != PITH_NO_MEMORY) return json_fail_g(g, &j);
             return fail(g, kpos, "unsupported keyword (a long name)");
         }
         key[kl] = '\0';

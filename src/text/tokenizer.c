@@ -94,6 +94,7 @@ static int fail(GgufError *err, const Gguf *g, uint32_t file_index, uint64_t off
     va_end(ap);
     const char *path = g->n_files > 0 && file_index < g->n_files ? g->files[file_index].path : "model";
     snprintf(err->msg, sizeof err->msg, "%.100s: byte %llu: %s", path, (unsigned long long)off, what);
+    err->status = PITH_BAD_INPUT;
     return -1;
 }
 
@@ -137,19 +138,24 @@ static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *pretok, G
     int is_string = m->model_kv.type == GGUF_TYPE_STRING;
     if (is_string && strcmp(m->model, "gpt2") == 0) *kind = TOKENIZER_BPE;
     else if (is_string && strcmp(m->model, "llama") == 0) *kind = TOKENIZER_SPM;
-    else
-        return fail(err, g, m->model_kv.file_index, m->model_kv.value_offset,
-                    "tokenizer.ggml.model '%s' is not supported (supported: 'gpt2' byte-level BPE, "
-                    "'llama' SentencePiece BPE)", m->model);
+    else {
+        fail(err, g, m->model_kv.file_index, m->model_kv.value_offset,
+             "tokenizer.ggml.model '%s' is not supported (supported: 'gpt2' byte-level BPE, "
+             "'llama' SentencePiece BPE)", m->model);
+        err->status = PITH_UNSUPPORTED;
+        return -1;
+    }
     *pretok = -1;
     if (*kind == TOKENIZER_BPE) {
         /* SPM has no pre-tokenizer: llama.cpp ignores tokenizer.ggml.pre there */
         if (!m->has_pre) return fail(err, g, 0, 0, "tokenizer.ggml.pre is missing (pre-tokenizer unknown)");
         if (m->pre_kv.type == GGUF_TYPE_STRING) *pretok = pretok_find(m->pre);
-        if (*pretok < 0)
-            return fail(err, g, m->pre_kv.file_index, m->pre_kv.value_offset,
-                        "pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported (supported: " PRETOK_NAMES ")",
-                        m->pre);
+        if (*pretok < 0) {
+            fail(err, g, m->pre_kv.file_index, m->pre_kv.value_offset,
+                 "pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported (supported: " PRETOK_NAMES ")", m->pre);
+            err->status = PITH_UNSUPPORTED;
+            return -1;
+        }
     }
     if (!m->has_tokens) return fail(err, g, 0, 0, "tokenizer.ggml.tokens is missing");
     const GgufKV *k = &m->tokens;

@@ -1,9 +1,9 @@
-/* The text of a reply as the server returns it: stop strings cut it, and
- * Qwen3's <think>...</think> goes to reasoning_content. Works on bytes as
- * they are generated, so streamed and whole replies are the same text. */
+/* The text of a reply (reply_text.h): stop strings cut it, and a model's
+ * <think>...</think> goes to reasoning. Works on bytes as they are
+ * generated, so streamed and whole replies are the same text. */
 #include <string.h>
 
-#include "server.h"
+#include "reply_text.h"
 
 #define THINK_OPEN "<think>"
 #define THINK_CLOSE "</think>"
@@ -15,29 +15,29 @@ static int is_space(char c)
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-void serve_text_init(ServeText *t, int split_think, ServeEmit emit, void *ctx)
+void reply_text_init(ReplyText *t, int split_think, ReplyEmit emit, void *ctx)
 {
     memset(t, 0, sizeof *t);
-    serve_text_think(t, split_think);
+    reply_text_think(t, split_think);
     t->emit = emit;
     t->ctx = ctx;
 }
 
-void serve_text_think(ServeText *t, int split_think)
+void reply_text_think(ReplyText *t, int split_think)
 {
     t->split_think = split_think;
     t->tstate = split_think == 2 ? T_REASON_LEAD : split_think ? T_START : T_CONTENT;
 }
 
-int serve_text_add_stop(ServeText *t, const char *s, size_t n)
+int reply_text_add_stop(ReplyText *t, const char *s, size_t n)
 {
-    if (n == 0 || n > SERVE_MAX_STOP_LEN || t->n_stops >= SERVE_MAX_STOPS) return -1;
+    if (n == 0 || n > REPLY_MAX_STOP_LEN || t->n_stops >= REPLY_MAX_STOPS) return -1;
     memcpy(t->stop[t->n_stops], s, n);
     t->stop_len[t->n_stops++] = n;
     return 0;
 }
 
-static void out(ServeText *t, int kind, const char *p, size_t n)
+static void out(ReplyText *t, int kind, const char *p, size_t n)
 {
     if (n) t->emit(t->ctx, kind, p, n);
 }
@@ -52,7 +52,7 @@ static size_t partial_tag(const char *hold, size_t n, const char *tag)
 }
 
 /* The think split, one byte at a time (after the stop filter). */
-static void think_byte(ServeText *t, char b)
+static void think_byte(ReplyText *t, char b)
 {
     switch (t->tstate) {
     case T_START: {
@@ -60,7 +60,7 @@ static void think_byte(ServeText *t, char b)
         size_t ol = strlen(THINK_OPEN);
         if (memcmp(t->hold, THINK_OPEN, t->n_hold) != 0) {
             t->tstate = T_CONTENT;
-            out(t, SERVE_CONTENT, t->hold, t->n_hold);
+            out(t, REPLY_CONTENT, t->hold, t->n_hold);
             t->n_hold = 0;
         } else if (t->n_hold == ol) {
             t->tstate = T_REASON_LEAD;
@@ -79,7 +79,7 @@ static void think_byte(ServeText *t, char b)
         if (t->n_hold >= cl && memcmp(t->hold + t->n_hold - cl, THINK_CLOSE, cl) == 0) {
             size_t k = t->n_hold - cl; /* what precedes the tag in hold: whitespace or text */
             while (k > 0 && is_space(t->hold[k - 1])) k--;
-            out(t, SERVE_REASONING, t->hold, k);
+            out(t, REPLY_REASONING, t->hold, k);
             t->n_hold = 0;
             t->tstate = T_AFTER;
             return;
@@ -89,7 +89,7 @@ static void think_byte(ServeText *t, char b)
         while (k > 0 && is_space(t->hold[k - 1])) k--;
         /* a very long run of whitespace is let through rather than held */
         if (t->n_hold >= sizeof t->hold - 1) k = t->n_hold - tag;
-        out(t, SERVE_REASONING, t->hold, k);
+        out(t, REPLY_REASONING, t->hold, k);
         memmove(t->hold, t->hold + k, t->n_hold - k);
         t->n_hold -= k;
         return;
@@ -99,21 +99,21 @@ static void think_byte(ServeText *t, char b)
         t->tstate = T_CONTENT;
         /* fall through */
     default:
-        out(t, SERVE_CONTENT, &b, 1);
+        out(t, REPLY_CONTENT, &b, 1);
     }
 }
 
-static void think_bytes(ServeText *t, const char *p, size_t n)
+static void think_bytes(ReplyText *t, const char *p, size_t n)
 {
     if (t->tstate == T_CONTENT) {
-        out(t, SERVE_CONTENT, p, n);
+        out(t, REPLY_CONTENT, p, n);
         return;
     }
     for (size_t i = 0; i < n; i++) think_byte(t, p[i]);
 }
 
 /* Longest suffix of pend[0..n) that begins some stop string (shorter than it). */
-static size_t stop_partial(const ServeText *t, const char *p, size_t n)
+static size_t stop_partial(const ReplyText *t, const char *p, size_t n)
 {
     size_t best = 0;
     for (int s = 0; s < t->n_stops; s++) {
@@ -127,7 +127,7 @@ static size_t stop_partial(const ServeText *t, const char *p, size_t n)
     return best;
 }
 
-int serve_text_push(ServeText *t, const char *bytes, size_t n)
+int reply_text_push(ReplyText *t, const char *bytes, size_t n)
 {
     if (t->stopped) return 1;
     if (t->n_stops == 0) {
@@ -170,15 +170,15 @@ int serve_text_push(ServeText *t, const char *bytes, size_t n)
     return 0;
 }
 
-void serve_text_finish(ServeText *t)
+void reply_text_finish(ReplyText *t)
 {
     if (!t->stopped && t->n_pend) think_bytes(t, t->pend, t->n_pend);
     t->n_pend = 0;
     if (t->tstate == T_START) {
-        out(t, SERVE_CONTENT, t->hold, t->n_hold);
+        out(t, REPLY_CONTENT, t->hold, t->n_hold);
     } else if (t->tstate == T_REASON) {
         size_t tag = partial_tag(t->hold, t->n_hold, THINK_CLOSE);
-        if (tag) out(t, SERVE_REASONING, t->hold, t->n_hold); /* an unfinished tag is text */
+        if (tag) out(t, REPLY_REASONING, t->hold, t->n_hold); /* an unfinished tag is text */
     }
     t->n_hold = 0;
 }

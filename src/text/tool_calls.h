@@ -1,17 +1,18 @@
-/* server_tools.h - what `pith serve` does with tools, tool_choice and
+/* tool_calls.h - what a reply does with tools, tool_choice and
  * response_format: the grammar a request asks for (a JSON object, a JSON
  * schema, or tool calls whose arguments follow each function's
  * parameters), and the splitter that turns the tool calls in a reply into
  * OpenAI tool_calls as the text is generated, in the format of the model's
- * chat template (ToolFormat). */
-#ifndef PITH_SERVER_TOOLS_H
-#define PITH_SERVER_TOOLS_H
+ * chat template (ToolFormat). The engine's slots run the splitter; the
+ * server reads requests with tool_constraint. */
+#ifndef PITH_TOOL_CALLS_H
+#define PITH_TOOL_CALLS_H
 
 #include <stddef.h>
 
-#include "../text/chat.h"
+#include "chat.h"
 
-#define API_ABSENT ((size_t)-1)
+#define TOOL_ABSENT ((size_t)-1)
 
 /* How a template's model writes a tool call. */
 typedef enum {
@@ -30,7 +31,7 @@ typedef enum {
     TOOL_FORMAT_XML,
 } ToolFormat;
 
-/* How far a Qwen3.5 block has been read (server_tools.c, xml_read): the
+/* How far a Qwen3.5 block has been read (tool_calls.c, xml_read): the
  * parser keeps its place, so a call's arguments can be given as they come. */
 typedef struct {
     size_t i;             /* read up to here */
@@ -43,6 +44,8 @@ typedef struct {
 
 /* Bytes of the table of which parameters are strings (tool_split_schemas). */
 #define TOOL_KINDS_CAP (8 * 1024)
+/* Bytes of one tool-call block of a reply the splitter holds (its buffer). */
+#define TOOL_BLOCK_CAP (64 * 1024)
 
 typedef struct {
     int render;          /* give the tools to the chat template */
@@ -51,14 +54,14 @@ typedef struct {
     ToolFormat format;   /* of the template's tool calls */
     size_t grammar_len;  /* > 0: a grammar was written (response_format or forced tool calls) */
     const char *what;    /* names the grammar's source in errors */
-} ApiConstraint;
+} ToolConstraint;
 
 /* From the request body and the offsets of its response_format,
- * tool_choice and tools values (API_ABSENT when missing): the grammar into
+ * tool_choice and tools values (TOOL_ABSENT when missing): the grammar into
  * gbnf (cap bytes) and what to do with tools. 0, or -1 with the reason for
  * a 400 in why. */
-int api_constraint(const char *body, size_t len, size_t response_format, size_t tool_choice, size_t tools,
-                   ChatTemplate tmpl, char *gbnf, size_t cap, ApiConstraint *out, char *why, size_t why_cap);
+int tool_constraint(const char *body, size_t len, size_t response_format, size_t tool_choice, size_t tools,
+                   ChatTemplate tmpl, char *gbnf, size_t cap, ToolConstraint *out, char *why, size_t why_cap);
 
 /* Tool calls out of a stream of content bytes, in one ToolFormat: a
  * <tool_call>...</tool_call> block, a <|tool_call_start|> block of a list

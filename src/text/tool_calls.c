@@ -1,5 +1,5 @@
-/* server_tools.c - response_format and tool_choice to a grammar; the
- * tool-call splitter (see server_tools.h). Tool calls use the format each
+/* tool_calls.c - response_format and tool_choice to a grammar; the
+ * tool-call splitter (see tool_calls.h). Tool calls use the format each
  * template shows its model (ToolFormat); in <tool_call> blocks, Qwen3.5's
  * form is parsed too:
  *   <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>
@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../text/json.h"
-#include "../text/json_schema.h"
-#include "server_tools.h"
+#include "json.h"
+#include "json_schema.h"
+#include "tool_calls.h"
 
 #define OPEN_TAG "<tool_call>"
 #define CLOSE_TAG "</tool_call>"
@@ -44,12 +44,12 @@ static void at(Json *j, const char *body, size_t len, size_t pos)
     j->pos = pos;
 }
 
-/* Finds key in the object at pos; its value's offset, or API_ABSENT. */
+/* Finds key in the object at pos; its value's offset, or TOOL_ABSENT. */
 static size_t member(const char *body, size_t len, size_t pos, const char *key)
 {
     Json j;
     at(&j, body, len, pos);
-    if (json_peek(&j) != JSON_OBJECT || json_enter(&j, '{') < 0) return API_ABSENT;
+    if (json_peek(&j) != JSON_OBJECT || json_enter(&j, '{') < 0) return TOOL_ABSENT;
     int r;
     while ((r = json_next(&j, '}')) > 0) {
         char k[64];
@@ -57,20 +57,20 @@ static size_t member(const char *body, size_t len, size_t pos, const char *key)
         if (json_key(&j, k, sizeof k - 1, &kl) < 0) {
             /* a long key: not ours */
             at(&j, body, len, j.pos);
-            return API_ABSENT;
+            return TOOL_ABSENT;
         }
         k[kl] = '\0';
         skip_ws(&j);
         if (!strcmp(k, key)) return j.pos;
-        if (json_skip(&j) < 0) return API_ABSENT;
+        if (json_skip(&j) < 0) return TOOL_ABSENT;
     }
-    return API_ABSENT;
+    return TOOL_ABSENT;
 }
 
 /* A string value at pos into out; -1 if it is not a string that fits. */
 static int string_at(const char *body, size_t len, size_t pos, char *out, size_t cap)
 {
-    if (pos == API_ABSENT) return -1;
+    if (pos == TOOL_ABSENT) return -1;
     Json j;
     at(&j, body, len, pos);
     size_t n;
@@ -138,7 +138,7 @@ static int tool_call_rule(ToolFormat format, const char *body, size_t len, size_
         return why_f(why, why_cap, "tools[%d].function.name: expected a string (at most 255 bytes)", index);
     size_t params = member(body, len, fn, "parameters");
     int top = -1, xml = format == TOOL_FORMAT_XML;
-    if (params != API_ABSENT) {
+    if (params != TOOL_ABSENT) {
         char label[64];
         snprintf(label, sizeof label, "tools[%d].function.parameters", index);
         size_t pl = value_len(body, len, params);
@@ -226,8 +226,8 @@ static size_t tool_kinds(const char *body, size_t len, size_t tools, char *out, 
     return n;
 }
 
-int api_constraint(const char *body, size_t len, size_t response_format, size_t tool_choice, size_t tools,
-                   ChatTemplate tmpl, char *gbnf, size_t cap, ApiConstraint *out, char *why, size_t why_cap)
+int tool_constraint(const char *body, size_t len, size_t response_format, size_t tool_choice, size_t tools,
+                   ChatTemplate tmpl, char *gbnf, size_t cap, ToolConstraint *out, char *why, size_t why_cap)
 {
     memset(out, 0, sizeof *out);
     size_t n = 0;
@@ -235,7 +235,7 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
     /* tools: each entry's function object */
     size_t fns[MAX_TOOLS];
     int n_tools = 0;
-    if (tools != API_ABSENT) {
+    if (tools != TOOL_ABSENT) {
         Json j;
         at(&j, body, len, tools);
         if (json_peek(&j) != JSON_ARRAY) return why_f(why, why_cap, "tools: expected an array");
@@ -245,7 +245,7 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
             skip_ws(&j);
             if (n_tools >= MAX_TOOLS) return why_f(why, why_cap, "tools: more than %d", MAX_TOOLS);
             size_t fn = member(body, len, j.pos, "function");
-            if (fn == API_ABSENT || json_peek(&(Json){.src = body, .len = len, .pos = fn}) != JSON_OBJECT)
+            if (fn == TOOL_ABSENT || json_peek(&(Json){.src = body, .len = len, .pos = fn}) != JSON_OBJECT)
                 return why_f(why, why_cap, "tools[%d]: expected {\"type\": \"function\", \"function\": {...}}", n_tools);
             fns[n_tools++] = fn;
             if (json_skip(&j) < 0) return why_f(why, why_cap, "tools: malformed");
@@ -254,7 +254,7 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
     /* tool_choice */
     int choice = n_tools ? 1 : 0; /* 0 none, 1 auto, 2 required, 3 named */
     int named = -1;
-    if (tool_choice != API_ABSENT) {
+    if (tool_choice != TOOL_ABSENT) {
         char c[64];
         Json j;
         at(&j, body, len, tool_choice);
@@ -267,7 +267,7 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
         } else if (json_peek(&j) == JSON_OBJECT) {
             char want[256];
             size_t fn = member(body, len, tool_choice, "function");
-            if (fn == API_ABSENT || string_at(body, len, member(body, len, fn, "name"), want, sizeof want) < 0)
+            if (fn == TOOL_ABSENT || string_at(body, len, member(body, len, fn, "name"), want, sizeof want) < 0)
                 return why_f(why, why_cap, "tool_choice: expected {\"type\": \"function\", \"function\": {\"name\": ...}}");
             for (int i = 0; i < n_tools && named < 0; i++) {
                 char have[256];
@@ -302,30 +302,30 @@ int api_constraint(const char *body, size_t len, size_t response_format, size_t 
     out->forced = choice >= 2;
 
     /* response_format */
-    if (response_format != API_ABSENT) {
+    if (response_format != TOOL_ABSENT) {
         char type[64];
         if (string_at(body, len, member(body, len, response_format, "type"), type, sizeof type) < 0)
             return why_f(why, why_cap, "response_format: expected {\"type\": \"text\", \"json_object\" or \"json_schema\"}");
-        size_t schema = API_ABSENT;
+        size_t schema = TOOL_ABSENT;
         const char *label = "response_format.schema";
         if (!strcmp(type, "text")) {
             /* nothing */
         } else if (!strcmp(type, "json_object")) {
             schema = member(body, len, response_format, "schema");
-            if (schema == API_ABSENT) {
+            if (schema == TOOL_ABSENT) {
                 size_t k = strlen(json_schema_object_grammar);
                 if (append(gbnf, cap, &n, json_schema_object_grammar, k) < 0) return why_f(why, why_cap, "internal error: grammar buffer");
             }
         } else if (!strcmp(type, "json_schema")) {
             size_t js = member(body, len, response_format, "json_schema");
-            if (js == API_ABSENT) return why_f(why, why_cap, "response_format.json_schema: missing");
+            if (js == TOOL_ABSENT) return why_f(why, why_cap, "response_format.json_schema: missing");
             schema = member(body, len, js, "schema");
             label = "response_format.json_schema.schema";
-            if (schema == API_ABSENT) return why_f(why, why_cap, "response_format.json_schema.schema: missing");
+            if (schema == TOOL_ABSENT) return why_f(why, why_cap, "response_format.json_schema.schema: missing");
         } else {
             return why_f(why, why_cap, "response_format.type: '%s' is not text, json_object or json_schema", type);
         }
-        if (schema != API_ABSENT) {
+        if (schema != TOOL_ABSENT) {
             int64_t k = json_schema_grammar(body + schema, value_len(body, len, schema), label, gbnf, cap, why, why_cap);
             if (k < 0) return -1;
             n = (size_t)k;
