@@ -1,11 +1,12 @@
 /* This folder: src/cli/ - the command line: one cmd_*.c per command. The
  * only code that prints an error and ends the process (port_die); it may
  * call every other folder and port/. */
-/* cli.h - the command line: dispatch and argument helpers shared by commands.
+/* cli.h - the command line: the commands table, the option tables and the
+ * one parser that walks them, and helpers shared by commands.
  *
  * Every command is `int cmd_NAME(int argc, char **argv)` where argv[0] is
- * the command name. Bad arguments end the program through port_die (one
- * line, exit status 2). */
+ * the command name; it starts with cli_parse. Bad arguments end the program
+ * through port_die (one line, exit status 2). */
 #ifndef PITH_CLI_H
 #define PITH_CLI_H
 

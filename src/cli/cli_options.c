@@ -6,40 +6,43 @@
 #include "../../port/port.h"
 #include "cli.h"
 
-/* Help lines are terse: they are in every binary. */
+/* The struct they store into: the engine's options (session.h), named
+ * here once. Help lines are terse: they are in every binary. */
+typedef SessionOptions EngineOpts;
 
 const CliOpt cli_file_options[] = {
-    OPT_FLAG("--no-mmap\tread the file, do not map it", SessionOptions, use_mmap, 0),
+    OPT_FLAG("--no-mmap\tread the file, do not map it", EngineOpts, use_mmap, 0),
     OPT_END,
 };
 
 /* --kv-type's and --load's lists are the enums' order (CLI_CHOICE stores
  * the index); the names of --load are the planner's (mem_load_name:
  * checked by tests/tools/main_optdoc.c --check). */
-_Static_assert(KV_F32 == 0 && KV_F16 == 1 && KV_Q8_0 == 2, "--kv-type f32|f16|q8_0 is KvType's order");
+_Static_assert(KV_F32 == 0 && KV_F16 == 1 && KV_Q8_0 == 2 && sizeof(KvType) == sizeof(int),
+               "--kv-type f32|f16|q8_0 is KvType's order, stored as an int");
 _Static_assert(LOAD_MMAP == 0 && LOAD_READ == 1 && LOAD_STREAM == 2, "--load mmap|read|stream is LoadMode's order");
 
 const CliOpt cli_context_options[] = {
-    OPT_INT64("-c, --ctx N\tKV cache tokens (board's, model's if less)", SessionOptions, n_ctx, 1, 1 << 24),
-    OPT_CHOICE("--kv-type f32|f16|q8_0\tKV cache type (f16)", SessionOptions, kv_type, KvType),
+    OPT_INT64("-c, --ctx N\tKV cache tokens (board's, model's if less)", EngineOpts, n_ctx, 1, 1 << 24),
+    OPT_CHOICE("--kv-type f32|f16|q8_0\tKV cache type (f16)", EngineOpts, kv_type, KvType),
     OPT_END,
 };
 
 const CliOpt cli_model_options[] = {
-    OPT_INT64("-t, --threads N\tthreads (board's, else cores)", SessionOptions, threads, 1, 1024),
-    OPT_INT64("-b, --batch N\tprompt tokens a step (64)", SessionOptions, batch, 1, MODEL_MAX_BATCH),
+    OPT_INT64("-t, --threads N\tthreads (board's, else cores)", EngineOpts, threads, 1, 1024),
+    OPT_INT64("-b, --batch N\tprompt tokens a step (64)", EngineOpts, batch, 1, MODEL_MAX_BATCH),
     OPT_INCLUDE(cli_file_options),
-    OPT_SIZE("--mem SIZE\tmemory budget (board's, else 75% RAM)", SessionOptions, mem),
-    OPT_CHOICE("--load mmap|read|stream\thow weights are reached (planned)", SessionOptions, load_asked, int),
-    OPT_SIZE("--stream-window SIZE\tstream window (smallest)", SessionOptions, stream_window),
-    OPT_FLAG("--plan\tprint the memory plan, exit", SessionOptions, show_plan, 1),
+    OPT_SIZE("--mem SIZE\tmemory budget (board's, else 75% RAM)", EngineOpts, mem),
+    OPT_CHOICE("--load mmap|read|stream\thow weights are reached (planned)", EngineOpts, load_asked, int),
+    OPT_SIZE("--stream-window SIZE\tstream window (smallest)", EngineOpts, stream_window),
+    OPT_FLAG("--plan\tprint the memory plan, exit", EngineOpts, show_plan, 1),
     OPT_END,
 };
 
 /* --temp, --top-k, --top-p, --min-p: the value, and that it was given
  * (sampling_set: the thinking mode's defaults are for the others). */
 #define SAMPLING(spec, f, type, kind, range, k)                                                                      \
-    {spec, {range}, CLI_AT(SessionOptions, sampling.f, type), 1 + offsetof(SessionOptions, sampling_set[k]),        \
+    {spec, {range}, CLI_AT(EngineOpts, sampling.f, type), 1 + offsetof(EngineOpts, sampling_set[k]),        \
      (kind) | CLI_ENGINE, 0}
 #define INTS(lo, hi) .ints = (&(const CliInts){lo, hi})
 #define REALS(lo, hi) .reals = (&(const CliReals){lo, hi})
@@ -49,19 +52,19 @@ const CliOpt cli_sampling_options[] = {
     SAMPLING("--top-k K\t0 off (20)", top_k, int, CLI_INT, INTS(0, 1 << 30), SESSION_SET_TOP_K),
     SAMPLING("--top-p P\t1 off (0.95; 0.8 no-think)", top_p, float, CLI_FLOAT, REALS(1e-6, 1), SESSION_SET_TOP_P),
     SAMPLING("--min-p P\t0 off (0)", min_p, float, CLI_FLOAT, REALS(0, 1), SESSION_SET_MIN_P),
-    OPT_FLOAT("--repeat-penalty F\t1 off (1)", SessionOptions, sampling.repeat_penalty, 1e-3, 100),
-    OPT_INT("--repeat-last-n N\twindow of penalties (64)", SessionOptions, sampling.repeat_last_n, 0,
+    OPT_FLOAT("--repeat-penalty F\t1 off (1)", EngineOpts, sampling.repeat_penalty, 1e-3, 100),
+    OPT_INT("--repeat-last-n N\twindow of penalties (64)", EngineOpts, sampling.repeat_last_n, 0,
             SAMPLER_MAX_HISTORY),
-    OPT_FLOAT("--presence-penalty F\t(0)", SessionOptions, sampling.presence_penalty, -100, 100),
-    OPT_FLOAT("--frequency-penalty F\t(0)", SessionOptions, sampling.frequency_penalty, -100, 100),
-    OPT_INT64("--seed S\tsampler seed (clock)", SessionOptions, seed, 0, INT64_MAX),
+    OPT_FLOAT("--presence-penalty F\t(0)", EngineOpts, sampling.presence_penalty, -100, 100),
+    OPT_FLOAT("--frequency-penalty F\t(0)", EngineOpts, sampling.frequency_penalty, -100, 100),
+    OPT_INT64("--seed S\tsampler seed (clock)", EngineOpts, seed, 0, INT64_MAX),
     OPT_END,
 };
 
 /* --grammar FILE / --json-schema FILE (read and compiled by cli_grammar.c). */
 static void set_grammar(void *base, const char *flag, const char *file)
 {
-    SessionOptions *o = base;
+    EngineOpts *o = base;
     if (o->grammar_file) port_die("%s: give one --grammar or --json-schema", flag);
     o->grammar_file = file;
     o->grammar_is_schema = flag[2] == 'j';
@@ -71,8 +74,8 @@ static void set_grammar(void *base, const char *flag, const char *file)
 }
 
 const CliOpt cli_grammar_options[] = {
-    OPT_CALL("--grammar FILE\tGBNF grammar the reply must match", SessionOptions, set_grammar, NULL),
-    OPT_CALL("--json-schema FILE\tJSON Schema the reply must match", SessionOptions, set_grammar, NULL),
+    OPT_CALL("--grammar FILE\tGBNF grammar the reply must match", EngineOpts, set_grammar, NULL),
+    OPT_CALL("--json-schema FILE\tJSON Schema the reply must match", EngineOpts, set_grammar, NULL),
     OPT_END,
 };
 
@@ -80,21 +83,21 @@ static void set_template(void *base, const char *flag, const char *name)
 {
     if (chat_template_by_name(name) < 0)
         port_die("%s: '%s' is not a template pith knows (%s)", flag, name, chat_template_names());
-    ((SessionOptions *)base)->template_name = name;
+    ((EngineOpts *)base)->template_name = name;
 }
 
 const CliOpt cli_template_options[] = {
-    OPT_FLAG("--think\tthinking on (default: the template's)", SessionOptions, thinking, 1),
-    OPT_FLAG("--no-think\tthinking off", SessionOptions, thinking, 0),
-    OPT_CALL("--template NAME\tinstead of the model's:", SessionOptions, set_template, chat_template_names),
+    OPT_FLAG("--think\tthinking on (default: the template's)", EngineOpts, thinking, 1),
+    OPT_FLAG("--no-think\tthinking off", EngineOpts, thinking, 0),
+    OPT_CALL("--template NAME\tinstead of the model's:", EngineOpts, set_template, chat_template_names),
     OPT_END,
 };
 
 const CliOpt cli_generation_options[] = {
-    OPT_STRING("--trace FILE\ta JSON line per token", SessionOptions, trace_path),
+    OPT_STRING("--trace FILE\ta JSON line per token", EngineOpts, trace_path),
     OPT_INCLUDE(cli_template_options),
-    OPT_INT64("--keep N\ttokens kept when the context shifts (0)", SessionOptions, keep, 0, 1 << 24),
-    OPT_FLAG("--no-shift\tstop when the context is full", SessionOptions, no_shift, 1),
-    OPT_FLAG("--ignore-eos\tgo on past end of generation", SessionOptions, ignore_eos, 1),
+    OPT_INT64("--keep N\ttokens kept when the context shifts (0)", EngineOpts, keep, 0, 1 << 24),
+    OPT_FLAG("--no-shift\tstop when the context is full", EngineOpts, no_shift, 1),
+    OPT_FLAG("--ignore-eos\tgo on past end of generation", EngineOpts, ignore_eos, 1),
     OPT_END,
 };

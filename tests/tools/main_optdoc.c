@@ -55,6 +55,14 @@ static int group_index(const CliOpt *rows)
     return -1;
 }
 
+/* Whether r is a row of the table itself (not of one it includes). */
+static int own_row(const CliOpt *table, const CliOpt *r)
+{
+    for (; table->kind != CLI_END; table++)
+        if (table == r) return 1;
+    return 0;
+}
+
 /* ---- markdown ------------------------------------------------------------ */
 
 /* Text with '|' escaped, as a table cell needs it (in code spans too). */
@@ -89,12 +97,7 @@ typedef struct {
 static void visit_row(void *ctx, const CliOpt *r)
 {
     Rows *w = ctx;
-    if (w->only) {
-        const CliOpt *t = w->only;
-        while (t->kind != CLI_END && t != r) t++;
-        if (t != r) return;
-    }
-    row(w->out, r);
+    if (!w->only || own_row(w->only, r)) row(w->out, r);
 }
 
 /* The block for ARGS (words[0..n)); 0, or -1 if they name nothing. */
@@ -282,8 +285,13 @@ static void check_rows(const CliCommand *c, const CliOpt *top, const CliOpt *t, 
             size_t n = strcspn(p, ", \t");
             snprintf(name, sizeof name, "%.*s", (int)n, p);
             const CliOpt *r = cli_find(top, name);
-            if (hidden < 0) hidden = r != t;
-            else if (!hidden && r != t) problem("a name an earlier row of the command has", name);
+            if (hidden < 0) {
+                hidden = r != t;
+                /* only a command's own row may hide one, a shared group's */
+                if (hidden && (depth == 0 || !own_row(top, r))) problem("hidden by an earlier row of that name", name);
+            } else if (!hidden && r != t) {
+                problem("a name an earlier row of the command has", name);
+            }
             if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) problem("the help's own name", name);
             if (p[n] != ',') break;
             p += n + 2;
