@@ -1,4 +1,4 @@
-/* pith_main: the commands table and the dispatch to it; --help and
+/* pith_main: the commands table, the dispatch to it, pith --help and
  * --version (cli.h; each command's options are in its cmd_NAME.c, the
  * shared ones in cli_options.c). */
 #include "cli.h"
@@ -30,6 +30,27 @@ const CliCommand cli_commands[] = {
     {NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
+const CliCommand *cli_command(const char *name)
+{
+    for (const CliCommand *c = cli_commands; c->name; c++)
+        if (strcmp(name, c->name) == 0) return c;
+    return NULL;
+}
+
+static const CliCommand *command_or_die(const char *name)
+{
+    const CliCommand *c = cli_command(name);
+    if (!c) port_die("unknown command '%s' (try pith --help)", name);
+    return c;
+}
+
+void cli_usage(const char *version)
+{
+    port_out("pith %s - run GGUF language models on small boards\n\nusage: pith COMMAND MODEL [options]\n", version);
+    for (const CliCommand *c = cli_commands; c->name; c++) port_out("  %-10s%s\n", c->name, c->summary);
+    port_out("  help COMMAND, COMMAND --help: its options\n  --version: build, board, memory, kernels\n");
+}
+
 int pith_main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || (!strcmp(argv[1], "help") && argc == 2)) {
@@ -42,8 +63,9 @@ int pith_main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "help")) {
-        cli_help(cli_command(argv[2]));
+        cli_help(command_or_die(argv[2]));
         return 0;
     }
-    return cli_command(argv[1])->run(argc - 1, argv + 1);
+    const CliCommand *c = command_or_die(argv[1]);
+    return c->run(c, argc - 1, argv + 1);
 }

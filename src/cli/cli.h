@@ -4,8 +4,9 @@
 /* cli.h - the command line: the commands table, the option tables and the
  * one parser that walks them, and helpers shared by commands.
  *
- * Every command is `int cmd_NAME(int argc, char **argv)` where argv[0] is
- * the command name; it starts with cli_parse. Bad arguments end the program
+ * Every command is `int cmd_NAME(const CliCommand *cmd, int argc, char
+ * **argv)`, given its row of the commands table, argv[0] its name; it
+ * starts with cli_parse. Bad arguments end the program
  * through port_die (one line, exit status 2). */
 #ifndef PITH_CLI_H
 #define PITH_CLI_H
@@ -23,7 +24,7 @@ int pith_main(int argc, char **argv);
  * A row is one option as `pith help CMD` prints it. Its spec is the help
  * line, "NAMES [ARG]\tmeaning (default)": NAMES one or more -x/--long joined
  * by ", ", an ARG when the option takes a value. The parser (cli_parse), the
- * help (cli_help.c), the man page (man/mkman.sh reads the help) and
+ * help (cli_help), the man page (man/mkman.sh reads the help) and
  * README's option rows (tests/tools/main_optdoc.c) are all made from the
  * rows. A command's table lists its own rows and includes shared ones
  * (cli_options.c: the engine's groups) by reference; when two rows of a
@@ -99,37 +100,43 @@ extern const CliOpt cli_grammar_options[];    /* --grammar --json-schema */
 extern const CliOpt cli_template_options[];   /* --think --no-think --template */
 extern const CliOpt cli_generation_options[]; /* --trace, the template's, --keep --no-shift --ignore-eos */
 
-/* A command: `int run(int argc, char **argv)` with argv[0] the command's
- * name; `pith help NAME` prints "pith NAME: summary", "usage: pith NAME
- * usage", its options and "pith NAME model.gguf example". */
-typedef struct {
+/* A command: `pith help NAME` prints "pith NAME: summary", "usage: pith
+ * NAME usage", its options and "pith NAME model.gguf example"; run is
+ * called with its row and argv[0] its name. */
+typedef struct CliCommand CliCommand;
+struct CliCommand {
     const char *name, *summary, *usage, *example;
     const CliOpt *options;
-    int (*run)(int argc, char **argv);
-} CliCommand;
-extern const CliCommand cli_commands[]; /* cli.c; ends with a NULL name */
+    int (*run)(const CliCommand *cmd, int argc, char **argv);
+};
+
+/* cli.c: the commands table (ends with a NULL name), the one with that
+ * name (NULL if none), the list of pith --help. */
+extern const CliCommand cli_commands[];
+const CliCommand *cli_command(const char *name);
+void cli_usage(const char *version);
 
 /* Each command's function and option table (cmd_NAME.c). */
-int cmd_inspect(int argc, char **argv);
-int cmd_tokenize(int argc, char **argv);
-int cmd_template(int argc, char **argv);
-int cmd_logits(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_chat(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
+int cmd_inspect(const CliCommand *cmd, int argc, char **argv);
+int cmd_tokenize(const CliCommand *cmd, int argc, char **argv);
+int cmd_template(const CliCommand *cmd, int argc, char **argv);
+int cmd_logits(const CliCommand *cmd, int argc, char **argv);
+int cmd_run(const CliCommand *cmd, int argc, char **argv);
+int cmd_chat(const CliCommand *cmd, int argc, char **argv);
+int cmd_bench(const CliCommand *cmd, int argc, char **argv);
+int cmd_serve(const CliCommand *cmd, int argc, char **argv);
 extern const CliOpt inspect_options[], tokenize_options[], template_options[], logits_options[], run_options[],
     chat_options[], bench_options[], serve_options[];
 
-/* Parses the options of command argv[0] (argv[1..argc)) by its table:
+/* cli_parse.c: the tables walked. Parses argv[1..argc) by cmd's table:
  * engine from session_defaults, then what is given; MODEL, the first
  * argument that is no option, to engine->model_path. own: the command's
  * own options struct, its defaults set by the caller. --help or -h
  * anywhere prints the help and exits 0; a bad argument or a missing MODEL
  * is one line and exit 2. */
-void cli_parse(int argc, char **argv, SessionOptions *engine, void *own);
-/* The command of that name; dies naming an unknown one. */
-const CliCommand *cli_command(const char *name);
+void cli_parse(const CliCommand *cmd, int argc, char **argv, SessionOptions *engine, void *own);
+/* The command's help: its options, defaults, example. */
+void cli_help(const CliCommand *cmd);
 /* The row of the table for option `name` (the first one), or NULL. */
 const CliOpt *cli_find(const CliOpt *table, const char *name);
 /* Calls visit for each option row of the table that the parser uses, in
@@ -137,11 +144,7 @@ const CliOpt *cli_find(const CliOpt *table, const char *name);
  * rows a first namesake hides are skipped). */
 void cli_each_option(const CliOpt *table, void (*visit)(void *ctx, const CliOpt *row), void *ctx);
 
-/* cli_help.c */
-void cli_usage(const char *version);      /* pith --help: the commands */
-void cli_help(const CliCommand *c);       /* the command's options, defaults, example */
-
-/* What bug reports need (pith --version, inspect --plan): the board profile
+/* cli_args.c: what bug reports need (pith --version, inspect --plan): the board profile
  * (board != 0), the memory budget in MiB, the page size, the kernel set. */
 void cli_print_system(int board);
 

@@ -1,11 +1,12 @@
-/* Argument values (cli_parse's) and the session's command-line side,
- * shared by every command (cli.h). */
+/* Argument values (cli_parse's), the session's command-line side, shared
+ * by every command, and the system lines of --version and --plan (cli.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../port/port.h"
+#include "../kernels/kernels.h"
 #include "../text/json.h"
 #include "cli.h"
 
@@ -110,3 +111,14 @@ void cli_map_plan(Arena *a, const Plan *p, const char *owner)
     if (!base) port_die("%s: cannot allocate the arena of %llu bytes", owner, (unsigned long long)p->total);
     arena_init(a, base, p->total);
 }
+
+void cli_print_system(int board)
+{
+    MemBudget b;
+    mem_budget_init(&b, 0);
+    if (board) port_out("board profile: %s\n", PITH_BOARD_NAME);
+    if (b.bytes == UINT64_MAX) port_out("memory budget: none (%s)\n", b.source);
+    else port_out("memory budget: %.0f MiB (%s)\n", (double)b.bytes / 1048576.0, b.source);
+    port_out("page size: %zu bytes\nkernels: %s (chosen at run time)\n", port_page_size(), kern_active()->name);
+}
+

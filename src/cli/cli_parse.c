@@ -1,4 +1,6 @@
-/* The one argument parser: walks a command's option table (cli.h). */
+/* A command's option table walked (cli.h): the one argument parser, and
+ * the command's help (pith help CMD, CMD --help; man/mkman.sh reads its
+ * layout). */
 #include <stdio.h>
 #include <string.h>
 
@@ -67,11 +69,20 @@ void cli_each_option(const CliOpt *table, void (*visit)(void *, const CliOpt *),
     each(table, table, visit, ctx);
 }
 
-const CliCommand *cli_command(const char *name)
+/* "  NAMES ARG                meaning (default)" */
+static void help_row(void *ctx, const CliOpt *r)
 {
-    for (const CliCommand *c = cli_commands; c->name; c++)
-        if (strcmp(name, c->name) == 0) return c;
-    port_die("unknown command '%s' (try pith --help)", name);
+    (void)ctx;
+    const char *tab = strchr(r->spec, '\t');
+    port_out("  %-24.*s %s\n", (int)(tab - r->spec), r->spec, tab + 1);
+    if ((r->kind & CLI_KIND) == CLI_CALL && r->how.call->values) port_out("  %-24s %s\n", "", r->how.call->values());
+}
+
+void cli_help(const CliCommand *c)
+{
+    port_out("pith %s: %s\nusage: pith %s%s\noptions:\n", c->name, c->summary, c->name, c->usage);
+    cli_each_option(c->options, help_row, NULL);
+    port_out("  %-24s %s\nexample:\n  pith %s model.gguf%s\n", "-h, --help", "this help", c->name, c->example);
 }
 
 /* The index of value v in list "a|b|c" (ended by a tab); or dies naming them. */
@@ -155,7 +166,10 @@ static void walk(const CliCommand *c, int argc, char **argv, SessionOptions *eng
             }
             const char *v = NULL;
             if (spec_arg(r->spec)) {
-                if (i + 1 >= argc) port_die("%s: missing value", a);
+                if (i + 1 >= argc) {
+                    if (!apply) break; /* the second pass says so, after what comes before */
+                    port_die("%s: missing value", a);
+                }
                 v = argv[++i];
             }
             if (apply) store(r, engine, own, a, k, v);
@@ -172,9 +186,8 @@ static void walk(const CliCommand *c, int argc, char **argv, SessionOptions *eng
     }
 }
 
-void cli_parse(int argc, char **argv, SessionOptions *engine, void *own)
+void cli_parse(const CliCommand *c, int argc, char **argv, SessionOptions *engine, void *own)
 {
-    const CliCommand *c = cli_command(argv[0]);
     session_defaults(engine);
     walk(c, argc, argv, engine, own, 0);
     walk(c, argc, argv, engine, own, 1);

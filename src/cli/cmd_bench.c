@@ -100,11 +100,11 @@ const CliOpt bench_options[] = {
     OPT_END,
 };
 
-int cmd_bench(int argc, char **argv)
+int cmd_bench(const CliCommand *cmd, int argc, char **argv)
 {
     SessionOptions o;
     BenchArgs a = {.n_prompt = 128, .n_gen = 32, .reps = 3, .kernels = KERN_BEST};
-    cli_parse(argc, argv, &o, &a);
+    cli_parse(cmd, argc, argv, &o, &a);
     int64_t n_prompt = a.n_prompt, n_gen = a.n_gen, reps = a.reps;
     int kernels = a.kernels;
     o.model_only = 1;

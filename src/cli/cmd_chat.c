@@ -71,11 +71,11 @@ const CliOpt chat_options[] = {
     OPT_END,
 };
 
-int cmd_chat(int argc, char **argv)
+int cmd_chat(const CliCommand *cmd, int argc, char **argv)
 {
     SessionOptions o;
     ChatArgs a = {.n_reply = DEFAULT_REPLY};
-    cli_parse(argc, argv, &o, &a);
+    cli_parse(cmd, argc, argv, &o, &a);
     const char *system = a.system, *ids_out = a.ids_out;
     int64_t n_reply = a.n_reply;
     uint64_t sys_len = system ? strlen(system) : 0;

@@ -204,11 +204,11 @@ const CliOpt inspect_options[] = {
     OPT_END,
 };
 
-int cmd_inspect(int argc, char **argv)
+int cmd_inspect(const CliCommand *cmd, int argc, char **argv)
 {
     SessionOptions o;
     InspectArgs a = {0};
-    cli_parse(argc, argv, &o, &a);
+    cli_parse(cmd, argc, argv, &o, &a);
     const char *path = o.model_path, *key = a.key;
     int show_tensors = a.show_tensors, show_plan = a.show_plan, use_mmap = o.use_mmap;
 

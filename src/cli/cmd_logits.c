@@ -48,11 +48,11 @@ const CliOpt logits_options[] = {
     OPT_END,
 };
 
-int cmd_logits(int argc, char **argv)
+int cmd_logits(const CliCommand *cmd, int argc, char **argv)
 {
     SessionOptions o;
     LogitsArgs a = {.batch = LOGITS_DEFAULT_BATCH};
-    cli_parse(argc, argv, &o, &a);
+    cli_parse(cmd, argc, argv, &o, &a);
     const char *ids_text = a.ids_text, *out_path = a.out_path;
     int show_plan = a.show_plan;
     o.batch = a.batch;

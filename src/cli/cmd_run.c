@@ -70,11 +70,11 @@ const CliOpt run_options[] = {
     OPT_END,
 };
 
-int cmd_run(int argc, char **argv)
+int cmd_run(const CliCommand *cmd, int argc, char **argv)
 {
     SessionOptions o;
     RunArgs a = {.n_predict = DEFAULT_PREDICT, .echo = -1};
-    cli_parse(argc, argv, &o, &a);
+    cli_parse(cmd, argc, argv, &o, &a);
     const char *prompt = a.prompt, *prompt_ids = a.prompt_ids, *system = a.system;
     int64_t n_predict = a.n_predict;
     int raw = a.raw, print_ids = a.print_ids, echo = a.echo;

@@ -86,11 +86,11 @@ const CliOpt serve_options[] = {
     OPT_END,
 };
 
-int cmd_serve(int argc, char **argv)
+int cmd_serve(const CliCommand *cmd, int argc, char **argv)
 {
     SessionOptions o;
     ServeArgs a = {.so = {.host = "127.0.0.1", .port = 8080, .max_body = 1 << 20, .queue = 4, .timeout = 10}};
-    cli_parse(argc, argv, &o, &a);
+    cli_parse(cmd, argc, argv, &o, &a);
     ServerOptions so = a.so;
     const char *key_file = a.key_file;
     static char key[MAX_KEY];

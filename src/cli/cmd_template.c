@@ -62,11 +62,11 @@ const CliOpt template_options[] = {
     OPT_END,
 };
 
-int cmd_template(int argc, char **argv)
+int cmd_template(const CliCommand *cmd, int argc, char **argv)
 {
     SessionOptions o;
     TemplateArgs a = {.gen_prompt = 1};
-    cli_parse(argc, argv, &o, &a);
+    cli_parse(cmd, argc, argv, &o, &a);
     const char *model = o.model_path, *file = a.file, *forced = o.template_name;
     int think = o.thinking, gen_prompt = a.gen_prompt, use_mmap = o.use_mmap; /* think -1: the template's default */
     if (!file) port_die("template: missing --messages FILE (" USAGE ")");

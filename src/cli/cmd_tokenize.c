@@ -52,11 +52,11 @@ const CliOpt tokenize_options[] = {
     OPT_END,
 };
 
-int cmd_tokenize(int argc, char **argv)
+int cmd_tokenize(const CliCommand *cmd, int argc, char **argv)
 {
     SessionOptions o;
     TokenizeArgs a = {.parse_special = 1};
-    cli_parse(argc, argv, &o, &a);
+    cli_parse(cmd, argc, argv, &o, &a);
     const char *model = o.model_path, *text = a.text, *file = a.file;
     int pieces = a.pieces, parse_special = a.parse_special, use_mmap = o.use_mmap, timing = a.timing;
     if (!text && !file) port_die("tokenize: missing TEXT or --file F (" USAGE ")");

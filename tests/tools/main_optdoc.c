@@ -41,13 +41,6 @@ static void problem(const char *what, const char *where)
     problems++;
 }
 
-static const CliCommand *command(const char *name)
-{
-    for (const CliCommand *c = cli_commands; c->name; c++)
-        if (strcmp(c->name, name) == 0) return c;
-    return NULL;
-}
-
 static int group_index(const CliOpt *rows)
 {
     for (int g = 0; g < N_GROUPS; g++)
@@ -104,7 +97,7 @@ static void visit_row(void *ctx, const CliOpt *r)
 static int block(FILE *out, char **words, int n)
 {
     const CliOpt *table = NULL, *only = NULL;
-    const CliCommand *c = n >= 1 ? command(words[0]) : NULL;
+    const CliCommand *c = n >= 1 ? cli_command(words[0]) : NULL;
     if (c && n == 1) table = c->options;
     else if (c && n == 2 && strcmp(words[1], "own") == 0) table = only = c->options;
     else if (n == 2 && strcmp(words[0], "group") == 0)
@@ -328,9 +321,9 @@ int main(int argc, char **argv)
         return fflush(stdout) == 0 ? 0 : 2;
     }
     if (argc == 3 && strcmp(argv[1], "--coverage") == 0) return coverage(argv[2]);
-    if (argc == 3 && strcmp(argv[1], "--groups") == 0 && command(argv[2])) {
+    if (argc == 3 && strcmp(argv[1], "--groups") == 0 && cli_command(argv[2])) {
         int in[N_GROUPS] = {0};
-        included(command(argv[2])->options, in);
+        included(cli_command(argv[2])->options, in);
         for (int g = 0; g < N_GROUPS; g++)
             if (in[g]) printf("%s\n", groups[g].name);
         return 0;
