@@ -1,29 +1,40 @@
-# README's option tables, the binary's help and the argument parsers must
-# name the same options for every command, so none can drift from the
-# others: for each command, the options of its README section (first column
-# of its tables), of `pith help COMMAND`, and of the strcmp literals in
-# src/cli/cmd_COMMAND.c (plus cli_session_option's, for the commands that
-# call it) are compared both ways; then every option of the help is given
-# to the binary, which must not call it unknown.
+# The parser, `pith help` and README's option rows come from one table per
+# command (src/cli/cli.h): the tables keep their own rules (optdoc --check),
+# README's option blocks are what the tables make of them
+# (tests/tools/readme_options.sh) and hold every command's options; every
+# option of a command's help is given to the binary, which must not call it
+# unknown, and an unknown one is refused.
 . tests/lib.sh
+OPTDOC=${OPTDOC:-build/asan/tools/optdoc}
 # options TEXT...: the -x/--long words in the text, one per line, sorted.
 options() { grep -oE '(^|[^a-z0-9-])--?[a-z0-9][-a-z0-9]*' | sed 's/^[^-]*//' | sort -u; }
 cmds=$(./pith --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' | grep -vx help)
 [ -n "$cmds" ] || { not_ok "no commands in pith --help"; finish; }
-session=$(awk '/^int cli_session_option/,/^}/' src/cli/cli_args.c | grep -oE 'strcmp\(a, "-[^"]*"\)' | options)
+
+$OPTDOC --check 2>"$TMP/err" && ok "the option tables keep their rules" || not_ok "optdoc --check: $(head -c 600 "$TMP/err")"
+
+if grep -q '^<!-- options: ' README.md; then
+    OPTDOC=$OPTDOC sh tests/tools/readme_options.sh --check README.md >"$TMP/diff" 2>&1 \
+        && ok "README's option blocks are the tables' rows" || not_ok "README: $(tail -n 1 "$TMP/diff"): $(head -c 600 "$TMP/diff")"
+    $OPTDOC --coverage README.md 2>"$TMP/err" && ok "README's option blocks hold every command's options" \
+        || not_ok "README: $(head -c 600 "$TMP/err")"
+else
+    # No blocks yet: README's tables (first column, from "### `pith CMD" to
+    # the next heading) name the help's options.
+    for c in $cmds; do
+        awk -v h="### \`pith $c " 'index($0, h) == 1 { on = 1; next } /^##/ { on = 0 } on && /^\| / && !/^\|---/' README.md |
+            sed 's/\\|//g' | awk -F'|' '$2 !~ /^ *option *$/ { print $2 }' | options >"$TMP/readme"
+        ./pith help "$c" | sed -n 's/^  \(-.\{0,24\}\).*/\1/p' | options | grep -vxE -- '-h|--help' >"$TMP/help"
+        d=$(diff "$TMP/readme" "$TMP/help" | sed -n 's/^</README only:/p; s/^>/help only:/p' | tr '\n' ' ')
+        [ -s "$TMP/help" ] && [ -z "$d" ] && ok "$c: README's options = the help's ($(wc -l <"$TMP/help"))" || not_ok "$c: $d"
+    done
+fi
+
 for c in $cmds; do
-    # README: from "### `pith CMD" to the next heading, table rows' first column.
-    awk -v h="### \`pith $c " 'index($0, h) == 1 { on = 1; next } /^##/ { on = 0 } on && /^\| / && !/^\|---/' README.md |
-        sed 's/\\|//g' | awk -F'|' '$2 !~ /^ *option *$/ { print $2 }' | options >"$TMP/readme"
     ./pith help "$c" | sed -n 's/^  \(-.\{0,24\}\).*/\1/p' | options | grep -vxE -- '-h|--help' >"$TMP/help"
-    f=src/cli/cmd_$c.c
-    { grep -oE 'strcmp\((a|argv\[i\]), "-[^"]*"\)' "$f" | options
-      grep -q 'cli_session_option(' "$f" && echo "$session"; } | sort -u >"$TMP/src"
-    [ -s "$TMP/readme" ] && [ -s "$TMP/help" ] && [ -s "$TMP/src" ] || { not_ok "$c: an empty option list"; continue; }
-    d=$(diff "$TMP/readme" "$TMP/help" | sed -n 's/^</README only:/p; s/^>/help only:/p' | tr '\n' ' ')
-    [ -z "$d" ] && ok "$c: README's options = the help's ($(wc -l <"$TMP/help"))" || not_ok "$c: $d"
-    d=$(diff "$TMP/src" "$TMP/help" | sed -n 's/^</parser only:/p; s/^>/help only:/p' | tr '\n' ' ')
-    [ -z "$d" ] && ok "$c: the parser's options = the help's" || not_ok "$c: $d"
+    $OPTDOC "$c" | sed -n 's/^| `\([^`]*\)`.*/\1/p' | options >"$TMP/rows"
+    [ -s "$TMP/help" ] && cmp -s "$TMP/help" "$TMP/rows" && ok "$c: the help's options = the table's ($(wc -l <"$TMP/help"))" \
+        || not_ok "$c: help and optdoc differ: $(diff "$TMP/help" "$TMP/rows" | tr '\n' ' ')"
     # Each option alone after a missing model: any complaint but "unknown option".
     bad=
     for o in $(cat "$TMP/help"); do

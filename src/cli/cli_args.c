@@ -1,5 +1,5 @@
-/* Argument helpers and the engine's command-line side, shared by every
- * command (cli.h). */
+/* Argument values (cli_parse's) and the engine's command-line side, shared
+ * by every command (cli.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -8,13 +8,6 @@
 #include "../../port/port.h"
 #include "../text/json.h"
 #include "cli.h"
-
-const char *cli_value(int argc, char **argv, int *i)
-{
-    if (*i + 1 >= argc) port_die("%s: missing value", argv[*i]);
-    *i += 1;
-    return argv[*i];
-}
 
 int64_t cli_int(const char *flag, const char *text, int64_t min, int64_t max)
 {
@@ -74,72 +67,6 @@ int cli_ids(const char *flag, const char *text, int32_t *out, int cap, int64_t l
         p = end + 1;
     }
     return n;
-}
-
-/* --grammar FILE / --json-schema FILE of run and chat (read and compiled by
- * cli_grammar.c): flag is which, file its value. */
-void cli_grammar_option(EngineOptions *o, const char *flag, const char *file)
-{
-    if (o->grammar_file) port_die("%s: give one --grammar or --json-schema", flag);
-    o->grammar_file = file;
-    o->grammar_is_schema = flag[2] == 'j';
-    o->grammar = 1;
-    /* the grammar holds the reply from its first token: no Qwen3 thinking block */
-    o->thinking = 0;
-}
-
-int cli_session_option(EngineOptions *o, int argc, char **argv, int *i)
-{
-    const char *a = argv[*i];
-    SamplerParams *sp = &o->sampling;
-    if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) o->n_ctx = cli_int(a, cli_value(argc, argv, i), 1, 1 << 24);
-    else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o->threads = cli_int(a, cli_value(argc, argv, i), 1, 1024);
-    else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) o->batch = cli_int(a, cli_value(argc, argv, i), 1, ENGINE_MAX_BATCH);
-    else if (!strcmp(a, "--kv-type")) {
-        const char *v = cli_value(argc, argv, i);
-        if (!strcmp(v, "f32")) o->kv_type = KV_F32;
-        else if (!strcmp(v, "f16")) o->kv_type = KV_F16;
-        else if (!strcmp(v, "q8_0")) o->kv_type = KV_Q8_0;
-        else port_die("--kv-type: '%s' is not f32, f16 or q8_0", v);
-    } else if (!strcmp(a, "--no-mmap")) o->use_mmap = 0;
-    else if (!strcmp(a, "--temp")) {
-        sp->temperature = (float)cli_float(a, cli_value(argc, argv, i), 0, 100);
-        o->sampling_set[ENGINE_SET_TEMP] = 1;
-    } else if (!strcmp(a, "--top-k")) {
-        sp->top_k = (int)cli_int(a, cli_value(argc, argv, i), 0, 1 << 30);
-        o->sampling_set[ENGINE_SET_TOP_K] = 1;
-    } else if (!strcmp(a, "--top-p")) {
-        sp->top_p = (float)cli_float(a, cli_value(argc, argv, i), 1e-6, 1);
-        o->sampling_set[ENGINE_SET_TOP_P] = 1;
-    } else if (!strcmp(a, "--min-p")) {
-        sp->min_p = (float)cli_float(a, cli_value(argc, argv, i), 0, 1);
-        o->sampling_set[ENGINE_SET_MIN_P] = 1;
-    } else if (!strcmp(a, "--repeat-penalty")) sp->repeat_penalty = (float)cli_float(a, cli_value(argc, argv, i), 1e-3, 100);
-    else if (!strcmp(a, "--repeat-last-n")) sp->repeat_last_n = (int)cli_int(a, cli_value(argc, argv, i), 0, SAMPLER_MAX_HISTORY);
-    else if (!strcmp(a, "--presence-penalty")) sp->presence_penalty = (float)cli_float(a, cli_value(argc, argv, i), -100, 100);
-    else if (!strcmp(a, "--frequency-penalty")) sp->frequency_penalty = (float)cli_float(a, cli_value(argc, argv, i), -100, 100);
-    else if (!strcmp(a, "--seed")) o->seed = cli_int(a, cli_value(argc, argv, i), 0, INT64_MAX);
-    else if (!strcmp(a, "--trace")) o->trace_path = cli_value(argc, argv, i);
-    else if (!strcmp(a, "--no-think")) o->thinking = 0;
-    else if (!strcmp(a, "--think")) o->thinking = 1;
-    else if (!strcmp(a, "--plan")) o->show_plan = 1;
-    else if (!strcmp(a, "--template")) {
-        o->template_name = cli_value(argc, argv, i);
-        if (chat_template_by_name(o->template_name) < 0)
-            port_die("--template: '%s' is not a template pith knows (%s)", o->template_name, chat_template_names());
-    }
-    else if (!strcmp(a, "--keep")) o->keep = cli_int(a, cli_value(argc, argv, i), 0, 1 << 24);
-    else if (!strcmp(a, "--no-shift")) o->no_shift = 1;
-    else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
-    else if (!strcmp(a, "--mem")) o->mem = cli_size(a, cli_value(argc, argv, i));
-    else if (!strcmp(a, "--stream-window")) o->stream_window = cli_size(a, cli_value(argc, argv, i));
-    else if (!strcmp(a, "--load")) {
-        const char *v = cli_value(argc, argv, i);
-        o->load_asked = engine_load_mode(v);
-        if (o->load_asked < 0) port_die("--load: '%s' is not mmap, read or stream", v);
-    }
-    else return 0;
-    return 1;
 }
 
 void cli_template_note(const Engine *e, const char *fallback)

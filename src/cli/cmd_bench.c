@@ -1,4 +1,4 @@
-/* pith bench MODEL [-p 128] [-n 32] [-t N] [-r 3] [-b N] [--ref] [--no-avx512] [--no-mmap] [--load mmap|read|stream] [--mem SIZE] [--plan]
+/* cmd_bench.c - `pith bench MODEL` (its options: bench_options below).
  *
  * Measures, like llama-bench: prompt processing (p tokens from an empty
  * cache, in steps of -b tokens) and generation (n tokens one at a time from
@@ -7,7 +7,8 @@
  * generated token reads (every matrix once: the layers and the output) and
  * the bandwidth that implies, and the arena size. Token ids are fixed
  * pseudo-random ids (the speed does not depend on them). --ref forces the
- * reference C kernels, --no-avx512 the AVX2 ones on a CPU with AVX-512. With --load stream: --stream-window SIZE keeps
+ * reference C kernels, --no-avx512 the AVX2 ones on a CPU with AVX-512.
+ * With --load stream: --stream-window SIZE keeps
  * layers resident (model_stream_bytes), --keep-cache leaves the file in the
  * page cache instead of dropping what was read. */
 #include <math.h>
@@ -47,35 +48,31 @@ static double run_generation(Engine *e, Slot *s, const int32_t *ids, int n)
     return port_seconds() - t0;
 }
 
-int cmd_bench(int argc, char **argv)
+typedef struct {
+    int64_t n_prompt, n_gen, reps;
+    int keep_cache;
+} BenchArgs;
+
+const CliOpt bench_options[] = {
+    OPT_INT64("-p N\tprompt tokens (128)", BenchArgs, n_prompt, 0, 1 << 16),
+    OPT_INT64("-n N\tgenerated tokens (32)", BenchArgs, n_gen, 0, 1 << 16),
+    OPT_INT64("-r N\trepetitions (3)", BenchArgs, reps, 1, BENCH_MAX_REPS),
+    OPT_FLAG("--ref\treference C kernels", EngineOptions, kernels, ENGINE_KERNELS_REFERENCE),
+    OPT_FLAG("--no-avx512\tAVX2 kernels on an AVX-512 CPU", EngineOptions, kernels, ENGINE_KERNELS_NO_AVX512),
+    OPT_INCLUDE(cli_model_options),
+    OPT_FLAG("--keep-cache\tstream: keep the page cache", BenchArgs, keep_cache, 1),
+    OPT_END,
+};
+
+int cmd_bench(const CliCommand *cmd, int argc, char **argv)
 {
-    int64_t n_prompt = 128, n_gen = 32, reps = 3;
     EngineOptions o;
-    engine_defaults(&o);
+    BenchArgs a = {.n_prompt = 128, .n_gen = 32, .reps = 3};
+    cli_parse(cmd, argc, argv, &o, &a);
+    int64_t n_prompt = a.n_prompt, n_gen = a.n_gen, reps = a.reps;
     o.model_only = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-p")) n_prompt = cli_int(a, cli_value(argc, argv, &i), 0, 1 << 16);
-        else if (!strcmp(a, "-n")) n_gen = cli_int(a, cli_value(argc, argv, &i), 0, 1 << 16);
-        else if (!strcmp(a, "-r")) reps = cli_int(a, cli_value(argc, argv, &i), 1, BENCH_MAX_REPS);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) o.threads = cli_int(a, cli_value(argc, argv, &i), 1, 1024);
-        else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) o.batch = cli_int(a, cli_value(argc, argv, &i), 1, ENGINE_MAX_BATCH);
-        else if (!strcmp(a, "--ref")) o.kernels = ENGINE_KERNELS_REFERENCE;
-        else if (!strcmp(a, "--no-avx512")) o.kernels = ENGINE_KERNELS_NO_AVX512;
-        else if (!strcmp(a, "--no-mmap")) o.use_mmap = 0;
-        else if (!strcmp(a, "--mem")) o.mem = cli_size(a, cli_value(argc, argv, &i));
-        else if (!strcmp(a, "--load")) {
-            const char *v = cli_value(argc, argv, &i);
-            if ((o.load_asked = engine_load_mode(v)) < 0) port_die("--load: '%s' is not mmap, read or stream", v);
-        } else if (!strcmp(a, "--stream-window")) o.stream_window = cli_size(a, cli_value(argc, argv, &i));
-        else if (!strcmp(a, "--keep-cache")) o.stream_keep_cache = 1;
-        else if (!strcmp(a, "--plan")) o.show_plan = 1;
-        else if (a[0] == '-' && a[1] != '\0') cli_unknown("bench", a);
-        else if (!o.model_path) o.model_path = a;
-        else port_die("%s: unexpected argument (one model only)", a);
-    }
+    o.stream_keep_cache = a.keep_cache;
     const char *path = o.model_path;
-    if (!path) port_die("bench: missing MODEL (see pith help bench)");
     if (n_prompt == 0 && n_gen == 0) port_die("bench: -p and -n are both 0: nothing to measure");
 
     /* The planner chooses the load mode within the budget (the context,

@@ -1,4 +1,4 @@
-/* pith chat MODEL [--system TEXT] [-n N] [--ids-out FILE] [session options]
+/* cmd_chat.c - `pith chat MODEL` (its options: chat_options below).
  *
  * Interactive multi-turn chat; with stdin from a pipe, one message per line
  * (so agents can drive it). The KV cache keeps every earlier turn: each turn
@@ -58,24 +58,30 @@ static int interrupted(void *ctx)
     return *seen;
 }
 
-int cmd_chat(int argc, char **argv)
+typedef struct {
+    const char *system, *ids_out;
+    int64_t n_reply;
+} ChatArgs;
+
+const CliOpt chat_options[] = {
+    OPT_STRING("--system TEXT\ta system turn first", ChatArgs, system),
+    OPT_INT64("-n, --n-predict N\tlongest reply (2048)", ChatArgs, n_reply, 1, 1 << 24),
+    OPT_STRING("--ids-out FILE\tids of every turn", ChatArgs, ids_out),
+    OPT_INCLUDE(cli_context_options),
+    OPT_INCLUDE(cli_model_options),
+    OPT_INCLUDE(cli_sampling_options),
+    OPT_INCLUDE(cli_grammar_options),
+    OPT_INCLUDE(cli_generation_options),
+    OPT_END,
+};
+
+int cmd_chat(const CliCommand *cmd, int argc, char **argv)
 {
     EngineOptions o;
-    engine_defaults(&o);
-    const char *system = NULL, *ids_out = NULL;
-    int64_t n_reply = DEFAULT_REPLY;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_session_option(&o, argc, argv, &i)) continue;
-        if (!strcmp(a, "--system")) system = cli_value(argc, argv, &i);
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) n_reply = cli_int(a, cli_value(argc, argv, &i), 1, 1 << 24);
-        else if (!strcmp(a, "--ids-out")) ids_out = cli_value(argc, argv, &i);
-        else if (!strcmp(a, "--grammar") || !strcmp(a, "--json-schema")) cli_grammar_option(&o, a, cli_value(argc, argv, &i));
-        else if (a[0] == '-' && a[1] != '\0') cli_unknown("chat", a);
-        else if (!o.model_path) o.model_path = a;
-        else port_die("%s: unexpected argument (one model only)", a);
-    }
-    if (!o.model_path) port_die("chat: missing MODEL (see pith help chat)");
+    ChatArgs a = {.n_reply = DEFAULT_REPLY};
+    cli_parse(cmd, argc, argv, &o, &a);
+    const char *system = a.system, *ids_out = a.ids_out;
+    int64_t n_reply = a.n_reply;
     uint64_t sys_len = system ? strlen(system) : 0;
     o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + 16;
     o.max_out_ids = ids_out ? (uint64_t)n_reply : 0; /* a reply's ids, for --ids-out */

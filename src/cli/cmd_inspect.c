@@ -1,6 +1,5 @@
 /* cmd_inspect.c - `pith inspect MODEL`: what a GGUF file holds.
- *
- *   pith inspect MODEL [--tensors] [--key KEY] [--plan] [--no-mmap]
+ * Its options: inspect_options below.
  *
  * Prints the file's facts, its metadata (long strings cut, arrays as type,
  * length and first items), a count of tensors per type and the totals;
@@ -191,20 +190,26 @@ static void print_dims(const GgufTensor *t)
     port_out("%-22s", buf);
 }
 
-int cmd_inspect(int argc, char **argv)
+typedef struct {
+    const char *key;
+    int show_tensors, show_plan;
+} InspectArgs;
+
+const CliOpt inspect_options[] = {
+    OPT_FLAG("--tensors\tthe tensor table too", InspectArgs, show_tensors, 1),
+    OPT_STRING("--key KEY\tone metadata value", InspectArgs, key),
+    OPT_INCLUDE(cli_file_options),
+    OPT_FLAG("--plan\tprint the memory plan too", InspectArgs, show_plan, 1),
+    OPT_END,
+};
+
+int cmd_inspect(const CliCommand *cmd, int argc, char **argv)
 {
-    const char *path = NULL, *key = NULL;
-    int show_tensors = 0, show_plan = 0, use_mmap = 1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--tensors") == 0) show_tensors = 1;
-        else if (strcmp(argv[i], "--plan") == 0) show_plan = 1;
-        else if (strcmp(argv[i], "--no-mmap") == 0) use_mmap = 0;
-        else if (strcmp(argv[i], "--key") == 0) key = cli_value(argc, argv, &i);
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') cli_unknown("inspect", argv[i]);
-        else if (path) port_die("%s: only one MODEL may be given", argv[i]);
-        else path = argv[i];
-    }
-    if (!path) port_die("inspect: missing MODEL (see pith help inspect)");
+    EngineOptions o;
+    InspectArgs a = {0};
+    cli_parse(cmd, argc, argv, &o, &a);
+    const char *path = o.model_path, *key = a.key;
+    int show_tensors = a.show_tensors, show_plan = a.show_plan, use_mmap = o.use_mmap;
 
     static Gguf g;
     GgufError err;

@@ -1,6 +1,4 @@
-/* pith logits MODEL --prompt-ids 1,2,3 --out FILE.f32 [--kv-type f32|f16|q8_0] [-c N] [-t N]
- *                   [-b N] [--no-mmap] [--mem SIZE] [--load mmap|read|stream]
- *                   [--stream-window SIZE] [--plan]
+/* cmd_logits.c - `pith logits MODEL` (its options: logits_options below).
  *
  * Feeds the ids (in steps of -b tokens) and writes the logits of every
  * position as little-endian float32, shape [positions][vocab]: the format
@@ -29,41 +27,34 @@ static void to_little_endian(float *v, uint64_t n)
     }
 }
 
-int cmd_logits(int argc, char **argv)
+typedef struct {
+    const char *ids_text, *out_path;
+    int64_t batch;
+    int show_plan; /* --plan: print the plan, then compute as asked */
+} LogitsArgs;
+
+/* -b and --plan are logits' own (another default; the plan, then the
+ * logits), before the shared rows they hide. */
+const CliOpt logits_options[] = {
+    OPT_STRING("--out FILE\tfloat32 [positions][vocab]", LogitsArgs, out_path),
+    OPT_STRING("--prompt-ids 1,2,3\ttoken ids, fed exactly", LogitsArgs, ids_text),
+    OPT_INCLUDE(cli_context_options),
+    OPT_INT64("-b, --batch N\tprompt tokens a step (32)", LogitsArgs, batch, 1, ENGINE_MAX_BATCH),
+    OPT_FLAG("--plan\tprint the memory plan too", LogitsArgs, show_plan, 1),
+    OPT_INCLUDE(cli_model_options),
+    OPT_END,
+};
+
+int cmd_logits(const CliCommand *cmd, int argc, char **argv)
 {
-    const char *ids_text = NULL, *out_path = NULL;
-    int show_plan = 0; /* --plan: print the plan, then compute as asked */
     EngineOptions o;
-    engine_defaults(&o);
-    o.batch = LOGITS_DEFAULT_BATCH;
+    LogitsArgs a = {.batch = LOGITS_DEFAULT_BATCH};
+    cli_parse(cmd, argc, argv, &o, &a);
+    const char *ids_text = a.ids_text, *out_path = a.out_path;
+    int show_plan = a.show_plan;
+    o.batch = a.batch;
     o.model_only = 1;
     o.all_logits = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--prompt-ids") == 0) ids_text = cli_value(argc, argv, &i);
-        else if (strcmp(a, "--out") == 0) out_path = cli_value(argc, argv, &i);
-        else if (strcmp(a, "-c") == 0 || strcmp(a, "--ctx") == 0) o.n_ctx = cli_int(a, cli_value(argc, argv, &i), 1, 1 << 24);
-        else if (strcmp(a, "-t") == 0 || strcmp(a, "--threads") == 0) o.threads = cli_int(a, cli_value(argc, argv, &i), 1, 1024);
-        else if (strcmp(a, "-b") == 0 || strcmp(a, "--batch") == 0)
-            o.batch = cli_int(a, cli_value(argc, argv, &i), 1, ENGINE_MAX_BATCH);
-        else if (strcmp(a, "--kv-type") == 0) {
-            const char *v = cli_value(argc, argv, &i);
-            if (strcmp(v, "f32") == 0) o.kv_type = KV_F32;
-            else if (strcmp(v, "f16") == 0) o.kv_type = KV_F16;
-            else if (strcmp(v, "q8_0") == 0) o.kv_type = KV_Q8_0;
-            else port_die("--kv-type: '%s' is not f32, f16 or q8_0", v);
-        } else if (strcmp(a, "--no-mmap") == 0) o.use_mmap = 0;
-        else if (strcmp(a, "--plan") == 0) show_plan = 1;
-        else if (strcmp(a, "--mem") == 0) o.mem = cli_size(a, cli_value(argc, argv, &i));
-        else if (strcmp(a, "--load") == 0) {
-            const char *v = cli_value(argc, argv, &i);
-            if ((o.load_asked = engine_load_mode(v)) < 0) port_die("--load: '%s' is not mmap, read or stream", v);
-        } else if (strcmp(a, "--stream-window") == 0) o.stream_window = cli_size(a, cli_value(argc, argv, &i));
-        else if (a[0] == '-' && a[1] != '\0') cli_unknown("logits", a);
-        else if (!o.model_path) o.model_path = a;
-        else port_die("%s: unexpected argument (one model only)", a);
-    }
-    if (!o.model_path) port_die("logits: missing MODEL (see pith help logits)");
     if (!ids_text) port_die("logits: missing --prompt-ids");
     if (!out_path) port_die("logits: missing --out");
 

@@ -1,4 +1,4 @@
-/* pith run MODEL -p TEXT [-n N] [--raw] [--system TEXT] [--prompt-ids 1,2,3 --print-ids] [session options]
+/* cmd_run.c - `pith run MODEL` (its options: run_options below).
  *
  * Wraps the prompt in the model's chat template as one user turn (or feeds
  * it as is with --raw; a raw prompt is echoed first on a terminal, or with
@@ -55,30 +55,36 @@ static int on_token(void *ctx, int32_t id)
     return ((RunOutput *)ctx)->closed;
 }
 
-int cmd_run(int argc, char **argv)
+typedef struct {
+    const char *prompt, *prompt_ids, *system;
+    int64_t n_predict;
+    int raw, print_ids, echo; /* echo -1: on a terminal */
+} RunArgs;
+
+const CliOpt run_options[] = {
+    OPT_STRING("-p, --prompt TEXT\tthe prompt", RunArgs, prompt),
+    OPT_STRING("--prompt-ids 1,2,3\ttoken ids, fed exactly", RunArgs, prompt_ids),
+    OPT_FLAG("--print-ids\tgenerated ids only, on stdout", RunArgs, print_ids, 1),
+    OPT_FLAG("--raw\tno chat template", RunArgs, raw, 1),
+    OPT_FLAG("--echo, --no-echo\tprint a raw prompt first (on a terminal)", RunArgs, echo, 1),
+    OPT_STRING("--system TEXT\ta system turn first", RunArgs, system),
+    OPT_INT64("-n, --n-predict N\ttokens to generate (256)", RunArgs, n_predict, 0, 1 << 24),
+    OPT_INCLUDE(cli_context_options),
+    OPT_INCLUDE(cli_model_options),
+    OPT_INCLUDE(cli_sampling_options),
+    OPT_INCLUDE(cli_grammar_options),
+    OPT_INCLUDE(cli_generation_options),
+    OPT_END,
+};
+
+int cmd_run(const CliCommand *cmd, int argc, char **argv)
 {
     EngineOptions o;
-    engine_defaults(&o);
-    const char *prompt = NULL, *prompt_ids = NULL, *system = NULL;
-    int64_t n_predict = DEFAULT_PREDICT;
-    int raw = 0, print_ids = 0, echo = -1; /* echo -1: on a terminal */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_session_option(&o, argc, argv, &i)) continue;
-        if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = cli_value(argc, argv, &i);
-        else if (!strcmp(a, "--prompt-ids")) prompt_ids = cli_value(argc, argv, &i);
-        else if (!strcmp(a, "--system")) system = cli_value(argc, argv, &i);
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) n_predict = cli_int(a, cli_value(argc, argv, &i), 0, 1 << 24);
-        else if (!strcmp(a, "--raw")) raw = 1;
-        else if (!strcmp(a, "--grammar") || !strcmp(a, "--json-schema")) cli_grammar_option(&o, a, cli_value(argc, argv, &i));
-        else if (!strcmp(a, "--print-ids")) print_ids = 1;
-        else if (!strcmp(a, "--echo")) echo = 1;
-        else if (!strcmp(a, "--no-echo")) echo = 0;
-        else if (a[0] == '-' && a[1] != '\0') cli_unknown("run", a);
-        else if (!o.model_path) o.model_path = a;
-        else port_die("%s: unexpected argument (one model only; quote the prompt after -p)", a);
-    }
-    if (!o.model_path) port_die("run: missing MODEL (see pith help run)");
+    RunArgs a = {.n_predict = DEFAULT_PREDICT, .echo = -1};
+    cli_parse(cmd, argc, argv, &o, &a);
+    const char *prompt = a.prompt, *prompt_ids = a.prompt_ids, *system = a.system;
+    int64_t n_predict = a.n_predict;
+    int raw = a.raw, print_ids = a.print_ids, echo = a.echo;
     if (!prompt && !prompt_ids) port_die("run: missing -p TEXT or --prompt-ids IDS");
     if (prompt && prompt_ids) port_die("run: give -p or --prompt-ids, not both");
     if (prompt && !*prompt) port_die("-p: the prompt is empty");

@@ -1,6 +1,4 @@
-/* pith serve MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY | --api-key-file F]
- *                  [--max-body 1M] [--queue 4] [--timeout 10] [--slots 1] [--metrics]
- *                  [session options]
+/* cmd_serve.c - `pith serve MODEL` (its options: serve_options below).
  *
  * An OpenAI-compatible HTTP server for one model (server.h): loaded once,
  * up to --slots requests generated together (one KV cache each), the
@@ -15,7 +13,6 @@
 #include "../text/json.h"
 #include "../server/server_api.h"
 
-#define USAGE "see pith help serve"
 #define MAX_KEY 4096
 
 /* The key is the first line of the file, without surrounding whitespace. */
@@ -65,42 +62,39 @@ static void plan_server(void *ctx, Plan *p)
     server_plan(ctx, p);
 }
 
-int cmd_serve(int argc, char **argv)
+typedef struct {
+    ServerOptions so;
+    const char *key_file;
+} ServeArgs;
+
+const CliOpt serve_options[] = {
+    OPT_STRING("--host ADDR\tlisten address (127.0.0.1)", ServeArgs, so.host),
+    OPT_INT("--port N\tTCP port, 0 any free (8080)", ServeArgs, so.port, 0, 65535),
+    OPT_STRING("--api-key KEY\tBearer KEY for all but /health (none)", ServeArgs, so.api_key),
+    OPT_STRING("--api-key-file F\tthe key: F's first line", ServeArgs, key_file),
+    OPT_SIZE("--max-body SIZE\tlargest request body (1M)", ServeArgs, so.max_body),
+    OPT_INT("--queue N\tconnections waiting (4)", ServeArgs, so.queue, 0, 256),
+    OPT_DOUBLE("--timeout S\tseconds per head, body, write (10)", ServeArgs, so.timeout, 0.1, 3600),
+    OPT_INT("--slots N\trequests generated together (1)", ServeArgs, so.slots, 1, ENGINE_MAX_SLOTS),
+    OPT_FLAG("--metrics\tanswer GET /metrics", ServeArgs, so.metrics, 1),
+    OPT_INCLUDE(cli_context_options),
+    OPT_INCLUDE(cli_model_options),
+    OPT_INCLUDE(cli_sampling_options),
+    OPT_INCLUDE(cli_generation_options),
+    OPT_END,
+};
+
+int cmd_serve(const CliCommand *cmd, int argc, char **argv)
 {
     EngineOptions o;
-    engine_defaults(&o);
-    ServerOptions so;
-    memset(&so, 0, sizeof so);
-    so.host = "127.0.0.1";
-    so.port = 8080;
-    so.max_body = 1 << 20;
-    so.queue = 4;
-    so.timeout = 10;
+    ServeArgs a = {.so = {.host = "127.0.0.1", .port = 8080, .max_body = 1 << 20, .queue = 4, .timeout = 10}};
+    cli_parse(cmd, argc, argv, &o, &a);
+    ServerOptions so = a.so;
+    const char *key_file = a.key_file;
     static char key[MAX_KEY];
-    const char *key_file = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--temp")) so.sampling_cli[0] = 1;
-        if (!strcmp(a, "--top-k")) so.sampling_cli[1] = 1;
-        if (!strcmp(a, "--top-p")) so.sampling_cli[2] = 1;
-        if (!strcmp(a, "--min-p")) so.sampling_cli[3] = 1;
-        if (cli_session_option(&o, argc, argv, &i)) continue;
-        if (!strcmp(a, "--host")) so.host = cli_value(argc, argv, &i);
-        else if (!strcmp(a, "--port")) so.port = (int)cli_int(a, cli_value(argc, argv, &i), 0, 65535);
-        else if (!strcmp(a, "--api-key")) so.api_key = cli_value(argc, argv, &i);
-        else if (!strcmp(a, "--api-key-file")) key_file = cli_value(argc, argv, &i);
-        else if (!strcmp(a, "--max-body")) {
-            so.max_body = cli_size(a, cli_value(argc, argv, &i));
-            if (so.max_body > CHAT_JSON_MAX_BYTES) port_die("--max-body: at most %zu bytes", CHAT_JSON_MAX_BYTES);
-        } else if (!strcmp(a, "--queue")) so.queue = (int)cli_int(a, cli_value(argc, argv, &i), 0, 256);
-        else if (!strcmp(a, "--timeout")) so.timeout = cli_float(a, cli_value(argc, argv, &i), 0.1, 3600);
-        else if (!strcmp(a, "--slots")) so.slots = (int)cli_int(a, cli_value(argc, argv, &i), 1, ENGINE_MAX_SLOTS);
-        else if (!strcmp(a, "--metrics")) so.metrics = 1;
-        else if (a[0] == '-' && a[1] != '\0') cli_unknown("serve", a);
-        else if (!o.model_path) o.model_path = a;
-        else port_die("%s: unexpected argument (" USAGE ")", a);
-    }
-    if (!o.model_path) port_die("serve: missing MODEL (" USAGE ")");
+    if (so.max_body > CHAT_JSON_MAX_BYTES) port_die("--max-body: at most %zu bytes", CHAT_JSON_MAX_BYTES);
+    /* which of --temp, --top-k, --top-p, --min-p were given (a request's own values win over them) */
+    for (int k = 0; k < 4; k++) so.sampling_cli[k] = o.sampling_set[ENGINE_SET_TEMP + k];
     if (so.api_key && key_file) port_die("--api-key-file: give --api-key or --api-key-file, not both");
     if (key_file) {
         so.api_key_len = read_key_file(key_file, key, sizeof key);

@@ -1,5 +1,5 @@
-/* cmd_template.c - `pith template MODEL --messages FILE [--template NAME]
- * [--think|--no-think] [--no-generation-prompt] [--no-mmap]`: renders a
+/* cmd_template.c - `pith template MODEL` (its options: template_options
+ * below): renders a
  * conversation (JSON, see chat.h) with the model's chat template - or the
  * one named by --template - and prints the text exactly, nothing added. An
  * unrecognized template gives a warning and the message contents
@@ -49,26 +49,28 @@ static void warn_unknown(const char *model, const char *text)
              model, (int)n, text);
 }
 
-int cmd_template(int argc, char **argv)
+typedef struct {
+    const char *file;
+    int gen_prompt;
+} TemplateArgs;
+
+const CliOpt template_options[] = {
+    OPT_STRING("--messages FILE\tJSON array of {role, content}", TemplateArgs, file),
+    OPT_FLAG("--no-generation-prompt\tno open assistant turn", TemplateArgs, gen_prompt, 0),
+    OPT_INCLUDE(cli_file_options),
+    OPT_INCLUDE(cli_template_options),
+    OPT_END,
+};
+
+int cmd_template(const CliCommand *cmd, int argc, char **argv)
 {
-    const char *model = NULL, *file = NULL, *forced = NULL;
-    int think = -1, gen_prompt = 1, use_mmap = 1; /* -1: the template's default */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--messages") == 0) file = cli_value(argc, argv, &i);
-        else if (strcmp(argv[i], "--template") == 0) forced = cli_value(argc, argv, &i);
-        else if (strcmp(argv[i], "--no-think") == 0) think = 0;
-        else if (strcmp(argv[i], "--think") == 0) think = 1;
-        else if (strcmp(argv[i], "--no-generation-prompt") == 0) gen_prompt = 0;
-        else if (strcmp(argv[i], "--no-mmap") == 0) use_mmap = 0;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') cli_unknown("template", argv[i]);
-        else if (model) port_die("%s: unexpected argument (" USAGE ")", argv[i]);
-        else model = argv[i];
-    }
-    if (!model) port_die("template: missing MODEL (" USAGE ")");
+    EngineOptions o;
+    TemplateArgs a = {.gen_prompt = 1};
+    cli_parse(cmd, argc, argv, &o, &a);
+    const char *model = o.model_path, *file = a.file, *forced = o.template_name;
+    int think = o.thinking, gen_prompt = a.gen_prompt, use_mmap = o.use_mmap; /* think -1: the template's default */
     if (!file) port_die("template: missing --messages FILE (" USAGE ")");
-    int forced_kind = forced ? chat_template_by_name(forced) : -1;
-    if (forced && forced_kind < 0)
-        port_die("--template: '%s' is not a template pith knows (%s)", forced, chat_template_names());
+    int forced_kind = forced ? chat_template_by_name(forced) : -1; /* a name --template checked */
 
     /* the messages file: size first, read into the arena below */
     PortFile mf;

@@ -1,5 +1,5 @@
-/* cmd_tokenize.c - `pith tokenize MODEL TEXT | --file F [--pieces]
- * [--no-special] [--no-mmap] [--time]`: prints the token ids of a text, space
+/* cmd_tokenize.c - `pith tokenize MODEL` (its options: tokenize_options
+ * below): prints the token ids of a text, space
  * separated on one line, or one "ID 'piece'" line per token with --pieces.
  * Plans and maps one arena: the GGUF index, the tokenizer, the text, the ids. */
 #include <string.h>
@@ -37,22 +37,28 @@ static void print_escaped(const char *piece, size_t len)
     port_out("'");
 }
 
-int cmd_tokenize(int argc, char **argv)
+typedef struct {
+    const char *text, *file;
+    int pieces, parse_special, timing;
+} TokenizeArgs;
+
+const CliOpt tokenize_options[] = {
+    OPT_POSITIONAL("TEXT", TokenizeArgs, text),
+    OPT_STRING("--file F\ttokenize a file's text", TokenizeArgs, file),
+    OPT_FLAG("--pieces\teach id with its text", TokenizeArgs, pieces, 1),
+    OPT_FLAG("--no-special\t<|im_start|> etc. as plain text", TokenizeArgs, parse_special, 0),
+    OPT_FLAG("--time\tload, encode times to stderr", TokenizeArgs, timing, 1),
+    OPT_INCLUDE(cli_file_options),
+    OPT_END,
+};
+
+int cmd_tokenize(const CliCommand *cmd, int argc, char **argv)
 {
-    const char *model = NULL, *text = NULL, *file = NULL;
-    int pieces = 0, parse_special = 1, use_mmap = 1, timing = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--file") == 0) file = cli_value(argc, argv, &i);
-        else if (strcmp(argv[i], "--pieces") == 0) pieces = 1;
-        else if (strcmp(argv[i], "--no-special") == 0) parse_special = 0;
-        else if (strcmp(argv[i], "--no-mmap") == 0) use_mmap = 0;
-        else if (strcmp(argv[i], "--time") == 0) timing = 1;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') cli_unknown("tokenize", argv[i]);
-        else if (!model) model = argv[i];
-        else if (!text) text = argv[i];
-        else port_die("%s: unexpected argument (" USAGE ")", argv[i]);
-    }
-    if (!model) port_die("tokenize: missing MODEL (" USAGE ")");
+    EngineOptions o;
+    TokenizeArgs a = {.parse_special = 1};
+    cli_parse(cmd, argc, argv, &o, &a);
+    const char *model = o.model_path, *text = a.text, *file = a.file;
+    int pieces = a.pieces, parse_special = a.parse_special, use_mmap = o.use_mmap, timing = a.timing;
     if (!text && !file) port_die("tokenize: missing TEXT or --file F (" USAGE ")");
     if (text && file) port_die("tokenize: give either TEXT or --file F, not both");
 
