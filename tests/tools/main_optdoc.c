@@ -67,17 +67,28 @@ static void cell(FILE *out, const char *s, size_t n)
     }
 }
 
+/* A meaning's text: '<' and '>' as entities too, so that a token like
+ * <|im_start|> is shown, not taken for an HTML tag. */
+static void text_cell(FILE *out, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '<') fputs("&lt;", out);
+        else if (s[i] == '>') fputs("&gt;", out);
+        else cell(out, s + i, 1);
+    }
+}
+
 static void row(FILE *out, const CliOpt *r)
 {
     const char *tab = strchr(r->spec, '\t');
     fputs("| `", out);
     cell(out, r->spec, (size_t)(tab - r->spec));
     fputs("` | ", out);
-    cell(out, tab + 1, strlen(tab + 1));
+    text_cell(out, tab + 1, strlen(tab + 1));
     if ((r->kind & CLI_KIND) == CLI_CALL && r->how.call->values) {
         const char *v = r->how.call->values();
         fputc(' ', out);
-        cell(out, v, strlen(v));
+        text_cell(out, v, strlen(v));
     }
     fputs(" |\n", out);
 }
