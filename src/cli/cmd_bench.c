@@ -16,7 +16,7 @@
 
 #include "../../port/port.h"
 #include "cli.h"
-#include "../kernels/ggml_type.h"
+#include "../base/ggml_type.h"
 #include "../kernels/kernels.h"
 #include "../session/session.h"
 
