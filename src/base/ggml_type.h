@@ -19,7 +19,8 @@
  *
  * Adding a weight type pith computes with (its size row is already here):
  *   1. Here: its block struct (with a _Static_assert on its size, as ggml
- *      has it), and its row in ggml_type.c takes the size from the struct.
+ *      has it) and its case in GGML_BLOCK_BYTES; its row in ggml_type.c
+ *      takes the size from there.
  *   2. src/kernels/ref/quant.c: what the fields mean in the file's header
  *      comment and the reference decoder quant_dequant_TYPE (one block, QuantDecodeFn);
  *      declare it in src/kernels/quant.h.
