@@ -7,7 +7,8 @@
 #   make demo       writes a small random Qwen3 model and runs it
 #
 # Sources are found by wildcard: src/*/*.c is the core (one folder per
-# concern, README "How the code is laid out"), port/*.c the portability
+# concern, README "How the code is laid out"; src/kernels/ has a subfolder
+# per instruction set, src/kernels/*/*.c), port/*.c the portability
 # layer, tests/test_*.c unit tests, tests/tools/*.c tools.
 
 CC      ?= cc
@@ -22,11 +23,11 @@ LDLIBS  = -lm
 
 SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-CORE_SRC = $(sort $(wildcard src/*/*.c))
+CORE_SRC = $(sort $(wildcard src/*/*.c src/*/*/*.c))
 PORT_SRC = $(sort $(wildcard port/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 TOOL_SRC = $(sort $(wildcard tests/tools/*.c))
-HEADERS  = $(wildcard src/*/*.h port/*.h tests/*.h tests/tools/*.h)
+HEADERS  = $(wildcard src/*/*.h src/*/*/*.h port/*.h tests/*.h tests/tools/*.h)
 
 # ---- one build directory per configuration --------------------------------
 # $(call objs,DIR,SOURCES)
@@ -54,7 +55,7 @@ $(REL)/port/%.o: port/%.c $(HEADERS)
 # numbers, kept): its objects 47.3 -> 36.4 CPU s (make -j2 test-build,
 # Sapphire Rapids, 2026-11-27).
 ASAN_FLAGS = $(SAN) -fno-var-tracking
-$(ASAN)/src/kernels/kernels_x86_rows.o: OPT = -O1
+$(ASAN)/src/kernels/x86/kernels_x86_rows.o: OPT = -O1
 $(ASAN)/src/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(ASAN_FLAGS) $(CORE_DEFS) $(CFLAGS) -c $< -o $@
@@ -232,12 +233,12 @@ TCFLAGS = $(CFLAGS_COMMON) $(SIZE_CFLAGS) $(TARGET_CFLAGS) $(BOARD_CFLAGS) $(TAR
 # what every parallel region runs (port/threads.c, port/musl_gomp_task.c).
 COLD_SRC = $(filter src/cli/%.c src/text/%.c src/gguf/%.c src/session/%.c src/server/%.c src/arena/%.c \
 	src/model/model.c src/model/memplan.c src/model/weight_stream.c src/model/context_shift.c \
-	src/kernels/quant.c src/kernels/kernels_pack.c,$(CORE_SRC)) \
+	src/kernels/ref/quant.c src/kernels/kernels_pack.c,$(CORE_SRC)) \
 	$(filter-out port/threads.c port/musl_gomp_task.c,$(PORT_SRC))
 # On x86-64 the reference kernels run only on CPUs without AVX2 (and in
 # tests): there small wins. On ARM they are armv6's hot path: -O2.
 ifeq ($(TGT),x86_64-linux-musl)
-COLD_SRC += src/kernels/kernels_ref.c
+COLD_SRC += src/kernels/ref/kernels_ref.c
 endif
 # The static links are fixed-address executables (ET_EXEC), so the cold files
 # drop the default position-independent code: absolute addresses in place of
@@ -338,7 +339,7 @@ FUZZ_OWN_OUTPUT = $(FUZZ)/fuzz_cli
 # The x86 kernels (AVX2, AVX-512) are 36 of the harnesses' 60 CPU seconds of
 # build at -O1, 4 at -O0; only fuzz_model reaches them (a few steps of a
 # tiny model), with the same sanitizers and coverage at either level.
-$(FUZZ)/src/kernels/kernels_x86.o $(FUZZ)/src/kernels/kernels_x86_rows.o: FUZZ_OPT = -O0
+$(FUZZ)/src/kernels/x86/kernels_x86.o $(FUZZ)/src/kernels/x86/kernels_x86_rows.o: FUZZ_OPT = -O0
 $(FUZZ)/src/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(CORE_DEFS) -c $< -o $@

@@ -17,7 +17,7 @@
 
 #include "../port/port.h"
 #include "../src/model/forward.h"
-#include "../src/kernels/ggml_type.h"
+#include "../src/base/ggml_type.h"
 #include "../src/gguf/gguf.h"
 #include "../src/model/model.h"
 #include "../src/model/shortconv.h"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "../src/arena/arena.h"
-#include "../src/kernels/ggml_type.h"
+#include "../src/base/ggml_type.h"
 #include "../src/gguf/gguf.h"
 #include "check.h"
 #include "tools/gguf_writer.h"

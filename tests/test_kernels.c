@@ -26,7 +26,7 @@
 
 #include "../port/port.h"
 #include "../src/model/forward.h"
-#include "../src/kernels/ggml_type.h"
+#include "../src/base/ggml_type.h"
 #include "../src/gguf/gguf.h"
 #include "../src/kernels/kernels.h"
 #include "../src/model/model.h"
@@ -124,16 +124,16 @@ static void random_act(KernActFormat f, void *out, uint64_t n, float d)
 {
     if (f == KERN_ACT_Q8_0) {
         KernQ8_0 *a = out;
-        for (uint64_t b = 0; b < n / 32; b++) {
+        for (uint64_t b = 0; b < n / QK8_0; b++) {
             int s = 0;
-            for (int j = 0; j < 32; j++) s += a[b].q[j] = (int8_t)((int)(rnd() % 255) - 127);
+            for (int j = 0; j < QK8_0; j++) s += a[b].q[j] = (int8_t)((int)(rnd() % 255) - 127);
             a[b].d = d;
             a[b].sum = s;
         }
     } else if (f == KERN_ACT_Q8_K) {
         KernQ8_K *a = out;
-        for (uint64_t b = 0; b < n / 256; b++) {
-            for (int g = 0; g < 16; g++) {
+        for (uint64_t b = 0; b < n / QK_K; b++) {
+            for (int g = 0; g < QK_K / 16; g++) {
                 int s = 0;
                 for (int j = 16 * g; j < 16 * g + 16; j++) s += a[b].q[j] = (int8_t)((int)(rnd() % 255) - 127);
                 a[b].bsum[g] = (int16_t)s;
@@ -151,11 +151,11 @@ static void act_floats(KernActFormat f, const void *act, uint64_t n, double *x)
 {
     for (uint64_t i = 0; i < n; i++) {
         if (f == KERN_ACT_Q8_0) {
-            const KernQ8_0 *a = (const KernQ8_0 *)act + i / 32;
-            x[i] = (double)a->d * a->q[i % 32];
+            const KernQ8_0 *a = (const KernQ8_0 *)act + i / QK8_0;
+            x[i] = (double)a->d * a->q[i % QK8_0];
         } else if (f == KERN_ACT_Q8_K) {
-            const KernQ8_K *a = (const KernQ8_K *)act + i / 256;
-            x[i] = (double)a->d * a->q[i % 256];
+            const KernQ8_K *a = (const KernQ8_K *)act + i / QK_K;
+            x[i] = (double)a->d * a->q[i % QK_K];
         } else {
             x[i] = ((const float *)act)[i];
         }
@@ -463,8 +463,8 @@ static void test_set(const KernelSet *ks)
     /* activation quantization: same bytes */
     {
         static float x[4 * N];
-        static KernQ8_0 r0[4 * N / 32], s0[4 * N / 32];
-        static KernQ8_K rk[4 * N / 256], sk[4 * N / 256];
+        static KernQ8_0 r0[4 * N / QK8_0], s0[4 * N / QK8_0];
+        static KernQ8_K rk[4 * N / QK_K], sk[4 * N / QK_K];
         int same0 = 1, samek = 1;
         for (int trial = 0; trial < 50; trial++) {
             float scale = trial % 5 == 0 ? 0.0f : ldexpf(1.0f, (int)(rnd() % 20) - 10);
@@ -764,11 +764,11 @@ static void test_set(const KernelSet *ks)
     {
         enum { KN = 512 };
         static float kf[KN], q[KN], kd[KN], o1[KN], o2[KN];
-        static uint8_t k8[KN / 32 * 34];
+        static uint8_t k8[KN / QK8_0 * sizeof(BlockQ8_0)];
         int ok_dot = 1, ok_axpy = 1, ref_ok = 1;
         double worst = 0;
         for (int trial = 0; trial < 60; trial++) {
-            uint32_t n = 32 * (1 + rnd() % (KN / 32));
+            uint32_t n = QK8_0 * (1 + rnd() % (KN / QK8_0));
             float scale = ldexpf(1.0f, (int)(rnd() % 24) - 12);
             for (uint32_t i = 0; i < n; i++) {
                 kf[i] = rndf() * scale;
@@ -799,32 +799,36 @@ static void test_set(const KernelSet *ks)
     }
 }
 
-/* The type table: every type pith computes with has a complete row and is
- * tested here (in TYPES); the others name no functions. */
+/* The kernels' type table (kern_type_ops): every type pith computes with
+ * is a valid type with a complete row, its block's bytes those of its
+ * struct (GGML_BLOCK_BYTES; plain floats: one element), and is tested here
+ * (in TYPES); the others have no row. */
 static void test_type_rows(void)
 {
     int complete = 1;
-    for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
+    for (uint32_t t = 0; t <= GGML_TYPE_COUNT; t++) {
         const GgmlTypeInfo *ti = ggml_type_info(t);
-        if (!ti) continue;
+        const KernTypeOps *ops = kern_type_ops(t);
         int listed = 0;
         for (int k = 0; k < N_TYPES; k++) listed |= TYPES[k] == t;
         KernActFormat f = kern_act_format(t);
-        if (ti->computes)
-            complete &= listed && ti->decode && ti->ref_dot && kern_ref()->dot[t] == ti->ref_dot &&
-                        QUANT_MAX_BLOCK % ti->block_elems == 0 && ti->block_elems % kern_act_block(f) == 0;
+        if (ops)
+            complete &= ti && listed && quant_supported(t) && ops->decode && ops->ref_dot &&
+                        kern_ref()->dot[t] == ops->ref_dot && f == ops->act_format &&
+                        QUANT_MAX_BLOCK % ti->block_elems == 0 && ti->block_elems % kern_act_block(f) == 0 &&
+                        (ti->block_elems == 1 || ti->block_bytes == GGML_BLOCK_BYTES(t));
         else
-            complete &= !listed && !ti->decode && !ti->ref_dot && !ti->quantize && f == KERN_ACT_F32 &&
-                        !kern_ref()->dot[t];
+            complete &= !listed && !quant_supported(t) && f == KERN_ACT_F32 &&
+                        (t >= GGML_TYPE_COUNT || !kern_ref()->dot[t]);
     }
-    CHECK(complete, "every type pith computes with has a complete row and is in TYPES; the others name no functions");
+    CHECK(complete, "every type pith computes with has a complete row and is in TYPES; the others have none");
 }
 
 /* kern_matmul: every row/token combination, tiles and token groups. */
 static void test_matmul(void)
 {
     enum { R = 37, T = 11, C = 256 };
-    static uint8_t w[R * 210 * (C / 256)];
+    static uint8_t w[R * sizeof(BlockQ6_K) * (C / QK_K)];
     static KernQ8_K act[T];
     static float out[T * R], want[T * R];
     uint32_t t = GGML_TYPE_Q6_K;

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/kernels/ggml_type.h"
+#include "../src/base/ggml_type.h"
 #include "../src/kernels/kernels.h"
 #include "../src/kernels/quant.h"
 #include "check.h"

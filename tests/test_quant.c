@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/kernels/ggml_type.h"
+#include "../src/base/ggml_type.h"
 #include "../src/kernels/quant.h"
 #include "check.h"
 #include "tools/test_rng.h"

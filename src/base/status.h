@@ -1,6 +1,3 @@
-/* This folder: src/base/ - what every other folder shares: the status codes
- * (status.h) and the GGUF tensor types (ggml_type.h). Includes nothing of
- * src/. */
 /* status.h - what a failed call of the core says besides its one line of
  * text: one code for every module, so a caller decides by the code (the
  * server's HTTP status, a command's exit) and never by reading the

@@ -11,7 +11,7 @@
 #include "../../port/port.h"
 #include "../arena/arena.h"
 #include "cli.h"
-#include "../kernels/ggml_type.h"
+#include "../base/ggml_type.h"
 #include "../gguf/gguf.h"
 
 #define SCRATCH_BYTES 65536   /* read buffer for strings and array items */

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernels/ggml_type.h"
+#include "../base/ggml_type.h"
 
 #define CURSOR_BUF 16384
 #define MAX_NESTING 8  /* arrays of arrays of ... deeper than this are refused */

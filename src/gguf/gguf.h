@@ -1,5 +1,5 @@
 /* This folder: src/gguf/ - the file format: a hardened GGUF reader. May
- * call src/arena/, src/kernels/ (the type table's block sizes) and port/. */
+ * call src/arena/, src/base/ (the type table's block sizes) and port/. */
 /* gguf.h - a hardened reader for GGUF model files (versions 2 and 3).
  *
  * Versions 2 and 3 have the same layout (u64 counts and lengths, little

@@ -2,7 +2,7 @@
 #include "kernels.h"
 
 /* Filled on the first call (kern_select's, before any thread runs): the
- * reference kernels (kernels_ref.c) and dot[] from the type table, where
+ * reference kernels (ref/kernels_ref.c) and dot[] from the type table, where
  * each type's row names its reference; kept in zeroed memory, so the set
  * costs the binary no initialized data. */
 const KernelSet *kern_ref(void)
@@ -10,8 +10,8 @@ const KernelSet *kern_ref(void)
     static KernelSet set;
     if (set.name) return &set;
     for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
-        const GgmlTypeInfo *ti = ggml_type_info(t);
-        if (ti) set.dot[t] = ti->ref_dot;
+        const KernTypeOps *ops = kern_type_ops(t);
+        if (ops) set.dot[t] = ops->ref_dot;
     }
     kern_ref_fill(&set);
     return &set;
@@ -78,19 +78,19 @@ const KernelSet *kern_active(void)
 
 KernActFormat kern_act_format(uint32_t type)
 {
-    const GgmlTypeInfo *ti = ggml_type_info(type);
-    return ti ? (KernActFormat)ti->act_format : KERN_ACT_F32;
+    const KernTypeOps *ops = kern_type_ops(type);
+    return ops ? ops->act_format : KERN_ACT_F32;
 }
 
 uint32_t kern_act_block(KernActFormat f)
 {
-    return f == KERN_ACT_Q8_0 ? 32 : f == KERN_ACT_Q8_K ? 256 : 1;
+    return f == KERN_ACT_Q8_0 ? QK8_0 : f == KERN_ACT_Q8_K ? QK_K : 1;
 }
 
 uint64_t kern_act_bytes(KernActFormat f, uint64_t n)
 {
-    if (f == KERN_ACT_Q8_0) return n / 32 * sizeof(KernQ8_0);
-    if (f == KERN_ACT_Q8_K) return n / 256 * sizeof(KernQ8_K);
+    if (f == KERN_ACT_Q8_0) return n / QK8_0 * sizeof(KernQ8_0);
+    if (f == KERN_ACT_Q8_K) return n / QK_K * sizeof(KernQ8_K);
     return n * sizeof(float);
 }
 

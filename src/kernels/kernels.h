@@ -1,19 +1,22 @@
-/* This folder: src/kernels/ - the weight types, one row each (ggml_type.h:
- * block size, activation format, reference decode, dot and writer; the
- * block codecs in quant.c) and the matmul and attention kernels per CPU
- * (reference C, AVX2, AVX-512, NEON), chosen at run time. May call
- * src/arena/ and port/ (CPU features). */
+/* This folder: src/kernels/ - what pith computes with each weight type, one
+ * row each (type_table.c: activation format, reference decode, dot and
+ * writer; the block codecs in ref/quant.c) and the matmul and attention
+ * kernels per instruction set, chosen at run time (kernels.c): ref/ plain
+ * C, x86/ AVX2 and AVX-512, arm/ NEON, dotprod, i8mm, FP16 and armv7; each
+ * subfolder's private header (x86/kernels_x86.h, arm/kernels_arm.h)
+ * declares what its files share. May call src/arena/, src/base/ and port/
+ * (CPU features). */
 /* kernels.h - the inner loops of a matmul, per weight type, with the code
  * path chosen at run time from the CPU's features.
  *
  * A matmul out[t][r] = W[r] . x[t] runs in three steps (forward.c):
  *
- *   1. kern_act_format(type) says (from the type's row, ggml_type.c) what
+ *   1. kern_act_format(type) says (from the type's row, type_table.c) what
  *      the activations must look like for weights of `type` (as llama.cpp
  *      does, so integer dot products do the work and the results stay
  *      within the fixtures' QUANT class):
- *        KERN_ACT_Q8_0  blocks of 32 (KernQ8_0)  for Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
- *        KERN_ACT_Q8_K  blocks of 256 (KernQ8_K) for Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS
+ *        KERN_ACT_Q8_0  blocks of QK8_0 (32, KernQ8_0) for Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
+ *        KERN_ACT_Q8_K  blocks of QK_K (256, KernQ8_K)  for Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS
  *        KERN_ACT_F32   plain floats             for F32 F16 BF16
  *      Float weights keep float activations: the F32 class (1e-4 of the
  *      largest logit) leaves no room for rounding activations to 16 bits, and
@@ -29,7 +32,7 @@
  *      nearest, ties to even), so paths differ only in float summation order.
  *   3. kern_matmul(...) computes rows r0..r1 of W for n_tok tokens. If the
  *      set has a multi-row kernel for the type (KernelSet.rows: eight rows
- *      per vector, kernels_x86_rows.c), that does the whole job. Otherwise
+ *      per vector, x86/kernels_x86_rows.c), that does the whole job. Otherwise
  *      it tiles rows so a tile of weights stays in cache while every token
  *      of the chunk passes over it, and calls the type's multi-token dot (up
  *      to KERN_MAX_NT tokens per call, each weight block decoded once for all).
@@ -40,34 +43,42 @@
  * prompt fed in chunks and the same tokens fed one at a time give bitwise
  * the same logits (tests/test_forward.c checks this).
  *
- * Adding a code path (e.g. NEON in kernels_arm.c): fill a KernelSet with
- * the functions you have (NULL entries fall back to the reference), return
- * it from kern_arm() when port_cpu() says the CPU can run it, and add a test
- * row in tests/test_kernels.c (it compares every non-NULL entry of every
- * available set with the reference: integer block sums exactly, floats
- * within the bound stated there). */
+ * Adding a code path (e.g. NEON in arm/kernels_arm.c): its files go in the
+ * folder of its instruction set (ref/, x86/, arm/; what they share is
+ * declared in that folder's private header, kernels_x86.h or
+ * kernels_arm.h, not in the .c files), fill a KernelSet with the functions
+ * you have (NULL entries fall back to the reference), return it from
+ * kern_arm() when port_cpu() says the CPU can run it, and add a test row in
+ * tests/test_kernels.c (it compares every non-NULL entry of every available
+ * set with the reference: integer block sums exactly, floats within the
+ * bound stated there). Weight types are the GgmlType values
+ * (src/base/ggml_type.h) and block facts its QK8_0, QK_K and block structs,
+ * never a file's own numbering or literals. */
 #ifndef PITH_KERNELS_H
 #define PITH_KERNELS_H
 
 #include <stdint.h>
 
-#include "ggml_type.h"
+#include "../base/ggml_type.h"
+#include "quant.h"
 
 typedef enum { KERN_ACT_F32 = 0, KERN_ACT_Q8_0 = 1, KERN_ACT_Q8_K = 2 } KernActFormat;
 
-/* Activation block of 32: x[i] ~ d * q[i]; sum = q[0] + ... + q[31] (for
- * the types with an offset: Q4_0's -8, Q4_1's min, ...). q in [-127, 127]. */
+/* Activation block of QK8_0 (32): x[i] ~ d * q[i]; sum = q[0] + ... +
+ * q[31] (for the types with an offset: Q4_0's -8, Q4_1's min, ...). q in
+ * [-127, 127]. */
 typedef struct {
     float d;
     int32_t sum;
-    int8_t q[32];
+    int8_t q[QK8_0];
 } KernQ8_0;
 
-/* Activation block of 256: x[i] ~ d * q[i]; bsum[j] = sum of q[16j .. 16j+15]. */
+/* Activation block of QK_K (256): x[i] ~ d * q[i]; bsum[j] = sum of
+ * q[16j .. 16j+15]. */
 typedef struct {
     float d;
-    int16_t bsum[16];
-    int8_t q[256];
+    int16_t bsum[QK_K / 16];
+    int8_t q[QK_K];
 } KernQ8_K;
 
 #define KERN_MAX_NT 8 /* tokens per multi-token dot call */
@@ -80,7 +91,24 @@ typedef struct {
 /* One weight row of n elements against nt (1..KERN_MAX_NT) activations:
  * token t's activation starts at (const uint8_t *)act + t * act_stride,
  * its result goes to out[t * out_stride]. */
-typedef GgmlDotFn *KernDotFn; /* the signature is in ggml_type.h: the type table names each type's reference */
+typedef void KernDotFunc(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt, float *out,
+                         uint64_t out_stride);
+typedef KernDotFunc *KernDotFn;
+
+/* What pith computes with a weight type, one row per type (type_table.c):
+ * the activation format its kernels take, its reference decoder and
+ * reference dot (faster ones sit in a KernelSet), its writer (NULL where
+ * pith does not write the type). Its block layout and size are the file's
+ * facts (src/base/ggml_type.h). */
+typedef struct {
+    KernActFormat act_format;
+    QuantDecodeFn *decode;     /* ref/quant.c */
+    KernDotFunc *ref_dot;      /* ref/kernels_ref.c */
+    QuantQuantizeFn *quantize; /* ref/quant.c */
+} KernTypeOps;
+/* The row of type t; NULL where pith does not compute with t (model_load
+ * refuses its tensors). */
+const KernTypeOps *kern_type_ops(uint32_t t);
 
 /* Rows [0, nrows) of a matrix (row r at w + r * row_bytes, n elements)
  * against nt >= 1 activations laid out as for KernDotFn:
@@ -135,7 +163,7 @@ typedef struct {
      * whose read mode stays opt-in: README, "Why mmap stays the default");
      * 0: it reads first (the boards, the A76) */
     int map_first;
-    /* rows[GGML_TYPE_F16] multiplies in F16 (kernels_arm_fp16.c, CPUs with
+    /* rows[GGML_TYPE_F16] multiplies in F16 (arm/kernels_arm_fp16.c, CPUs with
      * FEAT_FP16): activations rounded to F16 as llama.cpp does, sums of 8
      * products per lane in F16 (the bound allows 32), so a result is within
      * KERN_HALF_BOUND x sum |terms| of the reference instead of 1e-5. */
@@ -147,9 +175,9 @@ typedef struct {
     void (*axpy_f16)(float *out, float a, const uint16_t *v, uint32_t n);
     float (*dot_f32)(const float *k, const float *q, uint32_t n);
     void (*axpy_f32)(float *out, float a, const float *v, uint32_t n);
-    /* ... and k, v in Q8_0 blocks (34 bytes: f16 d, int8 c[32]; n a multiple
-     * of 32): q . k = sum over blocks of d * (sum c[j] * q[j]), q kept in
-     * float; out[j] += (a * d) * c[j]. */
+    /* ... and k, v in Q8_0 blocks (BlockQ8_0: f16 d, int8 c[QK8_0]; n a
+     * multiple of QK8_0): q . k = sum over blocks of d * (sum c[j] * q[j]),
+     * q kept in float; out[j] += (a * d) * c[j]. */
     float (*dot_q8_0_f32)(const uint8_t *k, const float *q, uint32_t n);
     void (*axpy_q8_0)(float *out, float a, const uint8_t *v, uint32_t n);
     /* n floats to F16 (the KV cache), bit for bit as quant_f32_to_f16:
@@ -193,7 +221,7 @@ typedef struct {
     void (*wsum_f16)(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
                      uint32_t nq, uint32_t nt, const uint32_t *rows, const uint16_t *v, uint64_t stride, uint32_t n);
     /* The operations of the newer architectures (issue 16; the fast ones in
-     * kernels_ops_x86.c and kernels_ops_arm.c):
+     * x86/kernels_ops_x86.c and arm/kernels_ops_arm.c):
      * Gemma's GELU gate as ggml computes it: g[i] = gelu(g[i]) * u[i] with
      * gelu(x) = 0 for x <= -10, x for x >= 10, else table[f16 bits of x]
      * (kern_gelu_table: the tanh form of each F16 input rounded to F16).
@@ -236,7 +264,7 @@ typedef struct {
 
 /* n tokens (1 <= n <= KERN_DELTA_CHUNK) of one gated DeltaNet head at once,
  * the chunked (WY) form of n delta_steps, with the set's dots_f32 and
- * mix_f32 (kernels_ref.c): token i has q_i, k_i, v_i at q, k, v + i *
+ * mix_f32 (ref/kernels_ref.c): token i has q_i, k_i, v_i at q, k, v + i *
  * stride, its decay d[i] and beta[i]; S, *f the state (as delta_step's T,
  * f), updated; o_i at o + i * o_stride = (S_i q_i) scale, S_i the state
  * after token i. v is overwritten (with each token's correction delta).
@@ -245,7 +273,7 @@ void kern_delta_chunk(const KernelSet *ks, float *S, float *f, uint32_t dk, uint
                       const float *k, float *v, uint64_t stride, const float *d, const float *beta, float scale,
                       float *o, uint64_t o_stride);
 
-/* GELU's table for gelu_mul (kernels_ref.c): entry h = kern_gelu_f16(h)
+/* GELU's table for gelu_mul (ref/kernels_ref.c): entry h = kern_gelu_f16(h)
  * for all 65536 F16 values h, KERN_GELU_TABLE entries (one of padding so a
  * 32-bit gather may read past the last). kern_gelu_f16 is the definition,
  * as ggml's table: the input F16 h, 0.5 h (1 + tanh(sqrt(2/pi) h (1 +
@@ -256,34 +284,18 @@ uint16_t kern_gelu_f16(uint16_t h);
 
 /* The sets. kern_ref() always exists; the others return NULL when this
  * build or this CPU cannot run them. */
-const KernelSet *kern_ref(void);  /* plain C, every type: kernels_ref.c's functions, dot[] each type row's
-                                     ref_dot (assembled in kernels.c) */
-/* kernels_ref.c: every entry of the reference set but dot[] (kern_ref), and
+const KernelSet *kern_ref(void);  /* plain C, every type: ref/kernels_ref.c's functions, dot[] each type
+                                     row's ref_dot (assembled in kernels.c) */
+/* ref/kernels_ref.c: every entry of the reference set but dot[] (kern_ref), and
  * its activation quantizers on their own (for the other sets' tails). */
 void kern_ref_fill(KernelSet *set);
 void kern_ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n);
 void kern_ref_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n);
 void kern_ref_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
                           uint64_t n); /* the fast sets' fallback for their tails */
-const KernelSet *kern_x86(void);  /* kernels_x86.c: AVX2 + FMA + F16C */
-const KernelSet *kern_arm(void);  /* kernels_arm.c: NEON (dotprod) */
-/* kernels_ops_x86.c and kernels_ops_arm.c: the sets' gelu_mul, delta_step and causal_conv */
-void kern_x86_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table);
-void kern_x86_delta_step(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
-                         float scale, float *o);
-void kern_x86_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
-                          uint64_t n);
-void kern_arm_causal_conv(float *out, float *hist, uint64_t hist_stride, const float *x, const float *w, uint32_t K,
-                          uint64_t n);
-void kern_arm_gelu_mul(float *g, const float *u, uint64_t n, const uint16_t *table);
-void kern_arm_delta_step(float *S, uint32_t dk, const float *q, const float *k, const float *v, float beta, float fd,
-                         float scale, float *o);
-void kern_x86_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out);
-void kern_x86_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n);
-void kern_arm_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out);
-void kern_arm_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n);
-void kern_arm_rope(float *v, uint32_t n_rot, const float *cs, int neox); /* aarch64 */
-/* kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with
+const KernelSet *kern_x86(void);  /* x86/kernels_x86.c: AVX2 + FMA + F16C */
+const KernelSet *kern_arm(void);  /* arm/kernels_arm.c: NEON (dotprod) */
+/* x86/kernels_x86_rows.c: fills the rows[] entries of the AVX2 set; with
  * wide = 1 and a CPU with AVX-512 VNNI, the 32-row kernels where it
  * has them (then returns 1). Tests call it with 0 and 1 to compare both. */
 int kern_x86_rows(KernRowsFn *rows, KernPackedFn *packed, int wide);
@@ -346,9 +358,10 @@ void kern_matmul_sided(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint
                        const uint16_t *side, const void *act, uint64_t act_stride, int n_tok, float *out,
                        uint64_t out_stride);
 
-/* The reference dots the type table (ggml_type.c) names, from kernels_ref.c
- * (f32w and so on: float weights, unlike the KV cache's dot_f32). */
-GgmlDotFn kern_ref_dot_f32w, kern_ref_dot_f16w, kern_ref_dot_bf16w, kern_ref_dot_q8_0, kern_ref_dot_q4_0,
+/* The reference dots the type table (type_table.c) names, from
+ * ref/kernels_ref.c (f32w and so on: float weights, unlike the KV cache's
+ * dot_f32). */
+KernDotFunc kern_ref_dot_f32w, kern_ref_dot_f16w, kern_ref_dot_bf16w, kern_ref_dot_q8_0, kern_ref_dot_q4_0,
     kern_ref_dot_q4_1, kern_ref_dot_q5_0, kern_ref_dot_q5_1, kern_ref_dot_iq4_nl, kern_ref_dot_q2_k, kern_ref_dot_q3_k,
     kern_ref_dot_q4_k, kern_ref_dot_q5_k, kern_ref_dot_q6_k, kern_ref_dot_iq4_xs;
 

@@ -7,15 +7,20 @@
  * size. */
 #include "kernels.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "quant.h"
 
-/* bytes of a block of 32 of the packable types (0: not packable) */
+/* bytes of a block of the packable types (0: not packable) */
 static uint64_t pack_block_bytes(uint32_t type)
 {
-    return type == GGML_TYPE_Q8_0 ? 34 : type == GGML_TYPE_Q4_0 ? 18 : 0;
+    return type == GGML_TYPE_Q8_0 ? sizeof(BlockQ8_0) : type == GGML_TYPE_Q4_0 ? sizeof(BlockQ4_0) : 0;
 }
+
+/* Both types' blocks are an F16 scale, then the codes. */
+#define CODES offsetof(BlockQ8_0, qs)
+_Static_assert(offsetof(BlockQ4_0, qs) == CODES && QK4_0 == QK8_0, "Q4_0 and Q8_0 blocks pack alike");
 
 int kern_pack_wanted(uint32_t type, uint64_t rows)
 {
@@ -28,13 +33,13 @@ int kern_pack_wanted(uint32_t type, uint64_t rows)
 static void pack_block(uint8_t *p, uint64_t bb, int i, const uint8_t *blk)
 {
     memcpy(p + 2 * i, blk, 2);
-    for (uint64_t j = 0; j < (bb - 2) / 4; j++) memcpy(p + 8 + 16 * j + 4 * (uint64_t)i, blk + 2 + 4 * j, 4);
+    for (uint64_t j = 0; j < (bb - CODES) / 4; j++) memcpy(p + 8 + 16 * j + 4 * (uint64_t)i, blk + CODES + 4 * j, 4);
 }
 
 static void unpack_block(const uint8_t *p, uint64_t bb, int i, uint8_t *blk)
 {
     memcpy(blk, p + 2 * i, 2);
-    for (uint64_t j = 0; j < (bb - 2) / 4; j++) memcpy(blk + 2 + 4 * j, p + 8 + 16 * j + 4 * (uint64_t)i, 4);
+    for (uint64_t j = 0; j < (bb - CODES) / 4; j++) memcpy(blk + CODES + 4 * j, p + 8 + 16 * j + 4 * (uint64_t)i, 4);
 }
 
 void kern_pack(uint32_t type, uint8_t *w, uint64_t row_bytes, uint64_t rows, uint8_t *scratch)
@@ -68,16 +73,16 @@ void kern_dequant_packed_row(uint32_t type, const uint8_t *w, uint64_t row_bytes
         float d = quant_f16_to_f32((uint16_t)(g[2 * i] | g[2 * i + 1] << 8));
         const uint8_t *code = g + 8 + 4 * i; /* four codes of the row in each 16 bytes */
         if (type == GGML_TYPE_Q8_0) {
-            for (int j = 0; j < 8; j++, code += 16, out += 4) /* unrolled by hand: this file is -Os */
+            for (int j = 0; j < QK8_0 / 4; j++, code += 16, out += 4) /* unrolled by hand: this file is -Os */
                 out[0] = d * (float)(int8_t)code[0], out[1] = d * (float)(int8_t)code[1],
                 out[2] = d * (float)(int8_t)code[2], out[3] = d * (float)(int8_t)code[3];
         } else {
-            for (int j = 0; j < 4; j++, code += 16, out += 4)
+            for (int j = 0; j < QK4_0 / 8; j++, code += 16, out += 4)
                 for (int k = 0; k < 4; k++) {
                     out[k] = d * (float)((code[k] & 0x0f) - 8);
-                    out[k + 16] = d * (float)((code[k] >> 4) - 8);
+                    out[k + QK4_0 / 2] = d * (float)((code[k] >> 4) - 8);
                 }
-            out += 16;
+            out += QK4_0 / 2;
         }
     }
 }
@@ -93,17 +98,17 @@ void kern_matmul_packed(uint32_t type, const uint8_t *w, uint64_t row_bytes, uin
     /* no kernel for the layout: the reference's sum, block by block (its
      * s += d_w d_a S_b: one block's dot added to the sum, the same bits) */
     KernDotFn dot = kern_ref()->dot[type];
-    uint64_t bb = pack_block_bytes(type), nb = n / 32;
+    uint64_t bb = pack_block_bytes(type), nb = n / QK8_0;
     for (uint64_t r = r0; r < r1; r++) {
         const uint8_t *p = w + r / KERN_PACK_ROWS * KERN_PACK_ROWS * row_bytes;
         for (int t = 0; t < n_tok; t++) {
             const KernQ8_0 *a = (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride);
             float s = 0.0f;
             for (uint64_t b = 0; b < nb; b++) {
-                uint8_t blk[34];
+                uint8_t blk[sizeof(BlockQ8_0)];
                 float part;
                 unpack_block(p + b * KERN_PACK_ROWS * bb, bb, (int)(r % KERN_PACK_ROWS), blk);
-                dot(32, blk, a + b, 0, 1, &part, 1);
+                dot(QK8_0, blk, a + b, 0, 1, &part, 1);
                 s += part;
             }
             out[(uint64_t)t * out_stride + r] = s;
@@ -114,9 +119,9 @@ void kern_matmul_packed(uint32_t type, const uint8_t *w, uint64_t row_bytes, uin
 uint64_t kern_side_bytes(uint32_t type, uint64_t rows, uint64_t n)
 {
     if (type >= GGML_TYPE_COUNT || !pack_block_bytes(type) || !kern_active()->sided[type] || rows % KERN_SIDE_ROWS ||
-        n % 32)
+        n % QK8_0)
         return 0;
-    return rows * (n / 32) * sizeof(uint16_t); /* rows * blocks <= the matrix's bytes / 18: no overflow */
+    return rows * (n / QK8_0) * sizeof(uint16_t); /* rows * blocks <= the matrix's bytes / 18: no overflow */
 }
 
 void kern_side_fill(uint32_t type, const uint8_t *w, uint64_t row_bytes, uint64_t rows, uint16_t *side)

@@ -7,7 +7,7 @@
 
 #include "../../port/port.h"
 #include "forward.h"
-#include "../kernels/ggml_type.h"
+#include "../base/ggml_type.h"
 #include "../kernels/quant.h"
 
 typedef struct {

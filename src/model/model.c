@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernels/ggml_type.h"
+#include "../base/ggml_type.h"
 #include "../kernels/kernels.h"
 #include "../kernels/quant.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/kernels/ggml_type.h"
+#include "../../src/base/ggml_type.h"
 #include "../../src/gguf/gguf.h"
 #include "../../src/kernels/quant.h"
 #include "../../port/port.h"

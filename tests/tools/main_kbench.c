@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../src/kernels/ggml_type.h"
+#include "../../src/base/ggml_type.h"
 #include "../../src/kernels/kernels.h"
 #include "../../src/kernels/quant.h"
 #include "test_rng.h"

@@ -56,7 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/kernels/ggml_type.h"
+#include "../../src/base/ggml_type.h"
 #include "../../src/gguf/gguf.h"
 #include "gguf_writer.h"
 

@@ -26,7 +26,7 @@
  * lane, whatever the lane, the tile, the tokens sharing the pass or the
  * thread split. Rows past the end of the last tile repeat the last row;
  * their lanes are dropped. */
-#include "kernels.h"
+#include "kernels_arm.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -39,15 +39,13 @@
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 8")
 
-enum { R4_Q8_0, R4_Q4_0 };
-/* the loops step through a token's blocks by 8 + 32 bytes */
+/* the loops step through a token's blocks by 8 + 32 bytes, and through a
+ * weight block by its scale (#2), then its codes (Q8_0 #32, Q4_0 #16) */
 _Static_assert(sizeof(KernQ8_0) == 40 && offsetof(KernQ8_0, q) == 8, "KernQ8_0: d, sum, then the 32 codes");
+_Static_assert(offsetof(BlockQ8_0, qs) == 2 && sizeof(BlockQ8_0) == 2 + 32 && offsetof(BlockQ4_0, qs) == 2 &&
+                   sizeof(BlockQ4_0) == 2 + 16,
+               "the assembly's steps follow the block layouts");
 enum { RT = 4 /* rows per pass */, GT = 4 /* most tokens per pass */ };
-
-void kern_arm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 
 /* One block of the four rows (p0..p3 at its scale; each moves on by one
  * block): their scales into v16 as floats, then the codes: Q8_0's 32 bytes
@@ -135,7 +133,8 @@ void kern_arm_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64
                        "v22", "v23", "v24", "v25", "v26", "v27", "v30", "v31", "cc", "memory")
 
 /* Rows rp[0..3] (at their first block) against nt (1, 2 or 4) tokens over
- * nb (>= 1) blocks: res[t] lane i = row i . token t. */
+ * nb (>= 1) blocks: res[t] lane i = row i . token t. kind: GGML_TYPE_Q8_0
+ * or GGML_TYPE_Q4_0 (a constant in each entry). */
 static void pass(int kind, const uint8_t *const *rp, const uint8_t *act, uint64_t act_stride, int nt, uint64_t nb,
                  float32x4_t *res)
 {
@@ -144,7 +143,7 @@ static void pass(int kind, const uint8_t *const *rp, const uint8_t *act, uint64_
     const uint8_t *a0 = act, *a1 = nt > 1 ? act + act_stride : act, *a2 = nt > 2 ? act + 2 * act_stride : act,
                   *a3 = nt > 3 ? act + 3 * act_stride : act;
     float32x4_t f0 = vdupq_n_f32(0.0f), f1 = f0, f2 = f0, f3 = f0;
-    if (kind == R4_Q8_0) {
+    if (kind == GGML_TYPE_Q8_0) {
         if (nt == 4) R4_LOOP(R4_SCALES R4_Q8_WEIGHTS R4_Q8_TOKEN("a0", "f0") R4_Q8_TOKEN("a1", "f1")
                                  R4_Q8_TOKEN("a2", "f2") R4_Q8_TOKEN("a3", "f3"));
         else if (nt == 2) R4_LOOP(R4_SCALES R4_Q8_WEIGHTS R4_Q8_TOKEN("a0", "f0") R4_Q8_TOKEN("a1", "f1"));
@@ -161,7 +160,7 @@ static void pass(int kind, const uint8_t *const *rp, const uint8_t *act, uint64_
 INLINE void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                        uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    uint64_t nb = n / 32;
+    uint64_t nb = n / QK8_0;
     if (!nb) { /* an empty row: every product is 0 */
         for (int t = 0; t < nt; t++) memset(out + (uint64_t)t * out_stride, 0, nrows * sizeof(float));
         return;
@@ -187,13 +186,13 @@ INLINE void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_byte
 void kern_arm_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    rows_frame(R4_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    rows_frame(GGML_TYPE_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 void kern_arm_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    rows_frame(R4_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    rows_frame(GGML_TYPE_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 #else

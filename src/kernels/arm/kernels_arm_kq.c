@@ -32,7 +32,7 @@
  * with S and M the exact integer sums (as the reference's), in one float
  * lane, whatever the lane, the tile, the tokens sharing the call or the
  * thread split. Rows past the end of the last tile repeat the last row. */
-#include "kernels.h"
+#include "kernels_arm.h"
 
 #include <string.h>
 
@@ -45,26 +45,9 @@
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
 
-enum { KQ_Q4_K, KQ_Q5_K, KQ_Q6_K };
 enum { RT = 4, /* rows per pass */ GT = 2 /* tokens per pass */ };
 enum { TILE_TOKENS = 3 /* with dotprod, calls of this many tokens or more take the prompt tile */ };
 
-/* kernels_arm_kq_tile.c: four rows x four tokens per pass (dotprod) */
-void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-
-void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                        uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_dp_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                           uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 
 /* SDOT through asm, so the same bodies compile into the baseline copies
  * (where dp is 0 and these calls are gone); the .arch line only matters for
@@ -96,7 +79,7 @@ INLINE void q45k_pair(int q, const uint8_t *const *r, uint64_t qs, const KernQ8_
         /* two loads, not one LD1 pair: GCC copies the pair's registers */
         uint8x16_t v0 = vld1q_u8(r[i] + qs + 32 * q), v1 = vld1q_u8(r[i] + qs + 16 + 32 * q);
         if (five) { /* bit 2q (2q + 1) of qh moved to bit 4, the nibble inserted below it */
-            uint8x16_t h0 = vld1q_u8(r[i] + 16), h1 = vld1q_u8(r[i] + 32);
+            uint8x16_t h0 = vld1q_u8(r[i] + offsetof(BlockQ5_K, qh)), h1 = vld1q_u8(r[i] + offsetof(BlockQ5_K, qh) + 16);
             /* USHL: a negative count shifts right */
             int8x16_t sl = vdupq_n_s8((int8_t)(4 - 2 * q)), sh = vdupq_n_s8((int8_t)(3 - 2 * q));
             uint8x16_t l0 = vshlq_u8(h0, sl), l1 = vshlq_u8(h1, sl), u0 = vshlq_u8(h0, sh), u1 = vshlq_u8(h1, sh);
@@ -144,7 +127,8 @@ INLINE void q45k_pair(int q, const uint8_t *const *r, uint64_t qs, const KernQ8_
 INLINE void q45k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_stride, int nt, uint64_t nb,
                       float32x4_t *acc, int five, int dp)
 {
-    const uint64_t bytes = five ? 176 : 144, qs = five ? 48 : 16;
+    const uint64_t bytes = five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
+    const uint64_t qs = five ? offsetof(BlockQ5_K, qs) : offsetof(BlockQ4_K, qs);
     const int16x8_t m127 = vdupq_n_s16(127);
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
     for (uint64_t b = 0; b < nb; b++) {
@@ -222,12 +206,13 @@ INLINE void q6k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
     for (uint64_t b = 0; b < nb; b++) {
         const uint8_t *r[RT];
-        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + 210 * b;
+        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + sizeof(BlockQ6_K) * b;
         uint32x4_t g[4];
-        neon_transpose4(vld1q_u8(r[0] + 192), vld1q_u8(r[1] + 192), vld1q_u8(r[2] + 192), vld1q_u8(r[3] + 192), g);
+        const uint64_t sco = offsetof(BlockQ6_K, scales);
+        neon_transpose4(vld1q_u8(r[0] + sco), vld1q_u8(r[1] + sco), vld1q_u8(r[2] + sco), vld1q_u8(r[3] + sco), g);
         int32x4_t sc[16], ds[16];
         UNROLL for (int k = 0; k < 4; k++) neon_sbytes4(g[k], sc + 4 * k);
-        float32x4_t dw = neon_rows4_f16(r, 208);
+        float32x4_t dw = neon_rows4_f16(r, offsetof(BlockQ6_K, d));
         if (dp) {
             UNROLL for (int k = 0; k < 15; k++) ds[k] = vsubq_s32(sc[q6_order[k]], sc[q6_order[k + 1]]);
             ds[15] = sc[15];
@@ -257,8 +242,9 @@ INLINE void q6k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
                 /* quarter k of the half, 16 bytes (elements 128h + 32k + 16s ..): sub-block 8h + 2k + s */
                 uint8x16_t c[RT][4];
                 UNROLL for (int i = 0; i < RT; i++) {
-                    uint8x16_t l0 = vld1q_u8(r[i] + 64 * h + 16 * s), l1 = vld1q_u8(r[i] + 64 * h + 32 + 16 * s);
-                    uint8x16_t hb = vld1q_u8(r[i] + 128 + 32 * h + 16 * s);
+                    uint8x16_t l0 = vld1q_u8(r[i] + offsetof(BlockQ6_K, ql) + 64 * h + 16 * s);
+                    uint8x16_t l1 = vld1q_u8(r[i] + offsetof(BlockQ6_K, ql) + 64 * h + 32 + 16 * s);
+                    uint8x16_t hb = vld1q_u8(r[i] + offsetof(BlockQ6_K, qh) + 32 * h + 16 * s);
                     /* c2 = l0 >> 4 | (hb & 0x30), c3 = l1 >> 4 | (hb >> 6) << 4, then (SLI
                      * overwrites l0 and l1, in asm so GCC does not copy them first)
                      * c0 = l0 & 15 | (hb & 3) << 4, c1 = l1 & 15 | ((hb >> 2) & 3) << 4 */
@@ -303,13 +289,13 @@ INLINE void q6k_pass(const uint8_t *const *rp, const uint8_t *act, uint64_t act_
 
 /* ---- the frame ------------------------------------------------------------------ */
 
+/* kind: GGML_TYPE_Q4_K, Q5_K or Q6_K (a compile-time constant) */
 INLINE void kq_rows(int kind, int dp, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                     const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    uint64_t nb = n / 256;
+    uint64_t nb = n / QK_K;
     if (dp && nt >= TILE_TOKENS) { /* the same bits (kernels_arm_kq_tile.c) */
-        kern_arm_dp_tile_kq(kind == KQ_Q4_K ? 4 : kind == KQ_Q5_K ? 5 : 6, n, w, row_bytes, nrows, act, act_stride, nt,
-                            out, out_stride);
+        kern_arm_dp_tile_kq(kind, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
         return;
     }
     for (uint64_t r0 = 0; r0 < nrows; r0 += RT) {
@@ -320,9 +306,9 @@ INLINE void kq_rows(int kind, int dp, uint64_t n, const uint8_t *w, uint64_t row
             const uint8_t *a = (const uint8_t *)act + (uint64_t)t0 * act_stride;
             float32x4_t acc[GT];
             int k = nt - t0 < GT ? nt - t0 : GT;
-            if (kind != KQ_Q6_K) {
-                if (k == 2) q45k_pass(rp, a, act_stride, 2, nb, acc, kind == KQ_Q5_K, dp);
-                else q45k_pass(rp, a, act_stride, 1, nb, acc, kind == KQ_Q5_K, dp);
+            if (kind != GGML_TYPE_Q6_K) {
+                if (k == 2) q45k_pass(rp, a, act_stride, 2, nb, acc, kind == GGML_TYPE_Q5_K, dp);
+                else q45k_pass(rp, a, act_stride, 1, nb, acc, kind == GGML_TYPE_Q5_K, dp);
             } else {
                 if (k == 2) q6k_pass(rp, a, act_stride, 2, nb, acc, dp);
                 else q6k_pass(rp, a, act_stride, 1, nb, acc, dp);
@@ -338,43 +324,41 @@ INLINE void kq_rows(int kind, int dp, uint64_t n, const uint8_t *w, uint64_t row
 void kern_arm_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    kq_rows(KQ_Q4_K, 0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    kq_rows(GGML_TYPE_Q4_K, 0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 void kern_arm_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    kq_rows(KQ_Q5_K, 0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    kq_rows(GGML_TYPE_Q5_K, 0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 void kern_arm_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                         uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    kq_rows(KQ_Q6_K, 0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    kq_rows(GGML_TYPE_Q6_K, 0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 DP_ATTR void kern_arm_dp_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                                    uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    kq_rows(KQ_Q4_K, 1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    kq_rows(GGML_TYPE_Q4_K, 1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 DP_ATTR void kern_arm_dp_rows_q5_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                                    uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    kq_rows(KQ_Q5_K, 1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    kq_rows(GGML_TYPE_Q5_K, 1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 DP_ATTR void kern_arm_dp_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                                    uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    kq_rows(KQ_Q6_K, 1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    kq_rows(GGML_TYPE_Q6_K, 1, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 /* The i8mm set's (kernels_arm.c): calls of TILE_TOKENS tokens or more go to
  * the SMMLA tiles (kernels_arm_kq_tile.c), the rest to the dotprod kernels. */
-void kern_arm_mm_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 #define KQ_MM_ROWS(name, k)                                                                                      \
     DP_ATTR void kern_arm_mm_rows_##name(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,          \
                                          const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride) \
@@ -384,9 +368,9 @@ void kern_arm_mm_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_by
         else                                                                                                     \
             kern_arm_dp_rows_##name(n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);               \
     }
-KQ_MM_ROWS(q4_k, 4)
-KQ_MM_ROWS(q5_k, 5)
-KQ_MM_ROWS(q6_k, 6)
+KQ_MM_ROWS(q4_k, GGML_TYPE_Q4_K)
+KQ_MM_ROWS(q5_k, GGML_TYPE_Q5_K)
+KQ_MM_ROWS(q6_k, GGML_TYPE_Q6_K)
 
 #else
 /* nothing here on other targets (ISO C wants a declaration) */

@@ -25,17 +25,15 @@
  * r and the token: not on the other lanes (other rows, or copies of the
  * last row when fewer than eight are left), not on how many tokens share
  * the call, not on the thread split. */
-#include "kernels.h"
+#include "kernels_x86.h"
 
 #include <string.h>
 
-#include "../../port/port.h"
+#include "../../../port/port.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
-#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
 /* once per chunk or tile, shared by the AVX2 and AVX-512 kernels: one copy */
 #define AVX2_CALL static __attribute__((noinline, target("avx2,fma,f16c")))
 #define UNROLL _Pragma("GCC unroll 8")
@@ -47,12 +45,14 @@ enum {
     TOKENS = 64   /* tokens per pass over a transposed chunk (accumulators on the stack) */
 };
 
-/* K_Q8_0P, K_Q4_0P: Q8_0 and Q4_0 repacked in groups of four rows (kernels.h:
+/* kind: the weights' GgmlType (GGML_TYPE_Q4_0, Q4_K, Q6_K or Q8_0); packed:
+ * 1 for Q8_0 and Q4_0 repacked in groups of four rows (kernels.h:
  * KERN_PACK_ROWS), whose tiles take group pointers where the others take
  * row pointers */
-enum { K_Q4_0, K_Q4_K, K_Q6_K, K_Q8_0, K_Q8_0P, K_Q4_0P };
-#define KIND_Q4(kind) ((kind) == K_Q4_0 || (kind) == K_Q4_0P)
-#define KIND_PACKED(kind) ((kind) == K_Q8_0P || (kind) == K_Q4_0P)
+
+/* Where a Q8_0 or Q4_0 block's codes start (after its F16 scale). */
+#define CODES offsetof(BlockQ8_0, qs)
+_Static_assert(offsetof(BlockQ4_0, qs) == CODES, "Q4_0 and Q8_0 blocks: the scale, then the codes");
 
 enum { PREFETCH_TILE_MAX = 12288, PREFETCH_IN_ROW = 1024 };
 
@@ -186,10 +186,10 @@ AVX2_CALL void load_q4_0(Chunk *c, int halves, int h, const uint8_t *const *row,
 {
     const __m256i low = _mm256_set1_epi8(15);
     for (uint64_t b = 0; b < nb; b++) {
-        uint64_t off = (b0 + b) * 18;
+        uint64_t off = (b0 + b) * sizeof(BlockQ4_0), qs = off + offsetof(BlockQ4_0, qs);
         prefetch_rows(row, off + ahead);
         __m256i x[4], t[4];
-        UNROLL for (int r = 0; r < 4; r++) x[r] = pair128(row[r] + off + 2, row[r + 4] + off + 2);
+        UNROLL for (int r = 0; r < 4; r++) x[r] = pair128(row[r] + qs, row[r + 4] + qs);
         transpose8x4(x, t);
         UNROLL for (int j = 0; j < 4; j++) {
             c->w[AT(b, j, h, halves)] = _mm256_and_si256(t[j], low);
@@ -207,11 +207,12 @@ AVX2_CALL void load_q8_0(Chunk *c, int halves, int h, const uint8_t *const *row,
 {
     const __m256i bias = _mm256_set1_epi8((char)0x80);
     for (uint64_t b = 0; b < nb; b++) {
-        uint64_t off = (b0 + b) * 34;
+        uint64_t off = (b0 + b) * sizeof(BlockQ8_0);
         prefetch_rows(row, off + ahead);
         UNROLL for (int k = 0; k < 2; k++) {
             __m256i x[4], t[4];
-            UNROLL for (int r = 0; r < 4; r++) x[r] = pair128(row[r] + off + 2 + 16 * k, row[r + 4] + off + 2 + 16 * k);
+            uint64_t qs = off + offsetof(BlockQ8_0, qs) + 16 * k;
+            UNROLL for (int r = 0; r < 4; r++) x[r] = pair128(row[r] + qs, row[r + 4] + qs);
             transpose8x4(x, t);
             UNROLL for (int j = 0; j < 4; j++) c->w[AT(b, 4 * k + j, h, halves)] = _mm256_xor_si256(t[j], bias);
         }
@@ -228,7 +229,7 @@ AVX2_INLINE void load_packed(int q4, Chunk *c, int halves, int h, const uint8_t 
                              uint64_t nb, uint64_t ahead)
 {
     const __m256i bias = _mm256_set1_epi8((char)0x80), low = _mm256_set1_epi8(15);
-    const uint64_t bb = KERN_PACK_ROWS * (q4 ? 18 : 34);
+    const uint64_t bb = KERN_PACK_ROWS * (q4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0));
     for (uint64_t b = 0; b < nb; b++) {
         uint64_t off = (b0 + b) * bb;
         UNROLL for (int l = 0; l < 3; l++) {
@@ -269,13 +270,14 @@ AVX2_CALL void load_q4_k(ChunkK *c, int halves, int h_, int pair_scales, const u
 {
     const __m256i low = _mm256_set1_epi8(15), byte = _mm256_set1_epi32(0xff);
     for (uint64_t s = 0; s < ns; s++) {
-        uint64_t off = (s0 + s) * 144;
+        uint64_t off = (s0 + s) * sizeof(BlockQ4_K);
         UNROLL for (int k = 0; k < 3; k++) prefetch_rows(row, off + ahead + 64 * k);
         for (int p = 0; p < 4; p++) { /* not unrolled: size */
             UNROLL for (int h = 0; h < 2; h++) {
                 __m256i x[4], t[4];
                 UNROLL for (int r = 0; r < 4; r++)
-                    x[r] = pair128(row[r] + off + 16 + 32 * p + 16 * h, row[r + 4] + off + 16 + 32 * p + 16 * h);
+                    x[r] = pair128(row[r] + off + offsetof(BlockQ4_K, qs) + 32 * p + 16 * h,
+                                   row[r + 4] + off + offsetof(BlockQ4_K, qs) + 32 * p + 16 * h);
                 transpose8x4(x, t);
                 UNROLL for (int j = 0; j < 4; j++) {
                     c->w[KW(s, 2 * p, 4 * h + j, h_, halves)] = _mm256_and_si256(t[j], low);
@@ -288,7 +290,7 @@ AVX2_CALL void load_q4_k(ChunkK *c, int halves, int h_, int pair_scales, const u
         uint32_t v[ROWS][4];
         for (int r = 0; r < ROWS; r++) {
             uint32_t u[3];
-            memcpy(u, row[r] + off + 4, 12);
+            memcpy(u, row[r] + off + offsetof(BlockQ4_K, scales), K_SCALE_SIZE);
             v[r][0] = u[0] & 0x3f3f3f3fu;
             v[r][1] = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);
             v[r][2] = u[1] & 0x3f3f3f3fu;
@@ -303,7 +305,7 @@ AVX2_CALL void load_q4_k(ChunkK *c, int halves, int h_, int pair_scales, const u
             c->mn[KS(s, j, h_, halves)] = pair_scales ? mn : pair16(mn);
         }
         c->d[s * halves + h_] = scales8(row, off);
-        c->dmin[s * halves + h_] = scales8(row, off + 2);
+        c->dmin[s * halves + h_] = scales8(row, off + offsetof(BlockQ4_K, dmin));
     }
 }
 
@@ -315,15 +317,16 @@ AVX2_CALL void load_q6_k(ChunkK6 *c, int halves, int h_, int pair_scales, const 
 {
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
     for (uint64_t s = 0; s < ns; s++) {
-        uint64_t off = (s0 + s) * 210;
+        uint64_t off = (s0 + s) * sizeof(BlockQ6_K);
         UNROLL for (int k = 0; k < 4; k++) prefetch_rows(row, off + ahead + 64 * k);
         __m256i codes[ROWS][8];
         for (int r = 0; r < ROWS; r++) {
             const uint8_t *q = row[r] + off;
             UNROLL for (int h = 0; h < 2; h++) {
-                __m256i ql0 = _mm256_loadu_si256((const __m256i *)(q + 64 * h));
-                __m256i ql1 = _mm256_loadu_si256((const __m256i *)(q + 64 * h + 32));
-                __m256i qh = _mm256_loadu_si256((const __m256i *)(q + 128 + 32 * h));
+                const uint8_t *ql = q + offsetof(BlockQ6_K, ql) + 64 * h;
+                __m256i ql0 = _mm256_loadu_si256((const __m256i *)ql);
+                __m256i ql1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+                __m256i qh = _mm256_loadu_si256((const __m256i *)(q + offsetof(BlockQ6_K, qh) + 32 * h));
                 codes[r][4 * h + 0] = _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
                 codes[r][4 * h + 1] = _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
                 codes[r][4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, m30));
@@ -343,7 +346,8 @@ AVX2_CALL void load_q6_k(ChunkK6 *c, int halves, int h_, int pair_scales, const 
             }
         }
         __m256i x[4], t[4];
-        UNROLL for (int r = 0; r < 4; r++) x[r] = pair128(row[r] + off + 192, row[r + 4] + off + 192);
+        uint64_t sco = off + offsetof(BlockQ6_K, scales);
+        UNROLL for (int r = 0; r < 4; r++) x[r] = pair128(row[r] + sco, row[r + 4] + sco);
         transpose8x4(x, t); /* t[i]: scale bytes 4i..4i+3 of each row */
         UNROLL for (int j = 0; j < 16; j++) {
             __m256i v = _mm256_srai_epi32(_mm256_slli_epi32(t[j / 4], 24 - 8 * (j % 4)), 24); /* sign-extended */
@@ -354,7 +358,7 @@ AVX2_CALL void load_q6_k(ChunkK6 *c, int halves, int h_, int pair_scales, const 
             __m256i hi = _mm256_srai_epi32(_mm256_slli_epi32(t[i / 2], 16 - 16 * (i % 2)), 24);
             c->scp[KS(s, i, h_, halves)] = _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(hi, 16));
         }
-        c->d[s * halves + h_] = scales8(row, off + 208);
+        c->d[s * halves + h_] = scales8(row, off + offsetof(BlockQ6_K, d));
     }
 }
 
@@ -473,8 +477,8 @@ AVX2_INLINE void chunk_tokens(int kind, const void *chunk, uint64_t b0, uint64_t
         v[t] = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc[tok[t]]);
     }
     for (uint64_t b = 0; b < nb; b++) {
-        if (kind == K_Q4_0) block_tokens(chunk, b, a0, 2, v);
-        else if (kind == K_Q4_K) superblock_tokens(chunk, b, ak, 2, v);
+        if (kind == GGML_TYPE_Q4_0) block_tokens(chunk, b, a0, 2, v);
+        else if (kind == GGML_TYPE_Q4_K) superblock_tokens(chunk, b, ak, 2, v);
         else superblock_tokens6(chunk, b, ak, 2, v);
     }
     UNROLL for (int t = 0; t < 2; t++) _mm256_storeu_ps(acc[tok[t]], v[t]);
@@ -489,16 +493,16 @@ AVX2_CALL void tile_rows_k(int six, uint64_t n, const uint8_t *const *row, uint6
         ChunkK6 k6;
     } c;
     float acc[TOKENS][ROWS];
-    uint64_t ns = n / 256;
+    uint64_t ns = n / QK_K;
     for (uint64_t s0 = 0; s0 < ns; s0 += CHUNK_K) {
         uint64_t cs = ns - s0 < CHUNK_K ? ns - s0 : CHUNK_K;
         if (six) load_q6_k(&c.k6, 1, 0, 1, row, s0, cs, ahead);
         else load_q4_k(&c.k4, 1, 0, 1, row, s0, cs, ahead);
         for (int t = 0; t < nt; t += 2) {
             int tb = t + 1 < nt ? t + 1 : t;
-            prefetch_next_chunk(row, ROWS, row_bytes, six ? 210 : 144, ns, s0, CHUNK_K, t / 2, passes);
-            if (six) chunk_tokens(K_Q6_K, &c.k6, s0, cs, act, act_stride, t, tb, acc);
-            else chunk_tokens(K_Q4_K, &c.k4, s0, cs, act, act_stride, t, tb, acc);
+            prefetch_next_chunk(row, ROWS, row_bytes, six ? sizeof(BlockQ6_K) : sizeof(BlockQ4_K), ns, s0, CHUNK_K, t / 2, passes);
+            if (six) chunk_tokens(GGML_TYPE_Q6_K, &c.k6, s0, cs, act, act_stride, t, tb, acc);
+            else chunk_tokens(GGML_TYPE_Q4_K, &c.k4, s0, cs, act, act_stride, t, tb, acc);
         }
     }
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
@@ -540,13 +544,13 @@ AVX2_INLINE __m256i nibbles_row(const uint8_t *q)
     {                                                                                                             \
         __m256 acc = _mm256_setzero_ps();                                                                         \
         const uint64_t step = ROWS * (block_bytes); /* a block of the eight rows */                            \
-        for (uint64_t b = 0, off = 0; b < n / 32; b++, off += (block_bytes)) {                                    \
+        for (uint64_t b = 0, off = 0; b < n / QK8_0; b++, off += (block_bytes)) {                                 \
             UNROLL for (uint64_t l = 0; l < (step + 63) / 64; l++) {                                              \
                 _mm_prefetch((const char *)row[0] + tile_bytes + step * b + 64 * l, _MM_HINT_T0);                 \
                 _mm_prefetch((const char *)row[0] + 4 * tile_bytes + step * b + 64 * l, _MM_HINT_T1);             \
             }                                                                                                     \
             __m256i av = _mm256_loadu_si256((const __m256i *)a[b].q), p[ROWS];                                    \
-            UNROLL for (int r = 0; r < ROWS; r++) p[r] = row_dot(row_codes(row[r] + off + 2), av);              \
+            UNROLL for (int r = 0; r < ROWS; r++) p[r] = row_dot(row_codes(row[r] + off + CODES), av);          \
             __m256i s = _mm256_sub_epi32(reduce8(p), _mm256_set1_epi32((int32_t)((uint32_t)a[b].sum << (shift)))); \
             acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(scales8(row, off), _mm256_set1_ps(a[b].d)), \
                                   acc);                                                                           \
@@ -560,7 +564,7 @@ AVX2_INLINE __m256i nibbles_dot(__m256i w, __m256i a)
 {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1));
 }
-TILE_ONE_TOKEN(AVX2_CALL, tile_one_token, nibbles_row, nibbles_dot, 18, 3)
+TILE_ONE_TOKEN(AVX2_CALL, tile_one_token, nibbles_row, nibbles_dot, sizeof(BlockQ4_0), 3)
 
 /* A few tokens (2..FEW_TOKENS, pith serve --slots): the tile's blocks
  * transposed in registers as they stream in (the one-token kernel's order
@@ -572,20 +576,20 @@ AVX2_INLINE void few8_pass(uint64_t n, const uint8_t *const *row, uint64_t tile_
                            uint64_t out_stride)
 {
     const __m256i low = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
-    const uint64_t step = ROWS * 18;
+    const uint64_t step = ROWS * sizeof(BlockQ4_0);
     const KernQ8_0 *at[4];
     __m256 acc[4];
     UNROLL for (int t = 0; t < nt; t++) {
         acc[t] = _mm256_setzero_ps();
         at[t] = (const KernQ8_0 *)(const void *)(act + (uint64_t)tok[t] * act_stride);
     }
-    for (uint64_t b = 0, off = 0; b < n / 32; b++, off += 18) {
+    for (uint64_t b = 0, off = 0; b < n / QK4_0; b++, off += sizeof(BlockQ4_0)) {
         UNROLL for (uint64_t l = 0; l < (step + 63) / 64; l++) {
             _mm_prefetch((const char *)row[0] + tile_bytes + step * b + 64 * l, _MM_HINT_T0);
             _mm_prefetch((const char *)row[0] + 4 * tile_bytes + step * b + 64 * l, _MM_HINT_T1);
         }
         __m256i x[4], v[8];
-        UNROLL for (int r = 0; r < 4; r++) x[r] = pair128(row[r] + off + 2, row[r + 4] + off + 2);
+        UNROLL for (int r = 0; r < 4; r++) x[r] = pair128(row[r] + off + CODES, row[r + 4] + off + CODES);
         transpose8x4(x, v);
         UNROLL for (int j = 0; j < 4; j++) {
             v[j + 4] = _mm256_and_si256(_mm256_srli_epi16(v[j], 4), low);
@@ -633,13 +637,13 @@ AVX2_INLINE void tile_rows(uint64_t n, const uint8_t *const *row, uint64_t row_b
     }
     Chunk c;
     float acc[TOKENS][ROWS];
-    uint64_t nb = n / 32;
+    uint64_t nb = n / QK4_0;
     for (uint64_t b0 = 0; b0 < nb; b0 += CHUNK) {
         uint64_t cb = nb - b0 < CHUNK ? nb - b0 : CHUNK;
         load_q4_0(&c, 1, 0, row, b0, cb, ahead);
         for (int t = 0; t < nt; t += 2) {
-            prefetch_next_chunk(row, ROWS, row_bytes, 18, nb, b0, CHUNK, t / 2, passes);
-            chunk_tokens(K_Q4_0, &c, b0, cb, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
+            prefetch_next_chunk(row, ROWS, row_bytes, sizeof(BlockQ4_0), nb, b0, CHUNK, t / 2, passes);
+            chunk_tokens(GGML_TYPE_Q4_0, &c, b0, cb, act, act_stride, t, t + 1 < nt ? t + 1 : t, acc);
         }
     }
     for (int t = 0; t < nt; t++) memcpy(out + (uint64_t)t * out_stride, acc[t], valid * sizeof(float));
@@ -659,8 +663,8 @@ AVX2_CALL void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_b
         for (int t0 = 0; t0 < nt; t0 += TOKENS) {
             const uint8_t *a = (const uint8_t *)act + (uint64_t)t0 * act_stride;
             int k = nt - t0 < TOKENS ? nt - t0 : TOKENS;
-            if (kind == K_Q4_K || kind == K_Q6_K)
-                tile_rows_k(kind == K_Q6_K, n, row, row_bytes, ahead, valid, a, act_stride, k,
+            if (kind == GGML_TYPE_Q4_K || kind == GGML_TYPE_Q6_K)
+                tile_rows_k(kind == GGML_TYPE_Q6_K, n, row, row_bytes, ahead, valid, a, act_stride, k,
                             out + (uint64_t)t0 * out_stride + r0, out_stride);
             else
                 tile_rows(n, row, row_bytes, ahead, valid, a, act_stride, k,
@@ -686,17 +690,17 @@ static void rows_by_dot(uint32_t type, uint64_t n, const uint8_t *w, uint64_t ro
 /* The entries, one per type (KernRowsFn has no type argument); K-quants
  * of fewer than kmin tokens go row by row, except one token where the
  * frame has its own kernel (one: AVX-512). */
-#define ROWS_ENTRY(attr, name, frame, kind, type, kmin, one)                                                        \
+#define ROWS_ENTRY(attr, name, frame, type, kmin, one)                                                              \
     attr static void name(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,      \
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride)                           \
     {                                                                                                             \
-        if ((kind == K_Q4_K || kind == K_Q6_K) && nt < (kmin) && !((one) && nt == 1))                             \
+        if ((type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K) && nt < (kmin) && !((one) && nt == 1))             \
             rows_by_dot(type, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                      \
-        else frame(kind, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                          \
+        else frame(type, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                          \
     }
-ROWS_ENTRY(AVX2, x86_rows_q4_0, rows_frame, K_Q4_0, GGML_TYPE_Q4_0, 0, 0)
-ROWS_ENTRY(AVX2, x86_rows_q4_k, rows_frame, K_Q4_K, GGML_TYPE_Q4_K, K_ROWS_MIN_TOKENS, 0)
-ROWS_ENTRY(AVX2, x86_rows_q6_k, rows_frame, K_Q6_K, GGML_TYPE_Q6_K, K_ROWS_MIN_TOKENS, 0)
+ROWS_ENTRY(AVX2, x86_rows_q4_0, rows_frame, GGML_TYPE_Q4_0, 0, 0)
+ROWS_ENTRY(AVX2, x86_rows_q4_k, rows_frame, GGML_TYPE_Q4_K, K_ROWS_MIN_TOKENS, 0)
+ROWS_ENTRY(AVX2, x86_rows_q6_k, rows_frame, GGML_TYPE_Q6_K, K_ROWS_MIN_TOKENS, 0)
 
 /* ---- AVX-512 VNNI: sixteen rows per vector, two vectors per tile ----------
  * Prompt chunks take 32-row tiles: the same transposed groups, eight-row
@@ -782,20 +786,20 @@ AVX512_INLINE void chunk_tokens_wide(int shift, const Chunk *c, uint64_t b0, uin
     UNROLL for (int t = 0; t < WIDE_TOKENS; t++) UNROLL for (int r = 0; r < VECS; r++) _mm512_storeu_ps(acc[tok[t]] + 16 * r, v[r][t]);
 }
 
-AVX512_CALL void tile_wide(int kind, uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead,
+AVX512_CALL void tile_wide(int kind, int packed, uint64_t n, const uint8_t *const *row, uint64_t row_bytes, uint64_t ahead,
                         uint64_t valid, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     Chunk c;
     float acc[TOKENS][WIDE];
-    int packed = KIND_PACKED(kind), shift = KIND_Q4(kind) ? 3 : 7;
-    uint64_t nb = n / 32, block_bytes = KIND_Q4(kind) ? 18 : 34;
+    int shift = kind == GGML_TYPE_Q4_0 ? 3 : 7;
+    uint64_t nb = n / QK8_0, block_bytes = kind == GGML_TYPE_Q4_0 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
     int passes = (nt + WIDE_TOKENS - 1) / WIDE_TOKENS;
     for (uint64_t b0 = 0; b0 < nb; b0 += WIDE_CHUNK) {
         uint64_t cb = nb - b0 < WIDE_CHUNK ? nb - b0 : WIDE_CHUNK;
         for (int h = 0; h < HALVES; h++) {
-            if (kind == K_Q4_0P) load_q4_0_packed(&c, HALVES, h, row[2 * h], row[2 * h + 1], b0, cb, ahead);
+            if (packed && kind == GGML_TYPE_Q4_0) load_q4_0_packed(&c, HALVES, h, row[2 * h], row[2 * h + 1], b0, cb, ahead);
             else if (packed) load_q8_0_packed(&c, HALVES, h, row[2 * h], row[2 * h + 1], b0, cb, ahead);
-            else if (kind == K_Q8_0) load_q8_0(&c, HALVES, h, row + 8 * h, b0, cb, ahead);
+            else if (kind == GGML_TYPE_Q8_0) load_q8_0(&c, HALVES, h, row + 8 * h, b0, cb, ahead);
             else load_q4_0(&c, HALVES, h, row + 8 * h, b0, cb, ahead);
         }
         for (int t = 0; t < nt; t += WIDE_TOKENS) {
@@ -912,7 +916,7 @@ AVX512_CALL void tile_wide_k(int six, uint64_t n, const uint8_t *const *row, uin
         ChunkK6 k6;
     } c;
     float acc[TOKENS][WIDE];
-    uint64_t ns = n / 256;
+    uint64_t ns = n / QK_K;
     for (uint64_t s0 = 0; s0 < ns; s0 += WIDE_CHUNK_K) {
         uint64_t cs = ns - s0 < WIDE_CHUNK_K ? ns - s0 : WIDE_CHUNK_K;
         for (int h = 0; h < HALVES; h++) {
@@ -922,7 +926,8 @@ AVX512_CALL void tile_wide_k(int six, uint64_t n, const uint8_t *const *row, uin
         for (int t = 0; t < nt; t += WIDE_TOKENS) {
             int tok[WIDE_TOKENS];
             for (int i = 0; i < WIDE_TOKENS; i++) tok[i] = t + i < nt ? t + i : nt - 1;
-            prefetch_next_chunk(row, WIDE, row_bytes, six ? 210 : 144, ns, s0, WIDE_CHUNK_K, t / WIDE_TOKENS, passes);
+            prefetch_next_chunk(row, WIDE, row_bytes, six ? sizeof(BlockQ6_K) : sizeof(BlockQ4_K), ns, s0, WIDE_CHUNK_K, t / WIDE_TOKENS,
+                                passes);
             chunk_tokens_wide_k(six, &c, s0, cs, act, act_stride, tok, acc);
         }
     }
@@ -942,8 +947,8 @@ AVX2_INLINE __m256i q8_0_codes(const uint8_t *p)
 {
     return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)p), _mm256_set1_epi8((char)0x80));
 }
-TILE_ONE_TOKEN(AVX512_CALL, tile_one_token_vnni, nibbles_row, bytes_dot_vnni, 18, 3)
-TILE_ONE_TOKEN(AVX512_INLINE, tile_one_token_q8_0, q8_0_codes, bytes_dot_vnni, 34, 7)
+TILE_ONE_TOKEN(AVX512_CALL, tile_one_token_vnni, nibbles_row, bytes_dot_vnni, sizeof(BlockQ4_0), 3)
+TILE_ONE_TOKEN(AVX512_INLINE, tile_one_token_q8_0, q8_0_codes, bytes_dot_vnni, sizeof(BlockQ8_0), 7)
 
 /* ---- one token of Q4_K or Q6_K: a super-block in four 512-bit vectors ----
  * The one-row AVX2 kernels (kernels_x86.c) spend two instructions per 32
@@ -970,7 +975,7 @@ AVX512_INLINE __m512i scale_index(int base, int sh)
 AVX512_INLINE void q4_k_sums(const uint8_t *p, const KernQ8_K *a, __m256i *s, __m256i *m)
 {
     uint32_t u[3];
-    memcpy(u, p + 4, 12); /* quant.c's Q4_K scale layout: bytes sc0..7 then m0..7 */
+    memcpy(u, p + offsetof(BlockQ4_K, scales), K_SCALE_SIZE); /* quant.c's Q4_K scale layout: bytes sc0..7 then m0..7 */
     uint32_t sl = u[0] & 0x3f3f3f3fu, ml = u[1] & 0x3f3f3f3fu;
     uint32_t sh = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);
     uint32_t mh = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4);
@@ -979,7 +984,7 @@ AVX512_INLINE void q4_k_sums(const uint8_t *p, const KernQ8_K *a, __m256i *s, __
     __m512i acc = _mm512_setzero_si512();
     _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {
         /* 32 bytes in both halves, the upper shifted: sub-blocks 2q and 2q+1 */
-        __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(p + 16 + 32 * q)));
+        __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(p + offsetof(BlockQ4_K, qs) + 32 * q)));
         v = _mm512_and_si512(_mm512_srlv_epi64(v, _mm512_set_epi64(4, 4, 4, 4, 0, 0, 0, 0)), _mm512_set1_epi8(15));
         /* nibbles times codes: pairs within 3810; times a 6-bit scale */
         __m512i p16 = _mm512_maddubs_epi16(v, _mm512_loadu_si512(a->q + 64 * q));
@@ -996,13 +1001,13 @@ AVX512_INLINE void q4_k_sums(const uint8_t *p, const KernQ8_K *a, __m256i *s, __
 AVX512_INLINE __m256i q6_k_sums(const uint8_t *p, const KernQ8_K *a)
 {
     const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
-    __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(p + 192)));
+    __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(p + offsetof(BlockQ6_K, scales))));
     __m512i sc = _mm512_castsi256_si512(sc16), acc = _mm512_setzero_si512();
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
         /* elements 128h + 0..63: the low nibbles of ql, high bits 0-1 (low
          * half) and 2-3 (upper half) of qh; + 64..127: the high nibbles, bits 4-5 and 6-7 */
-        __m512i l = _mm512_loadu_si512(p + 64 * h);
-        __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(p + 128 + 32 * h)));
+        __m512i l = _mm512_loadu_si512(p + offsetof(BlockQ6_K, ql) + 64 * h);
+        __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(p + offsetof(BlockQ6_K, qh) + 32 * h)));
         __m512i w0 = _mm512_or_si512(_mm512_and_si512(l, m4),
                                      _mm512_and_si512(_mm512_sllv_epi64(qh, _mm512_set_epi64(2, 2, 2, 2, 4, 4, 4, 4)), m30));
         __m512i w1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4),
@@ -1029,7 +1034,7 @@ enum { ONE_K_CHUNK = 16, ONE_K_AHEAD = 2048 };
 AVX512_INLINE void one_token_k(int six, uint64_t n, const uint8_t *const *row, uint64_t valid, const KernQ8_K *a,
                                float *out)
 {
-    const uint64_t bb = six ? 210 : 144, ns = n / 256;
+    const uint64_t bb = six ? sizeof(BlockQ6_K) : sizeof(BlockQ4_K), ns = n / QK_K;
     __m256i sv[ONE_K_CHUNK][ROWS], mv[ONE_K_CHUNK][ROWS];
     __m256 acc = _mm256_setzero_ps();
     for (uint64_t s0 = 0; s0 < ns; s0 += ONE_K_CHUNK) {
@@ -1049,10 +1054,12 @@ AVX512_INLINE void one_token_k(int six, uint64_t n, const uint8_t *const *row, u
             uint64_t off = (s0 + s) * bb;
             __m256 ad = _mm256_set1_ps(a[s0 + s].d);
             if (six) {
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce8(sv[s])), _mm256_mul_ps(scales8(row, off + 208), ad), acc);
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce8(sv[s])), _mm256_mul_ps(scales8(row, off + offsetof(BlockQ6_K, d)), ad),
+                                      acc);
             } else {
                 acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce8(sv[s])), _mm256_mul_ps(scales8(row, off), ad), acc);
-                acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(reduce8(mv[s])), _mm256_mul_ps(scales8(row, off + 2), ad), acc);
+                acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(reduce8(mv[s])), _mm256_mul_ps(scales8(row, off + offsetof(BlockQ4_K, dmin)), ad),
+                                       acc);
             }
         }
     }
@@ -1119,15 +1126,15 @@ AVX512_INLINE void transpose16x4(const uint8_t *const *row, uint64_t off, __m512
 /* Sixteen rows (row[], tile_bytes in all, the next tiles prefetched as the
  * one-token kernels do) against the nt tokens tok[] (nt a constant after
  * inlining; a token may repeat: its results are stored twice, equal). */
-AVX512_INLINE void few_pass(int kind, uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
+AVX512_INLINE void few_pass(int kind, int packed, uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
                             const uint8_t *act, uint64_t act_stride, const int *tok, int nt, float *out,
                             uint64_t out_stride)
 {
     /* bb: a block's bytes in a row, or (repacked) in a group */
-    const int packed = KIND_PACKED(kind);
-    const uint64_t bb = (packed ? KERN_PACK_ROWS : 1) * (KIND_Q4(kind) ? 18 : 34);
+    const int q4 = kind == GGML_TYPE_Q4_0;
+    const uint64_t bb = (packed ? KERN_PACK_ROWS : 1) * (q4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0));
     const uint64_t step = (packed ? FEW_ROWS / KERN_PACK_ROWS : FEW_ROWS) * bb;
-    const int shift = KIND_Q4(kind) ? 3 : 7;
+    const int shift = q4 ? 3 : 7;
     const KernQ8_0 *at[FEW_TOKENS];
     __m512 acc[FEW_TOKENS];
     /* the rows' scales by one gather a block (the rows' distances from row[0]
@@ -1142,7 +1149,7 @@ AVX512_INLINE void few_pass(int kind, uint64_t n, const uint8_t *const *row, uin
         acc[t] = _mm512_setzero_ps();
         at[t] = (const KernQ8_0 *)(const void *)(act + (uint64_t)tok[t] * act_stride);
     }
-    for (uint64_t b = 0, off = 0; b < n / 32; b++, off += bb) {
+    for (uint64_t b = 0, off = 0; b < n / QK8_0; b++, off += bb) {
         UNROLL for (uint64_t l = 0; l < (step + 63) / 64; l++) {
             _mm_prefetch((const char *)row[0] + tile_bytes + step * b + 64 * l, _MM_HINT_T0);
             _mm_prefetch((const char *)row[0] + 4 * tile_bytes + step * b + 64 * l, _MM_HINT_T1);
@@ -1150,7 +1157,7 @@ AVX512_INLINE void few_pass(int kind, uint64_t n, const uint8_t *const *row, uin
         __m512i v[8];
         __m512 d = _mm512_setzero_ps();
         if (packed) { /* the four groups' vector g side by side: rows 0..15 in the lanes */
-            if (KIND_Q4(kind))
+            if (q4)
                 UNROLL for (int g = 0; g < 4; g++) {
                     __m512i x = groups128(row, off + 8 + 16 * (uint64_t)g);
                     v[g + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), _mm512_set1_epi8(15));
@@ -1162,12 +1169,12 @@ AVX512_INLINE void few_pass(int kind, uint64_t n, const uint8_t *const *row, uin
             int64_t s4[4];
             UNROLL for (int q = 0; q < 4; q++) memcpy(&s4[q], row[q] + off, 8);
             d = _mm512_cvtph_ps(_mm256_setr_epi64x(s4[0], s4[1], s4[2], s4[3]));
-        } else if (kind == K_Q8_0) {
-            transpose16x4(row, off + 2, v);
-            transpose16x4(row, off + 18, v + 4);
+        } else if (kind == GGML_TYPE_Q8_0) {
+            transpose16x4(row, off + CODES, v);
+            transpose16x4(row, off + CODES + 16, v + 4);
             UNROLL for (int g = 0; g < 8; g++) v[g] = _mm512_xor_si512(v[g], _mm512_set1_epi8((char)0x80));
         } else {
-            transpose16x4(row, off + 2, v);
+            transpose16x4(row, off + CODES, v);
             UNROLL for (int g = 0; g < 4; g++) {
                 v[g + 4] = _mm512_and_si512(_mm512_srli_epi16(v[g], 4), _mm512_set1_epi8(15));
                 v[g] = _mm512_and_si512(v[g], _mm512_set1_epi8(15));
@@ -1206,7 +1213,7 @@ AVX512_INLINE void fewk4_pass(uint64_t n, const uint8_t *const *row, uint64_t ti
                               const uint8_t *act, uint64_t act_stride, const int *tok, int nt, float *out,
                               uint64_t out_stride)
 {
-    const uint64_t step = FEW_ROWS * 144;
+    const uint64_t step = FEW_ROWS * sizeof(BlockQ4_K);
     const __m512i low = _mm512_set1_epi8(15), b6 = _mm512_set1_epi32(0x3f3f3f3f), b4 = _mm512_set1_epi32(0x0f0f0f0f),
                   b2 = _mm512_set1_epi32(0x03030303), byte = _mm512_set1_epi32(0xff);
     const KernQ8_K *at[FEWK_TOKENS];
@@ -1215,7 +1222,7 @@ AVX512_INLINE void fewk4_pass(uint64_t n, const uint8_t *const *row, uint64_t ti
         acc[t] = _mm512_setzero_ps();
         at[t] = (const KernQ8_K *)(const void *)(act + (uint64_t)tok[t] * act_stride);
     }
-    for (uint64_t sb = 0, off = 0; sb < n / 256; sb++, off += 144) {
+    for (uint64_t sb = 0, off = 0; sb < n / QK_K; sb++, off += sizeof(BlockQ4_K)) {
         for (uint64_t l = 0; l < (step + 63) / 64; l++) {
             _mm_prefetch((const char *)row[0] + tile_bytes + step * sb + 64 * l, _MM_HINT_T0);
             _mm_prefetch((const char *)row[0] + 4 * tile_bytes + step * sb + 64 * l, _MM_HINT_T1);
@@ -1233,8 +1240,8 @@ AVX512_INLINE void fewk4_pass(uint64_t n, const uint8_t *const *row, uint64_t ti
         UNROLL for (int t = 0; t < nt; t++) sum[t] = msum[t] = _mm512_setzero_si512();
         for (int p = 0; p < 4; p++) { /* not unrolled: size */
             __m512i q[8];
-            transpose16x4(row, off + 16 + 32 * p, q);
-            transpose16x4(row, off + 32 + 32 * p, q + 4);
+            transpose16x4(row, off + offsetof(BlockQ4_K, qs) + 32 * p, q);
+            transpose16x4(row, off + offsetof(BlockQ4_K, qs) + 16 + 32 * p, q + 4);
             UNROLL for (int half = 0; half < 2; half++) {
                 int j = 2 * p + half;
                 __m512i s_j = _mm512_and_si512(_mm512_srlv_epi32(sc[j / 4], _mm512_set1_epi32(8 * (j % 4))), byte);
@@ -1294,15 +1301,15 @@ AVX512_CALL void fewk_tile(uint64_t n, const uint8_t *const *row, uint64_t tile_
 /* nt = 2..FEW_TOKENS tokens: copies for 2, 3, 4 and FEW_TOKENS (5..7
  * repeat their last token). One token takes tile_one_token_*: measured as
  * fast as this. */
-AVX512_CALL void few_tile(int kind, uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
+AVX512_CALL void few_tile(int kind, int packed, uint64_t n, const uint8_t *const *row, uint64_t tile_bytes, uint64_t valid,
                           const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     int tok[FEW_TOKENS];
     for (int t = 0; t < FEW_TOKENS; t++) tok[t] = t < nt ? t : nt - 1;
-    if (nt > 4) few_pass(kind, n, row, tile_bytes, valid, act, act_stride, tok, FEW_TOKENS, out, out_stride);
-    else if (nt == 4) few_pass(kind, n, row, tile_bytes, valid, act, act_stride, tok, 4, out, out_stride);
-    else if (nt == 3) few_pass(kind, n, row, tile_bytes, valid, act, act_stride, tok, 3, out, out_stride);
-    else few_pass(kind, n, row, tile_bytes, valid, act, act_stride, tok, 2, out, out_stride);
+    if (nt > 4) few_pass(kind, packed, n, row, tile_bytes, valid, act, act_stride, tok, FEW_TOKENS, out, out_stride);
+    else if (nt == 4) few_pass(kind, packed, n, row, tile_bytes, valid, act, act_stride, tok, 4, out, out_stride);
+    else if (nt == 3) few_pass(kind, packed, n, row, tile_bytes, valid, act, act_stride, tok, 3, out, out_stride);
+    else few_pass(kind, packed, n, row, tile_bytes, valid, act, act_stride, tok, 2, out, out_stride);
 }
 
 /* Tiles of `tile` rows (the last padded with copies of the last row),
@@ -1312,8 +1319,8 @@ AVX512_CALL void few_tile(int kind, uint64_t n, const uint8_t *const *row, uint6
 AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                               const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    int few = nt <= FEW_TOKENS && (kind == K_Q4_0 || kind == K_Q8_0);
-    int fewk = nt >= 2 && nt <= FEW_TOKENS && kind == K_Q4_K;
+    int few = nt <= FEW_TOKENS && (kind == GGML_TYPE_Q4_0 || kind == GGML_TYPE_Q8_0);
+    int fewk = nt >= 2 && nt <= FEW_TOKENS && kind == GGML_TYPE_Q4_K;
     uint64_t tile = fewk ? FEW_ROWS : nt == 1 ? ROWS : few ? FEW_ROWS : WIDE;
     for (uint64_t r0 = 0; r0 < nrows; r0 += tile) {
         const uint8_t *row[WIDE];
@@ -1321,19 +1328,19 @@ AVX512_CALL void wide_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row
         uint64_t valid = nrows - r0 < tile ? nrows - r0 : tile;
         uint64_t ahead = tile * row_bytes <= PREFETCH_TILE_MAX ? tile * row_bytes : PREFETCH_IN_ROW;
         if (fewk) fewk_tile(n, row, tile * row_bytes, valid, act, act_stride, nt, out + r0, out_stride);
-        else if (nt == 1 && kind == K_Q8_0) tile_one_token_q8_0(n, row, tile * row_bytes, valid, act, out + r0);
-        else if (nt == 1 && kind == K_Q4_K) tile_one_token_q4_k(n, row, valid, act, out + r0);
-        else if (nt == 1 && kind == K_Q6_K) tile_one_token_q6_k(n, row, valid, act, out + r0);
+        else if (nt == 1 && kind == GGML_TYPE_Q8_0) tile_one_token_q8_0(n, row, tile * row_bytes, valid, act, out + r0);
+        else if (nt == 1 && kind == GGML_TYPE_Q4_K) tile_one_token_q4_k(n, row, valid, act, out + r0);
+        else if (nt == 1 && kind == GGML_TYPE_Q6_K) tile_one_token_q6_k(n, row, valid, act, out + r0);
         else if (nt == 1) tile_one_token_vnni(n, row, tile * row_bytes, valid, act, out + r0);
-        else if (few) few_tile(kind, n, row, tile * row_bytes, valid, act, act_stride, nt, out + r0, out_stride);
+        else if (few) few_tile(kind, 0, n, row, tile * row_bytes, valid, act, act_stride, nt, out + r0, out_stride);
         else
             for (int t0 = 0; t0 < nt; t0 += TOKENS) {
                 int k = nt - t0 < TOKENS ? nt - t0 : TOKENS;
                 const uint8_t *a = (const uint8_t *)act + (uint64_t)t0 * act_stride;
                 float *o = out + (uint64_t)t0 * out_stride + r0;
-                if (kind == K_Q4_K || kind == K_Q6_K)
-                    tile_wide_k(kind == K_Q6_K, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
-                else tile_wide(kind, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
+                if (kind == GGML_TYPE_Q4_K || kind == GGML_TYPE_Q6_K)
+                    tile_wide_k(kind == GGML_TYPE_Q6_K, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
+                else tile_wide(kind, 0, n, row, row_bytes, ahead, valid, a, act_stride, k, o, out_stride);
             }
     }
 }
@@ -1369,12 +1376,12 @@ enum { PACKED_L1_AHEAD = 1024, PACKED_L2_AHEAD = 8192 };
 AVX512_INLINE void one_token_packed(int q4, uint64_t n, const uint8_t *ga, const uint8_t *gb, uint64_t valid,
                                     const KernQ8_0 *a, float *out)
 {
-    const uint64_t bb = KERN_PACK_ROWS * (q4 ? 18 : 34);
+    const uint64_t bb = KERN_PACK_ROWS * (q4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0));
     const __m512i bias = _mm512_set1_epi8((char)0x80), low = _mm512_set1_epi8(15);
     const __m512i lo = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(4));
     __m256 acc = _mm256_setzero_ps();
-    for (uint64_t b = 0; b < n / 32; b++, ga += bb, gb += bb) {
+    for (uint64_t b = 0; b < n / QK8_0; b++, ga += bb, gb += bb) {
         for (int l = 0; l < (q4 ? 2 : 3); l++) { /* the lines of a block, 72 or 136 bytes */
             _mm_prefetch((const char *)ga + PACKED_L1_AHEAD + 64 * l, _MM_HINT_T0);
             _mm_prefetch((const char *)gb + PACKED_L1_AHEAD + 64 * l, _MM_HINT_T0);
@@ -1429,10 +1436,10 @@ AVX512_CALL void packed_frame(int kind, uint64_t n, const uint8_t *w, uint64_t r
             float *o = skip ? part : out + (uint64_t)k0 * out_stride + t0;
             uint64_t os = skip ? WIDE : out_stride;
             const KernQ8_0 *a1 = (const KernQ8_0 *)(const void *)a;
-            if (nt == 1 && kind == K_Q4_0P) one_token_packed(1, n, grp[0], grp[1], valid, a1, o);
+            if (nt == 1 && kind == GGML_TYPE_Q4_0) one_token_packed(1, n, grp[0], grp[1], valid, a1, o);
             else if (nt == 1) one_token_packed(0, n, grp[0], grp[1], valid, a1, o);
-            else if (few) few_tile(kind, n, grp, tile * row_bytes, valid, a, act_stride, k, o, os);
-            else tile_wide(kind, n, grp, row_bytes, ahead, valid, a, act_stride, k, o, os);
+            else if (few) few_tile(kind, 1, n, grp, tile * row_bytes, valid, a, act_stride, k, o, os);
+            else tile_wide(kind, 1, n, grp, row_bytes, ahead, valid, a, act_stride, k, o, os);
             for (int t = 0; skip && t < k; t++)
                 memcpy(out + (uint64_t)(k0 + t) * out_stride + r0, part + (uint64_t)t * WIDE + skip,
                        (valid - skip) * sizeof(float));
@@ -1446,13 +1453,13 @@ AVX512_CALL void packed_frame(int kind, uint64_t n, const uint8_t *w, uint64_t r
     {                                                                                                           \
         packed_frame(kind, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);                      \
     }
-PACKED_ENTRY(x86_packed_q8_0, K_Q8_0P)
-PACKED_ENTRY(x86_packed_q4_0, K_Q4_0P)
+PACKED_ENTRY(x86_packed_q8_0, GGML_TYPE_Q8_0)
+PACKED_ENTRY(x86_packed_q4_0, GGML_TYPE_Q4_0)
 
-ROWS_ENTRY(AVX512, x86_wide_q4_0, wide_frame, K_Q4_0, GGML_TYPE_Q4_0, 0, 0)
-ROWS_ENTRY(AVX512, x86_wide_q8_0, wide_frame, K_Q8_0, GGML_TYPE_Q8_0, 0, 0)
-ROWS_ENTRY(AVX512, x86_wide_q4_k, wide_frame, K_Q4_K, GGML_TYPE_Q4_K, 2, 1)
-ROWS_ENTRY(AVX512, x86_wide_q6_k, wide_frame, K_Q6_K, GGML_TYPE_Q6_K, K_ROWS_MIN_TOKENS, 1)
+ROWS_ENTRY(AVX512, x86_wide_q4_0, wide_frame, GGML_TYPE_Q4_0, 0, 0)
+ROWS_ENTRY(AVX512, x86_wide_q8_0, wide_frame, GGML_TYPE_Q8_0, 0, 0)
+ROWS_ENTRY(AVX512, x86_wide_q4_k, wide_frame, GGML_TYPE_Q4_K, 2, 1)
+ROWS_ENTRY(AVX512, x86_wide_q6_k, wide_frame, GGML_TYPE_Q6_K, K_ROWS_MIN_TOKENS, 1)
 
 int kern_x86_rows(KernRowsFn *rows, KernPackedFn *packed, int wide)
 {

@@ -13,15 +13,13 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "../../port/port.h"
-#include "kernels.h"
-#include "quant.h"
+#include "../../../port/port.h"
+#include "kernels_x86.h"
+#include "../quant.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
-#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
 /* Weights stream from memory once per token: asking for the bytes 2 KiB
  * ahead into L1 and 8 KiB ahead into L2 keeps more cache misses in flight
  * than the hardware prefetcher alone (measured on the 2-core VM, one
@@ -124,8 +122,8 @@ AVX2_INLINE float amax_n(const float *x, int n)
 
 AVX2 static void x86_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
 {
-    for (uint64_t b = 0; b < n / 32; b++, x += 32) {
-        float amax = amax_n(x, 32);
+    for (uint64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
+        float amax = amax_n(x, QK8_0);
         float id = amax > 0.0f ? 127.0f / amax : 0.0f;
         int s0, s1;
         _mm256_storeu_si256((__m256i *)out[b].q, quant32(x, id, &s0, &s1));
@@ -138,8 +136,8 @@ AVX2 static void x86_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
 
 AVX2 static void x86_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
 {
-    for (uint64_t b = 0; b < n / 256; b++, x += 256) {
-        float amax = amax_n(x, 256);
+    for (uint64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        float amax = amax_n(x, QK_K);
         float id = amax > 0.0f ? 127.0f / amax : 0.0f;
         for (int g = 0; g < 8; g++) {
             int s0, s1;
@@ -213,32 +211,32 @@ AVX2_INLINE __m256i iq4_levels(__m256i nib)
     return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), nib);
 }
 
-enum { K_Q8_0, K_Q4_0, K_Q4_1, K_Q5_0, K_Q5_1, K_IQ4_NL };
-
-static const uint8_t small_bytes[] = {34, 18, 20, 22, 24, 18};
+/* kind: GGML_TYPE_Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 or IQ4_NL (a compile-time
+ * constant: each kernel its own inlined copy) */
 
 /* One weight block as 32 codes (signed, or unsigned 0..31 for the types
  * with a min), its scale d and its min m. */
 AVX2_INLINE __m256i small_decode(int kind, const uint8_t *blk, float *d, float *m)
 {
     *d = f16_scalar(blk);
-    *m = kind == K_Q4_1 || kind == K_Q5_1 ? f16_scalar(blk + 2) : 0.0f;
+    *m = kind == GGML_TYPE_Q4_1 || kind == GGML_TYPE_Q5_1 ? f16_scalar(blk + offsetof(BlockQ4_1, m)) : 0.0f;
     uint32_t qh;
     switch (kind) {
-    case K_Q8_0:
-        return load32(blk + 2);
-    case K_Q4_0:
-        return _mm256_sub_epi8(nibbles32(blk + 2), _mm256_set1_epi8(8));
-    case K_Q4_1:
-        return nibbles32(blk + 4);
-    case K_Q5_0:
-        memcpy(&qh, blk + 2, 4); /* little-endian host */
-        return _mm256_sub_epi8(_mm256_or_si256(nibbles32(blk + 6), bits32(qh)), _mm256_set1_epi8(16));
-    case K_Q5_1:
-        memcpy(&qh, blk + 4, 4);
-        return _mm256_or_si256(nibbles32(blk + 8), bits32(qh));
+    case GGML_TYPE_Q8_0:
+        return load32(blk + offsetof(BlockQ8_0, qs));
+    case GGML_TYPE_Q4_0:
+        return _mm256_sub_epi8(nibbles32(blk + offsetof(BlockQ4_0, qs)), _mm256_set1_epi8(8));
+    case GGML_TYPE_Q4_1:
+        return nibbles32(blk + offsetof(BlockQ4_1, qs));
+    case GGML_TYPE_Q5_0:
+        memcpy(&qh, blk + offsetof(BlockQ5_0, qh), 4); /* little-endian host */
+        return _mm256_sub_epi8(_mm256_or_si256(nibbles32(blk + offsetof(BlockQ5_0, qs)), bits32(qh)),
+                               _mm256_set1_epi8(16));
+    case GGML_TYPE_Q5_1:
+        memcpy(&qh, blk + offsetof(BlockQ5_1, qh), 4);
+        return _mm256_or_si256(nibbles32(blk + offsetof(BlockQ5_1, qs)), bits32(qh));
     default:
-        return iq4_levels(nibbles32(blk + 2));
+        return iq4_levels(nibbles32(blk + offsetof(BlockIQ4_NL, qs)));
     }
 }
 
@@ -249,8 +247,8 @@ AVX2_INLINE void small_body(uint64_t n, const uint8_t *row, const void *act, uin
 {
     __m256 acc_a[4], acc_b[4];
     float min_a[4], min_b[4];
-    int has_min = kind == K_Q4_1 || kind == K_Q5_1;
-    uint64_t bytes = small_bytes[kind], nb = n / 32, b = 0;
+    int has_min = kind == GGML_TYPE_Q4_1 || kind == GGML_TYPE_Q5_1;
+    uint64_t bytes = GGML_BLOCK_BYTES(kind), nb = n / QK8_0, b = 0;
     UNROLL for (int t = 0; t < nt; t++) acc_a[t] = acc_b[t] = _mm256_setzero_ps(), min_a[t] = min_b[t] = 0.0f;
     for (; b + 2 <= nb; b += 2, row += 2 * bytes) {
         float d0, m0, d1, m1;
@@ -289,13 +287,13 @@ AVX2_INLINE void small_body(uint64_t n, const uint8_t *row, const void *act, uin
         small_body(n, row, act, act_stride, nt, out, out_stride, kind);                                        \
     }                                                                                                          \
     DISPATCH4(name)
-SMALL(x86_q8_0, K_Q8_0)
+SMALL(x86_q8_0, GGML_TYPE_Q8_0)
 /* Q4_0 matmuls go through kernels_x86_rows.c (eight rows per vector), for
  * prompts and decoding alike: no one-row copy here. */
-SMALL(x86_q4_1, K_Q4_1)
-SMALL(x86_q5_0, K_Q5_0)
-SMALL(x86_q5_1, K_Q5_1)
-SMALL(x86_iq4_nl, K_IQ4_NL)
+SMALL(x86_q4_1, GGML_TYPE_Q4_1)
+SMALL(x86_q5_0, GGML_TYPE_Q5_0)
+SMALL(x86_q5_1, GGML_TYPE_Q5_1)
+SMALL(x86_iq4_nl, GGML_TYPE_IQ4_NL)
 #undef SMALL
 
 /* ---- K-quants against KernQ8_K ---------------------------------------------- */
@@ -321,15 +319,15 @@ AVX2_INLINE void x86_q45_k_body(uint64_t n, const uint8_t *row, const void *act,
                                 float *out, uint64_t out_stride, int five)
 {
     float acc[KERN_MAX_NT];
-    uint64_t bytes = five ? 176 : 144;
+    uint64_t bytes = five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
     UNROLL for (int t = 0; t < nt; t++) acc[t] = 0.0f;
-    for (uint64_t b = 0; b < n / 256; b++, row += bytes) {
+    for (uint64_t b = 0; b < n / QK_K; b++, row += bytes) {
         prefetch_lines(row, 3);
-        float dw = f16_scalar(row), dmin = f16_scalar(row + 2);
+        float dw = f16_scalar(row), dmin = f16_scalar(row + offsetof(BlockQ4_K, dmin));
         /* the 12 scale bytes unpacked four at a time (quant.c's Q4_K layout):
          * bytes sc0..7 then m0..7, widened to int16 */
         uint32_t u[3];
-        memcpy(u, row + 4, 12);
+        memcpy(u, row + offsetof(BlockQ4_K, scales), K_SCALE_SIZE);
         uint32_t sl = u[0] & 0x3f3f3f3fu, ml = u[1] & 0x3f3f3f3fu;
         uint32_t sh = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);
         uint32_t mh = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4);
@@ -339,8 +337,8 @@ AVX2_INLINE void x86_q45_k_body(uint64_t n, const uint8_t *row, const void *act,
         __m256i scb = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm8));
         __m256i s16[8];
         UNROLL for (int j = 0; j < 8; j++) s16[j] = _mm256_shuffle_epi8(scb, _mm256_set1_epi16((short)(0x0100 + 0x0202 * j)));
-        const uint8_t *q = row + (five ? 48 : 16);
-        __m256i hbits = five ? load32(row + 16) : _mm256_setzero_si256();
+        const uint8_t *q = row + (five ? offsetof(BlockQ5_K, qs) : offsetof(BlockQ4_K, qs));
+        __m256i hbits = five ? load32(row + offsetof(BlockQ5_K, qh)) : _mm256_setzero_si256();
         __m256i w[8];
         UNROLL for (int p = 0; p < 4; p++) {
             __m256i v = load32(q + 32 * p);
@@ -391,14 +389,15 @@ AVX2_INLINE void x86_q6_k_body(uint64_t n, const uint8_t *row, const void *act, 
     float acc[KERN_MAX_NT];
     UNROLL for (int t = 0; t < nt; t++) acc[t] = 0.0f;
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
-    for (uint64_t b = 0; b < n / 256; b++, row += 210) {
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockQ6_K)) {
         prefetch_lines(row, 4);
-        float dw = f16_scalar(row + 208);
-        const int8_t *sc = (const int8_t *)(row + 192);
+        float dw = f16_scalar(row + offsetof(BlockQ6_K, d));
+        const int8_t *sc = (const int8_t *)(row + offsetof(BlockQ6_K, scales));
         __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)sc));
         __m256i w[8], s16[8];
         UNROLL for (int h = 0; h < 2; h++) {
-            __m256i ql0 = load32(row + 64 * h), ql1 = load32(row + 64 * h + 32), qh = load32(row + 128 + 32 * h);
+            const uint8_t *ql = row + offsetof(BlockQ6_K, ql) + 64 * h;
+            __m256i ql0 = load32(ql), ql1 = load32(ql + 32), qh = load32(row + offsetof(BlockQ6_K, qh) + 32 * h);
             w[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
             w[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
             w[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, m30));
@@ -466,15 +465,15 @@ AVX2_INLINE void x86_q2_k_body(uint64_t n, const uint8_t *row, const void *act, 
     __m256 acc[KERN_MAX_NT];
     float accm[KERN_MAX_NT];
     UNROLL for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps(), accm[t] = 0.0f;
-    for (uint64_t b = 0; b < n / 256; b++, row += 84) {
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockQ2_K)) {
         prefetch_lines(row, 2);
-        float dw = f16_scalar(row + 80), dmin = f16_scalar(row + 82);
+        float dw = f16_scalar(row + offsetof(BlockQ2_K, d)), dmin = f16_scalar(row + offsetof(BlockQ2_K, dmin));
         int16_t mins[16];
         __m256i w[8], s16[8];
         UNROLL for (int i = 0; i < 16; i++) mins[i] = (int16_t)(row[i] >> 4);
         __m256i m16 = load32(mins);
         UNROLL for (int h = 0; h < 2; h++) {
-            __m256i q = load32(row + 16 + 32 * h);
+            __m256i q = load32(row + offsetof(BlockQ2_K, qs) + 32 * h);
             UNROLL for (int k = 0; k < 4; k++) {
                 w[4 * h + k] = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), _mm256_set1_epi8(3));
                 s16[4 * h + k] = two_scales(row[8 * h + 2 * k] & 15, row[8 * h + 2 * k + 1] & 15);
@@ -499,10 +498,11 @@ AVX2_INLINE void x86_q3_k_body(uint64_t n, const uint8_t *row, const void *act, 
 {
     __m256 acc[KERN_MAX_NT];
     UNROLL for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
-    for (uint64_t b = 0; b < n / 256; b++, row += 110) {
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockQ3_K)) {
         prefetch_lines(row, 2);
-        float dw = f16_scalar(row + 108);
-        const uint8_t *hm = row, *qs = row + 32, *s6 = row + 96;
+        float dw = f16_scalar(row + offsetof(BlockQ3_K, d));
+        const uint8_t *hm = row + offsetof(BlockQ3_K, hmask), *qs = row + offsetof(BlockQ3_K, qs);
+        const uint8_t *s6 = row + offsetof(BlockQ3_K, scales);
         int sc[16];
         UNROLL for (int i = 0; i < 16; i++) {
             int lo = i < 8 ? (s6[i] & 15) : (s6[i - 8] >> 4);
@@ -537,14 +537,14 @@ AVX2_INLINE void x86_iq4_xs_body(uint64_t n, const uint8_t *row, const void *act
 {
     __m256 acc[KERN_MAX_NT];
     UNROLL for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
-    for (uint64_t b = 0; b < n / 256; b++, row += 136) {
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockIQ4_XS)) {
         prefetch_lines(row, 3);
         float dw = f16_scalar(row);
-        uint16_t sh = le16(row + 2);
+        uint16_t sh = le16(row + offsetof(BlockIQ4_XS, scales_h));
         __m256i w[8], s16[8];
         UNROLL for (int j = 0; j < 8; j++) {
-            int ls = ((row[4 + j / 2] >> (4 * (j % 2))) & 15) | (((sh >> (2 * j)) & 3) << 4);
-            w[j] = iq4_levels(nibbles32(row + 8 + 16 * j));
+            int ls = ((row[offsetof(BlockIQ4_XS, scales_l) + j / 2] >> (4 * (j % 2))) & 15) | (((sh >> (2 * j)) & 3) << 4);
+            w[j] = iq4_levels(nibbles32(row + offsetof(BlockIQ4_XS, qs) + 16 * j));
             s16[j] = _mm256_set1_epi16((short)(ls - 32));
         }
         UNROLL for (int t = 0; t < nt; t++) {
@@ -582,26 +582,27 @@ AVX2_INLINE void load16_f32(const uint8_t *p, __m256 *lo, __m256 *hi)
 
 AVX2_INLINE float scalar_weight(int kind, const uint8_t *p)
 {
-    if (kind == 0) {
+    if (kind == GGML_TYPE_F32) {
         float f;
         memcpy(&f, p, 4);
         return f;
     }
-    return kind == 1 ? _cvtsh_ss(le16(p)) : quant_bf16_to_f32(le16(p));
+    return kind == GGML_TYPE_F16 ? _cvtsh_ss(le16(p)) : quant_bf16_to_f32(le16(p));
 }
 
-/* kind: 0 F32, 1 F16, 2 BF16. Two accumulators per token, tail in scalar. */
+/* kind: GGML_TYPE_F32, F16 or BF16 (a compile-time constant). Two
+ * accumulators per token, tail in scalar. */
 AVX2_INLINE void x86_float_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,
                                 float *out, uint64_t out_stride, int kind)
 {
     __m256 a0[KERN_MAX_NT], a1[KERN_MAX_NT];
-    uint64_t esz = kind == 0 ? 4 : 2, i = 0;
+    uint64_t esz = kind == GGML_TYPE_F32 ? 4 : 2, i = 0;
     UNROLL for (int t = 0; t < nt; t++) a0[t] = a1[t] = _mm256_setzero_ps();
     for (; i + 16 <= n; i += 16) {
         __m256 lo, hi;
         if (((i * esz) & 63) == 0) prefetch_lines(row + i * esz, 1); /* once a cache line */
-        if (kind == 0) load16_f32(row + i * esz, &lo, &hi);
-        else if (kind == 1) load16_f16(row + i * esz, &lo, &hi);
+        if (kind == GGML_TYPE_F32) load16_f32(row + i * esz, &lo, &hi);
+        else if (kind == GGML_TYPE_F16) load16_f16(row + i * esz, &lo, &hi);
         else load16_bf16(row + i * esz, &lo, &hi);
         UNROLL for (int t = 0; t < nt; t++) {
             const float *x = ACT(float, t) + i;
@@ -620,14 +621,14 @@ AVX2_INLINE void x86_float_body(uint64_t n, const uint8_t *row, const void *act,
 AVX2_INLINE void x86_f32_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,
                               float *out, uint64_t out_stride)
 {
-    x86_float_body(n, row, act, act_stride, nt, out, out_stride, 0);
+    x86_float_body(n, row, act, act_stride, nt, out, out_stride, GGML_TYPE_F32);
 }
 DISPATCH4(x86_f32)
 
 AVX2_INLINE void x86_f16_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,
                               float *out, uint64_t out_stride)
 {
-    x86_float_body(n, row, act, act_stride, nt, out, out_stride, 1);
+    x86_float_body(n, row, act, act_stride, nt, out, out_stride, GGML_TYPE_F16);
 }
 /* F16: also a two-token copy, for the steps of pith serve --slots (two
  * tokens through the one-token copy convert every weight twice; F16 steps
@@ -651,7 +652,7 @@ AVX2 static void x86_f16(uint64_t n, const uint8_t *row, const void *act, uint64
 AVX2_INLINE void x86_bf16_body(uint64_t n, const uint8_t *row, const void *act, uint64_t act_stride, int nt,
                                float *out, uint64_t out_stride)
 {
-    x86_float_body(n, row, act, act_stride, nt, out, out_stride, 2);
+    x86_float_body(n, row, act, act_stride, nt, out, out_stride, GGML_TYPE_BF16);
 }
 DISPATCH4(x86_bf16)
 
@@ -946,11 +947,12 @@ AVX2_INLINE __m256 codes8(const uint8_t *p)
 AVX2 static float x86_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
 {
     __m256 acc = _mm256_setzero_ps();
-    for (uint32_t b = 0; b < n / 32; b++, k += 34, q += 32) {
-        __m256 s0 = _mm256_mul_ps(codes8(k + 2), _mm256_loadu_ps(q));
-        __m256 s1 = _mm256_mul_ps(codes8(k + 10), _mm256_loadu_ps(q + 8));
-        s0 = _mm256_fmadd_ps(codes8(k + 18), _mm256_loadu_ps(q + 16), s0);
-        s1 = _mm256_fmadd_ps(codes8(k + 26), _mm256_loadu_ps(q + 24), s1);
+    for (uint32_t b = 0; b < n / QK8_0; b++, k += sizeof(BlockQ8_0), q += QK8_0) {
+        const uint8_t *c = k + offsetof(BlockQ8_0, qs);
+        __m256 s0 = _mm256_mul_ps(codes8(c), _mm256_loadu_ps(q));
+        __m256 s1 = _mm256_mul_ps(codes8(c + 8), _mm256_loadu_ps(q + 8));
+        s0 = _mm256_fmadd_ps(codes8(c + 16), _mm256_loadu_ps(q + 16), s0);
+        s1 = _mm256_fmadd_ps(codes8(c + 24), _mm256_loadu_ps(q + 24), s1);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(f16_scalar(k)), _mm256_add_ps(s0, s1), acc);
     }
     return hsum8(acc);
@@ -958,10 +960,10 @@ AVX2 static float x86_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
 
 AVX2 static void x86_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
 {
-    for (uint32_t b = 0; b < n / 32; b++, v += 34, out += 32) {
+    for (uint32_t b = 0; b < n / QK8_0; b++, v += sizeof(BlockQ8_0), out += QK8_0) {
         __m256 ad = _mm256_set1_ps(a * f16_scalar(v));
-        for (int j = 0; j < 32; j += 8)
-            _mm256_storeu_ps(out + j, _mm256_fmadd_ps(ad, codes8(v + 2 + j), _mm256_loadu_ps(out + j)));
+        for (int j = 0; j < QK8_0; j += 8)
+            _mm256_storeu_ps(out + j, _mm256_fmadd_ps(ad, codes8(v + offsetof(BlockQ8_0, qs) + j), _mm256_loadu_ps(out + j)));
     }
 }
 

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kernels_arm.h"
 
 /* the conditions of kernels_arm.c's sets */
 #if defined(__GNUC__) && defined(__ARM_NEON) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                   \

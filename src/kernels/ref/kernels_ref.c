@@ -8,8 +8,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels.h"
-#include "quant.h"
+#include "../kernels.h"
+#include "../quant.h"
+#include "kernels_ref.h"
 
 static uint16_t le16(const uint8_t *p)
 {
@@ -36,12 +37,12 @@ static int nearest(float v)
 
 void kern_ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
 {
-    for (uint64_t b = 0; b < n / 32; b++, x += 32) {
+    for (uint64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
         float amax = 0.0f;
-        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
+        for (int j = 0; j < QK8_0; j++) amax = fmaxf(amax, fabsf(x[j]));
         float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
         int sum = 0;
-        for (int j = 0; j < 32; j++) {
+        for (int j = 0; j < QK8_0; j++) {
             int q = nearest(x[j] * id);
             out[b].q[j] = (int8_t)q;
             sum += q;
@@ -53,11 +54,11 @@ void kern_ref_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
 
 void kern_ref_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
 {
-    for (uint64_t b = 0; b < n / 256; b++, x += 256) {
+    for (uint64_t b = 0; b < n / QK_K; b++, x += QK_K) {
         float amax = 0.0f;
-        for (int j = 0; j < 256; j++) amax = fmaxf(amax, fabsf(x[j]));
+        for (int j = 0; j < QK_K; j++) amax = fmaxf(amax, fabsf(x[j]));
         float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
-        for (int g = 0; g < 16; g++) {
+        for (int g = 0; g < QK_K / 16; g++) {
             int sum = 0;
             for (int j = 16 * g; j < 16 * g + 16; j++) {
                 int q = nearest(x[j] * id);
@@ -76,9 +77,9 @@ static float dot_q8_0(uint64_t n, const uint8_t *row, const void *act)
 {
     const KernQ8_0 *a = act;
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 32; b++, row += 34) {
+    for (uint64_t b = 0; b < n / QK8_0; b++, row += sizeof(BlockQ8_0)) {
         int isum = 0;
-        for (int j = 0; j < 32; j++) isum += (int8_t)row[2 + j] * a[b].q[j];
+        for (int j = 0; j < QK8_0; j++) isum += (int8_t)row[Q8_CODES + j] * a[b].q[j];
         s += f16(row) * a[b].d * (float)isum;
     }
     return s;
@@ -88,10 +89,11 @@ static float dot_q4_0(uint64_t n, const uint8_t *row, const void *act)
 {
     const KernQ8_0 *a = act;
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 32; b++, row += 18) {
+    for (uint64_t b = 0; b < n / QK4_0; b++, row += sizeof(BlockQ4_0)) {
+        const uint8_t *q = row + offsetof(BlockQ4_0, qs);
         int isum = 0;
-        for (int j = 0; j < 16; j++)
-            isum += ((row[2 + j] & 15) - 8) * a[b].q[j] + ((row[2 + j] >> 4) - 8) * a[b].q[j + 16];
+        for (int j = 0; j < QK4_0 / 2; j++)
+            isum += ((q[j] & 15) - 8) * a[b].q[j] + ((q[j] >> 4) - 8) * a[b].q[j + QK4_0 / 2];
         s += f16(row) * a[b].d * (float)isum;
     }
     return s;
@@ -101,10 +103,11 @@ static float dot_q4_1(uint64_t n, const uint8_t *row, const void *act)
 {
     const KernQ8_0 *a = act;
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 32; b++, row += 20) {
+    for (uint64_t b = 0; b < n / QK4_1; b++, row += sizeof(BlockQ4_1)) {
+        const uint8_t *q = row + offsetof(BlockQ4_1, qs);
         int isum = 0;
-        for (int j = 0; j < 16; j++) isum += (row[4 + j] & 15) * a[b].q[j] + (row[4 + j] >> 4) * a[b].q[j + 16];
-        s += f16(row) * a[b].d * (float)isum + f16(row + 2) * a[b].d * (float)a[b].sum;
+        for (int j = 0; j < QK4_1 / 2; j++) isum += (q[j] & 15) * a[b].q[j] + (q[j] >> 4) * a[b].q[j + QK4_1 / 2];
+        s += f16(row) * a[b].d * (float)isum + f16(row + offsetof(BlockQ4_1, m)) * a[b].d * (float)a[b].sum;
     }
     return s;
 }
@@ -113,20 +116,20 @@ static float dot_q4_1(uint64_t n, const uint8_t *row, const void *act)
 static float dot_q5(uint64_t n, const uint8_t *row, const void *act, int with_min)
 {
     const KernQ8_0 *a = act;
-    uint64_t bytes = with_min ? 24 : 22;
+    uint64_t bytes = with_min ? sizeof(BlockQ5_1) : sizeof(BlockQ5_0);
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 32; b++, row += bytes) {
-        const uint8_t *p = row + (with_min ? 4 : 2);
+    for (uint64_t b = 0; b < n / QK5_0; b++, row += bytes) {
+        const uint8_t *p = row + (with_min ? offsetof(BlockQ5_1, qh) : offsetof(BlockQ5_0, qh));
         uint32_t qh = le32(p);
         const uint8_t *q = p + 4;
         int off = with_min ? 0 : 16, isum = 0;
-        for (int j = 0; j < 16; j++) {
+        for (int j = 0; j < QK5_0 / 2; j++) {
             int lo = (q[j] & 15) | (int)(((qh >> j) & 1) << 4);
-            int hi = (q[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4);
-            isum += (lo - off) * a[b].q[j] + (hi - off) * a[b].q[j + 16];
+            int hi = (q[j] >> 4) | (int)(((qh >> (j + QK5_0 / 2)) & 1) << 4);
+            isum += (lo - off) * a[b].q[j] + (hi - off) * a[b].q[j + QK5_0 / 2];
         }
         s += f16(row) * a[b].d * (float)isum;
-        if (with_min) s += f16(row + 2) * a[b].d * (float)a[b].sum;
+        if (with_min) s += f16(row + offsetof(BlockQ5_1, m)) * a[b].d * (float)a[b].sum;
     }
     return s;
 }
@@ -145,11 +148,11 @@ static float dot_iq4_nl(uint64_t n, const uint8_t *row, const void *act)
 {
     const KernQ8_0 *a = act;
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 32; b++, row += 18) {
+    for (uint64_t b = 0; b < n / QK4_NL; b++, row += sizeof(BlockIQ4_NL)) {
+        const uint8_t *q = row + offsetof(BlockIQ4_NL, qs);
         int isum = 0;
-        for (int j = 0; j < 16; j++)
-            isum += quant_iq4nl_values[row[2 + j] & 15] * a[b].q[j] +
-                    quant_iq4nl_values[row[2 + j] >> 4] * a[b].q[j + 16];
+        for (int j = 0; j < QK4_NL / 2; j++)
+            isum += quant_iq4nl_values[q[j] & 15] * a[b].q[j] + quant_iq4nl_values[q[j] >> 4] * a[b].q[j + QK4_NL / 2];
         s += f16(row) * a[b].d * (float)isum;
     }
     return s;
@@ -161,8 +164,8 @@ static float dot_q2_k(uint64_t n, const uint8_t *row, const void *act)
 {
     const KernQ8_K *a = act;
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 256; b++, row += 84) {
-        const uint8_t *sc = row, *q = row + 16;
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockQ2_K)) {
+        const uint8_t *sc = row + offsetof(BlockQ2_K, scales), *q = row + offsetof(BlockQ2_K, qs);
         int isum = 0, imin = 0;
         for (int i = 0; i < 16; i++) {
             int sub = 0;
@@ -171,7 +174,8 @@ static float dot_q2_k(uint64_t n, const uint8_t *row, const void *act)
             isum += (sc[i] & 15) * sub;
             imin += (sc[i] >> 4) * a[b].bsum[i];
         }
-        s += f16(row + 80) * a[b].d * (float)isum - f16(row + 82) * a[b].d * (float)imin;
+        s += f16(row + offsetof(BlockQ2_K, d)) * a[b].d * (float)isum -
+             f16(row + offsetof(BlockQ2_K, dmin)) * a[b].d * (float)imin;
     }
     return s;
 }
@@ -180,8 +184,8 @@ static float dot_q3_k(uint64_t n, const uint8_t *row, const void *act)
 {
     const KernQ8_K *a = act;
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 256; b++, row += 110) {
-        const uint8_t *hm = row, *q = row + 32;
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockQ3_K)) {
+        const uint8_t *hm = row + offsetof(BlockQ3_K, hmask), *q = row + offsetof(BlockQ3_K, qs);
         int isum = 0;
         for (int i = 0; i < 16; i++) {
             int sub = 0;
@@ -189,9 +193,9 @@ static float dot_q3_k(uint64_t n, const uint8_t *row, const void *act)
                 int q3 = ((q[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3) - ((hm[e % 32] >> (e / 32)) & 1 ? 0 : 4);
                 sub += q3 * a[b].q[e];
             }
-            isum += quant_q3k_scale(row + 96, i) * sub;
+            isum += quant_q3k_scale(row + offsetof(BlockQ3_K, scales), i) * sub;
         }
-        s += f16(row + 108) * a[b].d * (float)isum;
+        s += f16(row + offsetof(BlockQ3_K, d)) * a[b].d * (float)isum;
     }
     return s;
 }
@@ -200,14 +204,14 @@ static float dot_q3_k(uint64_t n, const uint8_t *row, const void *act)
 static float dot_q45_k(uint64_t n, const uint8_t *row, const void *act, int five)
 {
     const KernQ8_K *a = act;
-    uint64_t bytes = five ? 176 : 144;
+    uint64_t bytes = five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 256; b++, row += bytes) {
-        const uint8_t *qh = row + 16, *q = row + (five ? 48 : 16);
+    for (uint64_t b = 0; b < n / QK_K; b++, row += bytes) {
+        const uint8_t *qh = row + offsetof(BlockQ5_K, qh), *q = row + (five ? offsetof(BlockQ5_K, qs) : offsetof(BlockQ4_K, qs));
         int isum = 0, imin = 0;
         for (int j = 0; j < 8; j++) {
             int sc, m, sub = 0;
-            quant_q4k_scale_min(j, row + 4, &sc, &m);
+            quant_q4k_scale_min(j, row + offsetof(BlockQ4_K, scales), &sc, &m);
             for (int l = 0; l < 32; l++) {
                 uint8_t byte = q[32 * (j / 2) + l];
                 int v = j % 2 == 0 ? (byte & 15) : (byte >> 4);
@@ -217,7 +221,7 @@ static float dot_q45_k(uint64_t n, const uint8_t *row, const void *act, int five
             isum += sc * sub;
             imin += m * (a[b].bsum[2 * j] + a[b].bsum[2 * j + 1]);
         }
-        s += f16(row) * a[b].d * (float)isum - f16(row + 2) * a[b].d * (float)imin;
+        s += f16(row) * a[b].d * (float)isum - f16(row + offsetof(BlockQ4_K, dmin)) * a[b].d * (float)imin;
     }
     return s;
 }
@@ -236,21 +240,21 @@ static float dot_q6_k(uint64_t n, const uint8_t *row, const void *act)
 {
     const KernQ8_K *a = act;
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 256; b++, row += 210) {
-        const int8_t *sc = (const int8_t *)(row + 192);
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockQ6_K)) {
+        const int8_t *sc = (const int8_t *)(row + offsetof(BlockQ6_K, scales));
         int isum = 0;
         for (int i = 0; i < 16; i++) {
             int sub = 0;
             for (int e = 16 * i; e < 16 * i + 16; e++) {
                 int half = e / 128, r = e % 128, quarter = r / 32, l = r % 32;
-                uint8_t ql = row[64 * half + l + 32 * (quarter & 1)];
+                uint8_t ql = row[Q6_QL + 64 * half + l + 32 * (quarter & 1)];
                 int lo = quarter < 2 ? (ql & 15) : (ql >> 4);
-                int hi = (row[128 + 32 * half + l] >> (2 * quarter)) & 3;
+                int hi = (row[Q6_QH + 32 * half + l] >> (2 * quarter)) & 3;
                 sub += ((lo | (hi << 4)) - 32) * a[b].q[e];
             }
             isum += sc[i] * sub;
         }
-        s += f16(row + 208) * a[b].d * (float)isum;
+        s += f16(row + offsetof(BlockQ6_K, d)) * a[b].d * (float)isum;
     }
     return s;
 }
@@ -259,9 +263,9 @@ static float dot_iq4_xs(uint64_t n, const uint8_t *row, const void *act)
 {
     const KernQ8_K *a = act;
     float s = 0.0f;
-    for (uint64_t b = 0; b < n / 256; b++, row += 136) {
-        uint16_t sh = le16(row + 2);
-        const uint8_t *sl = row + 4, *q = row + 8;
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockIQ4_XS)) {
+        uint16_t sh = le16(row + offsetof(BlockIQ4_XS, scales_h));
+        const uint8_t *sl = row + offsetof(BlockIQ4_XS, scales_l), *q = row + offsetof(BlockIQ4_XS, qs);
         int isum = 0;
         for (int j = 0; j < 8; j++) {
             int ls = ((sl[j / 2] >> (4 * (j % 2))) & 15) | (((sh >> (2 * j)) & 3) << 4);
@@ -421,9 +425,9 @@ static void ref_axpy_f32(float *out, float a, const float *v, uint32_t n)
 static float ref_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
 {
     float s = 0.0f;
-    for (uint32_t b = 0; b < n / 32; b++, k += 34, q += 32) {
+    for (uint32_t b = 0; b < n / QK8_0; b++, k += sizeof(BlockQ8_0), q += QK8_0) {
         float bs = 0.0f;
-        for (int j = 0; j < 32; j++) bs += (float)(int8_t)k[2 + j] * q[j];
+        for (int j = 0; j < QK8_0; j++) bs += (float)(int8_t)k[Q8_CODES + j] * q[j];
         s += f16(k) * bs;
     }
     return s;
@@ -431,9 +435,9 @@ static float ref_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
 
 static void ref_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
 {
-    for (uint32_t b = 0; b < n / 32; b++, v += 34, out += 32) {
+    for (uint32_t b = 0; b < n / QK8_0; b++, v += sizeof(BlockQ8_0), out += QK8_0) {
         float ad = a * f16(v);
-        for (int j = 0; j < 32; j++) out[j] += ad * (float)(int8_t)v[2 + j];
+        for (int j = 0; j < QK8_0; j++) out[j] += ad * (float)(int8_t)v[Q8_CODES + j];
     }
 }
 

@@ -35,7 +35,7 @@
  * tokens in the call or the thread split. Rows past the end of the last
  * tile repeat the last row, tokens past the end of the last four repeat the
  * last token; their lanes are computed and dropped. */
-#include "kernels.h"
+#include "kernels_arm.h"
 
 #include <string.h>
 
@@ -51,14 +51,10 @@
 #define UNROLL _Pragma("GCC unroll 8")
 
 enum {
-    KC = 4,   /* blocks of 256 per K-chunk */
+    KC = 4,   /* blocks of QK_K per K-chunk */
     KTOK = 64 /* tokens per pass over a chunk (activations on the stack: 69 KiB) */
 };
 
-void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_arm_mm_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                         uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 
 /* ---- Q4_K and Q5_K ------------------------------------------------------------ */
 
@@ -105,7 +101,8 @@ INLINE void transpose_at(const uint8_t *const *r, uint64_t off, uint32x4_t *out)
  * sub-block 2q, the high ones 2q + 1 (each followed by its ds, skipped). */
 INLINE void q4k_codes(const uint8_t *const *p, T45 *t)
 {
-    const uint8_t *r0 = p[0] + 16, *r1 = p[1] + 16, *r2 = p[2] + 16, *r3 = p[3] + 16;
+    const uint64_t qs = offsetof(BlockQ4_K, qs);
+    const uint8_t *r0 = p[0] + qs, *r1 = p[1] + qs, *r2 = p[2] + qs, *r3 = p[3] + qs;
     uint8_t *d = (uint8_t *)t->sb;
     uint64_t n = 4, skip = 64 + 16;
     __asm__ volatile("movi v30.16b, #15\n\t"
@@ -128,7 +125,8 @@ INLINE void q4k_codes(const uint8_t *const *p, T45 *t)
 /* Blocks [b0, b0 + cb) of the four rows r (at block 0) into c. */
 NOINLINE DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, uint64_t cb, T45 *c)
 {
-    const uint64_t bytes = five ? 176 : 144, qs = five ? 48 : 16;
+    const uint64_t bytes = five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
+    const uint64_t qs = five ? offsetof(BlockQ5_K, qs) : offsetof(BlockQ4_K, qs);
     const uint8x16_t m4 = vdupq_n_u8(15), b4 = vdupq_n_u8(0x10);
     for (uint64_t b = 0; b < cb; b++) {
         const uint8_t *p[4];
@@ -152,8 +150,8 @@ NOINLINE DP static void tile45(int five, const uint8_t *const *r, uint64_t b0, u
             continue;
         }
         uint32x4_t qh[8];
-        transpose_at(p, 16, qh);
-        transpose_at(p, 32, qh + 4);
+        transpose_at(p, offsetof(BlockQ5_K, qh), qh);
+        transpose_at(p, offsetof(BlockQ5_K, qh) + 16, qh + 4);
         _Pragma("GCC unroll 1") for (int q = 0; q < 4; q++) { /* rolled: size */
             /* bytes 32q.. of the codes: low nibbles sub-block 2q, high ones 2q + 1 */
             uint32x4_t v[8];
@@ -300,7 +298,8 @@ typedef struct {
  * (160 bytes apart in t). */
 INLINE void q6k_codes(const uint8_t *const *p, int h, int s, T6 *t)
 {
-    uint64_t ol = 64 * (uint64_t)h + 16 * (uint64_t)s, oh = 128 + 32 * (uint64_t)h + 16 * (uint64_t)s, step = 160;
+    uint64_t ol = offsetof(BlockQ6_K, ql) + 64 * (uint64_t)h + 16 * (uint64_t)s;
+    uint64_t oh = offsetof(BlockQ6_K, qh) + 32 * (uint64_t)h + 16 * (uint64_t)s, step = 160;
     const uint8_t *a0 = p[0] + ol, *a1 = p[1] + ol, *a2 = p[2] + ol, *a3 = p[3] + ol;
     const uint8_t *b0 = a0 + 32, *b1 = a1 + 32, *b2 = a2 + 32, *b3 = a3 + 32;
     const uint8_t *c0 = p[0] + oh, *c1 = p[1] + oh, *c2 = p[2] + oh, *c3 = p[3] + oh;
@@ -333,15 +332,15 @@ NOINLINE DP static void tile6(const uint8_t *const *r, uint64_t b0, uint64_t cb,
 {
     for (uint64_t b = 0; b < cb; b++) {
         const uint8_t *p[4];
-        UNROLL for (int i = 0; i < 4; i++) p[i] = r[i] + 210 * (b0 + b);
+        UNROLL for (int i = 0; i < 4; i++) p[i] = r[i] + sizeof(BlockQ6_K) * (b0 + b);
         T6 *t = &c[b];
         uint32x4_t g[4];
         int32x4_t sc[16];
-        transpose_at(p, 192, g);
+        transpose_at(p, offsetof(BlockQ6_K, scales), g);
         UNROLL for (int k = 0; k < 4; k++) neon_sbytes4(g[k], sc + 4 * k);
         _Pragma("GCC unroll 16") for (int j = 0; j < 15; j++) t->sb[j].ds = vsubq_s32(sc[j], sc[j + 1]);
         t->sb[15].ds = sc[15];
-        t->dw = neon_rows4_f16(p, 208);
+        t->dw = neon_rows4_f16(p, offsetof(BlockQ6_K, d));
         UNROLL for (int hs = 0; hs < 4; hs++) q6k_codes(p, hs >> 1, hs & 1, t);
     }
 }
@@ -663,7 +662,7 @@ NOINLINE MM static void mm_quad(int six, const void *c, const void *x, uint64_t 
 /* Tokens [0, nt) (nt <= KTOK) against rows [0, nrows), K-chunk by K-chunk:
  * the chunk's activations laid out once for all the row tiles, each tile of
  * four rows decoded once for all the tokens; the float sums wait in out
- * between chunks. kind: 4 (Q4_K), 5 (Q5_K) or 6 (Q6_K); mm: the SMMLA
+ * between chunks. kind: GGML_TYPE_Q4_K, Q5_K or Q6_K; mm: the SMMLA
  * passes (a CPU with i8mm), a constant in each caller (inlined: the
  * dotprod frame has no branch of the other). */
 INLINE DP void pass(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const uint8_t *act,
@@ -683,8 +682,8 @@ INLINE DP void pass(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row
         N45 m45[KTOK / 4][KC];
         N6 m6[KTOK / 4][KC];
     } qa;
-    uint64_t nb = n / 256;
-    int quads = (nt + 3) / 4, six = kind == 6;
+    uint64_t nb = n / QK_K;
+    int quads = (nt + 3) / 4, six = kind == GGML_TYPE_Q6_K;
     for (uint64_t b0 = 0; b0 < nb; b0 += KC) {
         uint64_t cb = nb - b0 < KC ? nb - b0 : KC;
         for (int q = 0; q < quads; q++) {
@@ -703,7 +702,7 @@ INLINE DP void pass(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row
             const uint8_t *row[4];
             UNROLL for (int i = 0; i < 4; i++) row[i] = w + (r + ((uint64_t)i < valid ? (uint64_t)i : valid - 1)) * row_bytes;
             if (six) tile6(row, b0, cb, c.k6);
-            else tile45(kind == 5, row, b0, cb, c.k45);
+            else tile45(kind == GGML_TYPE_Q5_K, row, b0, cb, c.k45);
             if (mm && six) mm_tile6(c.k6, cb, mc.k6);
             if (mm && !six) mm_tile45(c.k45, cb, mc.k45);
             for (int q = 0; q < quads; q++) {
@@ -727,8 +726,8 @@ INLINE DP void pass(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row
     }
 }
 
-/* rows [0, nrows) of a Q4_K (kind 4), Q5_K (5) or Q6_K (6) matrix for nt tokens */
-DP void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+/* rows [0, nrows) of a Q4_K, Q5_K or Q6_K matrix (type) for nt tokens */
+DP void kern_arm_dp_tile_kq(GgmlType kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                             uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     for (int t0 = 0; t0 < nt; t0 += KTOK) {
@@ -739,7 +738,7 @@ DP void kern_arm_dp_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row
 }
 
 /* the same with the SMMLA passes (a CPU with i8mm) */
-MM void kern_arm_mm_tile_kq(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
+MM void kern_arm_mm_tile_kq(GgmlType kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                             uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     for (int t0 = 0; t0 < nt; t0 += KTOK) {

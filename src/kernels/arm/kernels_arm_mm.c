@@ -27,7 +27,7 @@
  * (kernels.h: determinism), so the bits are the dotprod tiles' and the
  * reference's. Rows past the end of a tile repeat the last row and tokens
  * past the end the last token; their lanes are computed and dropped. */
-#include "kernels.h"
+#include "kernels_arm.h"
 
 #include <string.h>
 
@@ -100,11 +100,12 @@ MM_INLINE void tile_pair(int q4, int8x16_t *w, const uint8_t *a, const uint8_t *
 {
     int8x16_t a0, a1, b0, b1;
     if (q4) {
-        q4_codes(a + 2, &a0, &a1);
-        q4_codes(b + 2, &b0, &b1);
+        q4_codes(a + offsetof(BlockQ4_0, qs), &a0, &a1);
+        q4_codes(b + offsetof(BlockQ4_0, qs), &b0, &b1);
     } else {
-        a0 = vld1q_s8((const int8_t *)a + 2), a1 = vld1q_s8((const int8_t *)a + 18);
-        b0 = vld1q_s8((const int8_t *)b + 2), b1 = vld1q_s8((const int8_t *)b + 18);
+        const uint64_t qs = offsetof(BlockQ8_0, qs);
+        a0 = vld1q_s8((const int8_t *)a + qs), a1 = vld1q_s8((const int8_t *)a + qs + 16);
+        b0 = vld1q_s8((const int8_t *)b + qs), b1 = vld1q_s8((const int8_t *)b + qs + 16);
     }
     pair_rows(w, a0, a1, b0, b1);
 }
@@ -114,7 +115,7 @@ MM_INLINE void tile_pair(int q4, int8x16_t *w, const uint8_t *a, const uint8_t *
  * that they stay in registers). */
 MM_INLINE void tile_rows_of(int q4, MmTile *c, const uint8_t *const *row, uint64_t b0, uint64_t cb)
 {
-    uint64_t bb = q4 ? 18 : 34;
+    uint64_t bb = q4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
     const uint8_t *p0 = row[0] + b0 * bb, *p1 = row[1] + b0 * bb, *p2 = row[2] + b0 * bb, *p3 = row[3] + b0 * bb;
     const uint8_t *p4 = row[4] + b0 * bb, *p5 = row[5] + b0 * bb, *p6 = row[6] + b0 * bb, *p7 = row[7] + b0 * bb;
     for (MmTile *t = c, *end = c + cb; t < end; t++) {
@@ -156,7 +157,7 @@ MM_INLINE void zip_quad(int8x16_t *wa, int8x16_t *wb, int8x16_t p0, int8x16_t p1
  * of vectors into pairs of rows x eight bytes. */
 MM static void tile_packed(int q4, MmTile *c, const uint8_t *ga, const uint8_t *gb, uint64_t b0, uint64_t cb)
 {
-    uint64_t gbb = 4 * (q4 ? 18 : 34);
+    uint64_t gbb = KERN_PACK_ROWS * (q4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0));
     for (uint64_t b = 0; b < cb; b++)
         for (int g = 0; g < 2; g++) {
             const uint8_t *p = (g ? gb : ga) + (b0 + b) * gbb;
@@ -247,7 +248,7 @@ MM void kern_arm_mm_pass(int q4, int packed, uint64_t n, const uint8_t *w, uint6
 {
     MmTile c[MM_KC];
     MmAct qa[MM_TOK / 4][MM_KC];
-    uint64_t nb = n / 32;
+    uint64_t nb = n / QK8_0;
     int quads = (nt + 3) / 4;
     uint64_t start = packed ? r0 / 4 * 4 : r0;
     for (uint64_t b0 = 0; b0 < nb; b0 += MM_KC) {

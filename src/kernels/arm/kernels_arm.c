@@ -39,9 +39,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "../../port/port.h"
-#include "kernels.h"
-#include "quant.h"
+#include "../../../port/port.h"
+#include "kernels_arm.h"
+#include "../quant.h"
 
 /* The armv7 set needs what the armv7 toolchain gives: NEON, VFPv4 (fused
  * multiply-add) and the IEEE half-precision format (F16 conversions).
@@ -323,13 +323,13 @@ INLINE int amax_ok(float amax)
  * and its codes. */
 static void neon_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
 {
-    for (uint64_t b = 0; b < n / 32; b++, x += 32) {
+    for (uint64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
         float32x4_t v[8];
         UNROLL
         for (int i = 0; i < 8; i++) v[i] = vld1q_f32(x + 4 * i);
         float amax = amax_vecs(v, 8);
         if (!amax_ok(amax)) {
-            kern_ref_quantize_q8_0(x, &out[b], 32);
+            kern_ref_quantize_q8_0(x, &out[b], QK8_0);
             continue;
         }
         float id = 127.0f / amax;
@@ -345,11 +345,11 @@ static void neon_quantize_q8_0(const float *x, KernQ8_0 *out, uint64_t n)
  * magnitude, one for the codes, 16 (one bsum) at a time. */
 static void neon_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
 {
-    for (uint64_t b = 0; b < n / 256; b++, x += 256) {
+    for (uint64_t b = 0; b < n / QK_K; b++, x += QK_K) {
         float32x4_t m[4];
         UNROLL
         for (int i = 0; i < 4; i++) m[i] = vabsq_f32(vld1q_f32(x + 4 * i));
-        for (int j = 16; j < 256; j += 16)
+        for (int j = 16; j < QK_K; j += 16)
             UNROLL
             for (int i = 0; i < 4; i++)
 #ifdef __aarch64__
@@ -359,7 +359,7 @@ static void neon_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
 #endif
         float amax = amax_vecs(m, 4);
         if (!amax_ok(amax)) {
-            kern_ref_quantize_q8_k(x, &out[b], 256);
+            kern_ref_quantize_q8_k(x, &out[b], QK_K);
             continue;
         }
         float id = 127.0f / amax;
@@ -375,15 +375,10 @@ static void neon_quantize_q8_k(const float *x, KernQ8_K *out, uint64_t n)
     }
 }
 
-/* ---- types with blocks of 32 against KernQ8_0 ------------------------------ */
+/* ---- types with blocks of QK8_0 (32) against KernQ8_0 ---------------------- */
 
-enum { B32_Q8_0, B32_Q4_0, B32_Q4_1, B32_Q5_0, B32_Q5_1, B32_IQ4_NL };
-
-INLINE uint64_t b32_bytes(int kind)
-{
-    static const uint8_t bytes[] = {34, 18, 20, 22, 24, 18};
-    return bytes[kind];
-}
+/* kind: GGML_TYPE_Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 or IQ4_NL (a compile-time
+ * constant: each kernel its own inlined copy) */
 
 /* The 32 weight codes of a block as signed bytes (elements 0..15 in w0,
  * 16..31 in w1), its scale and (Q4_1, Q5_1) its min. */
@@ -391,33 +386,34 @@ INLINE void b32_decode(int kind, const uint8_t *row, int8x16_t *w0, int8x16_t *w
 {
     *dw = f16s(row);
     *mw = 0.0f;
-    if (kind == B32_Q8_0) {
-        *w0 = vld1q_s8((const int8_t *)row + 2);
-        *w1 = vld1q_s8((const int8_t *)row + 18);
+    if (kind == GGML_TYPE_Q8_0) {
+        *w0 = vld1q_s8((const int8_t *)row + offsetof(BlockQ8_0, qs));
+        *w1 = vld1q_s8((const int8_t *)row + offsetof(BlockQ8_0, qs) + 16);
         return;
     }
-    int with_min = kind == B32_Q4_1 || kind == B32_Q5_1;
-    if (with_min) *mw = f16s(row + 2);
-    const uint8_t *p = row + (with_min ? 4 : 2);
+    int with_min = kind == GGML_TYPE_Q4_1 || kind == GGML_TYPE_Q5_1;
+    if (with_min) *mw = f16s(row + offsetof(BlockQ4_1, m));
+    /* the codes (Q5_*: their fifth bits first) follow the scale(s) */
+    const uint8_t *p = row + (with_min ? offsetof(BlockQ4_1, qs) : offsetof(BlockQ4_0, qs));
     uint32_t qh = 0;
-    if (kind == B32_Q5_0 || kind == B32_Q5_1) {
+    if (kind == GGML_TYPE_Q5_0 || kind == GGML_TYPE_Q5_1) {
         qh = (uint32_t)le16(p) | ((uint32_t)le16(p + 2) << 16);
         p += 4;
     }
     uint8x16_t b = vld1q_u8(p);
     uint8x16_t lo = vandq_u8(b, vdupq_n_u8(15)), hi = vshrq_n_u8(b, 4);
-    if (kind == B32_IQ4_NL) {
+    if (kind == GGML_TYPE_IQ4_NL) {
         *w0 = iq4_levels(lo);
         *w1 = iq4_levels(hi);
         return;
     }
-    if (kind == B32_Q5_0 || kind == B32_Q5_1) {
+    if (kind == GGML_TYPE_Q5_0 || kind == GGML_TYPE_Q5_1) {
         lo = vorrq_u8(lo, bit4_from_bits(qh));
         hi = vorrq_u8(hi, bit4_from_bits(qh >> 16));
     }
     int8x16_t s0 = vreinterpretq_s8_u8(lo), s1 = vreinterpretq_s8_u8(hi);
-    if (kind == B32_Q4_0 || kind == B32_Q5_0) {
-        int8x16_t off = vdupq_n_s8(kind == B32_Q4_0 ? 8 : 16);
+    if (kind == GGML_TYPE_Q4_0 || kind == GGML_TYPE_Q5_0) {
+        int8x16_t off = vdupq_n_s8(kind == GGML_TYPE_Q4_0 ? 8 : 16);
         s0 = vsubq_s8(s0, off);
         s1 = vsubq_s8(s1, off);
     }
@@ -430,11 +426,11 @@ INLINE void b32_body(uint64_t n, const uint8_t *row, const void *act, uint64_t a
 {
     float32x4_t acc[MAX_GROUP];
     float accm[MAX_GROUP];
-    int with_min = kind == B32_Q4_1 || kind == B32_Q5_1;
-    int small = kind != B32_Q8_0 && kind != B32_IQ4_NL;
-    uint64_t bytes = b32_bytes(kind);
+    int with_min = kind == GGML_TYPE_Q4_1 || kind == GGML_TYPE_Q5_1;
+    int small = kind != GGML_TYPE_Q8_0 && kind != GGML_TYPE_IQ4_NL;
+    uint64_t bytes = GGML_BLOCK_BYTES(kind);
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f), accm[t] = 0.0f;
-    for (uint64_t b = 0; b < n / 32; b++, row += bytes) {
+    for (uint64_t b = 0; b < n / QK8_0; b++, row += bytes) {
         int8x16_t w0, w1;
         float dw, mw;
         b32_decode(kind, row, &w0, &w1, &dw, &mw);
@@ -461,15 +457,15 @@ INLINE void q45_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t
 {
     float32x4_t acc[MAX_GROUP];
     float accm[MAX_GROUP];
-    uint64_t bytes = five ? 176 : 144;
+    uint64_t bytes = five ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
     const uint8x16_t m4 = vdupq_n_u8(15), b4 = vdupq_n_u8(0x10);
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f), accm[t] = 0.0f;
-    for (uint64_t b = 0; b < n / 256; b++, row += bytes) {
-        float dw = f16s(row), dmin = f16s(row + 2);
+    for (uint64_t b = 0; b < n / QK_K; b++, row += bytes) {
+        float dw = f16s(row), dmin = f16s(row + offsetof(BlockQ4_K, dmin));
         /* the 12 packed bytes of 6-bit scales and mins (quant_q4k_scale_min),
          * four at a time as 32-bit words: (byte >> 6) << 4 = (byte >> 2) & 0x30 */
         uint32_t u[3], w[4];
-        memcpy(u, row + 4, 12);
+        memcpy(u, row + offsetof(BlockQ4_K, scales), K_SCALE_SIZE);
         w[0] = u[0] & 0x3f3f3f3f;                                       /* scales 0..3 */
         w[1] = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);        /* scales 4..7 */
         w[2] = u[1] & 0x3f3f3f3f;                                       /* mins 0..3 */
@@ -478,11 +474,11 @@ INLINE void q45_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t
         int32_t sc[16];
         widen16(vreinterpretq_s8_u8(scm), sc); /* sc[0..7]; the mins follow */
         int16x8_t mins = vreinterpretq_s16_u16(vmovl_u8(vget_high_u8(scm)));
-        const uint8_t *q = row + (five ? 48 : 16);
+        const uint8_t *q = row + (five ? offsetof(BlockQ5_K, qs) : offsetof(BlockQ4_K, qs));
         /* Q5_K: bit j of qh[l] is the fifth bit of element l of sub-block j;
          * shifted down by 2 per pair of sub-blocks */
         uint8x16_t h0 = vdupq_n_u8(0), h1 = vdupq_n_u8(0);
-        if (five) h0 = vld1q_u8(row + 16), h1 = vld1q_u8(row + 32);
+        if (five) h0 = vld1q_u8(row + offsetof(BlockQ5_K, qh)), h1 = vld1q_u8(row + offsetof(BlockQ5_K, qh) + 16);
         int32x4_t isum[MAX_GROUP];
         UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
         for (int p = 0; p < 4; p++) { /* 32 bytes: sub-blocks 2p (low nibbles) and 2p+1 (high) */
@@ -522,8 +518,8 @@ INLINE void q2_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t 
     float accm[MAX_GROUP];
     const uint8x16_t m3 = vdupq_n_u8(3);
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f), accm[t] = 0.0f;
-    for (uint64_t b = 0; b < n / 256; b++, row += 84) {
-        float dw = f16s(row + 80), dmin = f16s(row + 82);
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockQ2_K)) {
+        float dw = f16s(row + offsetof(BlockQ2_K, d)), dmin = f16s(row + offsetof(BlockQ2_K, dmin));
         uint8x16_t mins = vshrq_n_u8(vld1q_u8(row), 4);
         int16x8_t mins0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mins)));
         int16x8_t mins1 = vreinterpretq_s16_u16(vmovl_u8(vget_high_u8(mins)));
@@ -532,7 +528,8 @@ INLINE void q2_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t 
         int32x4_t isum[MAX_GROUP];
         UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
         for (int h = 0; h < 2; h++) { /* 128 elements from 32 bytes, 2 bits at a time */
-            uint8x16_t q0 = vld1q_u8(row + 16 + 32 * h), q1 = vld1q_u8(row + 32 + 32 * h);
+            uint8x16_t q0 = vld1q_u8(row + offsetof(BlockQ2_K, qs) + 32 * h);
+            uint8x16_t q1 = vld1q_u8(row + offsetof(BlockQ2_K, qs) + 16 + 32 * h);
             for (int k = 0; k < 4; k++) {
                 int8x16_t w0 = vreinterpretq_s8_u8(vandq_u8(q0, m3)), w1 = vreinterpretq_s8_u8(vandq_u8(q1, m3));
                 q0 = vshrq_n_u8(q0, 2);
@@ -560,21 +557,22 @@ INLINE void q3_k_body(uint64_t n, const uint8_t *row, const void *act, uint64_t 
     float32x4_t acc[MAX_GROUP];
     const uint8x16_t m3 = vdupq_n_u8(3), four = vdupq_n_u8(4);
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
-    for (uint64_t b = 0; b < n / 256; b++, row += 110) {
-        float dw = f16s(row + 108);
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockQ3_K)) {
+        float dw = f16s(row + offsetof(BlockQ3_K, d));
         /* the 16 6-bit scales (quant_q3k_scale), four at a time as 32-bit
          * words: low 4 bits from bytes 0..7, high 2 bits from bytes 8..11 */
         uint32_t u[3], w[4];
-        memcpy(u, row + 96, 12);
+        memcpy(u, row + offsetof(BlockQ3_K, scales), sizeof u);
         for (int k = 0; k < 4; k++)
             w[k] = ((u[k % 2] >> (4 * (k / 2))) & 0x0f0f0f0f) | (((u[2] >> (2 * k)) & 0x03030303) << 4);
         int32_t sc[16];
         widen16(vsubq_s8(vld1q_s8((const int8_t *)w), vdupq_n_s8(32)), sc);
-        uint8x16_t hm0 = vld1q_u8(row), hm1 = vld1q_u8(row + 16);
+        uint8x16_t hm0 = vld1q_u8(row + offsetof(BlockQ3_K, hmask)), hm1 = vld1q_u8(row + offsetof(BlockQ3_K, hmask) + 16);
         int32x4_t isum[MAX_GROUP];
         UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
         for (int h = 0; h < 2; h++) {
-            uint8x16_t q0 = vld1q_u8(row + 32 + 32 * h), q1 = vld1q_u8(row + 48 + 32 * h);
+            uint8x16_t q0 = vld1q_u8(row + offsetof(BlockQ3_K, qs) + 32 * h);
+            uint8x16_t q1 = vld1q_u8(row + offsetof(BlockQ3_K, qs) + 16 + 32 * h);
             for (int k = 0; k < 4; k++) {
                 /* hmask bit 4h + k of byte l belongs to element l of this quarter */
                 uint8x16_t bit = vdupq_n_u8((uint8_t)(1u << (4 * h + k)));
@@ -604,14 +602,14 @@ INLINE void iq4_xs_body(uint64_t n, const uint8_t *row, const void *act, uint64_
     (void)kind;
     float32x4_t acc[MAX_GROUP];
     UNROLL for (int t = 0; t < nt; t++) acc[t] = vdupq_n_f32(0.0f);
-    for (uint64_t b = 0; b < n / 256; b++, row += 136) {
+    for (uint64_t b = 0; b < n / QK_K; b++, row += sizeof(BlockIQ4_XS)) {
         float dw = f16s(row);
-        uint16_t sh = le16(row + 2);
+        uint16_t sh = le16(row + offsetof(BlockIQ4_XS, scales_h));
         int32x4_t isum[MAX_GROUP];
         UNROLL for (int t = 0; t < nt; t++) isum[t] = vdupq_n_s32(0);
         for (int j = 0; j < 8; j++) {
-            int32_t s = (((row[4 + j / 2] >> (4 * (j % 2))) & 15) | (((sh >> (2 * j)) & 3) << 4)) - 32;
-            uint8x16_t v = vld1q_u8(row + 8 + 16 * j);
+            int32_t s = (((row[offsetof(BlockIQ4_XS, scales_l) + j / 2] >> (4 * (j % 2))) & 15) | (((sh >> (2 * j)) & 3) << 4)) - 32;
+            uint8x16_t v = vld1q_u8(row + offsetof(BlockIQ4_XS, qs) + 16 * j);
             int8x16_t w0 = iq4_levels(vandq_u8(v, vdupq_n_u8(15))), w1 = iq4_levels(vshrq_n_u8(v, 4));
             UNROLL for (int t = 0; t < nt; t++) isum[t] = mac32(isum[t], w0, w1, ACT(KernQ8_K, t)[b].q + 32 * j, s, 0, dp);
         }
@@ -625,25 +623,25 @@ INLINE void iq4_xs_body(uint64_t n, const uint8_t *row, const void *act, uint64_
 
 /* ---- float weights against float activations ------------------------------- */
 
-enum { FW_F32, FW_F16, FW_BF16 };
+/* kind: GGML_TYPE_F32, F16 or BF16 (a compile-time constant) */
 
 /* 4 weights of the row as floats (rows may be unaligned: byte loads). */
 INLINE float32x4_t load4w(int kind, const uint8_t *p)
 {
-    if (kind == FW_F32) return vreinterpretq_f32_u8(vld1q_u8(p));
+    if (kind == GGML_TYPE_F32) return vreinterpretq_f32_u8(vld1q_u8(p));
     uint16x4_t h = vreinterpret_u16_u8(vld1_u8(p));
-    if (kind == FW_F16) return vcvt_f32_f16(vreinterpret_f16_u16(h));
+    if (kind == GGML_TYPE_F16) return vcvt_f32_f16(vreinterpret_f16_u16(h));
     return vreinterpretq_f32_u32(vshll_n_u16(h, 16));
 }
 
 INLINE float scalar_weight(int kind, const uint8_t *p)
 {
-    if (kind == FW_F32) {
+    if (kind == GGML_TYPE_F32) {
         float f;
         memcpy(&f, p, 4);
         return f;
     }
-    return kind == FW_F16 ? f16s(p) : quant_bf16_to_f32(le16(p));
+    return kind == GGML_TYPE_F16 ? f16s(p) : quant_bf16_to_f32(le16(p));
 }
 
 /* 16 elements per step into two accumulators per token, tail in scalar. */
@@ -652,7 +650,7 @@ INLINE void float_body(uint64_t n, const uint8_t *row, const void *act, uint64_t
 {
     (void)dp;
     float32x4_t a0[MAX_GROUP], a1[MAX_GROUP];
-    uint64_t esz = kind == FW_F32 ? 4 : 2, i = 0;
+    uint64_t esz = kind == GGML_TYPE_F32 ? 4 : 2, i = 0;
     UNROLL for (int t = 0; t < nt; t++) a0[t] = a1[t] = vdupq_n_f32(0.0f);
     for (; i + 16 <= n; i += 16) {
         const uint8_t *p = row + i * esz;
@@ -828,12 +826,12 @@ static void neon_rows_f16(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint
 #define INT_KERNEL(name, body, kind) DEFINE_DOT(, neon_##name, body, kind, 0)
 #endif
 
-INT_KERNEL(q8_0, b32_body, B32_Q8_0)
-INT_KERNEL(q4_0, b32_body, B32_Q4_0)
-INT_KERNEL(q4_1, b32_body, B32_Q4_1)
-INT_KERNEL(q5_0, b32_body, B32_Q5_0)
-INT_KERNEL(q5_1, b32_body, B32_Q5_1)
-INT_KERNEL(iq4_nl, b32_body, B32_IQ4_NL)
+INT_KERNEL(q8_0, b32_body, GGML_TYPE_Q8_0)
+INT_KERNEL(q4_0, b32_body, GGML_TYPE_Q4_0)
+INT_KERNEL(q4_1, b32_body, GGML_TYPE_Q4_1)
+INT_KERNEL(q5_0, b32_body, GGML_TYPE_Q5_0)
+INT_KERNEL(q5_1, b32_body, GGML_TYPE_Q5_1)
+INT_KERNEL(iq4_nl, b32_body, GGML_TYPE_IQ4_NL)
 INT_KERNEL(q2_k, q2_k_body, 0)
 INT_KERNEL(q3_k, q3_k_body, 0)
 #ifndef __aarch64__ /* aarch64: the four-row kernels one row at a time (below); armv7: Q6_K's */
@@ -841,9 +839,9 @@ INT_KERNEL(q4_k, q45_k_body, 0)
 INT_KERNEL(q5_k, q45_k_body, 1)
 #endif
 INT_KERNEL(iq4_xs, iq4_xs_body, 0)
-DEFINE_DOT(, neon_f32, float_body, FW_F32, 0)
-DEFINE_DOT(, neon_f16, float_body, FW_F16, 0)
-DEFINE_DOT(, neon_bf16, float_body, FW_BF16, 0)
+DEFINE_DOT(, neon_f32, float_body, GGML_TYPE_F32, 0)
+DEFINE_DOT(, neon_f16, float_body, GGML_TYPE_F16, 0)
+DEFINE_DOT(, neon_bf16, float_body, GGML_TYPE_BF16, 0)
 
 /* ---- the KV cache ---------------------------------------------------------- */
 
@@ -1184,10 +1182,10 @@ INLINE void codes16(const uint8_t *p, float32x4_t *f)
 static float neon_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
 {
     float32x4_t acc = vdupq_n_f32(0.0f);
-    for (uint32_t b = 0; b < n / 32; b++, k += 34, q += 32) {
+    for (uint32_t b = 0; b < n / QK8_0; b++, k += sizeof(BlockQ8_0), q += QK8_0) {
         float32x4_t c[8];
-        codes16(k + 2, c);
-        codes16(k + 18, c + 4);
+        codes16(k + offsetof(BlockQ8_0, qs), c);
+        codes16(k + offsetof(BlockQ8_0, qs) + 16, c + 4);
         float32x4_t s0 = vmulq_f32(c[0], vld1q_f32(q)), s1 = vmulq_f32(c[1], vld1q_f32(q + 4));
         for (int i = 2; i < 8; i += 2) {
             s0 = fma4(s0, c[i], vld1q_f32(q + 4 * i));
@@ -1200,10 +1198,10 @@ static float neon_dot_q8_0_f32(const uint8_t *k, const float *q, uint32_t n)
 
 static void neon_axpy_q8_0(float *out, float a, const uint8_t *v, uint32_t n)
 {
-    for (uint32_t b = 0; b < n / 32; b++, v += 34, out += 32) {
+    for (uint32_t b = 0; b < n / QK8_0; b++, v += sizeof(BlockQ8_0), out += QK8_0) {
         float32x4_t ad = vdupq_n_f32(a * f16s(v)), c[8];
-        codes16(v + 2, c);
-        codes16(v + 18, c + 4);
+        codes16(v + offsetof(BlockQ8_0, qs), c);
+        codes16(v + offsetof(BlockQ8_0, qs) + 16, c + 4);
         for (int i = 0; i < 8; i++) vst1q_f32(out + 4 * i, fma4(vld1q_f32(out + 4 * i), ad, c[i]));
     }
 }
@@ -1450,27 +1448,9 @@ static void v7_to_f16(uint16_t *out, const float *x, uint32_t n)
 /* ---- the sets ---------------------------------------------------------------- */
 
 #ifdef __aarch64__
-/* kernels_arm_rows.c: eight rows per pass, for the dotprod set ... */
-KernRowsFunc kern_arm_dp_rows_q8_0, kern_arm_dp_rows_q4_0;
-/* ... and the same over weights repacked in place (kernels.h: KERN_PACK_ROWS) */
-KernPackedFunc kern_arm_dp_packed_q8_0, kern_arm_dp_packed_q4_0;
+/* The multi-row kernels of the other files (kernels_arm.h) */
 #define DP_PACKED [GGML_TYPE_Q8_0] = kern_arm_dp_packed_q8_0, [GGML_TYPE_Q4_0] = kern_arm_dp_packed_q4_0
-/* ... and over mapped weights with a copy of their scales (kernels.h: KERN_SIDE_ROWS) */
-KernSidedFunc kern_arm_dp_sided_q8_0, kern_arm_dp_sided_q4_0;
 #define DP_SIDED [GGML_TYPE_Q8_0] = kern_arm_dp_sided_q8_0, [GGML_TYPE_Q4_0] = kern_arm_dp_sided_q4_0
-/* the same with the prompt tiles of kernels_arm_mm.c (SMMLA), for the i8mm set */
-KernRowsFunc kern_arm_mm_rows_q8_0, kern_arm_mm_rows_q4_0;
-KernPackedFunc kern_arm_mm_packed_q8_0, kern_arm_mm_packed_q4_0;
-KernSidedFunc kern_arm_mm_sided_q8_0, kern_arm_mm_sided_q4_0;
-/* kernels_arm_rows4.c: Q8_0 and Q4_0 four rows per pass, for the set without dotprod */
-KernRowsFunc kern_arm_rows_q8_0, kern_arm_rows_q4_0;
-/* kernels_arm_kq.c: Q4_K, Q5_K and Q6_K four rows per pass, both sets */
-KernRowsFunc kern_arm_rows_q4_k, kern_arm_rows_q5_k, kern_arm_rows_q6_k;
-KernRowsFunc kern_arm_dp_rows_q4_k, kern_arm_dp_rows_q5_k, kern_arm_dp_rows_q6_k;
-/* the same with SMMLA prompt tiles (kernels_arm_kq_tile.c), for the i8mm set */
-KernRowsFunc kern_arm_mm_rows_q4_k, kern_arm_mm_rows_q5_k, kern_arm_mm_rows_q6_k;
-/* kernels_arm_fp16.c: F16 weights multiplied in F16, for CPUs with FEAT_FP16 */
-KernRowsFunc kern_arm_fp16_rows_f16;
 
 /* Q4_K, Q5_K and Q6_K rows alone: the four-row kernels with every lane on
  * the row, so a row's result is the same bits in a matmul and alone
@@ -1488,8 +1468,6 @@ KQ_DOT(dp, q4_k, kern_arm_dp_rows_q4_k)
 KQ_DOT(dp, q5_k, kern_arm_dp_rows_q5_k)
 KQ_DOT(dp, q6_k, kern_arm_dp_rows_q6_k)
 #else
-/* kernels_arm_v7.c: Q8_0, Q4_0, Q4_K and Q6_K four rows per pass */
-KernRowsFunc kern_armv7_rows_q8_0, kern_armv7_rows_q4_0, kern_armv7_rows_q4_k, kern_armv7_rows_q6_k;
 
 /* Q6_K rows alone: the four-row kernel with every lane on the row, so a
  * row's result is the same bits in a matmul and alone (kern_vec_dot) */

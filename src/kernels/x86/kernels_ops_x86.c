@@ -6,13 +6,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kernels_x86.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
-#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
 
 /* Eight elements: x to F16 (the same bits as quant_f32_to_f16: F16C rounds
  * to nearest even), the table's entry at those bits (a 32-bit gather at

@@ -1,6 +1,7 @@
 /* quant.c - reference decoding of the weight types pith computes with.
  *
- * Block layouts (ggml's, all little-endian):
+ * Block layouts (ggml's, all little-endian; the structs, offsets and sizes
+ * are src/base/ggml_type.h's Block*, this says what the fields mean):
  *   Q8_0  32 elements, 34 bytes:  f16 d, int8 q[32];               x = d*q
  *   Q4_0  32 elements, 18 bytes:  f16 d, u8 nibbles[16];           x = d*(nib-8)
  *         element j (j<16) is the low nibble of byte j, element j+16 the high one.
@@ -32,12 +33,13 @@
  *         8 sub-blocks of 32, 6-bit scale ls (4 bits in scales_l, 2 in scales_h),
  *         x = d*(ls-32)*KV[nib]; 16 bytes of qs per sub-block, nibbles as Q4_0.
  */
-#include "quant.h"
+#include "../quant.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "ggml_type.h"
+#include "../../base/ggml_type.h"
+#include "kernels_ref.h"
 
 /* ---- scalar conversions ----------------------------------------------- */
 
@@ -134,17 +136,17 @@ void quant_dequant_q8_0(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
-    for (int j = 0; j < 32; j++) y[j] = d * (float)(int8_t)b[2 + j];
+    for (int j = 0; j < QK8_0; j++) y[j] = d * (float)(int8_t)b[Q8_CODES + j];
 }
 
 void quant_dequant_q4_0(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
-    const uint8_t *q = b + 2;
-    for (int j = 0; j < 16; j++) {
+    const uint8_t *q = b + offsetof(BlockQ4_0, qs);
+    for (int j = 0; j < QK4_0 / 2; j++) {
         y[j] = d * (float)((q[j] & 0x0f) - 8);
-        y[j + 16] = d * (float)((q[j] >> 4) - 8);
+        y[j + QK4_0 / 2] = d * (float)((q[j] >> 4) - 8);
     }
 }
 
@@ -167,9 +169,9 @@ void quant_dequant_q4_k(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
-    float dmin = quant_f16_to_f32(le16(b + 2));
-    const uint8_t *scales = b + 4;
-    const uint8_t *q = b + 16;
+    float dmin = quant_f16_to_f32(le16(b + offsetof(BlockQ4_K, dmin)));
+    const uint8_t *scales = b + offsetof(BlockQ4_K, scales);
+    const uint8_t *q = b + offsetof(BlockQ4_K, qs);
     for (int pair = 0; pair < 4; pair++) { /* 64 elements: two sub-blocks */
         int sc, m;
         quant_q4k_scale_min(2 * pair, scales, &sc, &m);
@@ -186,10 +188,10 @@ void quant_dequant_q4_k(const uint8_t *b, float *y, uint64_t n)
 void quant_dequant_q6_k(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
-    const uint8_t *ql = b;
-    const uint8_t *qh = b + 128;
-    const int8_t *sc = (const int8_t *)(b + 192);
-    float d = quant_f16_to_f32(le16(b + 208));
+    const uint8_t *ql = b + offsetof(BlockQ6_K, ql);
+    const uint8_t *qh = b + offsetof(BlockQ6_K, qh);
+    const int8_t *sc = (const int8_t *)(b + offsetof(BlockQ6_K, scales));
+    float d = quant_f16_to_f32(le16(b + offsetof(BlockQ6_K, d)));
     for (int half = 0; half < 2; half++) { /* 128 elements each */
         for (int l = 0; l < 32; l++) {
             int is = l / 16;
@@ -215,11 +217,11 @@ const int8_t quant_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
 void quant_dequant_q4_1(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
-    float d = quant_f16_to_f32(le16(b)), m = quant_f16_to_f32(le16(b + 2));
-    const uint8_t *q = b + 4;
-    for (int j = 0; j < 16; j++) {
+    float d = quant_f16_to_f32(le16(b)), m = quant_f16_to_f32(le16(b + offsetof(BlockQ4_1, m)));
+    const uint8_t *q = b + offsetof(BlockQ4_1, qs);
+    for (int j = 0; j < QK4_1 / 2; j++) {
         y[j] = d * (float)(q[j] & 0x0f) + m;
-        y[j + 16] = d * (float)(q[j] >> 4) + m;
+        y[j + QK4_1 / 2] = d * (float)(q[j] >> 4) + m;
     }
 }
 
@@ -227,19 +229,19 @@ void quant_dequant_q4_1(const uint8_t *b, float *y, uint64_t n)
 static void dequant_q5(const uint8_t *b, float *y, int with_min)
 {
     float d = quant_f16_to_f32(le16(b));
-    float m = with_min ? quant_f16_to_f32(le16(b + 2)) : 0.0f;
-    const uint8_t *p = b + (with_min ? 4 : 2);
+    float m = with_min ? quant_f16_to_f32(le16(b + offsetof(BlockQ5_1, m))) : 0.0f;
+    const uint8_t *p = b + (with_min ? offsetof(BlockQ5_1, qh) : offsetof(BlockQ5_0, qh));
     uint32_t qh = le32(p);
     const uint8_t *q = p + 4;
-    for (int j = 0; j < 16; j++) {
+    for (int j = 0; j < QK5_0 / 2; j++) {
         int lo = (q[j] & 0x0f) | (int)(((qh >> j) & 1) << 4);
-        int hi = (q[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4);
+        int hi = (q[j] >> 4) | (int)(((qh >> (j + QK5_0 / 2)) & 1) << 4);
         if (with_min) {
             y[j] = d * (float)lo + m;
-            y[j + 16] = d * (float)hi + m;
+            y[j + QK5_0 / 2] = d * (float)hi + m;
         } else {
             y[j] = d * (float)(lo - 16);
-            y[j + 16] = d * (float)(hi - 16);
+            y[j + QK5_0 / 2] = d * (float)(hi - 16);
         }
     }
 }
@@ -260,19 +262,19 @@ void quant_dequant_iq4_nl(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
-    const uint8_t *q = b + 2;
-    for (int j = 0; j < 16; j++) {
+    const uint8_t *q = b + offsetof(BlockIQ4_NL, qs);
+    for (int j = 0; j < QK4_NL / 2; j++) {
         y[j] = d * (float)quant_iq4nl_values[q[j] & 0x0f];
-        y[j + 16] = d * (float)quant_iq4nl_values[q[j] >> 4];
+        y[j + QK4_NL / 2] = d * (float)quant_iq4nl_values[q[j] >> 4];
     }
 }
 
 void quant_dequant_q2_k(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
-    const uint8_t *sc = b, *q = b + 16;
-    float d = quant_f16_to_f32(le16(b + 80)), dmin = quant_f16_to_f32(le16(b + 82));
-    for (int e = 0; e < 256; e++) {
+    const uint8_t *sc = b + offsetof(BlockQ2_K, scales), *q = b + offsetof(BlockQ2_K, qs);
+    float d = quant_f16_to_f32(le16(b + offsetof(BlockQ2_K, d))), dmin = quant_f16_to_f32(le16(b + offsetof(BlockQ2_K, dmin)));
+    for (int e = 0; e < QK_K; e++) {
         int half = e / 128, k = (e % 128) / 32, l = e % 32;
         int q2 = (q[32 * half + l] >> (2 * k)) & 3;
         int s = sc[e / 16];
@@ -290,9 +292,10 @@ int quant_q3k_scale(const uint8_t *s, int i)
 void quant_dequant_q3_k(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
-    const uint8_t *hm = b, *q = b + 32, *scales = b + 96;
-    float d = quant_f16_to_f32(le16(b + 108));
-    for (int e = 0; e < 256; e++) {
+    const uint8_t *hm = b + offsetof(BlockQ3_K, hmask), *q = b + offsetof(BlockQ3_K, qs);
+    const uint8_t *scales = b + offsetof(BlockQ3_K, scales);
+    float d = quant_f16_to_f32(le16(b + offsetof(BlockQ3_K, d)));
+    for (int e = 0; e < QK_K; e++) {
         int half = e / 128, k = (e % 128) / 32, l = e % 32;
         int q3 = ((q[32 * half + l] >> (2 * k)) & 3) - ((hm[l] >> (e / 32)) & 1 ? 0 : 4);
         y[e] = d * (float)quant_q3k_scale(scales, e / 16) * (float)q3;
@@ -303,9 +306,10 @@ void quant_dequant_q5_k(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
-    float dmin = quant_f16_to_f32(le16(b + 2));
-    const uint8_t *scales = b + 4, *qh = b + 16, *q = b + 48;
-    for (int e = 0; e < 256; e++) {
+    float dmin = quant_f16_to_f32(le16(b + offsetof(BlockQ5_K, dmin)));
+    const uint8_t *scales = b + offsetof(BlockQ5_K, scales), *qh = b + offsetof(BlockQ5_K, qh);
+    const uint8_t *q = b + offsetof(BlockQ5_K, qs);
+    for (int e = 0; e < QK_K; e++) {
         int j = e / 32, l = e % 32;
         int sc, m;
         quant_q4k_scale_min(j, scales, &sc, &m);
@@ -319,8 +323,8 @@ void quant_dequant_iq4_xs(const uint8_t *b, float *y, uint64_t n)
 {
     (void)n; /* one block */
     float d = quant_f16_to_f32(le16(b));
-    uint16_t sh = le16(b + 2);
-    const uint8_t *sl = b + 4, *q = b + 8;
+    uint16_t sh = le16(b + offsetof(BlockIQ4_XS, scales_h));
+    const uint8_t *sl = b + offsetof(BlockIQ4_XS, scales_l), *q = b + offsetof(BlockIQ4_XS, qs);
     for (int j = 0; j < 8; j++) {
         int ls = ((sl[j / 2] >> (4 * (j % 2))) & 15) | (((sh >> (2 * j)) & 3) << 4);
         float dl = d * (float)(ls - 32);
@@ -357,24 +361,25 @@ static void put_le16(uint8_t *p, uint16_t v)
 static void quantize_q4_0(const float *x, uint8_t *b)
 {
     float amax = 0.0f, mx = 0.0f;
-    for (int j = 0; j < 32; j++)
+    for (int j = 0; j < QK4_0; j++)
         if (fabsf(x[j]) > amax) amax = fabsf(x[j]), mx = x[j];
     float d = mx / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
     put_le16(b, quant_f32_to_f16(d));
-    for (int j = 0; j < 16; j++) {
+    for (int j = 0; j < QK4_0 / 2; j++) {
         int lo = clampi((int)lrintf(x[j] * id) + 8, 0, 15);
-        int hi = clampi((int)lrintf(x[j + 16] * id) + 8, 0, 15);
-        b[2 + j] = (uint8_t)(lo | (hi << 4));
+        int hi = clampi((int)lrintf(x[j + QK4_0 / 2] * id) + 8, 0, 15);
+        b[Q4_CODES + j] = (uint8_t)(lo | (hi << 4));
     }
 }
 
 static void quantize_q8_0(const float *x, uint8_t *b)
 {
     float amax = 0.0f;
-    for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
+    for (int j = 0; j < QK8_0; j++) amax = fmaxf(amax, fabsf(x[j]));
     float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
     put_le16(b, quant_f32_to_f16(d));
-    for (int j = 0; j < 32; j++) b[2 + j] = (uint8_t)(int8_t)clampi((int)lrintf(x[j] * id), -127, 127);
+    for (int j = 0; j < QK8_0; j++)
+        b[Q8_CODES + j] = (uint8_t)(int8_t)clampi((int)lrintf(x[j] * id), -127, 127);
 }
 
 /* Q4_K: per sub-block of 32, scale = (max - min)/15 and min = -min(0, ..),
@@ -399,9 +404,9 @@ static void quantize_q4_k(const float *x, uint8_t *b)
         m[j] = dmin > 0.0f ? clampi((int)lrintf(mins[j] / dmin), 0, 63) : 0;
     }
     put_le16(b, dh);
-    put_le16(b + 2, mh);
-    uint8_t *s = b + 4;
-    memset(s, 0, 12);
+    put_le16(b + offsetof(BlockQ4_K, dmin), mh);
+    uint8_t *s = b + offsetof(BlockQ4_K, scales);
+    memset(s, 0, K_SCALE_SIZE);
     for (int j = 0; j < 4; j++) {
         s[j] = (uint8_t)sc[j];
         s[j + 4] = (uint8_t)m[j];
@@ -411,8 +416,8 @@ static void quantize_q4_k(const float *x, uint8_t *b)
         s[j - 4] |= (uint8_t)((sc[j] >> 4) << 6);
         s[j] |= (uint8_t)((m[j] >> 4) << 6);
     }
-    uint8_t *q = b + 16;
-    memset(q, 0, 128);
+    uint8_t *q = b + offsetof(BlockQ4_K, qs);
+    memset(q, 0, QK_K / 2);
     for (int j = 0; j < 8; j++) {
         float step = d * (float)sc[j], off = dmin * (float)m[j];
         for (int l = 0; l < 32; l++) {
@@ -436,20 +441,20 @@ static void quantize_q6_k(const float *x, uint8_t *b)
     float d = smax / 127.0f;
     uint16_t dh = quant_f32_to_f16(d);
     d = quant_f16_to_f32(dh);
-    memset(b, 0, 210);
+    memset(b, 0, sizeof(BlockQ6_K));
     for (int i = 0; i < 16; i++) {
         int sc = d > 0.0f ? clampi((int)lrintf(scale[i] / d), -128, 127) : 0;
-        b[192 + i] = (uint8_t)(int8_t)sc;
+        b[Q6_SCALES + i] = (uint8_t)(int8_t)sc;
         float step = d * (float)sc;
         for (int l = 0; l < 16; l++) {
             int e = 16 * i + l;
             int q = (step != 0.0f ? clampi((int)lrintf(x[e] / step), -32, 31) : 0) + 32;
             int half = e / 128, r = e % 128, quarter = r / 32, c = r % 32;
-            b[half * 64 + c + (quarter & 1) * 32] |= (uint8_t)(quarter < 2 ? (q & 15) : (q & 15) << 4);
-            b[128 + half * 32 + c] |= (uint8_t)((q >> 4) << (2 * quarter));
+            b[Q6_QL + half * 64 + c + (quarter & 1) * 32] |= (uint8_t)(quarter < 2 ? (q & 15) : (q & 15) << 4);
+            b[Q6_QH + half * 32 + c] |= (uint8_t)((q >> 4) << (2 * quarter));
         }
     }
-    put_le16(b + 208, dh);
+    put_le16(b + offsetof(BlockQ6_K, d), dh);
 }
 
 /* The writers, whole rows (the type table's `quantize`). */
@@ -475,20 +480,20 @@ void quant_quantize_bf16(const float *x, uint8_t *out, uint64_t n)
 
 void quant_quantize_q8_0(const float *x, uint8_t *out, uint64_t n)
 {
-    for (uint64_t i = 0; i < n / 32; i++) quantize_q8_0(x + 32 * i, out + 34 * i);
+    for (uint64_t i = 0; i < n / QK8_0; i++) quantize_q8_0(x + QK8_0 * i, out + sizeof(BlockQ8_0) * i);
 }
 
 void quant_quantize_q4_0(const float *x, uint8_t *out, uint64_t n)
 {
-    for (uint64_t i = 0; i < n / 32; i++) quantize_q4_0(x + 32 * i, out + 18 * i);
+    for (uint64_t i = 0; i < n / QK4_0; i++) quantize_q4_0(x + QK4_0 * i, out + sizeof(BlockQ4_0) * i);
 }
 
 void quant_quantize_q4_k(const float *x, uint8_t *out, uint64_t n)
 {
-    for (uint64_t i = 0; i < n / 256; i++) quantize_q4_k(x + 256 * i, out + 144 * i);
+    for (uint64_t i = 0; i < n / QK_K; i++) quantize_q4_k(x + QK_K * i, out + sizeof(BlockQ4_K) * i);
 }
 
 void quant_quantize_q6_k(const float *x, uint8_t *out, uint64_t n)
 {
-    for (uint64_t i = 0; i < n / 256; i++) quantize_q6_k(x + 256 * i, out + 210 * i);
+    for (uint64_t i = 0; i < n / QK_K; i++) quantize_q6_k(x + QK_K * i, out + sizeof(BlockQ6_K) * i);
 }

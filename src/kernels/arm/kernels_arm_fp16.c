@@ -44,8 +44,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernels.h"
-#include "quant.h"
+#include "kernels_arm.h"
+#include "../quant.h"
 
 #if defined(__aarch64__) && defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #include <arm_neon.h>

@@ -48,7 +48,7 @@
  * number of tokens in the call or the thread split. Rows past the end of
  * a tile repeat the last row, tokens past the end of the last four repeat
  * the last token; their lanes are computed and dropped. */
-#include "kernels.h"
+#include "kernels_arm.h"
 
 #include <string.h>
 
@@ -61,7 +61,9 @@
 #define DP_INLINE static inline __attribute__((always_inline)) DP
 #define UNROLL _Pragma("GCC unroll 8")
 
-enum { RK_Q8_0, RK_Q4_0 };
+/* q4: 1 for Q4_0 weights, 0 for Q8_0 (a constant in each entry; the
+ * frames and passes take it as their argument, tested as q4 == 0 or
+ * q4 == 1 as the code was built and measured) */
 enum {
     TILE = 8,       /* rows per pass */
     DKC = 128,      /* decoding: blocks of the activation laid out at once (8 KiB) */
@@ -70,10 +72,16 @@ enum {
     MIN_TILE_TOKENS = 4 /* Q4_0: 3 (a quad with one token repeated costs less than three decodes; Q8_0's more) */
 };
 
-static inline uint64_t block_bytes(int kind)
+static inline uint64_t block_bytes(int q4)
 {
-    return kind == RK_Q8_0 ? 34 : 18;
+    return q4 == 0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
 }
+/* The assembly's post-increments are the blocks' layout: a scale (#2),
+ * then the codes (Q8_0 #32, Q4_0's nibbles #16), and a packed group of
+ * Q8_0 blocks (#136). */
+_Static_assert(offsetof(BlockQ8_0, qs) == 2 && sizeof(BlockQ8_0) == 2 + 32 && offsetof(BlockQ4_0, qs) == 2 &&
+                   sizeof(BlockQ4_0) == 2 + 16 && KERN_PACK_ROWS * sizeof(BlockQ8_0) == 136,
+               "the assembly's steps follow the block layouts");
 
 /* ---- decoding one token ------------------------------------------------------ */
 
@@ -180,17 +188,17 @@ typedef struct {
  * row: rows past `valid` start at the last valid one) over nb blocks:
  * f[0] rows 0-3, f[1] rows 4-7. With scl (the scales' copy at the tile's
  * first block), the scales come from there. */
-DP_INLINE void dec_tile(int kind, const uint8_t *p, uint64_t rs, uint64_t valid, uint64_t nb, const DecBlock *blk,
+DP_INLINE void dec_tile(int q4, const uint8_t *p, uint64_t rs, uint64_t valid, uint64_t nb, const DecBlock *blk,
                         const float *da, const uint16_t *scl, float32x4_t *f)
 {
     const uint8_t *r[TILE];
-    UNROLL for (int i = 0; i < TILE; i++) r[i] = p + ((uint64_t)i < valid ? (uint64_t)i : valid - 1) * rs + (scl ? 2 : 0);
+    UNROLL for (int i = 0; i < TILE; i++) r[i] = p + ((uint64_t)i < valid ? (uint64_t)i : valid - 1) * rs + (scl ? offsetof(BlockQ8_0, qs) : 0);
     const uint8_t *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3], *r4 = r[4], *r5 = r[5], *r6 = r[6], *r7 = r[7];
     float32x4_t f0 = f[0], f1 = f[1];
-    uint64_t pairs = nb / 2, bs = block_bytes(kind);
-    if (kind == RK_Q8_0 && !scl)
+    uint64_t pairs = nb / 2, bs = block_bytes(q4);
+    if (q4 == 0 && !scl)
         __asm__ volatile(DEC_LOOP(Q8_FILE) : DEC_OPERANDS : [odd] "r"(nb) : DEC_CLOBBERS);
-    else if (kind == RK_Q8_0)
+    else if (q4 == 0)
         __asm__ volatile(DEC_LOOP(Q8_SIDE) : DEC_OPERANDS, [scl] "+r"(scl) : [odd] "r"(nb), [bs] "r"(bs) : DEC_CLOBBERS);
     else if (!scl)
         __asm__ volatile("movi v29.16b, #15\n\t" DEC_LOOP(Q4_FILE) : DEC_OPERANDS : [odd] "r"(nb) : DEC_CLOBBERS);
@@ -207,12 +215,12 @@ DP_INLINE void dec_tile(int kind, const uint8_t *p, uint64_t rs, uint64_t valid,
  * (side NULL) the tiles start at r0 (w + r0 * row_bytes); with one, on its
  * groups of eight rows (a tile's rows outside [r0, r1) are computed and
  * dropped). */
-DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+DP static void decode_token(int q4, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
                             const uint16_t *side, const KernQ8_0 *a, float *out)
 {
     DecBlock blk[DKC];
     float da[DKC];
-    uint64_t nb = n / 32, bytes = block_bytes(kind);
+    uint64_t nb = n / QK8_0, bytes = block_bytes(q4);
     for (uint64_t b0 = 0; b0 < nb; b0 += DKC) {
         uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
         for (uint64_t b = 0; b < cb; b++) {
@@ -223,7 +231,7 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
             blk[b].dup[2] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 0));
             blk[b].dup[3] = vreinterpretq_s8_s64(vdupq_laneq_s64(hi, 1));
             da[b] = a[b0 + b].d;
-            int32_t c4 = kind == RK_Q4_0 ? neon_q4_start(a[b0 + b].sum, 4) : 0; /* two lanes a row */
+            int32_t c4 = q4 == 1 ? neon_q4_start(a[b0 + b].sum, 4) : 0; /* two lanes a row */
             blk[b].c[0] = blk[b].c[1] = blk[b].c[2] = blk[b].c[3] = c4;
         }
         for (uint64_t r = side ? r0 / TILE * TILE : r0; r < r1; r += TILE) {
@@ -242,9 +250,9 @@ DP static void decode_token(int kind, uint64_t n, const uint8_t *w, uint64_t row
             float32x4_t f[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
             if (b0 || !whole) f[0] = vld1q_f32(dst), f[1] = vld1q_f32(dst + 4);
             /* whole tiles apart: their row pointers are plain steps */
-            if (side) dec_tile(kind, p, row_bytes, TILE, cb, blk, da, scl, f);
-            else if (hi == TILE) dec_tile(kind, p, row_bytes, TILE, cb, blk, da, NULL, f);
-            else dec_tile(kind, p, row_bytes, hi, cb, blk, da, NULL, f);
+            if (side) dec_tile(q4, p, row_bytes, TILE, cb, blk, da, scl, f);
+            else if (hi == TILE) dec_tile(q4, p, row_bytes, TILE, cb, blk, da, NULL, f);
+            else dec_tile(q4, p, row_bytes, hi, cb, blk, da, NULL, f);
             vst1q_f32(dst, f[0]);
             vst1q_f32(dst + 4, f[1]);
             if (!whole) memcpy(out + r + lo, tmp + lo, (hi - lo) * sizeof(float));
@@ -316,15 +324,15 @@ typedef struct {
 
 /* The cb blocks from block b0 of the tile's rows, transposed into c, their
  * scales as floats into sd. */
-DP static void load_chunk(int kind, TBlock *c, float32x4_t (*sd)[2], const uint8_t *const *row, uint64_t b0,
+DP static void load_chunk(int q4, TBlock *c, float32x4_t (*sd)[2], const uint8_t *const *row, uint64_t b0,
                           uint64_t cb)
 {
-    uint64_t off = b0 * block_bytes(kind);
+    uint64_t off = b0 * block_bytes(q4);
     const uint8_t *r0 = row[0] + off, *r1 = row[1] + off, *r2 = row[2] + off, *r3 = row[3] + off;
     const uint8_t *r4 = row[4] + off, *r5 = row[5] + off, *r6 = row[6] + off, *r7 = row[7] + off;
     TBlock *dst = c;
     float32x4_t *sdst = sd[0];
-    if (kind == RK_Q8_0)
+    if (q4 == 0)
         __asm__ volatile("1:\n\t" T_SCALES T_LD4("r0", "r1", "r2", "r3") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
                          T_LD4("r0", "r1", "r2", "r3") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
                          T_LD4("r4", "r5", "r6", "r7") "st1 {v0.16b-v3.16b}, [%[dst]], #64\n\t"
@@ -478,17 +486,17 @@ DP_INLINE void quad_whole(const QuadW *w, uint64_t cb, const QChunk *qc, float *
  * interleaved, their scales together) for chunk_quad: Q8_0's codes are read
  * in place (only the scales converted into sd); Q4_0's decoded to signed
  * bytes into c. */
-DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], const uint8_t *ga, const uint8_t *gb,
+DP static void load_chunk_packed(int q4, TBlock *c, float32x4_t (*sd)[2], const uint8_t *ga, const uint8_t *gb,
                                  uint64_t b0, uint64_t cb, QuadW *qw)
 {
-    uint64_t gbb = 4 * block_bytes(kind);
+    uint64_t gbb = KERN_PACK_ROWS * block_bytes(q4);
     const uint8_t *g[2] = {ga + b0 * gbb, gb + b0 * gbb};
-    if (kind == RK_Q8_0) {
+    if (q4 == 0) {
         /* the two groups' four F16 scales per block, as floats */
         const uint8_t *pa = g[0], *pb = g[1];
         float32x4_t *dst = sd[0];
         uint64_t fours = cb / 4, left = cb % 4;
-        /* gbb: four blocks of 34 bytes; four blocks per turn, one store of two */
+        /* gbb: four blocks of sizeof(BlockQ8_0) = 34 bytes; four blocks per turn, one store of two */
 #define PQ8_SCALES(a, b) "ldr d" a ", [%[pa]], #136\n\tldr d" b ", [%[pb]], #136\n\t"
 #define PQ8_CONVERT(a, b) "fcvtl v" a ".4s, v" a ".4h\n\tfcvtl v" b ".4s, v" b ".4h\n\t"
         if (fours)
@@ -540,14 +548,14 @@ DP static void load_chunk_packed(int kind, TBlock *c, float32x4_t (*sd)[2], cons
  * for all the tokens (transposed from the file's layout, or copied from the
  * packed one: then tiles start at a group of four); the float sums wait in
  * out between chunks. A tile's lanes [lo, hi) are the rows wanted. */
-DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0,
+DP static void prompt_pass(int q4, int packed, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0,
                            uint64_t r1, const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     TBlock c[PKC];
     float32x4_t sd[PKC][2];
     QChunk qc[PTOK / 4];
     QuadW qw;
-    uint64_t nb = n / 32;
+    uint64_t nb = n / QK8_0;
     int quads = (nt + 3) / 4;
     uint64_t start = packed ? r0 / 4 * 4 : r0;
     for (uint64_t b0 = 0; b0 < nb; b0 += PKC) {
@@ -562,7 +570,7 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
                 UNROLL for (int t = 0; t < 4; t++) {
                     qc[q].x[b][t] = vld1q_s8(a[t][b].q);
                     qc[q].x[b][4 + t] = vld1q_s8(a[t][b].q + 16);
-                    s0[t] = kind == RK_Q4_0 ? neon_q4_start(a[t][b].sum, 8) : 0;
+                    s0[t] = q4 == 1 ? neon_q4_start(a[t][b].sum, 8) : 0;
                     d[t] = a[t][b].d;
                 }
                 /* the lone block of an odd chunk: d, s0; a pair's: d d s0 s0 */
@@ -575,11 +583,11 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
             uint64_t lo = r0 > r ? r0 - r : 0, hi = r1 - r < TILE ? r1 - r : TILE;
             if (packed) {
                 const uint8_t *ga = w + r * row_bytes; /* group r / 4 (4 rows of row_bytes each) */
-                load_chunk_packed(kind, c, sd, ga, r + 4 < r1 ? ga + 4 * row_bytes : ga, b0, cb, &qw);
+                load_chunk_packed(q4, c, sd, ga, r + 4 < r1 ? ga + 4 * row_bytes : ga, b0, cb, &qw);
             } else {
                 const uint8_t *row[TILE];
                 UNROLL for (int i = 0; i < TILE; i++) row[i] = w + (r + i < r1 ? r + i : r1 - 1) * row_bytes;
-                load_chunk(kind, c, sd, row, b0, cb);
+                load_chunk(q4, c, sd, row, b0, cb);
                 qw = (QuadW){(const int8_t *)c[0].w[0], (const int8_t *)c[0].w[1], (const float *)sd, sizeof c[0] - 64};
             }
             int whole = lo == 0 && hi == TILE;
@@ -668,13 +676,13 @@ DP static void prompt_pass(int kind, int packed, uint64_t n, const uint8_t *w, u
 
 /* Groups g0, g1 (at their block) over nb blocks of the token a: f[0] rows
  * of g0, f[1] of g1. Four blocks per turn of the loop, then one by one. */
-DP_INLINE void dec_packed(int kind, const uint8_t *g0, const uint8_t *g1, uint64_t nb, const KernQ8_0 *a,
+DP_INLINE void dec_packed(int q4, const uint8_t *g0, const uint8_t *g1, uint64_t nb, const KernQ8_0 *a,
                           const float *da, const int32_t *c, float32x4_t *f)
 {
     float32x4_t f0 = f[0], f1 = f[1];
     const int8_t *ap = a->q;
     uint64_t n4 = nb / 4, n1 = nb % 4, as = sizeof(KernQ8_0);
-    if (kind == RK_Q8_0)
+    if (q4 == 0)
         __asm__ volatile("cbz %[n4], 2f\n\t"
                          "1:\n\t"
                          "ldr q22, [%[da]], #16\n\t" PK_Q8_BLOCK("0") PK_Q8_BLOCK("1") PK_Q8_BLOCK("2") PK_Q8_BLOCK("3")
@@ -711,17 +719,17 @@ DP_INLINE void dec_packed(int kind, const uint8_t *g0, const uint8_t *g1, uint64
 
 /* One token (a) against rows [r0, r1) of a packed matrix: out[r]. Passes
  * of two groups (eight rows); a pass's lanes [lo, hi) are the rows wanted. */
-DP static void decode_packed(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+DP static void decode_packed(int q4, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
                              const KernQ8_0 *a, float *out)
 {
     float da[DKC];
     int32_t c[2 * DKC]; /* per block twice (LD2R): where the sums of both groups start */
-    uint64_t nb = n / 32, gbb = 4 * block_bytes(kind);
+    uint64_t nb = n / QK8_0, gbb = KERN_PACK_ROWS * block_bytes(q4);
     for (uint64_t b0 = 0; b0 < nb; b0 += DKC) {
         uint64_t cb = nb - b0 < DKC ? nb - b0 : DKC;
         for (uint64_t b = 0; b < cb; b++) {
             da[b] = a[b0 + b].d;
-            c[2 * b] = c[2 * b + 1] = kind == RK_Q4_0 ? neon_q4_start(a[b0 + b].sum, 8) : 0;
+            c[2 * b] = c[2 * b + 1] = q4 == 1 ? neon_q4_start(a[b0 + b].sum, 8) : 0;
         }
         for (uint64_t r = r0 / 4 * 4; r < r1; r += TILE) {
             uint64_t lo = r0 > r ? r0 - r : 0, hi = r1 - r < TILE ? r1 - r : TILE;
@@ -735,7 +743,7 @@ DP static void decode_packed(int kind, uint64_t n, const uint8_t *w, uint64_t ro
             }
             float32x4_t f[2] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
             if (b0 || !whole) f[0] = vld1q_f32(dst), f[1] = vld1q_f32(dst + 4);
-            dec_packed(kind, g0, g1, cb, a + b0, da, c, f);
+            dec_packed(q4, g0, g1, cb, a + b0, da, c, f);
             vst1q_f32(dst, f[0]);
             vst1q_f32(dst + 4, f[1]);
             if (!whole) memcpy(out + r + lo, tmp + lo, (hi - lo) * sizeof(float));
@@ -744,22 +752,18 @@ DP static void decode_packed(int kind, uint64_t n, const uint8_t *w, uint64_t ro
 }
 
 /* fewer tokens than a quad of the prompt tile go one by one */
-static inline int one_by_one(int kind, int nt)
+static inline int one_by_one(int q4, int nt)
 {
-    return nt < MIN_TILE_TOKENS - (kind == RK_Q4_0);
+    return nt < MIN_TILE_TOKENS - (q4 == 1);
 }
 
-/* kernels_arm_mm.c: the i8mm set's prompt tiles (prompt_pass's arguments) */
-void kern_arm_mm_pass(int q4, int packed, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
-                      const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-
 /* mm: the tiles of kern_arm_mm_pass (a CPU with i8mm) instead of prompt_pass */
-DP static void rows_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
+DP static void rows_frame(int q4, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows,
                           const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    if (one_by_one(kind, nt)) {
+    if (one_by_one(q4, nt)) {
         for (int t = 0; t < nt; t++)
-            decode_token(kind, n, w, row_bytes, 0, nrows, NULL,
+            decode_token(q4, n, w, row_bytes, 0, nrows, NULL,
                          (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride), out + (uint64_t)t * out_stride);
         return;
     }
@@ -767,20 +771,20 @@ DP static void rows_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint64
         int k = nt - t0 < PTOK ? nt - t0 : PTOK;
         const uint8_t *at = (const uint8_t *)act + (uint64_t)t0 * act_stride;
         if (mm)
-            kern_arm_mm_pass(kind == RK_Q4_0, 0, n, w, row_bytes, 0, nrows, at, act_stride, k, out + (uint64_t)t0 * out_stride,
+            kern_arm_mm_pass(q4 == 1, 0, n, w, row_bytes, 0, nrows, at, act_stride, k, out + (uint64_t)t0 * out_stride,
                              out_stride);
         else
-            prompt_pass(kind, 0, n, w, row_bytes, 0, nrows, at, act_stride, k, out + (uint64_t)t0 * out_stride, out_stride);
+            prompt_pass(q4, 0, n, w, row_bytes, 0, nrows, at, act_stride, k, out + (uint64_t)t0 * out_stride, out_stride);
     }
 }
 
-DP static void packed_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+DP static void packed_frame(int q4, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
                             const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
     if (r0 >= r1) return;
-    if (one_by_one(kind, nt)) {
+    if (one_by_one(q4, nt)) {
         for (int t = 0; t < nt; t++)
-            decode_packed(kind, n, w, row_bytes, r0, r1,
+            decode_packed(q4, n, w, row_bytes, r0, r1,
                           (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride), out + (uint64_t)t * out_stride);
         return;
     }
@@ -788,62 +792,62 @@ DP static void packed_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint
         int k = nt - t0 < PTOK ? nt - t0 : PTOK;
         const uint8_t *at = (const uint8_t *)act + (uint64_t)t0 * act_stride;
         if (mm)
-            kern_arm_mm_pass(kind == RK_Q4_0, 1, n, w, row_bytes, r0, r1, at, act_stride, k, out + (uint64_t)t0 * out_stride,
+            kern_arm_mm_pass(q4 == 1, 1, n, w, row_bytes, r0, r1, at, act_stride, k, out + (uint64_t)t0 * out_stride,
                              out_stride);
         else
-            prompt_pass(kind, 1, n, w, row_bytes, r0, r1, at, act_stride, k, out + (uint64_t)t0 * out_stride, out_stride);
+            prompt_pass(q4, 1, n, w, row_bytes, r0, r1, at, act_stride, k, out + (uint64_t)t0 * out_stride, out_stride);
     }
 }
 
 /* Mapped weights with the scales' copy: decoding reads the copy; prompts
  * read the file's scales as rows_frame does (once per tile and K-chunk). */
-DP static void sided_frame(int kind, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
+DP static void sided_frame(int q4, int mm, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,
                            const uint16_t *side, const void *act, uint64_t act_stride, int nt, float *out,
                            uint64_t out_stride)
 {
     if (r0 >= r1) return;
-    if (!one_by_one(kind, nt)) {
-        rows_frame(kind, mm, n, w + r0 * row_bytes, row_bytes, r1 - r0, act, act_stride, nt, out + r0, out_stride);
+    if (!one_by_one(q4, nt)) {
+        rows_frame(q4, mm, n, w + r0 * row_bytes, row_bytes, r1 - r0, act, act_stride, nt, out + r0, out_stride);
         return;
     }
     for (int t = 0; t < nt; t++)
-        decode_token(kind, n, w, row_bytes, r0, r1, side, (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride),
+        decode_token(q4, n, w, row_bytes, r0, r1, side, (const KernQ8_0 *)((const uint8_t *)act + (uint64_t)t * act_stride),
                      out + (uint64_t)t * out_stride);
 }
 
-/* the dotprod set's entries (mm 0) and the i8mm set's (mm 1) */
+/* the dotprod set's entries (mm 0) and the i8mm set's (mm 1); q4 0 for Q8_0, 1 for Q4_0 */
 #define RK_ENTRIES(set, mm)                                                                                      \
     DP void kern_arm_##set##_packed_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1, \
                                          const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride) \
     {                                                                                                            \
-        packed_frame(RK_Q8_0, mm, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);                \
+        packed_frame(0, mm, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);                \
     }                                                                                                            \
     DP void kern_arm_##set##_packed_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1, \
                                          const void *act, uint64_t act_stride, int nt, float *out, uint64_t out_stride) \
     {                                                                                                            \
-        packed_frame(RK_Q4_0, mm, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);                \
+        packed_frame(1, mm, n, w, row_bytes, r0, r1, act, act_stride, nt, out, out_stride);                \
     }                                                                                                            \
     DP void kern_arm_##set##_sided_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,  \
                                         const uint16_t *side, const void *act, uint64_t act_stride, int nt,      \
                                         float *out, uint64_t out_stride)                                         \
     {                                                                                                            \
-        sided_frame(RK_Q8_0, mm, n, w, row_bytes, r0, r1, side, act, act_stride, nt, out, out_stride);           \
+        sided_frame(0, mm, n, w, row_bytes, r0, r1, side, act, act_stride, nt, out, out_stride);           \
     }                                                                                                            \
     DP void kern_arm_##set##_sided_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t r0, uint64_t r1,  \
                                         const uint16_t *side, const void *act, uint64_t act_stride, int nt,      \
                                         float *out, uint64_t out_stride)                                         \
     {                                                                                                            \
-        sided_frame(RK_Q4_0, mm, n, w, row_bytes, r0, r1, side, act, act_stride, nt, out, out_stride);           \
+        sided_frame(1, mm, n, w, row_bytes, r0, r1, side, act, act_stride, nt, out, out_stride);           \
     }                                                                                                            \
     DP void kern_arm_##set##_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, \
                                        uint64_t act_stride, int nt, float *out, uint64_t out_stride)             \
     {                                                                                                            \
-        rows_frame(RK_Q8_0, mm, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                   \
+        rows_frame(0, mm, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                   \
     }                                                                                                            \
     DP void kern_arm_##set##_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act, \
                                        uint64_t act_stride, int nt, float *out, uint64_t out_stride)             \
     {                                                                                                            \
-        rows_frame(RK_Q4_0, mm, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                   \
+        rows_frame(1, mm, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);                   \
     }
 RK_ENTRIES(dp, 0)
 RK_ENTRIES(mm, 1)

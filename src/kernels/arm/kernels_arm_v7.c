@@ -27,7 +27,7 @@
  * lane, whatever the lane, the tile, the tokens sharing the pass (one or
  * two) or the thread split. Rows past the end of the last tile repeat the
  * last row; their lanes are dropped. */
-#include "kernels.h"
+#include "kernels_arm.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -48,17 +48,8 @@
 #define NO_PRESCHED __attribute__((optimize("no-schedule-insns")))
 #endif
 
-enum { V7_Q8_0, V7_Q4_0 };
 enum { RT = 4 /* rows per pass */, GT = 2 /* tokens per pass */ };
 
-void kern_armv7_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_armv7_rows_q4_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
-void kern_armv7_rows_q6_k(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
-                          uint64_t act_stride, int nt, float *out, uint64_t out_stride);
 
 /* Q8_0: 32 codes (w0: elements 0..15, w1: 16..31) times the activation's
  * (a0, a1), summed into two int32 lanes. */
@@ -107,7 +98,8 @@ INLINE uint16x4_t ld_scales(const uint8_t **p0, const uint8_t **p1, const uint8_
 
 /* Rows rp[0..3] (at their first block) against nt (1 or 2) tokens over nb
  * blocks: res[t] lane i = row i . token t. Each row pointer moves through
- * its block in order (scale, codes) by the loads' writeback. */
+ * its block in order (scale, codes) by the loads' writeback. kind:
+ * GGML_TYPE_Q8_0 or GGML_TYPE_Q4_0 (a constant in each entry). */
 INLINE void pass(int kind, const uint8_t *const *rp, const uint8_t *act, size_t act_stride, int nt, size_t nb,
                  float32x4_t *res)
 {
@@ -123,7 +115,7 @@ INLINE void pass(int kind, const uint8_t *const *rp, const uint8_t *act, size_t 
         int32x2_t s[GT][RT];
         const uint8_t **pp[RT] = {&p0, &p1, &p2, &p3};
         UNROLL for (int i = 0; i < RT; i++) {
-            if (kind == V7_Q8_0) {
+            if (kind == GGML_TYPE_Q8_0) {
                 int8x16_t w0 = ld16(pp[i]), w1 = ld16(pp[i]);
                 s[0][i] = q8_sum(w0, w1, x00, x01);
                 if (nt == 2) s[1][i] = q8_sum(w0, w1, x10, x11);
@@ -136,12 +128,12 @@ INLINE void pass(int kind, const uint8_t *const *rp, const uint8_t *act, size_t 
         }
         /* wrapping (Q4_0's -8 x sum): the exact sum fits in int32 */
         int32x4_t S = vcombine_s32(vpadd_s32(s[0][0], s[0][1]), vpadd_s32(s[0][2], s[0][3]));
-        if (kind == V7_Q4_0) S = vsubq_s32(S, vdupq_n_s32((int32_t)((uint32_t)a0->sum << 3)));
+        if (kind == GGML_TYPE_Q4_0) S = vsubq_s32(S, vdupq_n_s32((int32_t)((uint32_t)a0->sum << 3)));
         f0 = vfmaq_f32(f0, vcvtq_f32_s32(S), vmulq_n_f32(dw, a0->d));
         a0++;
         if (nt == 2) {
             S = vcombine_s32(vpadd_s32(s[1][0], s[1][1]), vpadd_s32(s[1][2], s[1][3]));
-            if (kind == V7_Q4_0) S = vsubq_s32(S, vdupq_n_s32((int32_t)((uint32_t)a1->sum << 3)));
+            if (kind == GGML_TYPE_Q4_0) S = vsubq_s32(S, vdupq_n_s32((int32_t)((uint32_t)a1->sum << 3)));
             f1 = vfmaq_f32(f1, vcvtq_f32_s32(S), vmulq_n_f32(dw, a1->d));
             a1++;
         }
@@ -153,7 +145,7 @@ INLINE void pass(int kind, const uint8_t *const *rp, const uint8_t *act, size_t 
 INLINE void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                        uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    size_t nb = (size_t)(n / 32);
+    size_t nb = (size_t)(n / QK8_0);
     for (uint64_t r0 = 0; r0 < nrows; r0 += RT) {
         uint64_t valid = nrows - r0 < RT ? nrows - r0 : RT;
         const uint8_t *rp[RT];
@@ -175,13 +167,13 @@ INLINE void rows_frame(int kind, uint64_t n, const uint8_t *w, uint64_t row_byte
 void kern_armv7_rows_q8_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    rows_frame(V7_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    rows_frame(GGML_TYPE_Q8_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 void kern_armv7_rows_q4_0(uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                           uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    rows_frame(V7_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
+    rows_frame(GGML_TYPE_Q4_0, n, w, row_bytes, nrows, act, act_stride, nt, out, out_stride);
 }
 
 /* ---- Q4_K: four rows, one token per pass ----------------------------------------- */
@@ -217,7 +209,7 @@ INLINE float32x4_t q4k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (size_t b = 0; b < nb; b++, a++) {
         const uint8_t *r[RT];
-        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + 144 * b;
+        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + sizeof(BlockQ4_K) * b;
         uint32x4_t h[4];
         neon_transpose4(vld1q_u8(r[0]), vld1q_u8(r[1]), vld1q_u8(r[2]), vld1q_u8(r[3]), h);
         float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vmovn_u32(h[0])));
@@ -246,7 +238,8 @@ INLINE float32x4_t q4k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
             int8x16_t x2 = vld1q_s8(a->q + 64 * q + 32), x3 = vld1q_s8(a->q + 64 * q + 48);
             int16x4_t dl[RT], dh[RT];
             UNROLL for (int i = 0; i < RT; i++) {
-                uint8x16_t v0 = vld1q_u8(r[i] + 16 + 32 * q), v1 = vld1q_u8(r[i] + 32 + 32 * q);
+                const uint8_t *qs = r[i] + offsetof(BlockQ4_K, qs) + 32 * q;
+                uint8x16_t v0 = vld1q_u8(qs), v1 = vld1q_u8(qs + 16);
                 dl[i] = q4k_sum(vandq_u8(v0, m4), vandq_u8(v1, m4), x0, x1);
                 dh[i] = q4k_sum(vshrq_n_u8(v0, 4), vshrq_n_u8(v1, 4), x2, x3);
             }
@@ -271,8 +264,9 @@ INLINE float32x4_t q4k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
  * one widening serves two sub-blocks. */
 INLINE void q6k_scales(const uint8_t *const *r, int16x4_t *sc)
 {
-    uint8x16x2_t z01 = vzipq_u8(vld1q_u8(r[0] + 192), vld1q_u8(r[1] + 192));
-    uint8x16x2_t z23 = vzipq_u8(vld1q_u8(r[2] + 192), vld1q_u8(r[3] + 192));
+    const size_t sco = offsetof(BlockQ6_K, scales);
+    uint8x16x2_t z01 = vzipq_u8(vld1q_u8(r[0] + sco), vld1q_u8(r[1] + sco));
+    uint8x16x2_t z23 = vzipq_u8(vld1q_u8(r[2] + sco), vld1q_u8(r[3] + sco));
     UNROLL for (int m = 0; m < 2; m++) {
         uint16x8x2_t t = vzipq_u16(vreinterpretq_u16_u8(z01.val[m]), vreinterpretq_u16_u8(z23.val[m]));
         UNROLL for (int k = 0; k < 2; k++) { /* sub-blocks 8m + 4k .. 8m + 4k + 3 */
@@ -329,10 +323,10 @@ INLINE float32x4_t q6k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
     float32x4_t acc = vdupq_n_f32(0.0f);
     for (size_t b = 0; b < nb; b++, a++) {
         const uint8_t *r[RT];
-        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + 210 * b;
+        UNROLL for (int i = 0; i < RT; i++) r[i] = rp[i] + sizeof(BlockQ6_K) * b;
         int16x4_t sc[16];
         q6k_scales(r, sc);
-        float32x4_t dw = neon_rows4_f16(r, 208);
+        float32x4_t dw = neon_rows4_f16(r, offsetof(BlockQ6_K, d));
         /* sum_j sc_j bsum_j: at most 16 x 128 x 16 x 127 */
         int32x4_t sb = vdupq_n_s32(0);
         UNROLL for (int m = 0; m < 4; m++) {
@@ -357,8 +351,8 @@ INLINE float32x4_t q6k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
                         uint8x16_t l[2], c[2];
                         UNROLL for (int u = 0; u < 2; u++) {
                             int i = i2 + u;
-                            uint8x16_t hb = vld1q_u8(r[i] + 128 + 32 * h + 16 * s), t;
-                            l[u] = vld1q_u8(r[i] + 64 * h + 32 * k0 + 16 * s);
+                            uint8x16_t hb = vld1q_u8(r[i] + offsetof(BlockQ6_K, qh) + 32 * h + 16 * s), t;
+                            l[u] = vld1q_u8(r[i] + offsetof(BlockQ6_K, ql) + 64 * h + 32 * k0 + 16 * s);
                             /* quarter k0: l & 15 | ((hb >> 2k0) & 3) << 4 (into l), k0 + 2: l >> 4 | ((hb >> 2k0) & 0x30) */
                             if (k0 == 0)
                                 __asm__("vand %q[c], %q[hb], %q[m30]\n\t"
@@ -392,7 +386,7 @@ INLINE float32x4_t q6k_pass(const uint8_t *const *rp, const KernQ8_K *a, size_t 
 INLINE void kq_rows(int q6, uint64_t n, const uint8_t *w, uint64_t row_bytes, uint64_t nrows, const void *act,
                     uint64_t act_stride, int nt, float *out, uint64_t out_stride)
 {
-    size_t nb = (size_t)(n / 256);
+    size_t nb = (size_t)(n / QK_K);
     for (uint64_t r0 = 0; r0 < nrows; r0 += RT) {
         uint64_t valid = nrows - r0 < RT ? nrows - r0 : RT;
         const uint8_t *rp[RT];
