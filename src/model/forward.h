@@ -56,8 +56,8 @@ typedef struct {
     uint16_t *gelu;           /* GELU's F16 table (kernels.h: gelu_mul), or NULL */
     float *rope;              /* [batch][1 or 2][n_rot]: each token's RoPE cos/sin (two bases with windowed layers) */
     void *act_q8_0, *act_q8_k;/* the step's matmul input quantized for the kernels (kernels.h) */
-    void *act_mid;            /* wo's and w_down's input quantized, in a step as one parallel region (or NULL) */
-    int regions_per_op;       /* tests: a parallel region per operation, as the recurrent architectures run */
+    void *act_mid;            /* the input of the second matrix of a mixer or the FFN (wo, w_down...) quantized (layer.h) */
+    int regions_per_op;       /* tests: a parallel region per stage of a layer, as streamed weights run (layer.h) */
     float *logits;            /* [batch or 1][n_vocab] */
     uint32_t n_logits;        /* rows of logits filled by the last step */
     uint32_t logit_rows;      /* rows of logits planned: batch with all_logits, else one per sequence */
