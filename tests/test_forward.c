@@ -179,9 +179,9 @@ static void variants(Loaded *L, const FixCase *c, const char *path, float *batch
     float *per_op1 = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
     L->ws.regions_per_op = 0;
     CHECK(bits_equal(batch, per_op1, n) && bits_equal(batch, per_op2, n),
-          "%s: a step in one parallel region gives the logits of a region per operation (1 and 2 threads)", c->id);
+          "%s: a step in one parallel region gives the logits of a region per stage (1 and 2 threads)", c->id);
     CHECK(bits_equal(batch, three, n) && bits_equal(three1, per_op3, n),
-          "%s: 3 threads: the same logits as 1, and token by token as a region per operation", c->id);
+          "%s: 3 threads: the same logits as 1, and token by token as a region per stage", c->id);
     free(three);
     free(three1);
     free(per_op3);

@@ -1,8 +1,13 @@
-/* attention.c - the attention mixer (layer.h): q, k, v, their norms and
- * RoPE, the cache stores, each q head over its kv head's cache rows 0..pos
- * (causal; a sliding window's ring), then wo. Qwen3.5's attention gives
- * each head's q and its gate in one matrix, and gates the output
- * (deltanet.h).
+/* attention.c - the attention mixer (layer.h), for the tokens of a step:
+ *   q, k, v = Wq h + bq, Wk h + bk, Wv h + bv   (biases if the model has them)
+ *   per-head RMSNorm of q and k if the arch has it
+ *   RoPE on q and k at each token's position (not in SmolLM3's every fourth
+ *   layer; Phi-4-mini: on the first n_rot elements of a head); k, v go into the cache
+ *   attention of each q head over its kv head's cache rows 0..pos (causal;
+ *   a windowed layer's last n_swa positions, in its ring)
+ *   out = Wo attn
+ * Qwen3.5's Wq gives each head's q and its gate, and the attention's output
+ * is gated (deltanet.h).
  *
  * Its stages, for nth threads (the fused step's barrier layout, layer.h):
  *   by kv head (n_head_kv a multiple of the threads): the rows of q, k, v
@@ -12,9 +17,10 @@
  *   q, k, v by rows | per token: norms, RoPE, stores | attention by head;
  *   then per token the output quantized, when not done above;
  *   wo by rows.
- * A step of 4 tokens on 2 threads, with 2 kv heads: one stage before wo
- * where separate regions took 4 (13 regions per layer with the norms and
- * the FFN, each ending in a barrier, before the stages ran fused). */
+ * So with the kv heads divided among the threads, attention is two stages
+ * (the six barriers of a layer, layer.h): a thread's q heads read only its
+ * own kv heads' rows of k and v, so nothing waits between the matrices and
+ * the attention. */
 #include <math.h>
 #include <string.h>
 

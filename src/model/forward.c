@@ -1,17 +1,15 @@
-/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3, Gemma 3; Qwen3.5, whose
- * DeltaNet layers and attention gate are deltanet.c's) over a sequence's KV cache.
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3, Gemma 3, LFM2, Qwen3.5)
+ * over the sequences' KV caches and recurrent states.
  *
  * Per layer, for the tokens of one step:
  *   h = RMSNorm(x) * attn_norm
- *   q, k, v = Wq h + bq, Wk h + bk, Wv h + bv   (biases if the model has them)
- *   per-head RMSNorm of q and k if the arch has it
- *   RoPE on q and k at each token's position (not in SmolLM3's every fourth
- *   layer; Phi-4-mini: on the first n_rot elements of a head); k, v go into the cache
- *   attention of each q head over its kv head's cache rows 0..pos (causal)
- *   x += Wo attn
+ *   x += mixer(h): attention (attention.c), or in LFM2 a short convolution
+ *   (shortconv.c), in Qwen3.5 a gated DeltaNet layer (deltanet.c)
  *   h = RMSNorm(x) * ffn_norm
- *   x += Wdown (silu(Wgate h) * (Wup h))
- * then logits = Wout (RMSNorm(x) * output_norm).
+ *   x += Wdown (silu(Wgate h) * (Wup h))   (GELU in Gemma 3)
+ * (post-norms on both sublayers' outputs in Gemma 3), then logits = Wout
+ * (RMSNorm(x) * output_norm). A layer is a list of stages (layer.h), run
+ * fused in one parallel region or a region per stage.
  * Everything is float32 (sums of squares and softmax denominators in double),
  * except the input of each matmul with quantized weights, which is quantized
  * to 8 bits per element first, as llama.cpp does (kernels.h). */
@@ -26,8 +24,8 @@
 #include "../kernels/quant.h"
 #include "deltanet.h"
 #include "layer.h"
-#include "shortconv.h"
 #include "rope_math.h"
+#include "shortconv.h"
 #include "weight_stream.h"
 
 static uint64_t kv_width(const ModelConfig *c)
@@ -601,13 +599,8 @@ static void down_stage(const Step *s, int ith, int nth)
 /* ---- the layer loop --------------------------------------------------------
  *
  * Layer l's stages (layer.h): 1, the mixer's, 4, 5, 6; l == n_layer: the
- * last layer's residual alone. With attention by kv head and its output
- * quantized there (attention.c), six stages per layer: a step of the
- * architectures whose layers all attend ran in six barriers per layer
- * (fused) where separate regions took 13 (a batched decoding step of four
- * tokens), and the same layout holds for the other mixers. The previous
- * layer's residual goes into stage 1 (a barrier less than a stage of its
- * own). */
+ * last layer's residual alone. The previous layer's residual goes into
+ * stage 1 (a barrier less than a stage of its own). The mixer of a layer: */
 enum { MIX_ATTENTION, MIX_CONV, MIX_DELTANET };
 
 static int layer_plan(Step *s, const Model *m, Workspace *ws, int n, uint32_t l, const LayerWeights *lw, int nth,
@@ -672,13 +665,13 @@ static int step_fused(const Model *m, const Workspace *ws)
 }
 
 /* The layers of a step: fused, or a region per stage. */
-static int step_layers(const Model *m, Workspace *ws, int n)
+static void step_layers(const Model *m, Workspace *ws, int n)
 {
     const ModelConfig *c = &m->cfg;
     StepJob sj = {m, ws, n};
     if (step_fused(m, ws)) {
         port_parallel(step_worker, &sj);
-        return 0;
+        return;
     }
     run_tokens(rope_worker, &sj, n);
     for (uint32_t l = 0; l <= c->n_layer; l++) {
@@ -695,7 +688,6 @@ static int step_layers(const Model *m, Workspace *ws, int n)
             else port_parallel(stage_worker, &j);
         }
     }
-    return 0;
 }
 
 /* ---- one step ----------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /* layer.h - inside the forward pass: one layer as a list of stages.
  *
- * A layer of a step is, for every architecture:
+ * A layer of a step is, for every architecture (forward.c: layer_plan):
  *   1. per token: the residual of the previous layer, the norm, its
  *      quantization for the mixer's first matrices
  *   the mixer's stages: attention (attention.c), LFM2's short convolution
@@ -10,19 +10,28 @@
  *   5. gate and up, the same rows of both, then silu(gate) * up on them and
  *      its quantization (rows in whole blocks of w_down's activation format)
  *   6. w_down by rows
- * (forward.c). A stage is written once and runs either way: all the
- * layers of a step in one parallel region with a barrier after each stage
- * (forward.c: step_fused), or a parallel region per stage (streamed
- * weights, which land between layers; tests' Workspace.regions_per_op).
- * Each element gets the same arithmetic either way and whatever the
- * threads (the same functions on the same rows; quantization by blocks).
+ * A stage is written once and runs either way: all the layers of a step in
+ * one parallel region with a barrier after each stage (forward.c:
+ * step_worker), or a parallel region per stage (streamed weights, which
+ * land between layers; tests' Workspace.regions_per_op). Each element gets
+ * the same arithmetic either way and whatever the threads (the same
+ * functions on the same rows; quantization by blocks): tests/test_forward.c
+ * compares the two.
+ *
+ * Why stages: a barrier costs less than a parallel region, and a stage
+ * does all that needs no other thread's results. With attention by kv head
+ * (attention.c: its two stages 2 and 3) a layer has six barriers where a
+ * region per operation took 13 regions (a batched step of four tokens,
+ * each region ending in a barrier, the small per-token steps between them
+ * on one thread).
  *
  * What a stage may rely on: the stages before it are done, on every
  * thread; the one after it starts only when it is done everywhere. So a
- * stage never writes what another thread may still read in it: a matrix
- * reads the step's input quantized into act_q8_0/act_q8_k, and the
- * matrix after it in a mixer (wo, conv_out, ssm_out, w_down) reads
- * act_mid, which its stage before fills. */
+ * stage never writes what another thread may still read in it: a mixer's
+ * first matrices read the step's input quantized into act_q8_0/act_q8_k,
+ * the matrix after them (wo, conv_out, ssm_out; the FFN's w_down) reads
+ * act_mid, which its stage before fills while the input may still be
+ * read. */
 #ifndef PITH_LAYER_H
 #define PITH_LAYER_H
 
