@@ -196,7 +196,8 @@ static void qk_token(const Step *j, uint64_t t, const float *cs, uint32_t g0, ui
              vw = kv_width_v(c);
     const SeqState *seq = ws->tok_seq[t];
     float *q = ws->q + t * qdim, *k = ws->k + t * kw, *v = ws->v + t * vw;
-    int ropes = model_layer_ropes(c, j->layer);
+    int ropes = model_layer_ropes(c, j->layer), neox = c->arch->rope == ROPE_NEOX;
+    const KernelSet *ks = kern_active(); /* its rope: forward_rope's, without a call */
     if (lw->bq) {
         layer_add(q + g0 * group * hd, lw->bq + g0 * group * hd, (g1 - g0) * group * hd);
         layer_add(k + g0 * hd, lw->bk + g0 * hd, (g1 - g0) * hd);
@@ -204,11 +205,11 @@ static void qk_token(const Step *j, uint64_t t, const float *cs, uint32_t g0, ui
     }
     for (uint32_t h = g0 * group; h < g1 * group; h++) {
         if (lw->q_norm) layer_rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
-        if (ropes) forward_rope(q + h * hd, c->n_rot, cs, c->arch->rope);
+        if (ropes) ks->rope(q + h * hd, c->n_rot, cs, neox);
     }
     for (uint32_t h = g0; h < g1; h++) {
         if (lw->k_norm) layer_rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
-        if (ropes) forward_rope(k + h * hd, c->n_rot, cs, c->arch->rope);
+        if (ropes) ks->rope(k + h * hd, c->n_rot, cs, neox);
     }
     cache_store(c, seq, 0, j->layer, ws->tok_pos[t], k, c->head_dim, g0, g1);
     cache_store(c, seq, 1, j->layer, ws->tok_pos[t], v, c->head_dim_v, g0, g1);
