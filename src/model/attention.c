@@ -39,6 +39,25 @@ static uint64_t kv_width_v(const ModelConfig *c)
     return (uint64_t)c->n_head_kv * c->head_dim_v;
 }
 
+/* The cache rows of a layer's kv head (forward.h). */
+void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32_t head, uint8_t **k, uint8_t **v,
+                 uint32_t *rows)
+{
+    uint64_t krow = kv_type_bytes(s->kv_type, c->head_dim), vrow = kv_type_bytes(s->kv_type, c->head_dim_v);
+    uint32_t swa_before = model_swa_before(c, layer);
+    if (model_layer_swa(c, layer)) {
+        uint64_t row = ((uint64_t)swa_before * c->n_head_kv + head) * s->ring;
+        *k = (uint8_t *)s->k_ring + row * krow;
+        *v = (uint8_t *)s->v_ring + row * vrow;
+        *rows = s->ring;
+    } else {
+        uint64_t row = kv_row_index(c, s->n_ctx, layer - swa_before - model_recurrent_before(c, layer), head, 0);
+        *k = (uint8_t *)s->k_cache + row * krow;
+        *v = (uint8_t *)s->v_cache + row * vrow;
+        *rows = s->n_ctx;
+    }
+}
+
 /* A Q8_0 key row is multiplied by q kept in float (more accurate than
  * quantizing q as well); see kernels.h. */
 static float cache_dot(const KernelSet *ks, const void *row, KvType t, const float *q, uint32_t n)

@@ -90,24 +90,6 @@ static void seq_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, co
     b[S_RECUR] = (Buffer){recur_what, n_recur, recur_bytes};
 }
 
-void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32_t head, uint8_t **k, uint8_t **v,
-                 uint32_t *rows)
-{
-    uint64_t krow = kv_type_bytes(s->kv_type, c->head_dim), vrow = kv_type_bytes(s->kv_type, c->head_dim_v);
-    uint32_t swa_before = model_swa_before(c, layer);
-    if (model_layer_swa(c, layer)) {
-        uint64_t row = ((uint64_t)swa_before * c->n_head_kv + head) * s->ring;
-        *k = (uint8_t *)s->k_ring + row * krow;
-        *v = (uint8_t *)s->v_ring + row * vrow;
-        *rows = s->ring;
-    } else {
-        uint64_t row = kv_row_index(c, s->n_ctx, layer - swa_before - model_recurrent_before(c, layer), head, 0);
-        *k = (uint8_t *)s->k_cache + row * krow;
-        *v = (uint8_t *)s->v_cache + row * vrow;
-        *rows = s->n_ctx;
-    }
-}
-
 int seq_can_resume(const ModelConfig *c, const SeqState *s, uint32_t pos0)
 {
     if (s->recurrent && pos0 != 0 && pos0 < s->n_past) return 0; /* a state cannot be rewound */
@@ -115,13 +97,6 @@ int seq_can_resume(const ModelConfig *c, const SeqState *s, uint32_t pos0)
     /* the rings hold positions n_past - ring .. n_past - 1 */
     uint32_t need = pos0 + 1 > c->n_swa ? pos0 + 1 - c->n_swa : 0;
     return need >= s->n_past - s->ring;
-}
-
-/* RoPE tables per token: one, or two when windowed layers have a base of
- * their own (table model_layer_swa(c, layer)). */
-static uint32_t rope_tables(const ModelConfig *c)
-{
-    return c->n_swa ? 2 : 1;
 }
 
 static uint32_t n_seq(const ModelOptions *o)
@@ -173,7 +148,7 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     /* GELU's F16 table (kernels.h: gelu_mul), for the architectures with GELU */
     b[W_GELU] = (Buffer){"workspace: gelu table", c->arch->act == ACT_GELU ? KERN_GELU_TABLE : 0, 2};
     /* each token's RoPE cos/sin at its position, once per step (not per layer and thread) */
-    b[W_ROPE] = (Buffer){"workspace: activations", B * rope_tables(c) * c->n_rot, 4};
+    b[W_ROPE] = (Buffer){"workspace: activations", B * layer_rope_tables(c) * c->n_rot, 4};
 }
 
 void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
@@ -397,23 +372,10 @@ static void quant_worker(void *ctx, int ith, int nth)
 
 /* ---- matmul: out[t][r] = W[r] . x[t], output rows split across threads -- */
 
-/* Rows [lo, hi) of w times n tokens' activations: the repacked layout's
- * kernel where the loader packed w (model.c), the file's with the scales'
- * copy where it made one, else the file's. */
-static void weight_matmul(const Weight *w, uint64_t lo, uint64_t hi, const void *act, uint64_t act_stride, int n,
-                          float *out, uint64_t out_stride)
-{
-    if (w->side)
-        kern_matmul_sided(w->type, w->data, w->row_bytes, w->cols, lo, hi, w->side, act, act_stride, n, out, out_stride);
-    else
-        (w->packed ? kern_matmul_packed : kern_matmul)(w->type, w->data, w->row_bytes, w->cols, lo, hi, act, act_stride,
-                                                       n, out, out_stride);
-}
-
 typedef struct {
+    Workspace *ws;
     const Weight *w;
-    const void *act;
-    uint64_t act_stride;
+    const float *x;
     int n;
     float *out;
     uint64_t out_stride;
@@ -424,20 +386,19 @@ static void matmul_worker(void *ctx, int ith, int nth)
     const MatmulJob *j = ctx;
     uint64_t lo, hi;
     layer_split(j->w->rows, ith, nth, &lo, &hi);
-    if (lo < hi) weight_matmul(j->w, lo, hi, j->act, j->act_stride, j->n, j->out, j->out_stride);
+    layer_rows(j->ws, j->w, 0, j->x, lo, hi, j->n, j->out, j->out_stride);
 }
 
-/* The output matrix (the layers' are the stages'): x quantized for w, then
- * its rows; token t's out at out + t * out_stride. */
+/* The output matrix (the layers' are the stages'): x quantized for w into
+ * its format's buffer, then its rows; token t's out at out + t * out_stride. */
 static void matmul(Workspace *wk, const Weight *w, const float *x, int n, float *out, uint64_t out_stride)
 {
     KernActFormat f = kern_act_format(w->type);
-    MatmulJob j = {w, x, kern_act_bytes(f, w->cols), n, out, out_stride};
     if (f != KERN_ACT_F32) {
-        QuantJob q = {w->type, x, f == KERN_ACT_Q8_0 ? wk->act_q8_0 : wk->act_q8_k, w->cols, j.act_stride, n};
+        QuantJob q = {w->type, x, f == KERN_ACT_Q8_0 ? wk->act_q8_0 : wk->act_q8_k, w->cols, kern_act_bytes(f, w->cols), n};
         run_tokens(quant_worker, &q, n);
-        j.act = q.out;
     }
+    MatmulJob j = {wk, w, x, n, out, out_stride};
     port_parallel(matmul_worker, &j);
 }
 
@@ -448,21 +409,15 @@ static void rope_fill(const Model *m, Workspace *ws, uint64_t t0, uint64_t t1)
 {
     const ModelConfig *c = &m->cfg;
     double freq[FORWARD_MAX_HEAD_DIM / 2]; /* a table's frequencies, once for the tokens */
-    for (uint32_t k = 0; k < rope_tables(c); k++) {
+    for (uint32_t k = 0; k < layer_rope_tables(c); k++) {
         rope_freqs(freq, c->n_rot, k ? c->rope_base_swa : c->rope_base);
         for (uint64_t t = t0; t < t1; t++) {
-            float *cs = ws->rope + (t * rope_tables(c) + k) * c->n_rot;
+            float *cs = ws->rope + (t * layer_rope_tables(c) + k) * c->n_rot;
             rope_angles(cs, c->n_rot, (double)ws->tok_pos[t], freq, m->rope_freqs);
             if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
                 for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
         }
     }
-}
-
-const float *layer_rope(const Model *m, const Workspace *ws, uint32_t layer, uint64_t t)
-{
-    const ModelConfig *c = &m->cfg;
-    return ws->rope + (t * rope_tables(c) + (uint32_t)model_layer_swa(c, layer)) * c->n_rot;
 }
 
 typedef struct {
@@ -479,54 +434,6 @@ static void rope_worker(void *ctx, int ith, int nth)
     rope_fill(sj->m, sj->ws, t0, t1);
 }
 
-/* ---- the stages' tools (layer.h) ------------------------------------------ */
-
-/* The quantized input of weights w in the workspace: act_mid for the
- * input of a mixer's or the FFN's second matrix, else the buffer of its
- * format (NULL: F32). */
-static uint8_t *act_buffer(Workspace *ws, const Weight *w, int mid)
-{
-    KernActFormat f = kern_act_format(w->type);
-    if (f == KERN_ACT_F32) return NULL;
-    return mid ? ws->act_mid : f == KERN_ACT_Q8_0 ? ws->act_q8_0 : ws->act_q8_k;
-}
-
-void layer_quantize(Workspace *ws, const Weight *w, int mid, uint64_t t, const float *x, uint64_t c0, uint64_t c1)
-{
-    uint8_t *buf = act_buffer(ws, w, mid);
-    if (!buf || c0 >= c1) return;
-    KernActFormat f = kern_act_format(w->type);
-    kern_quantize_act(w->type, x + c0, buf + t * kern_act_bytes(f, w->cols) + kern_act_bytes(f, c0), c1 - c0);
-}
-
-void layer_rows(Workspace *ws, const Weight *w, int mid, const float *x, uint64_t lo, uint64_t hi, int n, float *out,
-                uint64_t out_stride)
-{
-    if (lo >= hi) return;
-    const uint8_t *buf = act_buffer(ws, w, mid);
-    KernActFormat f = kern_act_format(w->type);
-    weight_matmul(w, lo, hi, buf ? (const void *)buf : (const void *)x, kern_act_bytes(f, w->cols), n, out, out_stride);
-}
-
-void layer_rows_group(const Step *s, const Weight *const *w, float *const *out, int nw, int ith, int nth)
-{
-    uint64_t total = 0, base = 0, lo, hi;
-    for (int i = 0; i < nw; i++) total += w[i]->rows;
-    layer_split(total, ith, nth, &lo, &hi);
-    for (int i = 0; i < nw; i++) {
-        uint64_t a = lo > base ? lo - base : 0, b = hi > base ? hi - base : 0;
-        if (b > w[i]->rows) b = w[i]->rows;
-        layer_rows(s->ws, w[i], 0, s->ws->xb, a, b, s->n, out[i], w[i]->rows);
-        base += w[i]->rows;
-    }
-}
-
-uint64_t layer_act_block(const Weight *w)
-{
-    KernActFormat f = kern_act_format(w->type);
-    return f == KERN_ACT_Q8_0 ? 32 : f == KERN_ACT_Q8_K ? 256 : 1;
-}
-
 /* Token t: x += add, the previous sublayer's output (RMSNorm(add) * post,
  * in place, with a post-norm) if any; then xb = RMSNorm(x) * norm (none
  * after the last layer), quantized for the nw weights reading it. */
@@ -540,8 +447,8 @@ static void residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float
     if (!norm) return;
     layer_rmsnorm(xb, x, norm, dim, c->norm_eps);
     for (int i = 0; i < nw; i++) {
-        int again = 0; /* one quantization per buffer */
-        for (int k = 0; k < i; k++) again |= act_buffer(ws, next[k], 0) == act_buffer(ws, next[i], 0);
+        int again = 0; /* one quantization per format (buffer) */
+        for (int k = 0; k < i; k++) again |= kern_act_format(next[k]->type) == kern_act_format(next[i]->type);
         if (!again) layer_quantize(ws, next[i], 0, t, xb, 0, dim);
     }
 }

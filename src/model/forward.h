@@ -75,7 +75,7 @@ void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan);
 /* Carves one sequence with opt's context and cache type (after
  * model_load). Returns 0, or -1 if the arena is short. */
 int seq_init(SeqState *s, const ModelConfig *cfg, const ModelOptions *opt, Arena *arena);
-/* Layer `layer`, kv head `head` of a sequence: its cache rows (position p
+/* Layer `layer`, kv head `head` of a sequence (attention.c): its cache rows (position p
  * in row p % *rows: a ring for windowed layers) in *k and *v. */
 void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32_t head, uint8_t **k, uint8_t **v,
                  uint32_t *rows);

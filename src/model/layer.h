@@ -76,7 +76,7 @@ int attention_plan(Step *s, int nth, Stage *st);
 int shortconv_plan(Step *s, int nth, Stage *st);
 int deltanet_plan(Step *s, int nth, Stage *st);
 
-/* ---- the stages' tools (forward.c) -------------------------------------- */
+/* ---- the stages' tools (layer.c) ---------------------------------------- */
 
 /* the kernel set's (kernels.h: the same bits in every set) */
 static inline void layer_rmsnorm(float *out, const float *x, const float *w, uint64_t n, float eps)
@@ -123,7 +123,19 @@ void layer_rows(Workspace *ws, const Weight *w, int mid, const float *x, uint64_
  * (q, k, v): rows split over their concatenation, each into out[i]
  * (w[i]->rows apart). */
 void layer_rows_group(const Step *s, const Weight *const *w, float *const *out, int nw, int ith, int nth);
-/* Token t's RoPE table for layer `layer` (filled once per step). */
-const float *layer_rope(const Model *m, const Workspace *ws, uint32_t layer, uint64_t t);
+/* RoPE tables per token, filled once per step (forward.c: rope_fill): one,
+ * or two when windowed layers have a base of their own (table
+ * model_layer_swa(c, layer)). */
+static inline uint32_t layer_rope_tables(const ModelConfig *c)
+{
+    return c->n_swa ? 2 : 1;
+}
+
+/* Token t's RoPE table for layer `layer`. */
+static inline const float *layer_rope(const Model *m, const Workspace *ws, uint32_t layer, uint64_t t)
+{
+    const ModelConfig *c = &m->cfg;
+    return ws->rope + (t * layer_rope_tables(c) + (uint32_t)model_layer_swa(c, layer)) * c->n_rot;
+}
 
 #endif
