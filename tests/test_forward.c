@@ -7,6 +7,8 @@
  * token within tolerance of the reference and of the batch, an F16 cache
  * within the README's F16-cache allowance, and the cache refuses to overflow.
  * The llama-architecture fixtures (stories260K) run the same checks.
+ * Models of every architecture made by mkmodel: a step's stages fused and
+ * a region per stage give the same bits (stage_layouts).
  * Last, small models written here with one thing wrong each must be
  * refused with a one-line message naming the problem. */
 #include <math.h>
@@ -163,8 +165,8 @@ static void variants(Loaded *L, const FixCase *c, const char *path, float *batch
     port_set_threads(1);
     CHECK(bits_equal(batch, two, n), "%s: 2 threads give the same logits as 1", c->id);
     /* the step as one parallel region (forward.c: step_worker) against a
-     * region per operation (as the recurrent architectures run); 3 threads:
-     * q, k and v by rows where the kv heads do not divide among them */
+     * region per stage (as streamed weights run; layer.h); 3 threads: q, k
+     * and v by rows where the kv heads do not divide among them */
     CHECK(L->ws.act_mid != NULL, "%s: the workspace has the second-stage activation buffer", c->id);
     port_set_threads(3);
     float *three = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
@@ -177,9 +179,9 @@ static void variants(Loaded *L, const FixCase *c, const char *path, float *batch
     float *per_op1 = run_all(L, c->prompt, c->n_prompt, (int)L->opt.batch);
     L->ws.regions_per_op = 0;
     CHECK(bits_equal(batch, per_op1, n) && bits_equal(batch, per_op2, n),
-          "%s: a step in one parallel region gives the logits of a region per operation (1 and 2 threads)", c->id);
+          "%s: a step in one parallel region gives the logits of a region per stage (1 and 2 threads)", c->id);
     CHECK(bits_equal(batch, three, n) && bits_equal(three1, per_op3, n),
-          "%s: 3 threads: the same logits as 1, and token by token as a region per operation", c->id);
+          "%s: 3 threads: the same logits as 1, and token by token as a region per stage", c->id);
     free(three);
     free(three1);
     free(per_op3);
@@ -569,6 +571,53 @@ static void two_sequences(const char *path, const FixCase *a, const FixCase *b, 
     gguf_close(&g);
 }
 
+/* The stages of a step run fused (one parallel region, a barrier after
+ * each) and with a region per stage (Workspace.regions_per_op, as streamed
+ * weights run) give the same bits, for every mixer (attention, short
+ * convolution, DeltaNet) and the architectures' own steps, with 1, 2 and 3
+ * threads (2: q, k, v by kv head, 3: by rows; Q4_K_M: attention's output
+ * quantized in a stage of its own, its columns not whole blocks of 256):
+ * a model made by mkmodel with SHAPE, fed 40 ids in steps of 16 and of 1. */
+static void stage_layouts(const char *name, const char *shape)
+{
+    char path[256], cmd[1024];
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    const char *mk = getenv("PITH_MKMODEL") ? getenv("PITH_MKMODEL") : "build/asan/tools/mkmodel";
+    snprintf(path, sizeof path, "%s/pith-test-forward-%s-%d.gguf", tmp, name, (int)getpid());
+    snprintf(cmd, sizeof cmd, "%s %s %s --tokenizer-from %s >/dev/null 2>&1", mk, path, shape,
+             fix_model_path("tiny-qwen3-f32.gguf"));
+    int made = system(cmd) == 0;
+    CHECK(made, "%s: a model made by %s", name, mk);
+    Loaded *L = made ? load(path, 1, KV_F16, 128, 16) : NULL;
+    remove(path);
+    CHECK(!made || L != NULL, "%s: loads", name);
+    if (!L) return;
+    uint32_t V = L->m.cfg.n_vocab;
+    int32_t ids[40];
+    for (int i = 0; i < 40; i++) ids[i] = (int32_t)((i * 7919u + 13u) % V);
+    static const int steps[2] = {16, 1};
+    for (int k = 0; k < 2; k++) {
+        float *ref = run_all(L, ids, 40, steps[k]); /* fused, one thread */
+        int same = ref != NULL, runs = 0;
+        for (int threads = 1; threads <= 3; threads++)
+            for (int per_op = 0; per_op <= 1; per_op++) {
+                if (threads == 1 && !per_op) continue;
+                port_set_threads(threads);
+                L->ws.regions_per_op = per_op;
+                float *got = run_all(L, ids, 40, steps[k]);
+                same = same && bits_equal(ref, got, (size_t)40 * V);
+                runs++;
+                free(got);
+            }
+        port_set_threads(1);
+        L->ws.regions_per_op = 0;
+        CHECK(same && runs == 5, "%s: steps of %d: fused and a region per stage give the same logits (1, 2, 3 threads)",
+              name, steps[k]);
+        free(ref);
+    }
+    unload(L);
+}
+
 int main(void)
 {
     FixCase *cases;
@@ -577,8 +626,9 @@ int main(void)
     if (n <= 0) CHECK_DONE();
     port_set_threads(1);
     /* PITH_TEST_SHARD=K/N (tests/t_arm_kernels.sh under qemu): only the
-     * items i (the models below, then the two-sequence tests, then the
-     * synthetic models) with i % N == K; the N shards together run all. */
+     * items i (the models below, then the two-sequence tests, the
+     * synthetic models, the stage layouts) with i % N == K; the N shards
+     * together run all. */
     int shard = 0, n_shards = 1;
     const char *shard_env = getenv("PITH_TEST_SHARD");
     if (shard_env && *shard_env && (sscanf(shard_env, "%d/%d", &shard, &n_shards) != 2 || n_shards < 1 || shard < 0 ||
@@ -694,5 +744,24 @@ int main(void)
                worst[i].mean_kl, worst[i].max_kl);
     fix_free_cases(cases, n);
     if (MINE(N_MODELS + 1)) synthetic_models();
+    if (MINE(N_MODELS + 2)) {
+        stage_layouts("qwen3-q4_k_m", "--arch qwen3 --layers 2 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64 "
+                                      "--type q4_k_m --seed 31");
+        stage_layouts("qwen2-q8_0", "--arch qwen2 --layers 2 --embd 128 --ff 256 --heads 4 --kv-heads 2 --head-dim 32 "
+                                    "--type q8_0 --seed 32");
+        stage_layouts("smollm3-q8_0", "--arch smollm3 --layers 4 --embd 128 --ff 256 --heads 4 --kv-heads 2 "
+                                      "--head-dim 32 --type q8_0 --seed 33");
+        stage_layouts("phi3-f16", "--arch phi3 --layers 2 --embd 384 --ff 512 --heads 3 --kv-heads 1 --head-dim 128 "
+                                  "--rope-dim 96 --ctx 131072 --rope-factors 4096 --type f16 --seed 34");
+        stage_layouts("gemma3-q8_0", "--arch gemma3 --layers 3 --swa-pattern 3 --embd 128 --ff 256 --heads 4 "
+                                     "--kv-heads 2 --head-dim 32 --window 8 --softcap 30 --type q8_0 --seed 35");
+        stage_layouts("lfm2-q8_0", "--arch lfm2 --layers 3 --attn-layers 1 --embd 128 --ff 256 --heads 4 --kv-heads 2 "
+                                   "--head-dim 32 --type q8_0 --seed 36");
+        stage_layouts("qwen35-q8_0", "--arch qwen35 --layers 4 --embd 256 --ff 512 --heads 2 --kv-heads 1 "
+                                     "--head-dim 256 --rope-dim 64 --type q8_0 --seed 37");
+        stage_layouts("qwen35-q4_k_m", "--arch qwen35 --layers 4 --embd 256 --ff 512 --heads 4 --kv-heads 2 "
+                                       "--head-dim 128 --rope-dim 64 --ssm-kheads 2 --recurrent-layers --type q4_k_m "
+                                       "--seed 38");
+    }
     CHECK_DONE();
 }

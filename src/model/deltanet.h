@@ -18,8 +18,10 @@
  * from zeros; a sequence can only go on from where it stopped (a state
  * cannot be rewound or shifted).
  *
- * The matmuls run batched over a step's tokens (forward.c); the recurrence
- * goes through the tokens inside, value head by value head in parallel,
+ * The layer is a mixer of the layer loop (layer.h: deltanet_plan): its
+ * matmuls run batched over a step's tokens, rows split between threads;
+ * the convolution by channels; the recurrence goes through the tokens
+ * inside, value head by value head in parallel,
  * with S kept as a scalar times a matrix so that a token's decay costs no
  * pass over S (deltanet.c): token by token, or, with the fast kernel sets,
  * a sequence's runs of 8 to 16 tokens at once in the chunked form
@@ -50,18 +52,10 @@ typedef struct {
 } DeltaNetScratch;
 void deltanet_scratch(const ModelConfig *c, uint32_t batch, float *base, DeltaNetScratch *d);
 
-/* Everything of DeltaNet layer `layer` between its input matmuls (in d)
- * and Wout (reading d->o), for the n tokens of a step: token t belongs to
- * tok_seq[t] at position tok_pos[t] (a sequence's tokens in order). */
-void deltanet_mix(const ModelConfig *c, const LayerWeights *lw, uint32_t layer, int n, SeqState *const *tok_seq,
-                  const uint32_t *tok_pos, const DeltaNetScratch *d);
-
-/* The attention layers: "attn_q" gives each head's q then its gate; qg
- * [n][2 * q width] -> q [n][q width], and the gates compacted in place at
- * the start of qg ([n][q width]). */
-void deltanet_split_q(const ModelConfig *c, int n, float *qg, float *q);
-
-/* att[i] *= sigmoid(gate[i]) for the n tokens' attention outputs. */
-void deltanet_gate(const ModelConfig *c, int n, float *att, const float *gate);
+/* The attention layers: "attn_q" gives each head's q then its gate
+ * ([2 * q width] per token, qg). Heads h0..h1-1 of a token: their q into
+ * q ([q width]); att (the attention's output) *= sigmoid(gate). */
+void deltanet_q_heads(const ModelConfig *c, const float *qg, float *q, uint32_t h0, uint32_t h1);
+void deltanet_gate_heads(const ModelConfig *c, float *att, const float *qg, uint32_t h0, uint32_t h1);
 
 #endif

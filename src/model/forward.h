@@ -56,8 +56,8 @@ typedef struct {
     uint16_t *gelu;           /* GELU's F16 table (kernels.h: gelu_mul), or NULL */
     float *rope;              /* [batch][1 or 2][n_rot]: each token's RoPE cos/sin (two bases with windowed layers) */
     void *act_q8_0, *act_q8_k;/* the step's matmul input quantized for the kernels (kernels.h) */
-    void *act_mid;            /* wo's and w_down's input quantized, in a step as one parallel region (or NULL) */
-    int regions_per_op;       /* tests: a parallel region per operation, as the recurrent architectures run */
+    void *act_mid;            /* the input of the second matrix of a mixer or the FFN (wo, w_down...) quantized (layer.h) */
+    int regions_per_op;       /* tests: a parallel region per stage of a layer, as streamed weights run (layer.h) */
     float *logits;            /* [batch or 1][n_vocab] */
     uint32_t n_logits;        /* rows of logits filled by the last step */
     uint32_t logit_rows;      /* rows of logits planned: batch with all_logits, else one per sequence */
@@ -75,7 +75,7 @@ void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan);
 /* Carves one sequence with opt's context and cache type (after
  * model_load). Returns 0, or -1 if the arena is short. */
 int seq_init(SeqState *s, const ModelConfig *cfg, const ModelOptions *opt, Arena *arena);
-/* Layer `layer`, kv head `head` of a sequence: its cache rows (position p
+/* Layer `layer`, kv head `head` of a sequence (attention.c): its cache rows (position p
  * in row p % *rows: a ring for windowed layers) in *k and *v. */
 void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32_t head, uint8_t **k, uint8_t **v,
                  uint32_t *rows);

@@ -1,8 +1,8 @@
 /* shortconv.h - LFM2's short-convolution layers: the step of the forward
  * pass that is their own, and the state a sequence keeps for them.
  *
- * A short-convolution layer replaces attention (forward.c does the two
- * matrices around it, as llama.cpp's lfm2 graph):
+ * A short-convolution layer replaces attention (a mixer of the layer loop,
+ * layer.h: shortconv_plan; as llama.cpp's lfm2 graph):
  *   b, c, x = rows [0, E), [E, 2E), [2E, 3E) of in_proj h   (E = n_embd)
  *   y_t = c_t * sum_k w[k] * (b * x)_{t - (L-1) + k}          (per channel)
  *   out = out_proj y
@@ -23,12 +23,5 @@
 /* Bytes of one layer's state in one sequence (0: the model has no
  * short-convolution layer). */
 uint64_t shortconv_state_bytes(const ModelConfig *c);
-
-/* The convolution of layer `layer` for the n tokens of a step: reads
- * in_proj's output, ws->conv ([n][3 n_embd]); writes y ([n][n_embd]) to
- * out; updates each token's sequence state (a sequence's tokens in a step
- * are consecutive, at consecutive positions; one starting at position 0
- * starts from a zero state). */
-void shortconv_apply(const ModelConfig *c, Workspace *ws, const LayerWeights *lw, uint32_t layer, int n, float *out);
 
 #endif

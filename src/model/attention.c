@@ -1,0 +1,353 @@
+/* attention.c - the attention mixer (layer.h), for the tokens of a step:
+ *   q, k, v = Wq h + bq, Wk h + bk, Wv h + bv   (biases if the model has them)
+ *   per-head RMSNorm of q and k if the arch has it
+ *   RoPE on q and k at each token's position (not in SmolLM3's every fourth
+ *   layer; Phi-4-mini: on the first n_rot elements of a head); k, v go into the cache
+ *   attention of each q head over its kv head's cache rows 0..pos (causal;
+ *   a windowed layer's last n_swa positions, in its ring)
+ *   out = Wo attn
+ * Qwen3.5's Wq gives each head's q and its gate, and the attention's output
+ * is gated (deltanet.h).
+ *
+ * Its stages, for nth threads (the fused step's barrier layout, layer.h):
+ *   by kv head (n_head_kv a multiple of the threads): the rows of q, k, v
+ *     of the thread's heads, their norms, RoPE and cache stores, their
+ *     attention and, when the thread's columns are whole blocks of wo's
+ *     activation format, its output quantized; else:
+ *   q, k, v by rows | per token: norms, RoPE, stores | attention by head;
+ *   then per token the output quantized, when not done above;
+ *   wo by rows.
+ * So with the kv heads divided among the threads, attention is two stages
+ * (the six barriers of a layer, layer.h): a thread's q heads read only its
+ * own kv heads' rows of k and v, so nothing waits between the matrices and
+ * the attention. */
+#include <math.h>
+#include <string.h>
+
+#include "../kernels/kernels.h"
+#include "../kernels/quant.h"
+#include "deltanet.h"
+#include "layer.h"
+
+static uint64_t kv_width(const ModelConfig *c)
+{
+    return (uint64_t)c->n_head_kv * c->head_dim;
+}
+
+static uint64_t kv_width_v(const ModelConfig *c)
+{
+    return (uint64_t)c->n_head_kv * c->head_dim_v;
+}
+
+/* The cache rows of a layer's kv head (forward.h). */
+void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32_t head, uint8_t **k, uint8_t **v,
+                 uint32_t *rows)
+{
+    uint64_t krow = kv_type_bytes(s->kv_type, c->head_dim), vrow = kv_type_bytes(s->kv_type, c->head_dim_v);
+    uint32_t swa_before = model_swa_before(c, layer);
+    if (model_layer_swa(c, layer)) {
+        uint64_t row = ((uint64_t)swa_before * c->n_head_kv + head) * s->ring;
+        *k = (uint8_t *)s->k_ring + row * krow;
+        *v = (uint8_t *)s->v_ring + row * vrow;
+        *rows = s->ring;
+    } else {
+        uint64_t row = kv_row_index(c, s->n_ctx, layer - swa_before - model_recurrent_before(c, layer), head, 0);
+        *k = (uint8_t *)s->k_cache + row * krow;
+        *v = (uint8_t *)s->v_cache + row * vrow;
+        *rows = s->n_ctx;
+    }
+}
+
+/* A Q8_0 key row is multiplied by q kept in float (more accurate than
+ * quantizing q as well); see kernels.h. */
+static float cache_dot(const KernelSet *ks, const void *row, KvType t, const float *q, uint32_t n)
+{
+    if (t == KV_Q8_0) return ks->dot_q8_0_f32(row, q, n);
+    return t == KV_F32 ? ks->dot_f32(row, q, n) : ks->dot_f16(row, q, n);
+}
+
+static void cache_axpy(const KernelSet *ks, float *out, float a, const void *row, KvType t, uint32_t n)
+{
+    if (t == KV_Q8_0) ks->axpy_q8_0(out, a, row, n);
+    else if (t == KV_F32) ks->axpy_f32(out, a, row, n);
+    else ks->axpy_f16(out, a, row, n);
+}
+
+/* Scores of the nq query heads of nt tokens (token t's at q + t * q_tstride)
+ * against rows 0 .. rows[t] - 1 of a kv head's cache from kh on: row
+ * t * nq + i of s (s_stride floats apart); then the weighted sums of the same
+ * value rows into out (added; token t's at out + t * out_tstride). */
+static void head_scores(const KernelSet *ks, const ModelConfig *c, KvType kt, const uint8_t *kh, uint64_t krow,
+                        const float *q, uint64_t q_tstride, uint32_t nq, uint32_t nt, const uint32_t *rows, float *s,
+                        uint64_t s_stride)
+{
+    if (kt == KV_F16 && ks->dots_f16)
+        ks->dots_f16((const uint16_t *)kh, krow / 2, c->head_dim, q, c->head_dim, nq, q_tstride, nt, rows, s, s_stride);
+    else
+        for (uint32_t u = 0; u < nq * nt; u++)
+            for (uint32_t p = 0; p < rows[u / nq]; p++)
+                s[u * s_stride + p] = cache_dot(ks, kh + (uint64_t)p * krow, kt,
+                                                q + u / nq * q_tstride + u % nq * c->head_dim, c->head_dim);
+}
+
+static void head_wsum(const KernelSet *ks, const ModelConfig *c, KvType kt, const uint8_t *vh, uint64_t vrow,
+                      const float *s, uint64_t s_stride, uint32_t nq, uint32_t nt, const uint32_t *rows, float *out,
+                      uint64_t out_tstride)
+{
+    if (kt == KV_F16 && ks->wsum_f16)
+        ks->wsum_f16(out, c->head_dim_v, out_tstride, s, s_stride, nq, nt, rows, (const uint16_t *)vh, vrow / 2,
+                     c->head_dim_v);
+    else
+        for (uint32_t u = 0; u < nq * nt; u++)
+            for (uint32_t p = 0; p < rows[u / nq]; p++)
+                cache_axpy(ks, out + u / nq * out_tstride + u % nq * c->head_dim_v, s[u * s_stride + p],
+                           vh + (uint64_t)p * vrow, kt, c->head_dim_v);
+}
+
+/* tokens per attention call: a prompt's tokens read their shared cache rows
+ * once (KernelSet.dots_f16) */
+#define ATT_TOKENS 8
+
+/* Attention of q heads h0..h1-1 for every token of the step. The scores of
+ * the thread's heads' rows of ws->scores ((h1 - h0) * n_ctx floats) hold
+ * those of several tokens when their rows fit. */
+static void attention_heads(const Step *j, uint32_t h0, uint32_t h1)
+{
+    const KernelSet *ks = kern_active();
+    const ModelConfig *c = &j->m->cfg;
+    const Workspace *ws = j->ws;
+    uint32_t group = c->n_head / c->n_head_kv;
+    float scale = c->attn_scale;
+    int windowed = model_layer_swa(c, j->layer);
+    float *s = ws->scores + (uint64_t)h0 * ws->n_ctx;
+    uint64_t room = (uint64_t)(h1 - h0) * ws->n_ctx, q_tstride = (uint64_t)c->n_head * c->head_dim,
+             out_tstride = (uint64_t)c->n_head * c->head_dim_v;
+
+    /* the q heads of one kv head together: its rows are read once for all */
+    for (uint32_t h = h0; h < h1;) {
+        uint32_t kvh = h / group, hn = (kvh + 1) * group < h1 ? (kvh + 1) * group : h1, nq = hn - h;
+        for (int t = 0; t < j->n;) {
+            /* each token over its own sequence's cache (or window ring) */
+            const SeqState *seq = ws->tok_seq[t];
+            KvType kt = seq->kv_type;
+            uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v);
+            uint8_t *kh, *vh;
+            uint32_t rows;
+            seq_kv_head(c, seq, j->layer, kvh, &kh, &vh, &rows);
+            uint32_t pos = ws->tok_pos[t];
+            /* positions lo..pos: all of them, or the window's; in a ring
+             * they lie in up to two runs of rows */
+            uint32_t lo = windowed && pos + 1 > c->n_swa ? pos + 1 - c->n_swa : 0, np = pos - lo + 1;
+            uint32_t r0 = lo % rows, np1 = np < rows - r0 ? np : rows - r0, np2 = np - np1;
+            /* the next tokens of the sequence that also see rows 0..pos'
+             * join while their scores fit (s_stride: the longest) */
+            uint32_t nt = 1, tr[ATT_TOKENS] = {np1};
+            uint64_t s_stride = np;
+            while (lo == 0 && np2 == 0 && nt < ATT_TOKENS && t + (int)nt < j->n && ws->tok_seq[t + nt] == seq) {
+                uint32_t p1 = ws->tok_pos[t + nt] + 1, L = p1 > s_stride ? p1 : (uint32_t)s_stride;
+                if ((windowed && p1 > c->n_swa) || p1 > rows || (uint64_t)(nt + 1) * nq * L > room) break;
+                tr[nt++] = p1;
+                s_stride = L;
+            }
+            const float *q = ws->q + (uint64_t)t * q_tstride + (uint64_t)h * c->head_dim;
+            float *out = ws->att + (uint64_t)t * out_tstride + (uint64_t)h * c->head_dim_v;
+            head_scores(ks, c, kt, kh + (uint64_t)r0 * krow, krow, q, q_tstride, nq, nt, tr, s, s_stride);
+            if (np2) head_scores(ks, c, kt, kh, krow, q, q_tstride, nq, 1, &np2, s + np1, s_stride);
+            for (uint32_t u = 0; u < nq * nt; u++) {
+                float *si = s + u * s_stride, mx = -INFINITY;
+                uint32_t n = nt > 1 ? tr[u / nq] : np;
+                if (ks->softmax) {
+                    ks->softmax(si, n, scale);
+                } else {
+                    for (uint32_t p = 0; p < n; p++) {
+                        si[p] *= scale;
+                        if (si[p] > mx) mx = si[p];
+                    }
+                    float inv = (float)(1.0 / ks->exp_sum(si, n, mx));
+                    for (uint32_t p = 0; p < n; p++) si[p] *= inv;
+                }
+                memset(out + u / nq * out_tstride + u % nq * c->head_dim_v, 0, c->head_dim_v * sizeof *out);
+            }
+            head_wsum(ks, c, kt, vh + (uint64_t)r0 * vrow, vrow, s, s_stride, nq, nt, tr, out, out_tstride);
+            if (np2) head_wsum(ks, c, kt, vh, vrow, s + np1, s_stride, nq, 1, &np2, out, out_tstride);
+            t += (int)nt;
+        }
+        h = hn;
+    }
+}
+
+/* Stores one position's keys or values, kv heads h0..h1-1 of the n_head_kv
+ * heads of dim floats at src, for `layer` at position pos: one cache row per head (model.h:
+ * kv_row_index; a windowed layer's ring row pos % ring). Q8_0 rows are
+ * quantized in blocks of 32 as ggml does (d = max|x| / 127, codes
+ * round(x / d)). */
+static void cache_store(const ModelConfig *c, const SeqState *seq, int values, uint32_t layer, uint32_t pos,
+                        const float *src, uint32_t dim, uint32_t h0, uint32_t h1)
+{
+    KvType t = seq->kv_type;
+    uint64_t row_bytes = kv_type_bytes(t, dim);
+    src += (uint64_t)h0 * dim;
+    for (uint32_t h = h0; h < h1; h++, src += dim) {
+        uint8_t *kh, *vh;
+        uint32_t rows;
+        seq_kv_head(c, seq, layer, h, &kh, &vh, &rows);
+        uint8_t *dst = (values ? vh : kh) + (uint64_t)(pos % rows) * row_bytes;
+        if (t == KV_F32) {
+            memcpy(dst, src, dim * sizeof *src);
+        } else if (t == KV_F16) {
+            kern_active()->to_f16((uint16_t *)dst, src, dim);
+        } else {
+            quant_quantize_row(GGML_TYPE_Q8_0, src, dst, dim);
+        }
+    }
+}
+
+/* Biases, q/k norms and RoPE of token t at its position (table cs), then
+ * its keys and values into the cache; kv heads g0..g1-1 and their q heads
+ * (each element's arithmetic is the same whatever the range). */
+static void qk_token(const Step *j, uint64_t t, const float *cs, uint32_t g0, uint32_t g1)
+{
+    const ModelConfig *c = &j->m->cfg;
+    Workspace *ws = j->ws;
+    const LayerWeights *lw = j->lw;
+    uint32_t group = c->n_head / c->n_head_kv;
+    uint64_t hd = c->head_dim, hdv = c->head_dim_v, qdim = (uint64_t)c->n_head * hd, kw = kv_width(c),
+             vw = kv_width_v(c);
+    const SeqState *seq = ws->tok_seq[t];
+    float *q = ws->q + t * qdim, *k = ws->k + t * kw, *v = ws->v + t * vw;
+    int ropes = model_layer_ropes(c, j->layer), neox = c->arch->rope == ROPE_NEOX;
+    const KernelSet *ks = kern_active(); /* its rope: forward_rope's, without a call */
+    if (lw->bq) {
+        layer_add(q + g0 * group * hd, lw->bq + g0 * group * hd, (g1 - g0) * group * hd);
+        layer_add(k + g0 * hd, lw->bk + g0 * hd, (g1 - g0) * hd);
+        layer_add(v + g0 * hdv, lw->bv + g0 * hdv, (g1 - g0) * hdv);
+    }
+    for (uint32_t h = g0 * group; h < g1 * group; h++) {
+        if (lw->q_norm) layer_rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
+        if (ropes) ks->rope(q + h * hd, c->n_rot, cs, neox);
+    }
+    for (uint32_t h = g0; h < g1; h++) {
+        if (lw->k_norm) layer_rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
+        if (ropes) ks->rope(k + h * hd, c->n_rot, cs, neox);
+    }
+    cache_store(c, seq, 0, j->layer, ws->tok_pos[t], k, c->head_dim, g0, g1);
+    cache_store(c, seq, 1, j->layer, ws->tok_pos[t], v, c->head_dim_v, g0, g1);
+}
+
+/* Qwen3.5: q of token t's heads h0..h1-1 out of the q-and-gate rows (in
+ * ws->dn); elsewhere q is where its matrix put it. */
+static int gated(const ModelConfig *c)
+{
+    return model_arch_deltanet(c->arch);
+}
+
+static void q_of(const Step *s, uint64_t t, uint32_t h0, uint32_t h1)
+{
+    const ModelConfig *c = &s->m->cfg;
+    if (gated(c)) deltanet_q_heads(c, s->ws->dn + t * s->lw->wq.rows, s->ws->q + t * c->n_head * c->head_dim, h0, h1);
+}
+
+/* Attention of q heads h0..h1-1 for every token, gated where the
+ * architecture gates it. */
+static void attend(const Step *s, uint32_t h0, uint32_t h1)
+{
+    const ModelConfig *c = &s->m->cfg;
+    attention_heads(s, h0, h1);
+    if (gated(c))
+        for (uint64_t t = 0; t < (uint64_t)s->n; t++)
+            deltanet_gate_heads(c, s->ws->att + t * c->n_head * c->head_dim_v, s->ws->dn + t * s->lw->wq.rows, h0, h1);
+}
+
+/* By kv head: the thread's heads g0..g1-1 from q, k and v to the attention
+ * output (quantized for wo with att_here). */
+static void heads_stage(const Step *s, int ith, int nth)
+{
+    const ModelConfig *c = &s->m->cfg;
+    Workspace *ws = s->ws;
+    const LayerWeights *lw = s->lw;
+    uint32_t group = c->n_head / c->n_head_kv;
+    uint64_t hd = c->head_dim, hdv = c->head_dim_v, adim = (uint64_t)c->n_head * hdv, q_rows = lw->wq.rows / c->n_head;
+    uint32_t g0 = (uint32_t)((uint64_t)c->n_head_kv * ith / nth), g1 = (uint32_t)((uint64_t)c->n_head_kv * (ith + 1) / nth);
+    layer_rows(ws, &lw->wq, 0, ws->xb, g0 * group * q_rows, g1 * group * q_rows, s->n, gated(c) ? ws->dn : ws->q,
+               lw->wq.rows);
+    layer_rows(ws, &lw->wk, 0, ws->xb, g0 * hd, g1 * hd, s->n, ws->k, lw->wk.rows);
+    layer_rows(ws, &lw->wv, 0, ws->xb, g0 * hdv, g1 * hdv, s->n, ws->v, lw->wv.rows);
+    for (uint64_t t = 0; t < (uint64_t)s->n; t++) {
+        q_of(s, t, g0 * group, g1 * group);
+        qk_token(s, t, layer_rope(s->m, ws, s->layer, t), g0, g1);
+    }
+    attend(s, g0 * group, g1 * group);
+    if (s->att_here)
+        for (uint64_t t = 0; t < (uint64_t)s->n; t++)
+            layer_quantize(ws, &lw->wo, 1, t, ws->att + t * adim, group * hdv * g0, group * hdv * g1);
+}
+
+/* Else: q, k and v by rows (of the three together) ... */
+static void qkv_stage(const Step *s, int ith, int nth)
+{
+    const Weight *w[3] = {&s->lw->wq, &s->lw->wk, &s->lw->wv};
+    float *out[3] = {gated(&s->m->cfg) ? s->ws->dn : s->ws->q, s->ws->k, s->ws->v};
+    layer_rows_group(s, w, out, 3, ith, nth);
+}
+
+/* ... the norms, RoPE and cache stores by token ... */
+static void qk_stage(const Step *s, int ith, int nth)
+{
+    uint64_t t0, t1;
+    layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
+    for (uint64_t t = t0; t < t1; t++) {
+        q_of(s, t, 0, s->m->cfg.n_head);
+        qk_token(s, t, layer_rope(s->m, s->ws, s->layer, t), 0, s->m->cfg.n_head_kv);
+    }
+}
+
+/* ... and the attention by q head. */
+static void attention_stage(const Step *s, int ith, int nth)
+{
+    uint64_t h0, h1;
+    layer_split(s->m->cfg.n_head, ith, nth, &h0, &h1);
+    attend(s, (uint32_t)h0, (uint32_t)h1);
+}
+
+/* The output quantized for wo, by token (not done by heads_stage). */
+static void att_quant_stage(const Step *s, int ith, int nth)
+{
+    uint64_t adim = (uint64_t)s->m->cfg.n_head * s->m->cfg.head_dim_v, t0, t1;
+    layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
+    for (uint64_t t = t0; t < t1; t++) layer_quantize(s->ws, &s->lw->wo, 1, t, s->ws->att + t * adim, 0, adim);
+}
+
+static void wo_stage(const Step *s, int ith, int nth)
+{
+    uint64_t dim = s->m->cfg.n_embd, lo, hi;
+    layer_split(dim, ith, nth, &lo, &hi);
+    layer_rows(s->ws, &s->lw->wo, 1, s->ws->att, lo, hi, s->n, s->ws->xb, dim);
+}
+
+int attention_plan(Step *s, int nth, Stage *st)
+{
+    const ModelConfig *c = &s->m->cfg;
+    const LayerWeights *lw = s->lw;
+    int k = 0;
+    s->in[0] = &lw->wq;
+    s->in[1] = &lw->wk;
+    s->in[2] = &lw->wv;
+    s->n_in = 3;
+    s->mixed = s->ws->xb;
+    /* each thread's columns of the output are group * head_dim_v * (n_head_kv / nth) wide:
+     * whole blocks for all, or for none */
+    s->by_head = c->n_head_kv % (uint32_t)nth == 0;
+    s->att_here = s->by_head &&
+                  (uint64_t)(c->n_head / c->n_head_kv) * c->head_dim_v * (c->n_head_kv / (uint32_t)nth) %
+                          layer_act_block(&lw->wo) == 0;
+    if (s->by_head) {
+        st[k++] = (Stage){heads_stage, 0};
+    } else {
+        st[k++] = (Stage){qkv_stage, 0};
+        st[k++] = (Stage){qk_stage, 1};
+        st[k++] = (Stage){attention_stage, 0};
+    }
+    if (!s->att_here) st[k++] = (Stage){att_quant_stage, 1};
+    st[k++] = (Stage){wo_stage, 0};
+    return k;
+}
