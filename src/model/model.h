@@ -24,9 +24,10 @@
  *      configuration's widths, which kind of layer has it); loading,
  *      streaming and `pith bench` take it from the table;
  *   3. a trait value no architecture had (a new activation, a sliding
- *      window, a recurrent layer): the new enum value and the step in
- *      forward.c that is truly its own; per-sequence state it keeps goes
- *      in SeqState, sized by forward_plan;
+ *      window): the new enum value and the stage that is truly its own; a
+ *      new kind of layer (a recurrent one) is a mixer (layer.h: its plan
+ *      and stages, run fused or a region per stage like every layer's);
+ *      per-sequence state it keeps goes in SeqState, sized by forward_plan;
  *   4. test it against llama.cpp on a random-weight file of that
  *      architecture (tests/t_llamacpp.sh, tests/tools/main_mkmodel.c). */
 #ifndef PITH_MODEL_H
