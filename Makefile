@@ -7,7 +7,7 @@
 #   make demo       writes a small random Qwen3 model and runs it
 #
 # Sources are found by wildcard: src/*/*.c is the core (one folder per
-# concern, README "How the code is laid out"; src/kernels/ has a subfolder
+# concern, docs/architecture.md; src/kernels/ has a subfolder
 # per instruction set, src/kernels/*/*.c), port/*.c the portability
 # layer, tests/test_*.c unit tests, tests/tools/*.c tools.
 
@@ -278,7 +278,7 @@ $(TDIR)/tests/test_%: $(TDIR)/tests/test_%.o $(call objs,$(TDIR),$(CORE_SRC) $(f
 		$(filter-out tests/tools/main_%.c,$(TOOL_SRC)))
 	$(CROSS_CC) $(TARGET_CFLAGS) $(OMPFLAGS) $(TARGET_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Tools for a target (tests/tools/main_NAME.c; kbench is counted under qemu, README "ARM"):
+# Tools for a target (tests/tools/main_NAME.c; kbench is counted under qemu, docs/performance-arm.md):
 # make TARGET=T build/T/tools/NAME
 $(TDIR)/tools/%: $(TDIR)/tests/tools/main_%.o $(call objs,$(TDIR),$(CORE_SRC) $(filter-out port/main.c,$(PORT_SRC)) \
 		$(filter-out tests/tools/main_%.c,$(TOOL_SRC)))

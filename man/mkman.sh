@@ -48,5 +48,5 @@ cat <<'TAIL'
 .B OMP_NUM_THREADS, OMP_PROC_BIND, OMP_PLACES
 OpenMP's; \fB\-t\fR sets the thread count.
 .SH SEE ALSO
-README.md in pith's source: models, memory, speed, the server's endpoints.
+README.md and docs/ in pith's source: models, memory, speed, the server's endpoints.
 TAIL

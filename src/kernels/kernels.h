@@ -160,7 +160,7 @@ typedef struct {
     KernPackedFn packed[GGML_TYPE_COUNT];                /* NULL: weights of this type stay in the file's layout */
     KernSidedFn sided[GGML_TYPE_COUNT];                  /* NULL: mapped weights of this type need no copy of their scales */
     /* 1: the planner still maps before it reads where this set packs (x86,
-     * whose read mode stays opt-in: README, "Why mmap stays the default");
+     * whose read mode stays opt-in: docs/performance-x86.md, "Why mmap stays the default on x86");
      * 0: it reads first (the boards, the A76) */
     int map_first;
     /* rows[GGML_TYPE_F16] multiplies in F16 (arm/kernels_arm_fp16.c, CPUs with
@@ -252,7 +252,7 @@ typedef struct {
     void (*mix_f32)(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n);
     /* 1: kern_delta_chunk with this set's dots_f32 and mix_f32 takes fewer
      * instructions than its delta_step token after token (src/model/
-     * deltanet.c chooses by it; README, Speed). The reference: 0. */
+     * deltanet.c chooses by it; docs/kernels.md). The reference: 0. */
     int delta_chunk;
 } KernelSet;
 

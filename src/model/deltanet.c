@@ -113,7 +113,7 @@ static void gate_norm(const ModelConfig *c, const LayerWeights *lw, const Kernel
  * of at least DELTA_CHUNK_MIN tokens of a sequence go through it
  * (kern_delta_chunk), in chunks that end where a position is a multiple of
  * DELTA_CHUNK (so steps of any multiple of it chunk alike). Measured on
- * the AVX2 set, 16 heads of 128 over 64 tokens (README, Speed): chunks of
+ * the AVX2 set, 16 heads of 128 over 64 tokens (docs/kernels.md, "Kernels of the newer architectures"): chunks of
  * 16 take 0.67 of the steps' instructions, of 8 0.70, of 32 0.68, of 4
  * 1.37; aarch64 NEON, chunks of 16: 0.92. */
 #define DELTA_CHUNK 16
@@ -137,7 +137,7 @@ static void gate_norm(const ModelConfig *c, const LayerWeights *lw, const Kernel
  * ones at -O1 and with clang -O2; the trigger went with its row loop or its
  * inlined double sum of squares (now delta_step and gate_norm), and today's
  * function gives the -O1 bits at -O2, but the cause (GCC's code or qemu's
- * emulation) is not proven (README, Models): kept at -O1, a precaution that
+ * emulation) is not proven (docs/models.md, "The armv6 build and qwen35"): kept at -O1, a precaution that
  * costs little (the row work runs at -O2 in the kernels). */
 __attribute__((optimize("O1")))
 #endif

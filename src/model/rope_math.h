@@ -7,8 +7,8 @@
  * float afterwards, so the tables equal those made with libm except where
  * a value lies within about 1e-16 of a float rounding boundary (then one
  * float ulp apart; tests/test_rope_math.c counts them). llama.cpp computes
- * the same angles in float, far less precisely at long positions (README,
- * Binaries for every Pi). */
+ * the same angles in float, far less precisely at long positions
+ * (docs/building.md, "Binary size"). */
 #ifndef PITH_ROPE_MATH_H
 #define PITH_ROPE_MATH_H
 
