@@ -13,7 +13,7 @@
 // The settings are those of logits.mjs and greedy.mjs: F32 KV cache, no
 // flash attention, one thread.
 import {getLlama} from "node-llama-cpp";
-import {readFileSync, writeFileSync} from "node:fs";
+import {readFileSync, writeFileSync, statSync} from "node:fs";
 import {createInterface} from "node:readline";
 
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
@@ -58,12 +58,17 @@ async function greedy(modelPath, ids, n) {
     });
 }
 
+// A vocabulary stays loaded for the requests that follow on the same file
+// (t_tokenize_bpe.sh sends two or three sets of texts per vocabulary of
+// 128,000-200,000 pieces, a few CPU seconds to load each time): keyed by
+// path, size and modification time.
+const vocabs = new Map();
 async function tokenize(modelPath, textsPath) {
-    const model = await llama.loadModel({modelPath, vocabOnly: true});
-    try {
-        return JSON.parse(readFileSync(textsPath, "utf8"))
-            .map(text => Array.from(model.tokenize(text, true)).join(" ") + "\n").join("");
-    } finally { await model.dispose(); }
+    const st = statSync(modelPath), key = `${modelPath}\t${st.size}\t${st.mtimeMs}`;
+    if (!vocabs.has(key)) vocabs.set(key, await llama.loadModel({modelPath, vocabOnly: true}));
+    const model = vocabs.get(key);
+    return JSON.parse(readFileSync(textsPath, "utf8"))
+        .map(text => Array.from(model.tokenize(text, true)).join(" ") + "\n").join("");
 }
 
 // The answer, once OUT is written: one line.
