@@ -33,8 +33,9 @@ build() { # NAME MAKE-ARGS...
     if make -s -j"$JOBS" "$@" >"$TMP/build" 2>&1; then ok "build $name"
     else not_ok "build $name: $(grep -m3 -E 'error|Error' "$TMP/build" | tr '\n' ' ' | head -c 400)"; fi
 }
-build "native ./pith and cmplogits" pith "$CMP"
+build "native ./pith, cmplogits and mkmodel" pith "$CMP" build/rel/tools/mkmodel
 for t in $TARGETS; do build "$t" TARGET="$t"; done
+build "aarch64 test_forward" TARGET=aarch64-linux-musl build/aarch64-linux-musl/tests/test_forward
 for b in $BOARDS; do build "board $b" BOARD="$b"; done
 # The host build (glibc, dynamic) is the reference for inspect's output; a
 # private copy, so a rebuild of ./pith during the run cannot disturb it.
@@ -42,6 +43,30 @@ cp ./pith "$TMP/native" 2>/dev/null
 NATIVE=$TMP/native
 cp "$CMP" "$TMP/cmplogits" 2>/dev/null && CMP=$TMP/cmplogits
 echo "# builds done after $(($(date +%s) - start)) s"
+
+# The whole forward pass on the A76 (tests/test_forward.c: every fixture
+# case's logits and greedy ids with their tolerances, threads, steps, the
+# read backend, caches, two sequences, synthetic models of every
+# architecture; about 150 CPU s of qemu), started now beside the suites
+# below, which run one program at a time; its result is the A76 suite's
+# (kind forward). It writes its gemma3 and lfm2 models with the host's
+# mkmodel.
+FWD_LABEL="aarch64 cortex-a76" FWD_PID=
+if [ -z "${CROSS_ONLY:-}" ] || echo "$FWD_LABEL" | grep -q -- "$CROSS_ONLY"; then
+    PITH_MKMODEL=build/rel/tools/mkmodel qemu-aarch64-static -cpu cortex-a76 build/aarch64-linux-musl/tests/test_forward \
+        >"$TMP/fwd.out" 2>&1 &
+    FWD_PID=$!
+fi
+forward_result() { # LABEL
+    if [ -z "$FWD_PID" ]; then not_ok "$1: test_forward was not started"; return; fi
+    wait "$FWD_PID"
+    st=$?
+    n_ok=$(grep -c '^ok - ' "$TMP/fwd.out")
+    n_bad=$(grep -c '^not ok - ' "$TMP/fwd.out")
+    if [ "$st" -eq 0 ] && [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]; then
+        ok "$1: test_forward (every fixture case's logits and greedy ids, threads, steps, caches, two sequences, synthetic models): $n_ok checks pass"
+    else not_ok "$1: test_forward: status $st, $n_bad failed: $(grep -m5 '^not ok' "$TMP/fwd.out" | tr '\n' '|')"; fi
+}
 
 # ---- one-time facts about each target binary ------------------------------------
 mkvar() { make -s --no-print-directory TARGET="$1" "print-$2"; }
@@ -128,9 +153,10 @@ has_word() { echo " $1 " | grep -q " $2 "; }
 
 # suite LABEL BIN QEMU CPU TARGET FOUND NOT_FOUND KIND
 #   QEMU "-" runs natively; FOUND/NOT_FOUND: CPU features --version must
-#   report (or not); KIND: full (every check), forward (full but the
-#   fixture cases' greedy ids and logits, which test_forward checks on that
-#   CPU with the same objects: run once, there), kernels (logits of every
+#   report (or not); KIND: full (every check), forward (full, with
+#   test_forward on that CPU in place of the fixture cases' greedy ids and
+#   logits: it checks every one of them with the same objects, and more),
+#   kernels (logits of every
 #   weight type, two greedy runs, threads), quick (one greedy, two logits),
 #   version (--version only).
 suite() {
@@ -191,7 +217,7 @@ suite() {
         if [ "$kind" = full ]; then
             for c in $GREEDY; do greedy "$label" "$c" -t 1; done
             for c in $LOGITS; do logits "$label" "$c" -t 1; done
-        else echo "# $label: the fixture cases' greedy ids and logits: test_forward on $cpu (tests/t_arm_kernels.sh)"; fi
+        else forward_result "$label"; fi
         # OpenMP threads, the read backend and small steps
         logits "$label" pub_tq3_Q4_K_M_logits_r16 -t 3 --no-mmap -b 5
         greedy "$label" pub_tq3_Q8_0_greedy_r01 -t 2
