@@ -13,7 +13,9 @@
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 export OMP_WAIT_POLICY=passive
-CMP=${CMP:-build/asan/tools/cmplogits}
+# the comparison is arithmetic on data: the release cmplogits gives the same
+# verdicts (t_logits.sh runs the ASan one)
+CMP=${CMP:-build/rel/tools/cmplogits}
 M=$FIX/models
 T=$FIX/tokenizer
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -31,8 +33,9 @@ build() { # NAME MAKE-ARGS...
     if make -s -j"$JOBS" "$@" >"$TMP/build" 2>&1; then ok "build $name"
     else not_ok "build $name: $(grep -m3 -E 'error|Error' "$TMP/build" | tr '\n' ' ' | head -c 400)"; fi
 }
-build "native ./pith and cmplogits" pith "$CMP"
+build "native ./pith, cmplogits and mkmodel" pith "$CMP" build/rel/tools/mkmodel
 for t in $TARGETS; do build "$t" TARGET="$t"; done
+build "aarch64 test_forward" TARGET=aarch64-linux-musl build/aarch64-linux-musl/tests/test_forward
 for b in $BOARDS; do build "board $b" BOARD="$b"; done
 # The host build (glibc, dynamic) is the reference for inspect's output; a
 # private copy, so a rebuild of ./pith during the run cannot disturb it.
@@ -40,6 +43,30 @@ cp ./pith "$TMP/native" 2>/dev/null
 NATIVE=$TMP/native
 cp "$CMP" "$TMP/cmplogits" 2>/dev/null && CMP=$TMP/cmplogits
 echo "# builds done after $(($(date +%s) - start)) s"
+
+# The whole forward pass on the A76 (tests/test_forward.c: every fixture
+# case's logits and greedy ids with their tolerances, threads, steps, the
+# read backend, caches, two sequences, synthetic models of every
+# architecture; about 150 CPU s of qemu), started now beside the suites
+# below, which run one program at a time; its result is the A76 suite's
+# (kind forward). It writes its gemma3 and lfm2 models with the host's
+# mkmodel.
+FWD_LABEL="aarch64 cortex-a76" FWD_PID=
+if [ -z "${CROSS_ONLY:-}" ] || echo "$FWD_LABEL" | grep -q -- "$CROSS_ONLY"; then
+    PITH_MKMODEL=build/rel/tools/mkmodel qemu-aarch64-static -cpu cortex-a76 build/aarch64-linux-musl/tests/test_forward \
+        >"$TMP/fwd.out" 2>&1 &
+    FWD_PID=$!
+fi
+forward_result() { # LABEL
+    if [ -z "$FWD_PID" ]; then not_ok "$1: test_forward was not started"; return; fi
+    wait "$FWD_PID"
+    st=$?
+    n_ok=$(grep -c '^ok - ' "$TMP/fwd.out")
+    n_bad=$(grep -c '^not ok - ' "$TMP/fwd.out")
+    if [ "$st" -eq 0 ] && [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]; then
+        ok "$1: test_forward (every fixture case's logits and greedy ids, threads, steps, caches, two sequences, synthetic models): $n_ok checks pass"
+    else not_ok "$1: test_forward: status $st, $n_bad failed: $(grep -m5 '^not ok' "$TMP/fwd.out" | tr '\n' '|')"; fi
+}
 
 # ---- one-time facts about each target binary ------------------------------------
 mkvar() { make -s --no-print-directory TARGET="$1" "print-$2"; }
@@ -126,7 +153,10 @@ has_word() { echo " $1 " | grep -q " $2 "; }
 
 # suite LABEL BIN QEMU CPU TARGET FOUND NOT_FOUND KIND
 #   QEMU "-" runs natively; FOUND/NOT_FOUND: CPU features --version must
-#   report (or not); KIND: full (every check), kernels (logits of every
+#   report (or not); KIND: full (every check), forward (full, with
+#   test_forward on that CPU in place of the fixture cases' greedy ids and
+#   logits: it checks every one of them with the same objects, and more),
+#   kernels (logits of every
 #   weight type, two greedy runs, threads), quick (one greedy, two logits),
 #   version (--version only).
 suite() {
@@ -150,7 +180,7 @@ suite() {
     else not_ok "$label: --version: $(head -c 300 "$TMP/err")"; return; fi
     [ "$kind" = version ] && return
 
-    if [ "$kind" = full ]; then
+    if [ "$kind" = full ] || [ "$kind" = forward ]; then
         # inspect: the same report as the native build, for every model and vocab
         nbad=0 n=0
         for f in "$M"/*.gguf "$T"/*.gguf; do
@@ -184,8 +214,10 @@ suite() {
         got=$($RUN tokenize "$T/qwen3-vocab.gguf" --file "$FIX/chat/pub_chat_multi_turn_think.txt" --no-mmap 2>"$TMP/err")
         if [ "$got" = "$want" ]; then ok "$label: tokenize chat rendering (special tokens, --no-mmap)"
         else not_ok "$label: tokenize chat rendering: $(head -c 200 "$TMP/err")"; fi
-        for c in $GREEDY; do greedy "$label" "$c" -t 1; done
-        for c in $LOGITS; do logits "$label" "$c" -t 1; done
+        if [ "$kind" = full ]; then
+            for c in $GREEDY; do greedy "$label" "$c" -t 1; done
+            for c in $LOGITS; do logits "$label" "$c" -t 1; done
+        else forward_result "$label"; fi
         # OpenMP threads, the read backend and small steps
         logits "$label" pub_tq3_Q4_K_M_logits_r16 -t 3 --no-mmap -b 5
         greedy "$label" pub_tq3_Q8_0_greedy_r01 -t 2
@@ -216,7 +248,7 @@ suite "x86_64 native"           $X      -                    host        x86_64-
 suite "x86_64 Nehalem"          $X      qemu-x86_64-static   Nehalem     x86_64-linux-musl       ""                       "avx2 fma f16c"      full
 suite "x86_64 Haswell"          $X      qemu-x86_64-static   Haswell     x86_64-linux-musl       "avx2 fma f16c"          "avx512vnni"         kernels
 suite "aarch64 cortex-a53"      $A      qemu-aarch64-static  cortex-a53  aarch64-linux-musl      "neon"                   "dotprod fp16 i8mm"  full
-suite "aarch64 cortex-a76"      $A      qemu-aarch64-static  cortex-a76  aarch64-linux-musl      "neon dotprod fp16"      "i8mm"               full
+suite "aarch64 cortex-a76"      $A      qemu-aarch64-static  cortex-a76  aarch64-linux-musl      "neon dotprod fp16"      "i8mm"               forward
 suite "aarch64 max"             $A      qemu-aarch64-static  max         aarch64-linux-musl      "neon dotprod fp16 i8mm" ""                   version
 suite "armv7 cortex-a7"         $V7     qemu-arm-static      cortex-a7   armv7-linux-musleabihf  "vfp vfpv4 neon"         "dotprod i8mm"       full
 suite "armv6 arm1176"           $V6     qemu-arm-static      arm1176     armv6-linux-musleabi    "vfp"                    "vfpv4 neon"         full

@@ -118,7 +118,8 @@ else
 fi
 
 # broken lfm2 files: one line each, exit 2
-EDIT=${EDIT:-build/asan/tools/ggufedit}
+# (the release ggufedit: the same bytes; t_robust.sh runs the ASan one)
+EDIT=${EDIT:-build/rel/tools/ggufedit}
 bad() { # NAME EDITS...: a copy of lfm2-f32 with EDITS, refused
     name=$1; shift
     if "$EDIT" "$TMP/lfm2-f32.gguf" "$TMP/bad.gguf" "$@" >/dev/null 2>&1; then

@@ -9,31 +9,33 @@
 NODE_DIR=${NODE_DIR:-build/node-llama-cpp}
 REF_PID=
 ref_start() {
-    mkfifo "$TMP/refs.fifo" || return 1
-    node "$NODE_DIR/refs.mjs" <"$TMP/refs.fifo" >"$TMP/refs.log" 2>&1 &
+    mkfifo "$TMP/refs.in" "$TMP/refs.out" || return 1
+    # (timeout: a node that hangs ends, and the shell's read with it)
+    timeout 3600 node "$NODE_DIR/refs.mjs" <"$TMP/refs.in" >"$TMP/refs.out" 2>"$TMP/refs.log" &
     REF_PID=$!
     trap 'kill "$REF_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
-    # held open until the script ends: then node reads the end of its input and exits
-    exec 8>"$TMP/refs.fifo"
+    # held open until the script ends: then node reads the end of its input
+    # and exits; its answers, a line per request, are read from fd 7
+    exec 8>"$TMP/refs.in" 7<"$TMP/refs.out"
 }
-# ref_request OUT LINE: sends one request, waits for OUT.done
+# ref_request OUT LINE: sends one request and waits for its answer (a
+# blocking read, not a poll: on a machine where starting a process costs
+# milliseconds, a sleep every 50 ms while llama.cpp computes added up)
 ref_request() {
     out=$1
     [ -n "$REF_PID" ] || ref_start || { echo "cannot start $NODE_DIR/refs.mjs" >"$TMP/ref.err"; return 1; }
-    rm -f "$out" "$out.done"
+    rm -f "$out"
     # (writing to a pipe nobody reads would end the script)
     kill -0 "$REF_PID" 2>/dev/null || { echo "refs.mjs has ended: $(tail -c 300 "$TMP/refs.log")" >"$TMP/ref.err"; return 1; }
     printf '%s\n' "$2" >&8
-    waited=0
-    while [ ! -e "$out.done" ]; do
-        if ! kill -0 "$REF_PID" 2>/dev/null || [ $waited -gt 12000 ]; then
-            echo "refs.mjs ended or took over 600 s: $(tail -c 300 "$TMP/refs.log")" >"$TMP/ref.err"; return 1
+    answer=
+    while [ "${answer#refs: }" = "$answer" ]; do
+        if ! IFS= read -r answer <&7; then
+            echo "refs.mjs ended without answering: $(tail -c 300 "$TMP/refs.log")" >"$TMP/ref.err"; return 1
         fi
-        sleep 0.05
-        waited=$((waited + 1))
     done
-    if [ "$(cat "$out.done")" = ok ]; then return 0; fi
-    cat "$out.done" >"$TMP/ref.err"
+    [ "$answer" = "refs: ok" ] && return 0
+    echo "${answer#refs: }" >"$TMP/ref.err"
     return 1
 }
 ref_logits() { ref_request "$3" "$(printf 'logits\t%s\t%s\t%s' "$1" "$2" "$3")"; }

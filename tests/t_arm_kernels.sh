@@ -3,10 +3,9 @@
 #
 # tests/test_kernels.c and tests/test_kernels_rows.c (the multi-row kernels,
 # kernels_arm_rows.c, kernels_arm_rows4.c, kernels_arm_kq.c, kernels_arm_v7.c:
-# results and determinism), and on the A76 the whole
-# forward pass (tests/test_forward.c), cross-built statically for
-# aarch64 and armv7, run on an emulated CPU for each ARM code path, which
-# must be the one chosen:
+# results and determinism), cross-built statically for aarch64, armv7 and
+# armv6, run on an emulated CPU for each ARM code path, which must be the
+# one chosen:
 #   aarch64 on Cortex-A53 (no dotprod: Pi 3, 4, Zero 2 W)  -> "aarch64 NEON"
 #   aarch64 on Cortex-A76 (dotprod, fp16: Pi 5)             -> "aarch64 NEON+dotprod+fp16"
 #   aarch64 on qemu's "max" (dotprod, fp16, i8mm: newer boards) -> "aarch64 NEON+dotprod+i8mm+fp16"
@@ -18,42 +17,39 @@
 # then `pith logits` of that build on fixture models of each quantized
 # kernel family (Q8_0, Q4_0, Q4_K_M = Q4_K + Q6_K) and F16 on the same CPU,
 # compared with llama.cpp's logits by cmplogits (README section 6
-# tolerances). Seven parts (tests/run.sh runs them side by side): one per CPU,
-# and test_forward on the A76 (140 CPU seconds of qemu) in two halves of
-# its own (PITH_TEST_SHARD: half the fixture models each).
+# tolerances). Five parts (tests/run.sh runs them side by side): one per CPU.
+# The whole forward pass on the A76 (tests/test_forward.c: every fixture
+# case, threads, steps, caches, two sequences, synthetic models; 150 CPU
+# seconds of qemu) runs in tests/cross.sh, CI's emulation after make test,
+# in place of that suite's fixture cases on the A76, which it repeated.
 # Needs the cross compilers and qemu-user-static
 # (toolchains/install-debian.sh).
-# parts: a53 a76 max a76-forward0 a76-forward1 a7 arm1176
+# parts: a53 a76 max a7 arm1176
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
-CMP=${CMP:-build/asan/tools/cmplogits}
+# the comparison is arithmetic on data: the release cmplogits gives the same
+# verdicts (t_logits.sh runs the ASan one)
+CMP=${CMP:-build/rel/tools/cmplogits}
 M=$FIX/models
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 [ -x "$CMP" ] || make -s "$CMP" >"$TMP/build" 2>&1 || not_ok "build $CMP: $(grep -m3 -i error "$TMP/build" | tr '\n' ' ')"
-# test_forward writes its gemma3 and lfm2 models with the host's mkmodel
-MK=build/asan/tools/mkmodel
-[ -x "$MK" ] || make -s "$MK" >"$TMP/build" 2>&1 || not_ok "build $MK: $(grep -m3 -i error "$TMP/build" | tr '\n' ' ')"
 
 mkvar() { make -s --no-print-directory TARGET="$1" "print-$2"; }
 
 # build TRIPLE: build/TRIPLE/pith and build/TRIPLE/tests/test_kernels and
-# test_kernels_rows, and on aarch64 test_forward (run on the A76 only) (the
-# Makefile's cross rules: the library objects are the pith build's), one
-# part at a time (parts on the same target share them).
+# test_kernels_rows (the Makefile's cross rules: the library objects are the
+# pith build's), one part at a time (parts on the same target share them).
 build() {
     t=$1 d=build/$1
-    fwd=
-    [ "$t" = aarch64-linux-musl ] && fwd="$d/tests/test_forward"
     cc=$(mkvar "$t" CROSS_CC)
     if ! command -v "$cc" >/dev/null 2>&1; then not_ok "$t: no $cc (toolchains/install-debian.sh)"; return 1; fi
     lock "build/.lock-$t"
-    make -s -j"$JOBS" TARGET="$t" "$d/pith" "$d/tests/test_kernels" "$d/tests/test_kernels_rows" $fwd \
-        >"$TMP/build" 2>&1
+    make -s -j"$JOBS" TARGET="$t" "$d/pith" "$d/tests/test_kernels" "$d/tests/test_kernels_rows" >"$TMP/build" 2>&1
     st=$?
     unlock
     if [ $st -eq 0 ]; then
-        ok "$t: pith, test_kernels, test_kernels_rows${fwd:+ and test_forward} built"
+        ok "$t: pith, test_kernels and test_kernels_rows built"
     else
         not_ok "$t: build: $(grep -m3 -iE 'error|cannot|undefined' "$TMP/build" | tr '\n' ' ' | head -c 400)"
         return 1
@@ -68,7 +64,7 @@ run_test() {
     n_ok=$(grep -c '^ok - ' "$TMP/k")
     n_bad=$(grep -c '^not ok - ' "$TMP/k")
     if [ "$st" -eq 0 ] && [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]; then
-        ok "$1 on $2: $3${PITH_TEST_SHARD:+ (shard $PITH_TEST_SHARD)}: $n_ok checks pass"
+        ok "$1 on $2: $3: $n_ok checks pass"
     else
         not_ok "$1 on $2: $3: status $st, $n_bad failed: $(grep -m5 '^not ok' "$TMP/k" | tr '\n' '|')"
     fi
@@ -148,17 +144,6 @@ if part max && build aarch64-linux-musl; then
     plan_mode aarch64-linux-musl max tiny-qwen3-Q4_0.gguf read
     logits aarch64-linux-musl max "--load mmap" pub_tq3_Q8_0_logits_r05 pub_tq3_Q4_0_logits_r05
 fi
-# the whole forward pass on the dotprod path (its multi-row kernels): chunked
-# prompts, token by token, threads; in two halves (PITH_TEST_SHARD=K/2: the
-# fixture models K, K+2, ..., the two-sequence tests in the first, the
-# synthetic models in the second), each part one, a direct run both.
-for k in 0 1; do
-    if part a76-forward$k && build aarch64-linux-musl; then
-        export PITH_TEST_SHARD=$k/2
-        run_test aarch64-linux-musl cortex-a76 test_forward
-        unset PITH_TEST_SHARD
-    fi
-done
 if part a7 && build armv7-linux-musleabihf; then
     path armv7-linux-musleabihf cortex-a7 "armv7 NEON" $CASES
 fi

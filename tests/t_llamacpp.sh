@@ -11,7 +11,9 @@
 # the models are data: the release mkmodel writes the same bytes, faster
 # (t_inspect.sh runs the ASan one)
 MK=${MK:-build/rel/tools/mkmodel}
-CMP=${CMP:-build/asan/tools/cmplogits}
+# the comparison is arithmetic on data: the release cmplogits gives the same
+# verdicts (t_logits.sh runs the ASan one)
+CMP=${CMP:-build/rel/tools/cmplogits}
 NODE_DIR=build/node-llama-cpp
 if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
 else not_ok "$(cat "$TMP/install.err")"; finish; fi

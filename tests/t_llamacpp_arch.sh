@@ -28,7 +28,9 @@
 # the models are data: the release mkmodel writes the same bytes, faster
 # (t_inspect.sh runs the ASan one)
 MK=${MK:-build/rel/tools/mkmodel}
-CMP=${CMP:-build/asan/tools/cmplogits}
+# the comparison is arithmetic on data: the release cmplogits gives the same
+# verdicts (t_logits.sh runs the ASan one)
+CMP=${CMP:-build/rel/tools/cmplogits}
 NODE_DIR=build/node-llama-cpp
 if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
 else not_ok "$(cat "$TMP/install.err")"; finish; fi
@@ -244,7 +246,9 @@ expect_fail2 "phi3 with biases is refused" "$PITH" run "$TMP/phi-bias.gguf" -p h
 expect_fail2 "llama rotating part of a head is still refused" "$PITH" run "$TMP/llama-rot.gguf" -p hi
 "$MK" "$TMP/q35-pattern.gguf" $Q35 --full-attn 3 --recurrent-layers >/dev/null 2>&1
 check "qwen35 with attention.recurrent_layers matching the interval runs" "$PITH" run "$TMP/q35-pattern.gguf" -p hi -n 2
-ED=${ED:-build/asan/tools/ggufedit}
+# the edited files are data: the release ggufedit writes the same bytes
+# (t_robust.sh runs the ASan one)
+ED=${ED:-build/rel/tools/ggufedit}
 Q35F=$TMP/qwen35-f32.gguf
 "$ED" "$Q35F" "$TMP/q35-nextn.gguf" --set-u32 qwen35.nextn_predict_layers 1 >/dev/null 2>&1
 expect_fail2 "qwen35 with multi-token prediction layers is refused" "$PITH" run "$TMP/q35-nextn.gguf" -p hi

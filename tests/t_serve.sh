@@ -16,7 +16,7 @@ post() { # PATH JSON [curl options]
         -H 'Content-Type: application/json' --data-binary "$d" "$@" "$URL$p"
 }
 # Evaluates a JS expression over the JSON in a file (r = the parsed value).
-jget() { node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const v = eval(process.argv[2]); process.stdout.write(typeof v === "string" ? v : JSON.stringify(v))' "$1" "$2"; }
+. tests/jget_lib.sh
 # Concatenates delta.content (or text, or delta.FIELD) of a server-sent
 # event stream; the last event must be [DONE]; writes the final chunk to
 # $TMP/last.json.

@@ -90,7 +90,7 @@ post() {
         --data-binary "$d" "$@" "$URL$p"
 }
 # Evaluates a JS expression over the JSON in a file (r = the parsed value).
-jget() { node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const v = eval(process.argv[2]); process.stdout.write(typeof v === "string" ? v : JSON.stringify(v))' "$1" "$2"; }
+. tests/jget_lib.sh
 # The error object of a JSON body: "MESSAGE" when it has error.message and
 # error.type and the message names non-finite values; else nothing.
 json_error() { jget "$1" 'typeof r.error.type === "string" && /non-finite|\bNaN\b/i.test(r.error.message) ? r.error.message : ""' 2>/dev/null; }

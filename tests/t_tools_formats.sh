@@ -20,7 +20,7 @@ post() { # PATH JSON [curl options]: status code; the body in $TMP/body
     p=$1; d=$2; shift 2
     curl -s -m 120 -o "$TMP/body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$d" "$@" "$URL$p"
 }
-jget() { node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const v = eval(process.argv[2]); process.stdout.write(typeof v === "string" ? v : JSON.stringify(v))' "$1" "$2"; }
+. tests/jget_lib.sh
 # A streamed reply folded into {content, calls: [{name, args, deltas}], finish}
 fold() {
     node -e '

@@ -4,15 +4,16 @@
 // script and sends it one request per model).
 //
 // Reads requests from stdin, one per line, tab separated, and answers each
-// in order by writing OUT and then OUT.done ("ok", or "error: ..." on one
-// line, OUT not written):
+// in order by writing OUT and then a line to stdout, "refs: ok" (or "refs:
+// error: ..." with OUT not written), which the shell waits for with a
+// blocking read (skipping any other line llama.cpp might print):
 //   logits MODEL IDS OUT    every position's logits, as logits.mjs
 //   greedy MODEL IDS N OUT  N greedy tokens "id:gap,...", as greedy.mjs
 //   tokenize MODEL TEXTS.json OUT  one line of ids per text, as tokenize.mjs
 // The settings are those of logits.mjs and greedy.mjs: F32 KV cache, no
 // flash attention, one thread.
 import {getLlama} from "node-llama-cpp";
-import {readFileSync, writeFileSync, renameSync} from "node:fs";
+import {readFileSync, writeFileSync, statSync} from "node:fs";
 import {createInterface} from "node:readline";
 
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
@@ -57,18 +58,22 @@ async function greedy(modelPath, ids, n) {
     });
 }
 
+// A vocabulary stays loaded for the requests that follow on the same file
+// (t_tokenize_bpe.sh sends two or three sets of texts per vocabulary of
+// 128,000-200,000 pieces, a few CPU seconds to load each time): keyed by
+// path, size and modification time.
+const vocabs = new Map();
 async function tokenize(modelPath, textsPath) {
-    const model = await llama.loadModel({modelPath, vocabOnly: true});
-    try {
-        return JSON.parse(readFileSync(textsPath, "utf8"))
-            .map(text => Array.from(model.tokenize(text, true)).join(" ") + "\n").join("");
-    } finally { await model.dispose(); }
+    const st = statSync(modelPath), key = `${modelPath}\t${st.size}\t${st.mtimeMs}`;
+    if (!vocabs.has(key)) vocabs.set(key, await llama.loadModel({modelPath, vocabOnly: true}));
+    const model = vocabs.get(key);
+    return JSON.parse(readFileSync(textsPath, "utf8"))
+        .map(text => Array.from(model.tokenize(text, true)).join(" ") + "\n").join("");
 }
 
-// OUT.done appears whole (a rename): the shell polls for it.
-function done(out, text) {
-    writeFileSync(out + ".done.tmp", text + "\n");
-    renameSync(out + ".done.tmp", out + ".done");
+// The answer, once OUT is written: one line.
+function done(text) {
+    process.stdout.write("refs: " + text.replace(/\n/g, " ") + "\n");
 }
 
 for await (const line of createInterface({input: process.stdin})) {
@@ -81,8 +86,8 @@ for await (const line of createInterface({input: process.stdin})) {
         else if (f[0] === "logits" && f.length === 4) writeFileSync(out, await logits(f[1], ids));
         else if (f[0] === "greedy" && f.length === 5) writeFileSync(out, await greedy(f[1], ids, Number(f[3])));
         else throw new Error(`bad request '${line.slice(0, 200)}'`);
-        done(out, "ok");
+        done("ok");
     } catch (e) {
-        done(out, `error: ${String(e && e.message || e).split("\n")[0]}`);
+        done(`error: ${String(e && e.message || e).split("\n")[0]}`);
     }
 }
