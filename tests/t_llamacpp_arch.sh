@@ -31,6 +31,12 @@ MK=${MK:-build/rel/tools/mkmodel}
 # the comparison is arithmetic on data: the release cmplogits gives the same
 # verdicts (t_logits.sh runs the ASan one)
 CMP=${CMP:-build/rel/tools/cmplogits}
+# the logits and greedy runs are arithmetic too: the release pith, whose
+# forward pass of every architecture here is the ASan build's (test_forward
+# runs these architectures under ASan and UBSan; the plans, refusals and
+# shifts below stay on the ASan pith)
+FWD=${FWD:-./pith}
+[ -x "$FWD" ] || not_ok "$FWD is not built (make pith)"
 NODE_DIR=build/node-llama-cpp
 if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
 else not_ok "$(cat "$TMP/install.err")"; finish; fi
@@ -52,7 +58,7 @@ compare() {
     vocab=$("$PITH" inspect "$model" --tensors | awk '$1 == "token_embd.weight" { print $4 }')
     for b in 64 7 1; do
         # shellcheck disable=SC2086
-        if ! "$PITH" logits "$model" --prompt-ids "$IDS" --out "$TMP/$name.f32" --kv-type f32 -b $b $pargs >"$TMP/out" 2>"$TMP/err"; then
+        if ! "$FWD" logits "$model" --prompt-ids "$IDS" --out "$TMP/$name.f32" --kv-type f32 -b $b $pargs >"$TMP/out" 2>"$TMP/err"; then
             not_ok "$name -b $b: pith failed: $(head -c 300 "$TMP/err")"; continue
         fi
         if "$CMP" --ref "$TMP/$name.ref.f32" --class "$class" --vocab "$vocab" "$TMP/$name.f32" >"$TMP/cmp" 2>&1; then
@@ -73,7 +79,7 @@ greedy() {
         not_ok "$name greedy: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
     fi
     # shellcheck disable=SC2086
-    if ! "$PITH" run "$model" --prompt-ids "$IDS" --print-ids -n 24 --temp 0 --ignore-eos --kv-type f32 $pargs \
+    if ! "$FWD" run "$model" --prompt-ids "$IDS" --print-ids -n 24 --temp 0 --ignore-eos --kv-type f32 $pargs \
             >"$TMP/greedy.out" 2>"$TMP/err"; then
         not_ok "$name greedy: pith failed: $(head -c 300 "$TMP/err")"; return
     fi

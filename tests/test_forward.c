@@ -625,7 +625,7 @@ int main(void)
     CHECK(n > 0, "cases.tsv read (%d cases)", n);
     if (n <= 0) CHECK_DONE();
     port_set_threads(1);
-    /* PITH_TEST_SHARD=K/N (tests/t_arm_kernels.sh under qemu): only the
+    /* PITH_TEST_SHARD=K/N (to split the run across jobs under qemu): only the
      * items i (the models below, then the two-sequence tests, the
      * synthetic models, the stage layouts) with i % N == K; the N shards
      * together run all. */

@@ -1,5 +1,7 @@
 #!/bin/sh
-# t_arm_kernels.sh - the NEON kernels (src/kernels/kernels_arm.c) under qemu-user.
+# t_arm_kernels.sh - the NEON kernels (src/kernels/arm/) under qemu-user: part
+# of `make cross-test` (CI's stage after make test, beside tests/cross.sh,
+# whose builds it uses), not of `make test`.
 #
 # tests/test_kernels.c and tests/test_kernels_rows.c (the multi-row kernels,
 # kernels_arm_rows.c, kernels_arm_rows4.c, kernels_arm_kq.c, kernels_arm_v7.c:
@@ -25,7 +27,7 @@
 # Needs the cross compilers and qemu-user-static
 # (toolchains/install-debian.sh).
 # parts: a53 a76 max a7 arm1176
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 # the comparison is arithmetic on data: the release cmplogits gives the same
 # verdicts (t_logits.sh runs the ASan one)
