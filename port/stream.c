@@ -3,12 +3,14 @@
  * slot. The core says what to fetch and when it needs it (port.h); only
  * this file knows about threads, pread and posix_fadvise.
  *
- * Reads go in chunks: before a fetch the whole list is announced to the
- * kernel (POSIX_FADV_WILLNEED starts the disk reads ahead of the copies),
+ * Reads go in chunks: the chunk after the one being copied is announced to
+ * the kernel (POSIX_FADV_WILLNEED starts its disk reads ahead of the copy),
  * and after each chunk is copied its pages are dropped from the page cache
  * (POSIX_FADV_DONTNEED), so streaming a model larger than memory does not
  * fill a memory cgroup with cache that will not be used before the next
- * token. */
+ * token. Announcing a whole fetch (a layer) at once put that much cache,
+ * locked while the disk fills it, beside the arena: more than a tight
+ * cgroup holds, whose kernel then killed the process instead of waiting. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,6 +23,8 @@
 /* Bytes per pread: big enough for the disk, small enough that the page
  * cache behind the copy is dropped often. */
 #define STREAM_CHUNK ((uint64_t)1 << 22)
+/* How far past the copy the kernel is asked to read: one chunk. */
+#define STREAM_AHEAD STREAM_CHUNK
 
 enum { SLOT_IDLE, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE, SLOT_FAILED };
 
@@ -51,9 +55,31 @@ static void advise(const PortFile *f, uint64_t off, uint64_t len, int advice)
         (void)posix_fadvise(f->fd, (off_t)off, (off_t)len, advice); /* a hint: failure changes nothing */
 }
 
+/* The read-ahead of one fetch: how far into its pieces the kernel has
+ * been told (WILLNEED) and how much has been copied. */
+typedef struct {
+    const PortStreamPiece *pieces;
+    int n, piece;                    /* announced up to pieces[piece] + off */
+    uint64_t off, announced, copied;
+} ReadAhead;
+
+/* Announces the fetch's bytes up to STREAM_AHEAD past what was copied. */
+static void read_ahead(ReadAhead *ra)
+{
+    while (ra->piece < ra->n && ra->announced < ra->copied + STREAM_AHEAD) {
+        const PortStreamPiece *p = &ra->pieces[ra->piece];
+        uint64_t want = ra->copied + STREAM_AHEAD - ra->announced, left = p->len - ra->off;
+        uint64_t len = want < left ? want : left;
+        advise(p->file, p->off + ra->off, len, POSIX_FADV_WILLNEED);
+        ra->announced += len;
+        ra->off += len;
+        if (ra->off == p->len) ra->piece++, ra->off = 0;
+    }
+}
+
 /* Copies one piece; returns 0, -1 with the reason in err, or 1 when
  * port_stream_stop asked the reader to give up. */
-static int read_piece(const PortStreamPiece *p, char *err, size_t err_len)
+static int read_piece(const PortStreamPiece *p, ReadAhead *ra, char *err, size_t err_len)
 {
     uint8_t *dst = p->dst;
     uint64_t off = p->off, left = p->len;
@@ -80,6 +106,8 @@ static int read_piece(const PortStreamPiece *p, char *err, size_t err_len)
             left -= (uint64_t)got;
         }
         if (!S.keep_cache) advise(p->file, start, off - start, POSIX_FADV_DONTNEED);
+        ra->copied += off - start;
+        read_ahead(ra);
     }
     return 0;
 }
@@ -102,9 +130,10 @@ static void *reader(void *arg)
         pthread_mutex_unlock(&lock);
 
         /* The caller does not touch a busy slot: no lock needed for its fields. */
-        for (int i = 0; i < sl->n; i++) advise(sl->pieces[i].file, sl->pieces[i].off, sl->pieces[i].len, POSIX_FADV_WILLNEED);
+        ReadAhead ra = {.pieces = sl->pieces, .n = sl->n};
+        read_ahead(&ra);
         int rc = 0;
-        for (int i = 0; i < sl->n && rc == 0; i++) rc = read_piece(&sl->pieces[i], sl->err, sizeof sl->err);
+        for (int i = 0; i < sl->n && rc == 0; i++) rc = read_piece(&sl->pieces[i], &ra, sl->err, sizeof sl->err);
 
         pthread_mutex_lock(&lock);
         sl->state = rc == 0 ? SLOT_DONE : rc < 0 ? SLOT_FAILED : SLOT_IDLE;

@@ -20,7 +20,7 @@
 #                         column shows - there
 #   LOADS="mmap read"     pith's load modes, a column each (default both): with
 #                         --load read the A76 set repacks Q8_0 and Q4_0 weights
-#                         in place (README "ARM"); mmap keeps the file's layout
+#                         in place (docs/performance-arm.md); mmap keeps the file's layout
 set -eu
 cd "$(dirname "$0")/.."
 AC=${ARMCOUNT:-../shared/tools/armcount}
@@ -36,13 +36,13 @@ for t in $TYPES; do
     [ -f "$D/m-$t.gguf" ] || build/rel/tools/mkmodel "$D/m-$t.gguf" --layers 4 --embd 1024 --ff 3072 --heads 16 \
         --kv-heads 8 --head-dim 128 --vocab 21760 --ctx 4096 --tied --seed 1 --type "$t" >/dev/null
 done
-# llama.cpp's millions of instructions per token (armcount/README.md; q4_k_m: README "ARM"): pp tg
+# llama.cpp's millions of instructions per token (armcount/README.md; q4_k_m: docs/performance-arm.md): pp tg
 llama() {
     case "$1 $2" in
     "q8_0 cortex-a76") echo "8.97 19.04" ;; "q4_0 cortex-a76") echo "8.68 24.37" ;;
     "f16 cortex-a76") echo "25.17 38.22" ;; "q8_0 cortex-a72") echo "47.81 74.81" ;;
     "q4_0 cortex-a72") echo "52.87 82.80" ;; "f16 cortex-a72") echo "43.54 112.73" ;;
-    "q4_k_m cortex-a76") echo "16.48 41.20" ;; # README: cross-built here from the same source, 2026-11-27
+    "q4_k_m cortex-a76") echo "16.48 41.20" ;; # docs/performance-arm.md: cross-built here from the same source, 2026-11-27
     "q4_k_m cortex-a72") echo "52.57 85.65" ;; # the same, armv8-a
     "q8_0 max") echo "8.69 26.36" ;; "q4_0 max") echo "7.44 29.03" ;; # the same, armv8.2-a+dotprod+fp16+i8mm, 2026-11-28
     "q4_k_m max") echo "14.04 47.30" ;;

@@ -3,7 +3,7 @@
 # explicit CPU (the oldest and the newest core each binary must serve), on
 # the fixtures: --version (the CPU features it finds must be the emulated
 # CPU's), inspect, tokenizer vectors, greedy ids and logits within the
-# README's tolerances. Builds what it needs first. Prints ok/not ok lines
+# fixtures' tolerances (their README, section 6). Builds what it needs first. Prints ok/not ok lines
 # and a last line "N passed, N failed"; exit status 0 only if all passed.
 #
 #   sh tests/cross.sh            (or: make cross-test)

@@ -9,7 +9,7 @@
 #   make dist && sh tests/cross_llamacpp_arch.sh
 # Gemma 3 is checked with F16 and Q4_K_M weights: with F32 weights the
 # NEON paths' other summation order meets llama.cpp's F16 GELU table
-# rounding (README, Models) at 1.2e-4 of the largest logit on 3 layers.
+# rounding (docs/models.md) at 1.2e-4 of the largest logit on 3 layers.
 . tests/lib.sh
 MK=${MK:-build/asan/tools/mkmodel}
 CMP=${CMP:-build/asan/tools/cmplogits}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# measure_memory.sh MODEL... - the README's memory table (not a test: it
+# measure_memory.sh MODEL... - the memory table of docs/memory.md (a few rows in README.md) (not a test: it
 # asserts nothing). For each model, at contexts 512 and 4096: `pith run`
 # with --load mmap, read and stream (the smallest window), then with
 # --mem 256M and 512M and the planner's own choice, each of those inside a

@@ -20,7 +20,7 @@ export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # The harnesses share the cores with the other tests: one at a time, each
-# for FUZZ_SECONDS (2 by default, tests/t_fuzz.sh).
+# for FUZZ_SECONDS (2 by default, tests/ci/t_fuzz.sh).
 export FUZZ_JOBS=${FUZZ_JOBS:-1}
 # One job more than the cores: a job waiting (on the disk with its cache
 # dropped, a server starting, a lock) would otherwise leave its core idle;

@@ -66,7 +66,7 @@ for c in $(awk -F'\t' '$3 == "logits" { print $1 }' "$FIX/cases.tsv"); do
         >"$TMP/cmp" 2>&1; then
         ok "$c ($tol weights), q8_0 cache vs reference: $(sed 's/^[^ ]* //' "$TMP/cmp")"
     else not_ok "$c, q8_0 cache: $(head -c 300 "$TMP/err.q8_0") $(cat "$TMP/cmp" 2>/dev/null)"; fi
-    # the numbers for the README: each cache against the reference and
+    # the numbers for docs/memory.md: each cache against the reference and
     # against pith's own F32-cache logits (class F32 printed, not asserted)
     for kv in f16 q8_0; do
         "$CMP" --ref "$FIX/logits/$c.f32" --class QUANT --vocab "$vocab" "$TMP/$kv.f32" >"$TMP/m" 2>&1

@@ -1,4 +1,4 @@
-# The code's layout (README "How the code is laid out"): each folder of
+# The code's layout (docs/architecture.md, "Folders of src/"): each folder of
 # src/ includes only the folders below it, and no two files of the core
 # depend on each other in a circle - checked on the sources' #include lines
 # and on the compiled objects' symbols, so a call through a forward

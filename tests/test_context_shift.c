@@ -4,7 +4,7 @@
  * depends only on its token and position, so after a shift the cache must
  * hold what a fresh run of the kept tokens at their new positions computes,
  * and the next token's logits must agree within the F32 tolerance class
- * (F32 cache; the README's F16-cache allowance, 1e-3 * max|logit|, for an
+ * (F32 cache; the fixtures' README's F16-cache allowance, 1e-3 * max|logit|, for an
  * F16 cache; for a Q8_0 cache, the limits stated at logit_limit). With
  * more layers, the kept positions' deeper keys and values were computed
  * while the dropped tokens were still visible, so no fresh run reproduces
@@ -173,7 +173,7 @@ static const char *kv_name(KvType kv)
 }
 
 /* Limits, relative to the largest logit or key. F32: float rounding only;
- * F16: the README's F16-cache allowance (1e-3) for logits, 2e-3 for keys
+ * F16: the fixtures' README's F16-cache allowance (1e-3) for logits, 2e-3 for keys
  * rounded twice. Q8_0: a shifted key was rounded to half a code step when
  * stored and again after its rotation, a fresh key once, each from its own
  * block scale; a step is max|block| / 127, so keys may differ by about one

@@ -1,11 +1,11 @@
 /* test_forward.c - the forward pass against the reference fixtures.
  *
  * For every logits and greedy case of a qwen3 model in cases.tsv (F32 KV
- * cache, as the reference): logits within the README's tolerance class;
+ * cache, as the reference): logits within the fixtures' README's tolerance class;
  * greedy free-running ids and teacher forcing. Then, per model: the read
  * backend gives the same logits as mmap, 2 threads the same as 1, token by
  * token within tolerance of the reference and of the batch, an F16 cache
- * within the README's F16-cache allowance, and the cache refuses to overflow.
+ * within the fixtures' README's F16-cache allowance, and the cache refuses to overflow.
  * The llama-architecture fixtures (stories260K) run the same checks.
  * Models of every architecture made by mkmodel: a step's stages fused and
  * a region per stage give the same bits (stage_layouts).

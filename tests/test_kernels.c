@@ -17,7 +17,7 @@
  * Everything runs on both paths: kern_select(KERN_REFERENCE) forces the
  * reference; fixtures also run without the AVX-512 kernels where a CPU has them.
  * Last, the first logits case of every fixture model runs through the
- * whole forward pass on each path and must meet its README class. */
+ * whole forward pass on each path and must meet its class (the fixtures' README, section 6). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -873,7 +873,7 @@ int main(void)
         if (use_mmap) run_qwen3_specifics(&l);
         unload(&l);
     }
-    /* tiny-qwen3's vocabulary: README "Special ids" */
+    /* tiny-qwen3's vocabulary: the fixtures' README, "Special ids" */
     snprintf(path, sizeof path, "%s/models/tiny-qwen3-f32.gguf", fix);
     Loaded l;
     int ok = load(&l, path, 1, 1024) == 0;

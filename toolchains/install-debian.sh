@@ -9,7 +9,7 @@
 #       arm-linux-musleabi-gcc wrappers; each depends on the matching
 #       gcc-*-linux-gnu cross compiler (binutils, libgcc, libgomp.a)
 #   qemu-user-static                       runs the ARM binaries in tests/cross.sh
-#   clang, libclang-rt-14-dev              libFuzzer harnesses (tests/t_fuzz.sh)
+#   clang, libclang-rt-14-dev              libFuzzer harnesses (tests/ci/t_fuzz.sh)
 #   curl (and node + npm, from Debian only when the machine has none)
 #                                          the `pith serve` tests (curl, the openai npm package)
 #   systemd, man-db                        tests/t_install.sh: systemd-analyze verify of

@@ -1,7 +1,7 @@
 /* packed_proto.c - a count-only prototype (not part of pith): Q8_0 and Q4_0
  * rows repacked four rows interleaved, and the one-token matmul over them,
  * to measure under armcount what repacking would save on the A76 before
- * building it into the loader (README "ARM (Raspberry Pi)").
+ * building it into the loader (docs/performance-arm.md).
  *
  * Layout of a group of four rows, block by block: the four F16 scales (8
  * bytes), then Q8_0: 8 vectors, vector j = bytes 4j..4j+3 of rows 0..3;

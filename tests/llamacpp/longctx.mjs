@@ -3,7 +3,7 @@
 // flash attention off (attention as pith does it, an F16 KV cache), then 64
 // tokens generated greedily after it. Prints both in tokens/s. Compare
 // with `pith run MODEL -c 4096 -p TEXT -n 64` on a prompt of the same
-// length (README.md, Speed).
+// length (docs/performance-x86.md).
 import {getLlama} from "node-llama-cpp";
 
 const args = process.argv.slice(2);

@@ -1,6 +1,6 @@
 // rss.mjs MODEL CTX [N] - llama.cpp's peak resident set (VmHWM) with a
 // context of CTX positions after feeding N tokens (default 32) one by one,
-// and node's own peak before the model is loaded; for the README's memory
+// and node's own peak before the model is loaded; for docs/memory.md's memory
 // table (pith's own numbers: tests/measure_memory.sh). Installed next to
 // node-llama-cpp by install.sh:
 //   sh tests/llamacpp/install.sh && node build/node-llama-cpp/rss.mjs MODEL 512 32

@@ -1,6 +1,8 @@
+# Part of `make ci-test` (CI's stage after make test), not of `make test`:
+# clang builds the whole core again for the harnesses (about 50 CPU s).
 # The libFuzzer harnesses of tests/fuzz/ under ASan+UBSan, after replaying
 # every committed regression input, each for a bounded time: FUZZ_SECONDS,
-# 2 here by default (`make test`'s budget: 14 s for the seven harnesses, a
+# 2 here by default (CI's budget: 14 s for the seven harnesses, a
 # smoke run: 5,000 to 220,000 executions each; campaigns find more;
 # `make fuzz` runs 10 s each, a campaign FUZZ_SECONDS=600). Each run grows
 # the corpus of build/fuzz/corpus/, so the runs add up. Needs clang with its

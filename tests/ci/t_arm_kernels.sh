@@ -1,6 +1,6 @@
 #!/bin/sh
 # t_arm_kernels.sh - the NEON kernels (src/kernels/arm/) under qemu-user: part
-# of `make cross-test` (CI's stage after make test, beside tests/cross.sh,
+# of `make ci-test` (CI's stage after make test, after tests/cross.sh,
 # whose builds it uses), not of `make test`.
 #
 # tests/test_kernels.c and tests/test_kernels_rows.c (the multi-row kernels,

@@ -1,4 +1,4 @@
-# Part of `make cross-test` (CI's stage after make test), not of `make test`.
+# Part of `make ci-test` (CI's stage after make test), not of `make test`.
 # The fully static musl build: links, says it is static, runs, and OpenMP
 # thread binding works through port/musl_gomp.c (musl has no
 # pthread_attr_setaffinity_np); the glue's implicit tasks
