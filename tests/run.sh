@@ -53,18 +53,18 @@ done
 tests=$expanded
 # Longest first: last run's seconds, else (a fresh clone) the CPU seconds
 # measured on a fresh clone (Zen 5 CI machine, 2026-11-29), so that no long
-# job starts last and runs alone at the end. The A76 part builds the
-# aarch64 programs the other two aarch64 parts wait for: it starts first.
+# job starts last and runs alone at the end.
 order=$(for t in $tests; do
     s=$(awk -F'\t' -v t="$t" '$1 == t { s = $2 } END { print s + 0 }' "$times" 2>/dev/null)
     [ "${s:-0}" -gt 0 ] || case "$t" in
-        *t_llamacpp_arch.sh) s=78 ;;
-        *t_fuzz.sh|*t_grammar.sh) s=64 ;;
-        *t_arm_kernels.sh@a7|*t_arm_kernels.sh@a76) s=50 ;;
-        *t_load_modes.sh|*t_install.sh|*t_arm_kernels.sh@arm1176|*t_serve_slots.sh|*t_static.sh) s=36 ;;
-        *t_arm_kernels.sh*|*t_serve_load.sh|*t_tools_formats.sh|*t_inspect.sh|*t_memory.sh|*t_kv_q8_0.sh|*t_tokenize_bpe.sh) s=20 ;;
-        *t_tokenize_gemma3.sh|*t_layout.sh|*test_forward|*test_gguf|*t_robust.sh|*t_serve.sh) s=12 ;;
-        *t_soak.sh|*t_tokenize.sh|*t_run.sh|*test_sampler|*test_weight_stream|*t_options.sh|*t_template_arch.sh|*t_llamacpp.sh) s=5 ;;
+        *t_grammar.sh) s=78 ;;
+        *t_llamacpp_arch.sh|*t_arm_kernels.sh@a76|*t_fuzz.sh) s=60 ;;
+        *t_load_modes.sh|*t_arm_kernels.sh@a7) s=45 ;;
+        *t_serve_slots.sh|*t_arm_kernels.sh@arm1176) s=39 ;;
+        *t_serve_load.sh|*t_tokenize_bpe.sh|*t_tools_formats.sh|*t_static.sh) s=25 ;;
+        *t_inspect.sh|*t_kv_q8_0.sh|*t_tokenize_gemma3.sh|*t_arm_kernels.sh*) s=18 ;;
+        *test_forward|*t_robust.sh|*t_memory.sh|*t_serve.sh|*test_gguf) s=11 ;;
+        *t_soak.sh|*t_tokenize.sh|*t_run.sh|*test_sampler|*test_weight_stream|*t_options.sh|*t_layout.sh|*t_install.sh) s=5 ;;
         *) s=1 ;;
     esac
     printf '%s\t%s\n' "$s" "$t"
