@@ -198,8 +198,8 @@ int64_t port_wall_seconds(void);
 /* ---- Streamed weights (port/stream.c), for --load stream --------------
  * One reader thread copies lists of file ranges into caller buffers (the
  * "slots", carved from the arena) with chunked pread while the caller
- * computes on another slot. It asks the kernel to read a chunk ahead of
- * the copy (posix_fadvise WILLNEED); after each chunk it drops the
+ * computes on another slot. It asks the kernel to read the chunk it copies
+ * and the next (posix_fadvise WILLNEED); after each chunk it drops the
  * copied pages from the page cache (DONTNEED), so a model larger than the
  * memory streams without filling a memory cgroup with cache. One reader
  * per process: one streamed model at a time (start, fetch..., stop). */

@@ -3,8 +3,9 @@
  * slot. The core says what to fetch and when it needs it (port.h); only
  * this file knows about threads, pread and posix_fadvise.
  *
- * Reads go in chunks: the chunk after the one being copied is announced to
- * the kernel (POSIX_FADV_WILLNEED starts its disk reads ahead of the copy),
+ * Reads go in chunks: the chunk being copied and the one after it are
+ * announced to the kernel (POSIX_FADV_WILLNEED starts their disk reads
+ * ahead of the copy),
  * and after each chunk is copied its pages are dropped from the page cache
  * (POSIX_FADV_DONTNEED), so streaming a model larger than memory does not
  * fill a memory cgroup with cache that will not be used before the next
@@ -23,7 +24,7 @@
 /* Bytes per pread: big enough for the disk, small enough that the page
  * cache behind the copy is dropped often. */
 #define STREAM_CHUNK ((uint64_t)1 << 22)
-/* How far past the copy the kernel is asked to read: one chunk. */
+/* How far past the chunk being copied the kernel is asked to read. */
 #define STREAM_AHEAD STREAM_CHUNK
 
 enum { SLOT_IDLE, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE, SLOT_FAILED };
@@ -63,12 +64,14 @@ typedef struct {
     uint64_t off, announced, copied;
 } ReadAhead;
 
-/* Announces the fetch's bytes up to STREAM_AHEAD past what was copied. */
+/* Announces the fetch's bytes up to the end of the chunk being copied and
+ * STREAM_AHEAD more. */
 static void read_ahead(ReadAhead *ra)
 {
-    while (ra->piece < ra->n && ra->announced < ra->copied + STREAM_AHEAD) {
+    uint64_t until = ra->copied + STREAM_CHUNK + STREAM_AHEAD;
+    while (ra->piece < ra->n && ra->announced < until) {
         const PortStreamPiece *p = &ra->pieces[ra->piece];
-        uint64_t want = ra->copied + STREAM_AHEAD - ra->announced, left = p->len - ra->off;
+        uint64_t want = until - ra->announced, left = p->len - ra->off;
         uint64_t len = want < left ? want : left;
         advise(p->file, p->off + ra->off, len, POSIX_FADV_WILLNEED);
         ra->announced += len;
