@@ -1,6 +1,7 @@
 /* The server's event loop: a fixed table of connections, read with
- * deadlines, answered or queued, and one request at a time handed to the
- * model (server_api.c). */
+ * deadlines, answered or queued; each request waits for a free slot and
+ * server_api.c advances every busy slot together, one engine step at a
+ * time. */
 #include "server.h"
 
 #include <stdarg.h>
