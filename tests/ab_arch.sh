@@ -24,56 +24,13 @@
 #
 # Environment: MK (default build/rel/tools/mkmodel), AB_FILTER (only the
 # models whose name matches this grep -E pattern).
-usage() { echo "usage: $0 OLD_PITH NEW_PITH" >&2; exit 2; }
-[ $# -eq 2 ] || usage
-OLD=$1 NEW=$2
-for b in "$OLD" "$NEW"; do
-    [ -x "$b" ] || { echo "$0: $b: not an executable" >&2; exit 2; }
-done
-cd "$(dirname "$0")/.." || exit 2
-case "$OLD" in /*) ;; *) [ -x "$OLDPWD/$OLD" ] && OLD=$OLDPWD/$OLD ;; esac
-case "$NEW" in /*) ;; *) [ -x "$OLDPWD/$NEW" ] && NEW=$OLDPWD/$NEW ;; esac
+. "$(dirname "$0")/ab_lib.sh"
 MK=${MK:-build/rel/tools/mkmodel}
 [ -x "$MK" ] || { echo "$0: $MK: not built (make $MK)" >&2; exit 2; }
-TMP=${TMPDIR:-/tmp}/pith-ab-arch-$$
-mkdir -p "$TMP"
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 1' INT TERM
-export OMP_WAIT_POLICY=passive
-
-passed=0 failed=0
-ok() { echo "ok - $*"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
 # 40 and 100 prompt ids below the self-made vocabulary's size (1266)
 IDS=$(awk 'BEGIN { for (i = 0; i < 40; i++) printf "%s%d", i ? "," : "", (i * 7919 + 13) % 1200 + 3 }')
 LONG=$(awk 'BEGIN { for (i = 0; i < 100; i++) printf "%s%d", i ? "," : "", (i * 7919 + 13) % 1200 + 3 }')
-
-# ab NAME ARGS...: pith logits ARGS --out FILE with both binaries, the
-# files compared.
-ab() {
-    name=$1
-    shift
-    for side in old new; do
-        bin=$OLD
-        [ $side = new ] && bin=$NEW
-        rm -f "$TMP/$side.out"
-        "$bin" logits "$@" --out "$TMP/$side.out" >/dev/null 2>"$TMP/$side.err" </dev/null
-        echo $? >"$TMP/$side.st"
-    done
-    so=$(cat "$TMP/old.st") sn=$(cat "$TMP/new.st")
-    if [ "$so" != 0 ] || [ "$sn" != 0 ]; then
-        not_ok "$name: status old $so, new $sn: $(tail -n 1 "$TMP/old.err" | head -c 200) | $(tail -n 1 "$TMP/new.err" | head -c 200)"
-    elif [ ! -s "$TMP/old.out" ]; then
-        not_ok "$name: empty output"
-    elif cmp -s "$TMP/old.out" "$TMP/new.out"; then
-        ok "$name: identical ($(wc -c <"$TMP/new.out") bytes)"
-    else
-        at=$(cmp "$TMP/old.out" "$TMP/new.out" 2>&1 | sed -n 's/.* differ: byte \([0-9]*\).*/\1/p')
-        if [ -z "$at" ]; then not_ok "$name: differ in length: old $(wc -c <"$TMP/old.out"), new $(wc -c <"$TMP/new.out") bytes"
-        else not_ok "$name: differ from byte $at (float $(((at - 1) / 4)) of the [position][vocab] array)"; fi
-    fi
-}
 
 # model NAME IDS MKMODEL_ARGS...: one model, every combination.
 model() {
@@ -86,7 +43,7 @@ model() {
         for kv in f32 f16 q8_0; do
             for t in 1 2; do
                 for b in 64 7 1; do
-                    ab "$mname --load $load --kv-type $kv -t $t -b $b" "$m" --prompt-ids "$ids" -c 256 --load $load \
+                    ab "$mname --load $load --kv-type $kv -t $t -b $b" 1 logits "$m" --prompt-ids "$ids" -c 256 --load $load \
                         --kv-type $kv -t $t -b $b
                 done
             done

@@ -399,11 +399,6 @@ void engine_print_system(int board)
     port_out("page size: %zu bytes\nkernels: %s (chosen at run time)\n", port_page_size(), kern_active()->name);
 }
 
-int engine_load_mode(const char *name)
-{
-    return mem_load_parse(name);
-}
-
 /* Bytes of weights a generated token reads, and a short description of the
  * matrix types (e.g. "Q4_K x168, Q6_K x29"): every layer matrix of the
  * architecture's table, and the output. */

@@ -257,8 +257,6 @@ void engine_print_plan(const Engine *e);
 /* The lines bug reports need (pith --version, --plan): the board profile
  * (board != 0), the memory budget, the page size, the kernel set. */
 void engine_print_system(int board);
-/* A --load argument's LoadMode, or -1 if it names none. */
-int engine_load_mode(const char *name);
 
 /* What `run` and `bench` print about a loaded engine. */
 typedef struct {

@@ -524,25 +524,25 @@ void engine_run_slot(Engine *e, Slot *s, int (*stop_requested)(void *ctx), void 
     if (progress) port_progress_end();
 }
 
+/* engine_feed's and engine_prefill's failure: the sequence is reset, the
+ * reason is the engine's. */
+static int feed_failed(Engine *e, Slot *s)
+{
+    seq_reset(&s->seq);
+    e->status = PITH_INTERNAL;
+    snprintf(e->err, sizeof e->err, "%s: %s", e->opt.model_path, e->ws.err);
+    return -1;
+}
+
 int engine_feed(Engine *e, Slot *s, const int32_t *ids, int n, int all_logits)
 {
-    if (forward_batch(&e->model, &e->ws, &s->seq, ids, n, s->seq.n_past, all_logits) != 0) {
-        seq_reset(&s->seq);
-        e->status = PITH_INTERNAL;
-        snprintf(e->err, sizeof e->err, "%s: %s", e->opt.model_path, e->ws.err);
-        return -1;
-    }
+    if (forward_batch(&e->model, &e->ws, &s->seq, ids, n, s->seq.n_past, all_logits) != 0) return feed_failed(e, s);
     return 0;
 }
 
 int engine_prefill(Engine *e, Slot *s, const int32_t *ids, int n)
 {
-    if (forward_prompt(&e->model, &e->ws, &s->seq, ids, n) != 0) {
-        seq_reset(&s->seq);
-        e->status = PITH_INTERNAL;
-        snprintf(e->err, sizeof e->err, "%s: %s", e->opt.model_path, e->ws.err);
-        return -1;
-    }
+    if (forward_prompt(&e->model, &e->ws, &s->seq, ids, n) != 0) return feed_failed(e, s);
     return 0;
 }
 
