@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -152,4 +153,16 @@ int port_net_poll(PortPoll *p, int n, int timeout_ms)
 int64_t port_wall_seconds(void)
 {
     return (int64_t)time(NULL);
+}
+
+int64_t port_template_seconds(void)
+{
+    const char *v = getenv("SOURCE_DATE_EPOCH");
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        long long t = strtoll(v, &end, 10);
+        if (!errno && *end == '\0' && t >= 0) return (int64_t)t;
+    }
+    return port_wall_seconds();
 }

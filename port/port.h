@@ -194,6 +194,10 @@ void port_net_close(int fd);
 int port_net_poll(PortPoll *p, int n, int timeout_ms);
 /* Seconds since 1970 (the "created" field of API responses). */
 int64_t port_wall_seconds(void);
+/* The time a chat template's strftime_now formats: SOURCE_DATE_EPOCH when
+ * it is set to a number (the reproducible-builds convention: tests fix the
+ * date with it), else port_wall_seconds(). */
+int64_t port_template_seconds(void);
 
 /* ---- Streamed weights (port/stream.c), for --load stream --------------
  * One reader thread copies lists of file ranges into caller buffers (the

@@ -71,9 +71,7 @@ int cli_ids(const char *flag, const char *text, int32_t *out, int cap, int64_t l
 
 void cli_template_note(const Engine *e, const char *fallback)
 {
-    if (e->tmpl != CHAT_TEMPLATE_RAW || e->opt.template_name) return;
-    if (!e->tmpl_name[0]) port_err("note: the model has no chat template: %s\n", fallback);
-    else port_err("warning: chat template '%s' is not recognised: %s\n", e->tmpl_name, fallback);
+    if (e->no_template) port_err("note: the model has no chat template: %s\n", fallback);
 }
 
 _Noreturn void cli_engine_die(const Engine *e)

@@ -83,7 +83,7 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
     const char *system = a.system, *ids_out = a.ids_out;
     int64_t n_reply = a.n_reply;
     uint64_t sys_len = system ? strlen(system) : 0;
-    o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + 16;
+    o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + ENGINE_TEMPLATE_SLACK;
     o.max_out_ids = ids_out ? (uint64_t)n_reply : 0; /* a reply's ids, for --ids-out */
 
     static Engine e;
@@ -94,15 +94,14 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
         char err[512];
         if (port_write_file(ids_out, "", 0, 0, err, sizeof err) != 0) port_die("--ids-out: %s", err);
     }
-    if (e.tmpl == CHAT_TEMPLATE_RAW)
-        cli_template_note(&e, "messages are fed as they are");
+    cli_template_note(&e, "ChatML renders the conversation (--template NAME chooses another)");
     port_interrupt_catch();
 
     int tty = port_stdin_is_tty(), turn = 0, thinking = e.opt.thinking;
     static char line[MAX_MESSAGE + 1];
     /* The end of the previous reply (e.g. <|im_end|> and a newline) still
      * has to be fed before the next user turn. */
-    const char *reply_end = chat_template_turn_end(e.tmpl);
+    const char *reply_end = engine_turn_end(&e);
     for (;;) {
         if (tty) port_err("> ");
         size_t len;
@@ -131,7 +130,7 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
 
         /* The new text of this turn. */
         size_t text_len = 0;
-        if (e.tmpl == CHAT_TEMPLATE_RAW) {
+        if (engine_template_is_raw(&e)) {
             memcpy(e.text, line, len);
             text_len = len;
         } else {
@@ -139,7 +138,7 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
             int64_t rendered = engine_render_user(&e, turn ? NULL : system, line, len, 1, turn > 0, thinking);
             if (rendered < 0) cli_engine_die(&e);
             size_t n = (size_t)rendered;
-            if (prefix + n > e.tok.max_text) /* max_text leaves 16 bytes for it: cannot happen */
+            if (prefix + n > e.tok.max_text) /* max_text leaves room for it: cannot happen */
                 port_die("internal error: the chat text does not fit its plan");
             memmove(e.text + prefix, e.text, n);
             memcpy(e.text, reply_end, prefix);

@@ -112,6 +112,7 @@ int cmd_serve(const CliCommand *cmd, int argc, char **argv)
     uint64_t text = ctx * SERVE_BYTES_PER_TOKEN;
     if (text > so.max_body) text = so.max_body;
     o.max_text = text + 64 * 1024;
+    so.max_text = o.max_text;
     o.no_shift = 1; /* a full context ends the reply ("length"), never drops the prompt */
     o.grammar = 1;  /* response_format and forced tool calls: one grammar state per slot */
     o.tool_calls = 1; /* and a tool-call splitter per slot */
@@ -137,8 +138,7 @@ int cmd_serve(const CliCommand *cmd, int argc, char **argv)
     sv.planned = sp.total;
     sv.cli_sampling = e.opt.sampling;
     set_model_name(&sv, o.model_path);
-    if (e.tmpl == CHAT_TEMPLATE_RAW)
-        cli_template_note(&e, "chat messages are concatenated");
+    cli_template_note(&e, "ChatML renders chat requests (--template NAME chooses another)");
     if (!sv.loopback && !so.api_key)
         port_err("warning: listening on %s without --api-key: anyone who can reach this address can use the model\n",
                  so.host);

@@ -9,11 +9,13 @@
 
 #include "../../port/port.h"
 #include "../kernels/kernels.h"
+#include "../text/json.h"
 #include "../text/json_schema.h"
 
 #define DEFAULT_CTX 4096
 #define PIECE_CAP (64 * 1024)        /* longest token text streamed at once */
-#define TEMPLATE_CAP (64 * 1024)     /* enough of tokenizer.chat_template to recognise it */
+#define TEMPLATE_KEY "tokenizer.chat_template"
+#define TEMPLATE_MAX ((uint64_t)1 << 20) /* longest chat template read */
 /* a slot's tool-call splitter: the block being read, and the table of
  * which parameters are strings */
 #define TOOL_SPLIT_BYTES (TOOL_BLOCK_CAP + TOOL_KINDS_CAP)
@@ -82,6 +84,45 @@ static int weights_want_read(const ModelConfig *c)
     return 0;
 }
 
+/* engine_render_user's JSON of a system and a user message (escaped: a
+ * prompt whose escapes take more is refused) and the renderer's scratch. */
+static uint64_t chat_json_cap(uint64_t max_text)
+{
+    return 2 * max_text + 256;
+}
+
+static uint64_t chat_scratch_bytes(uint64_t max_text)
+{
+    /* the JSON, the text before a continuation, one render at a time */
+    return chat_json_cap(max_text) + max_text + 1 + chat_input_scratch_bound(chat_json_cap(max_text), max_text + 1) +
+           4 * ARENA_ALIGN;
+}
+
+/* The length of the Jinja template that will render (e->template_bytes;
+ * 0 when a built-in one does), before anything is planned. */
+static int template_length(Engine *e)
+{
+    const EngineOptions *o = &e->opt;
+    e->template_bytes = 0;
+    if (o->template_name) return 0;
+    const char *what = TEMPLATE_KEY;
+    if (o->template_file) {
+        PortFile f;
+        char why[512];
+        if (port_file_open(&f, o->template_file, 0, why, sizeof why) != 0) return fail(e, PITH_IO, "%s", why);
+        e->template_bytes = f.size;
+        port_file_close(&f);
+        what = o->template_file;
+        if (!e->template_bytes) return fail(e, PITH_BAD_INPUT, "%s: byte 0: the template is empty", what);
+    } else {
+        e->template_bytes = e->cfg.chat_template_bytes;
+    }
+    if (e->template_bytes > TEMPLATE_MAX)
+        return fail(e, PITH_UNSUPPORTED, "%s: %s: %llu bytes; pith reads chat templates of at most %llu bytes",
+                    o->model_path, what, (unsigned long long)e->template_bytes, (unsigned long long)TEMPLATE_MAX);
+    return 0;
+}
+
 /* What does not depend on the load mode or the context. */
 static int plan_base(Engine *e, uint64_t max_text, Plan *base)
 {
@@ -100,7 +141,11 @@ static int plan_base(Engine *e, uint64_t max_text, Plan *base)
             plan_add(base, "generated ids", plan_mul(base, o->max_out_ids, sizeof(int32_t)));
         for (uint32_t i = 1; i < e->n_slots; i++)
             plan_add(base, "sampler history, slots", SAMPLER_MAX_HISTORY * sizeof(int32_t));
-        plan_add(base, "chat template text", TEMPLATE_CAP);
+        if (e->template_bytes) {
+            plan_add(base, "chat template", e->template_bytes + 1);
+            plan_add(base, "chat template", jinja_parse_bound((size_t)e->template_bytes));
+            plan_add(base, "chat template work", chat_scratch_bytes(max_text));
+        }
         if (o->grammar) {
             grammar_vocab_plan((int32_t)e->cfg.n_vocab, base);
             plan_add(base, "grammar state", grammar_bytes(ENGINE_GRAMMAR_PIECE, (int32_t)e->cfg.n_vocab));
@@ -196,6 +241,105 @@ static int load_slots_text(Engine *e)
     return 0;
 }
 
+/* A token's text, NUL-terminated, for bos_token and eos_token. */
+static int token_text(Engine *e, int32_t id, char *out, size_t cap)
+{
+    size_t n = 0;
+    const char *p = id >= 0 ? tokenizer_piece(&e->tok, id, &n) : NULL;
+    if (!p) n = 0;
+    if (n >= cap)
+        return fail(e, PITH_UNSUPPORTED, "%s: token %d's text is longer than %zu bytes (bos_token, eos_token)",
+                    e->opt.model_path, id, cap - 1);
+    memcpy(out, p ? p : "", n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* Renders [user, assistant] with the placeholders below, and [user] with
+ * a generation prompt, to learn what the chat command needs from a Jinja
+ * template: what closes an assistant turn, and whether the template thinks
+ * unless told not to (its generation prompt does not end with a closed,
+ * empty think block). A template that refuses the probe keeps "" and 1. */
+#define PROBE_USER "pith-probe-user"
+#define PROBE_REPLY "pith-probe-reply"
+static void probe_template(Engine *e)
+{
+    static const char pair[] = "[{\"role\":\"user\",\"content\":\"" PROBE_USER "\"},"
+                               "{\"role\":\"assistant\",\"content\":\"" PROBE_REPLY "\"}]";
+    static const char one[] = "[{\"role\":\"user\",\"content\":\"" PROBE_USER "\"}]";
+    char err[256];
+    size_t len;
+    Arena sa;
+    e->jinja_thinks = 1;
+    ChatInput in = {pair, sizeof pair - 1, NULL, 0, NULL, 0, 0, -1, 0};
+    arena_init(&sa, e->chat_scratch, e->chat_scratch_cap);
+    if (chat_render_input(&e->chat, &in, &sa, e->text, e->tok.max_text + 1, &len, err, sizeof err) == PITH_OK) {
+        const char *r = strstr(e->text, PROBE_REPLY);
+        if (r) snprintf(e->turn_end, sizeof e->turn_end, "%s", r + strlen(PROBE_REPLY));
+    }
+    ChatInput gen = {one, sizeof one - 1, NULL, 0, NULL, 0, 1, -1, 0};
+    arena_init(&sa, e->chat_scratch, e->chat_scratch_cap);
+    if (chat_render_input(&e->chat, &gen, &sa, e->text, e->tok.max_text + 1, &len, err, sizeof err) == PITH_OK) {
+        while (len && strchr(" \n", e->text[len - 1])) len--;
+        e->jinja_thinks = !(len >= 8 && !memcmp(e->text + len - 8, "</think>", 8));
+    }
+}
+
+/* The template that renders conversations: --template NAME's built-in
+ * one, else the Jinja text of --chat-template-file or of the model
+ * (parsed here once), else ChatML. */
+static int load_template(Engine *e, uint64_t max_text)
+{
+    const EngineOptions *o = &e->opt;
+    if (token_text(e, tokenizer_bos(&e->tok), e->bos_text, sizeof e->bos_text) != 0 ||
+        token_text(e, tokenizer_eos(&e->tok), e->eos_text, sizeof e->eos_text) != 0)
+        return -1;
+    ChatRenderer *r = &e->chat;
+    r->bos = e->bos_text;
+    r->eos = e->eos_text;
+    r->builtin = e->tmpl = CHAT_TEMPLATE_CHATML;
+    r->name = o->template_file ? o->template_file : TEMPLATE_KEY;
+    if (o->template_name) {
+        int t = chat_template_by_name(o->template_name);
+        if (t < 0)
+            return fail(e, PITH_BAD_INPUT, "--template: '%s' is not a template pith knows (%s)", o->template_name,
+                        chat_template_names());
+        r->builtin = e->tmpl = (ChatTemplate)t;
+        return 0;
+    }
+    if (!e->template_bytes) {
+        e->no_template = 1;
+        return 0;
+    }
+    size_t n = (size_t)e->template_bytes;
+    char *text = arena_take(&e->arena, n + 1);
+    uint64_t parse_cap = jinja_parse_bound(n);
+    void *parsed = arena_take(&e->arena, parse_cap);
+    e->chat_scratch_cap = chat_scratch_bytes(max_text);
+    e->chat_scratch = arena_take(&e->arena, e->chat_scratch_cap);
+    if (!text || !parsed || !e->chat_scratch) return fail(e, PITH_INTERNAL, "internal error: the chat template does not fit its plan");
+    if (o->template_file) {
+        PortFile f;
+        char why[512];
+        if (port_file_open(&f, o->template_file, 0, why, sizeof why) != 0) return fail(e, PITH_IO, "%s", why);
+        int rc = f.size == n ? port_file_read(&f, 0, text, n) : -1;
+        port_file_close(&f);
+        if (rc != 0) return fail(e, PITH_IO, "%s: read error (or the file changed)", o->template_file);
+    } else if (gguf_get_string(&e->gguf, TEMPLATE_KEY, text, n + 1) != (int64_t)n) {
+        return fail(e, PITH_BAD_INPUT, "%s: %s cannot be read", o->model_path, TEMPLATE_KEY);
+    }
+    text[n] = '\0';
+    char why[400];
+    PithStatus st = jinja_parse(text, n, parsed, (size_t)parse_cap, &e->jinja, why, sizeof why);
+    if (st != PITH_OK)
+        return fail(e, st, "%s%s%s:%s (--template NAME renders with a built-in template instead)",
+                    o->template_file ? "" : o->model_path, o->template_file ? "" : ": ", r->name, why);
+    r->jinja = e->jinja;
+    r->now = port_template_seconds();
+    probe_template(e);
+    return 0;
+}
+
 /* Carves what the plan holds besides the model: the tokenizer, sampler,
  * scratch, the chat template and the slots' own parts. */
 static int load_text_side(Engine *e, uint64_t max_text)
@@ -212,36 +356,20 @@ static int load_text_side(Engine *e, uint64_t max_text)
     e->ids = arena_take(&e->arena, (uint64_t)e->max_ids * sizeof(int32_t));
     e->piece = arena_take(&e->arena, PIECE_CAP);
     if (o->trace_path) e->trace_line = arena_take(&e->arena, ENGINE_TRACE_LINE_CAP);
-    char *tmpl_text = arena_take(&e->arena, TEMPLATE_CAP);
     if (o->grammar) {
         e->grammar_src = arena_take(&e->arena, ENGINE_GRAMMAR_TEXT + 1);
         e->grammar_text = arena_take(&e->arena, ENGINE_GRAMMAR_TEXT + 1);
         if (!e->grammar_src || !e->grammar_text || grammar_vocab_build(&e->gvocab, &e->arena, &e->tok) != 0)
             return fail(e, PITH_INTERNAL, "internal error: the grammar does not fit its plan");
     }
-    if (!e->text || !e->ids || !e->piece || !tmpl_text || (o->trace_path && !e->trace_line))
+    if (!e->text || !e->ids || !e->piece || (o->trace_path && !e->trace_line))
         return fail(e, PITH_INTERNAL, "internal error: the memory plan is too small");
     if (token_stream_out_max(&e->tok) > PIECE_CAP)
         return fail(e, PITH_UNSUPPORTED, "%s: a token of the vocabulary is longer than %d bytes", o->model_path, PIECE_CAP);
-    e->tmpl = CHAT_TEMPLATE_RAW;
-    e->tmpl_name[0] = '\0'; /* the model has no template */
-    if (gguf_get_string(&e->gguf, "tokenizer.chat_template", tmpl_text, TEMPLATE_CAP) >= 0) {
-        e->tmpl = chat_template_detect(tmpl_text);
-        snprintf(e->tmpl_name, sizeof e->tmpl_name, "%.40s%s", tmpl_text, strlen(tmpl_text) > 40 ? "..." : "");
-        for (char *c = e->tmpl_name; *c; c++)
-            if ((unsigned char)*c < 32) *c = ' ';
-    }
-    if (o->template_name) {
-        int t = chat_template_by_name(o->template_name);
-        if (t < 0)
-            return fail(e, PITH_BAD_INPUT, "--template: '%s' is not a template pith knows (%s)", o->template_name,
-                        chat_template_names());
-        e->tmpl = (ChatTemplate)t;
-        snprintf(e->tmpl_name, sizeof e->tmpl_name, "%s", o->template_name);
-    }
+    if (load_template(e, max_text) != 0) return -1;
     if (e->opt.thinking < 0) {
-        /* Qwen3.5's small files think only when asked: their sampling defaults follow */
-        e->opt.thinking = chat_template_thinks(e->tmpl);
+        /* a template that thinks only when asked: its sampling defaults follow */
+        e->opt.thinking = e->jinja ? e->jinja_thinks : chat_template_thinks(e->tmpl);
         apply_sampling_defaults(&e->opt);
         e->sampler.params = e->opt.sampling;
         sampler_reset(&e->sampler);
@@ -261,6 +389,7 @@ int engine_open(Engine *e, const EngineOptions *o)
     memset(e, 0, sizeof *e);
     e->opt = *o;
     e->n_slots = o->slots ? o->slots : 1;
+    e->thinking_given = o->thinking >= 0;
     if (e->n_slots > ENGINE_MAX_SLOTS) return fail(e, PITH_BAD_INPUT, "--slots: at most %d", ENGINE_MAX_SLOTS);
     for (uint32_t i = 0; i < e->n_slots; i++) e->slots[i].index = i;
     if (o->kernels != ENGINE_KERNELS_BEST) kern_select(o->kernels);
@@ -295,6 +424,7 @@ int engine_open(Engine *e, const EngineOptions *o)
 
     uint64_t max_text = o->max_text ? o->max_text : 4096;
     e->max_ids = (int)(3 * max_text + 16);
+    if (!o->model_only && template_length(e) != 0) return -1;
     e->piece_cap = PIECE_CAP;
 
     /* The plan, made once: the mapped variant is estimated before mapping. */
@@ -459,9 +589,76 @@ void engine_info(const Engine *e, EngineInfo *out)
     }
 }
 
+/* Appends {"role":"ROLE","content":"TEXT"} to a JSON array being
+ * written: the new length, or cap + 1 when it does not fit. */
+static size_t put_message(char *out, size_t n, size_t cap, const char *role, const char *text, size_t len)
+{
+    if (n > cap) return n;
+    int k = snprintf(out + n, cap - n, "%s{\"role\":\"%s\",\"content\":", n > 1 ? "," : "", role);
+    if (k < 0 || (size_t)k >= cap - n) return cap + 1;
+    n += (size_t)k;
+    size_t q = json_escape(text, len, out + n, cap - n);
+    if (q + 1 >= cap - n) return cap + 1;
+    n += q;
+    out[n++] = '}';
+    return n;
+}
+
+/* Renders a conversation of [system], user with the Jinja template: the
+ * whole conversation, or (continuation) only what the template writes
+ * after an earlier turn: the text past what it renders for a placeholder
+ * turn alone, as llama.cpp's chat does. */
+static int64_t render_user_jinja(Engine *e, const char *system, const char *user, size_t user_len,
+                                 int add_generation_prompt, int continuation, int thinking)
+{
+    Arena sa;
+    arena_init(&sa, e->chat_scratch, e->chat_scratch_cap);
+    uint64_t json_cap = chat_json_cap(e->tok.max_text);
+    char *json = arena_take(&sa, json_cap);
+    char *before = arena_take(&sa, e->tok.max_text + 1);
+    if (!json || !before) return fail(e, PITH_INTERNAL, "internal error: the chat scratch does not fit its plan");
+    size_t cap = (size_t)json_cap - 1, n = 1;
+    json[0] = '[';
+    if (continuation) {
+        n = put_message(json, n, cap, "user", PROBE_USER, strlen(PROBE_USER));
+        n = put_message(json, n, cap, "assistant", PROBE_REPLY, strlen(PROBE_REPLY));
+    }
+    size_t past = n; /* the placeholder turn alone: json[0..past) + "]" */
+    if (system) n = put_message(json, n, cap, "system", system, strlen(system));
+    n = put_message(json, n, cap, "user", user, user_len);
+    if (n >= cap) return fail(e, PITH_NO_MEMORY, "prompt: the message's JSON is longer than the %llu bytes planned",
+                              (unsigned long long)cap);
+    json[n++] = ']';
+    int think = e->thinking_given || thinking != e->opt.thinking ? thinking : -1;
+    ChatInput in = {json, n, NULL, 0, NULL, 0, add_generation_prompt, think, 0};
+    char err[512];
+    size_t len, before_len = 0;
+    Arena mark = sa; /* each render takes its work region from here */
+    /* room for the turn end a chat puts before this text */
+    size_t out_cap = (size_t)e->tok.max_text + 1 - sizeof e->turn_end;
+    PithStatus st = chat_render_input(&e->chat, &in, &sa, e->text, out_cap, &len, err, sizeof err);
+    sa = mark;
+    if (st != PITH_OK) return fail(e, st, "%s", err);
+    if (continuation) {
+        char save = json[past];
+        json[past] = ']';
+        ChatInput p = {json, past + 1, NULL, 0, NULL, 0, 0, think, 0};
+        st = chat_render_input(&e->chat, &p, &sa, before, out_cap, &before_len, err, sizeof err);
+        json[past] = save;
+        if (st != PITH_OK) return fail(e, st, "%s", err);
+        size_t same = 0;
+        while (same < before_len && same < len && before[same] == e->text[same]) same++;
+        memmove(e->text, e->text + same, len - same);
+        len -= same;
+        e->text[len] = '\0';
+    }
+    return (int64_t)len;
+}
+
 int64_t engine_render_user(Engine *e, const char *system, const char *user, size_t user_len, int add_generation_prompt,
                            int continuation, int thinking)
 {
+    if (e->jinja) return render_user_jinja(e, system, user, user_len, add_generation_prompt, continuation, thinking);
     uint64_t cap = e->tok.max_text + 1;
     ChatMessage msgs[2];
     int n = 0;
@@ -484,6 +681,23 @@ int64_t engine_render_user(Engine *e, const char *system, const char *user, size
         return fail(e, PITH_NO_MEMORY, "prompt: the rendered chat text is longer than the %llu bytes planned",
                     (unsigned long long)cap - 1);
     return len;
+}
+
+const char *engine_turn_end(const Engine *e)
+{
+    return e->jinja ? e->turn_end : chat_template_turn_end(e->tmpl);
+}
+
+int engine_opens_think(const Engine *e, int thinking, const char *prompt, size_t len)
+{
+    if (!e->jinja) return thinking && chat_template_opens_think(e->tmpl);
+    while (len && prompt[len - 1] == '\n') len--;
+    return len >= 7 && !memcmp(prompt + len - 7, "<think>", 7);
+}
+
+int engine_template_is_raw(const Engine *e)
+{
+    return !e->jinja && e->tmpl == CHAT_TEMPLATE_RAW;
 }
 
 int engine_tokenize(Engine *e, const char *text, size_t len, int start)

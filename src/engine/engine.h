@@ -46,6 +46,7 @@
 #include "../model/memplan.h"
 #include "../model/model.h"
 #include "../text/chat.h"
+#include "../text/chat_request.h"
 #include "../text/grammar.h"
 #include "../text/reply_text.h"
 #include "../text/sampler.h"
@@ -62,6 +63,10 @@
 #define ENGINE_GRAMMAR_PIECE 512
 #define ENGINE_GRAMMAR_TEXT GRAMMAR_MAX_TEXT
 #define ENGINE_TRACE_LINE_CAP (512 * 1024) /* one --trace JSON line */
+/* What a model's own template may add around the messages of `run` and
+ * `chat` (a default system prompt, a date): their texts are planned this
+ * much longer than a built-in template's bound. */
+#define ENGINE_TEMPLATE_SLACK (64 * 1024)
 
 /* The kernel set (kernels.h): the best for this CPU, the reference C
  * kernels, or on an AVX-512 CPU the AVX2 ones (bench --ref, --no-avx512). */
@@ -85,7 +90,8 @@ typedef struct {
     int sampling_set[8];     /* which of temp/top-k/top-p/min-p (ENGINE_SET_*) were given */
     int64_t seed;            /* -1: from the clock */
     const char *trace_path;  /* --trace FILE */
-    const char *template_name; /* --template NAME: overrides the template found in the model */
+    const char *template_name; /* --template NAME: a built-in template instead of the model's */
+    const char *template_file; /* --chat-template-file FILE: a Jinja template instead of the model's */
     /* A command's own buffers (e.g. the server's) join the one arena: it
      * adds them to the plan here and carves them after engine_open. */
     void (*plan_extra)(void *ctx, Plan *p);
@@ -226,8 +232,17 @@ typedef struct Engine {
     char *piece;             /* scratch for one streamed piece */
     size_t piece_cap;
     char *trace_line;        /* scratch for one --trace line */
-    ChatTemplate tmpl;       /* recognised from tokenizer.chat_template */
-    char tmpl_name[64];      /* the start of the model's template ("": it has none), for the raw-mode warning */
+    ChatTemplate tmpl;       /* the built-in template when no Jinja one renders (--template, or ChatML) */
+    JinjaTemplate *jinja;    /* the model's own template (or --chat-template-file), parsed; NULL: tmpl renders */
+    ChatRenderer chat;       /* what renders conversations (chat_request.h) */
+    int no_template;         /* the model carries no template and none was named: ChatML renders */
+    int thinking_given;      /* enable_thinking was set (--think, --no-think): the template gets it */
+    int jinja_thinks;        /* the Jinja template thinks unless told not to */
+    char bos_text[256], eos_text[256]; /* the template's bos_token and eos_token */
+    char turn_end[32];       /* what closes an assistant turn after its content ("<|im_end|>\n") */
+    uint64_t template_bytes; /* of the Jinja template's text (0: a built-in one renders) */
+    char *chat_scratch;      /* engine_render_user's working memory */
+    uint64_t chat_scratch_cap;
     GrammarVocab gvocab;
     char *grammar_src;       /* ENGINE_GRAMMAR_TEXT + 1 bytes each: a file or schema read in, */
     char *grammar_text;      /* and the GBNF made from it */
@@ -280,6 +295,15 @@ void engine_info(const Engine *e, EngineInfo *out);
  * follows earlier turns already in the cache (ChatOptions). */
 int64_t engine_render_user(Engine *e, const char *system, const char *user, size_t user_len, int add_generation_prompt,
                            int continuation, int thinking);
+/* What closes an assistant turn after its content, as the template writes
+ * it ("<|im_end|>\n"): a chat feeds it before its next user turn. */
+const char *engine_turn_end(const Engine *e);
+/* 1 if a reply to this prompt starts inside a think block: the prompt, as
+ * the model's template rendered it, ends with an open "<think>" (a
+ * built-in template: it thinks and its generation prompt opens one). */
+int engine_opens_think(const Engine *e, int thinking, const char *prompt, size_t len);
+/* 1 if no template renders (--template raw): message texts are fed as they are. */
+int engine_template_is_raw(const Engine *e);
 /* Token ids of text into e->ids: a whole prompt (BOS first when the model
  * asks for it, unless the text wrote it: start = 1), or text that follows
  * others (start = 0; special tokens parsed in both). The count, or -1 when

@@ -339,6 +339,11 @@ static int walk_array(ConfigWalk *w, Gguf *g, const GgufKV *kv, const char *suff
 static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
 {
     ConfigWalk *w = ctx;
+    if (strcmp(kv->key, "tokenizer.chat_template") == 0) {
+        /* its length plans the template's memory (engine.c) */
+        w->cfg->chat_template_bytes = kv->type == GGUF_TYPE_STRING ? kv->arr_len : 0;
+        return 0;
+    }
     if (strcmp(kv->key, "general.architecture") == 0) {
         if (w->rescan) return 0;
         int64_t len = gguf_kv_string(g, kv, w->arch, sizeof w->arch);

@@ -173,6 +173,7 @@ typedef struct {
     uint32_t ssm_n_v;     /* ssm.time_step_rank: value heads (a multiple of the key heads) */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
+    uint64_t chat_template_bytes; /* of tokenizer.chat_template (0: none), seen in the same walk */
     uint64_t weight_bytes;/* arena bytes to hold the weight matrices when not mapped */
     uint64_t matrix_types;/* bit t set: some weight matrix is of GgmlType t (t < 64) */
     uint64_t side_bytes;  /* arena bytes of the scales' copies of mapped matrices (kernels.h:

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../port/port.h"
+#include "../text/chat_request.h"
 #include "../text/json.h"
 
 #define LISTEN_BACKLOG 64
@@ -20,12 +21,20 @@ static int n_slots(const ServerOptions *o)
     return o->slots > 0 ? o->slots : 1;
 }
 
+/* One request's scratch: what is read from the body, the template's
+ * work, the rendered prompt and (/apply-template) its JSON string. */
+static uint64_t region_bytes(const ServerOptions *o)
+{
+    return chat_arena_bound(o->max_body) + chat_input_scratch_bound(o->max_body, o->max_text + 1) +
+           7 * (o->max_text + 1) + 64 * ARENA_ALIGN;
+}
+
 void server_plan(const ServerOptions *o, Plan *plan)
 {
     uint64_t n_conns = (uint64_t)o->queue + (uint64_t)n_slots(o);
     plan_add(plan, "server connections", plan_mul(plan, n_conns, sizeof(Conn)));
     plan_add(plan, "server request buffers", plan_mul(plan, n_conns, SERVE_MAX_HEAD + o->max_body));
-    plan_add(plan, "server request scratch", chat_arena_bound(o->max_body));
+    plan_add(plan, "server request scratch", region_bytes(o));
     /* each slot's reply outlives the request scratch (the next request
      * reuses it): its response buffer and its tool-call buffers */
     for (int i = 0; i < n_slots(o); i++) {
@@ -55,7 +64,7 @@ int server_init(Server *sv, const ServerOptions *o, Engine *e, char *err, size_t
         sv->conns[i].buf = arena_take(arena, sv->conn_cap);
         if (!sv->conns[i].buf) return snprintf(err, cap, "%s", too_small), -1;
     }
-    sv->region_size = chat_arena_bound(o->max_body);
+    sv->region_size = region_bytes(o);
     sv->region = arena_take(arena, sv->region_size);
     for (int i = 0; i < sv->n_slots; i++)
         if (!(sv->slot_out[i] = arena_take(arena, SERVE_OUT_CAP + 64)) ||
@@ -282,7 +291,7 @@ static int check_head(Server *sv, Conn *c)
     int gen = http_path_is(r->path, r->path_len, "/v1/chat/completions") ||
               http_path_is(r->path, r->path_len, "/chat/completions") ||
               http_path_is(r->path, r->path_len, "/v1/completions") ||
-              http_path_is(r->path, r->path_len, "/completions");
+              http_path_is(r->path, r->path_len, "/completions") || http_path_is(r->path, r->path_len, "/apply-template");
     int get = health || http_path_is(r->path, r->path_len, "/v1/models") ||
               http_path_is(r->path, r->path_len, "/models") || http_path_is(r->path, r->path_len, "/slots") ||
               (sv->opt.metrics && http_path_is(r->path, r->path_len, "/metrics"));

@@ -54,6 +54,7 @@ typedef struct {
     int sampling_cli[4];       /* --temp, --top-k, --top-p, --min-p given on the command line */
     int slots;                 /* --slots: requests generated together (0 counts as 1) */
     int metrics;               /* --metrics: GET /metrics answers */
+    uint64_t max_text;         /* the engine's longest prompt text (EngineOptions.max_text) */
 } ServerOptions;
 
 enum { CONN_FREE = 0, CONN_HEAD, CONN_BODY, CONN_QUEUED, CONN_ACTIVE, CONN_DRAIN };

@@ -28,6 +28,9 @@ typedef struct {
     size_t response_format;  /* offsets in the body, or TOOL_ABSENT */
     size_t tool_choice;
     size_t tools;
+    size_t messages, messages_len; /* the messages array in the body */
+    size_t kwargs, kwargs_len;     /* chat_template_kwargs in the body, or TOOL_ABSENT */
+    int thinking_given;      /* enable_thinking was in the request */
     ReplyText text;          /* the stop strings read, and the think split */
     char why[400];           /* what is wrong with the request */
 } Request;
@@ -192,8 +195,22 @@ static int read_bool_in_object(Request *rq, Json *j, const char *field, const ch
 
 static int read_kwargs(Request *rq, Json *j)
 {
-    return read_bool_in_object(rq, j, "chat_template_kwargs", "enable_thinking", "chat_template_kwargs.enable_thinking",
-                               &rq->thinking);
+    while (j->pos < j->len && strchr(" \t\r\n", j->src[j->pos])) j->pos++;
+    rq->kwargs = j->pos;
+    Json save = *j;
+    if (json_skip(j) < 0) return json_bad(rq, j);
+    rq->kwargs_len = j->pos - rq->kwargs;
+    *j = save;
+    if (json_peek(j) != JSON_OBJECT) return bad(rq, "chat_template_kwargs", "expected an object");
+    int v = -1;
+    if (read_bool_in_object(rq, j, "chat_template_kwargs", "enable_thinking", "chat_template_kwargs.enable_thinking", &v) <
+        0)
+        return -1;
+    if (v >= 0) {
+        rq->thinking = v;
+        rq->thinking_given = 1;
+    }
+    return 0;
 }
 
 static int read_stream_options(Request *rq, Json *j)
@@ -242,7 +259,14 @@ static int read_request(Request *rq, const char *body, size_t len, Arena *ra)
         if (is_null(&j)) continue; /* null: as if absent */
         if (!strcmp(key, "messages")) {
             have_messages = 1;
+            while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+            rq->messages = j.pos;
+            if (json_peek(&j) != JSON_ARRAY) {
+                if (j.failed) return json_bad(rq, &j);
+                return bad(rq, "messages", "expected an array");
+            }
             if (json_skip(&j) < 0) return json_bad(rq, &j);
+            rq->messages_len = j.pos - rq->messages;
         } else if (!strcmp(key, "prompt") && !rq->chat) {
             if (read_prompt(rq, &j, ra) < 0) return -1;
         } else if (!strcmp(key, "stream")) {
@@ -295,6 +319,7 @@ static int read_request(Request *rq, const char *body, size_t len, Arena *ra)
             if (read_stop(rq, &j) < 0) return -1;
         } else if (!strcmp(key, "enable_thinking")) {
             if (read_bool(rq, &j, key, &rq->thinking) < 0) return -1;
+            rq->thinking_given = 1;
         } else if (!strcmp(key, "chat_template_kwargs")) {
             if (read_kwargs(rq, &j) < 0) return -1;
         } else if (!strcmp(key, "n")) {
@@ -816,6 +841,41 @@ static void api_metrics(Server *sv, Conn *c)
     server_respond(sv, c, 200, "text/plain; version=0.0.4", body, n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
 }
 
+static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body, size_t body_len, int with_tools,
+                       Arena *ra, const char **text, size_t *text_len);
+
+/* POST /apply-template (llama-server's): a chat request's prompt as the
+ * model's template renders it, {"prompt": TEXT}, nothing generated. */
+static void api_apply_template(Server *sv, Conn *c)
+{
+    static Request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.chat = 1;
+    rq.thinking = sv->e->opt.thinking;
+    rq.response_format = rq.tool_choice = rq.tools = rq.kwargs = TOOL_ABSENT;
+    const char *body = c->buf + c->req.head_len;
+    size_t body_len = (size_t)c->req.content_length;
+    Arena ra;
+    arena_init(&ra, sv->region, sv->region_size);
+    if (read_request(&rq, body, body_len, &ra) != 0) {
+        server_error(sv, c, 400, "invalid_request", "%s", rq.why);
+        return;
+    }
+    const char *text;
+    size_t len;
+    if (render_chat(sv, c, &rq, body, body_len, 1, &ra, &text, &len) != 0) return;
+    uint64_t cap = 6 * (uint64_t)len + 32;
+    char *out = arena_take(&ra, cap);
+    if (!out) {
+        server_error(sv, c, 500, "internal_error", "the request scratch is too small (a planning bug)");
+        return;
+    }
+    size_t n = (size_t)snprintf(out, cap, "{\"prompt\":");
+    n += json_escape(text, len, out + n, cap - n);
+    n += (size_t)snprintf(out + n, cap - n, "}\n");
+    server_respond(sv, c, 200, "application/json", out, n);
+}
+
 void api_dispatch(Server *sv, Conn *c)
 {
     HttpRequest *r = &c->req;
@@ -833,8 +893,64 @@ void api_dispatch(Server *sv, Conn *c)
         api_slots(sv, c);
     } else if (http_path_is(r->path, r->path_len, "/metrics")) {
         api_metrics(sv, c);
+    } else if (http_path_is(r->path, r->path_len, "/apply-template")) {
+        api_apply_template(sv, c);
     }
     /* generation requests stay queued for server_run */
+}
+
+/* The prompt of a chat request: its messages (and tools, when the
+ * template is to show them) rendered by the engine's template into the
+ * request scratch. 0, or -1 when the request was answered with an error. */
+static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body, size_t body_len, int with_tools,
+                       Arena *ra, const char **text, size_t *text_len)
+{
+    Engine *e = sv->e;
+    if (rq->messages_len <= 2) {
+        server_error(sv, c, 400, "invalid_request", "messages: the array is empty");
+        return -1;
+    }
+    ChatInput in;
+    memset(&in, 0, sizeof in);
+    in.messages = body + rq->messages;
+    in.messages_len = rq->messages_len;
+    if (with_tools && rq->tools != TOOL_ABSENT) {
+        size_t n = 0;
+        Json j;
+        json_init(&j, body + rq->tools, body_len - rq->tools, "tools");
+        j.len = body_len - rq->tools;
+        if (json_skip(&j) == 0) n = j.pos; /* read_request checked it */
+        in.tools = body + rq->tools;
+        in.tools_len = n;
+    }
+    if (rq->kwargs != TOOL_ABSENT) {
+        in.kwargs = body + rq->kwargs;
+        in.kwargs_len = rq->kwargs_len;
+    }
+    in.add_generation_prompt = 1;
+    in.enable_thinking = rq->thinking_given || e->thinking_given ? rq->thinking : -1;
+    uint64_t cap = e->tok.max_text + 1;
+    char *buf = arena_take(ra, cap);
+    if (!buf) {
+        server_error(sv, c, 500, "internal_error", "the request scratch is too small (a planning bug)");
+        return -1;
+    }
+    ChatRenderer r = e->chat;
+    r.now = port_template_seconds();
+    char err[600];
+    PithStatus st = chat_render_input(&r, &in, ra, buf, (size_t)cap, text_len, err, sizeof err);
+    if (st == PITH_NO_MEMORY) {
+        server_error(sv, c, 400, "context_length_exceeded", "%s (this server reads %llu bytes of prompt for a context of %u tokens)",
+                     err, (unsigned long long)e->tok.max_text, e->n_ctx);
+        return -1;
+    }
+    if (st != PITH_OK) {
+        int http = status_http(st);
+        server_error(sv, c, http, http == 400 ? "invalid_request" : "internal_error", "%s", err);
+        return -1;
+    }
+    *text = buf;
+    return 0;
 }
 
 void api_generate(Server *sv, Conn *c)
@@ -850,7 +966,7 @@ void api_generate(Server *sv, Conn *c)
     rq.thinking = e->opt.thinking;
     rq.max_tokens = -1;
     rq.sp = sv->cli_sampling;
-    rq.response_format = rq.tool_choice = rq.tools = TOOL_ABSENT;
+    rq.response_format = rq.tool_choice = rq.tools = rq.kwargs = TOOL_ABSENT;
     rp.sv = sv;
     rp.rq = &rq;
     rp.id = ++sv->n_requests;
@@ -876,7 +992,6 @@ void api_generate(Server *sv, Conn *c)
     /* held from the first token: no thinking block (the grammar is compiled
      * into the slot's state once the slot is chosen) */
     if (ac.grammar_len) rq.thinking = 0;
-    reply_text_think(&rq.text, !rq.chat ? 0 : rq.thinking && chat_template_opens_think(e->tmpl) ? 2 : 1);
 
     /* Sampling: Qwen3's defaults for the thinking mode, what the command
      * line set, what the request sets. */
@@ -910,57 +1025,12 @@ void api_generate(Server *sv, Conn *c)
     /* The prompt text. */
     const char *text;
     size_t text_len;
-    int raw = !rq.chat || e->tmpl == CHAT_TEMPLATE_RAW;
+    int raw = !rq.chat || engine_template_is_raw(e);
     if (rq.chat) {
-        ChatJsonSizes sizes;
-        char err[400];
-        if (chat_json_read(body, body_len, "request", NULL, &sizes, err, sizeof err) != 0) {
-            server_error(sv, c, 400, "invalid_request", "%s", err);
-            return;
-        }
-        ChatJsonOut out;
-        if (chat_json_out_take(&out, &ra, &sizes) != 0) {
-            server_error(sv, c, 500, "internal_error", "the request scratch is too small (a planning bug)");
-            return;
-        }
-        if (chat_json_read(body, body_len, "request", &out, &sizes, err, sizeof err) != 0) {
-            server_error(sv, c, 400, "invalid_request", "%s", err);
-            return;
-        }
-        if (sizes.n_messages == 0) {
-            server_error(sv, c, 400, "invalid_request", "messages: the array is empty");
-            return;
-        }
-        ChatOptions co;
-        memset(&co, 0, sizeof co);
-        co.add_generation_prompt = 1;
-        co.enable_thinking = rq.thinking;
-        if (ac.render) {
-            co.tools = out.tools;
-            co.tools_len = out.tools_len;
-            co.n_tools = (int)sizes.n_tools;
-        }
-        int64_t len = chat_render(e->tmpl, out.msgs, (int)sizes.n_messages, &co, NULL, 0);
-        if (len < 0) {
-            server_error(sv, c, 400, "invalid_request", "messages: the conversation cannot be rendered");
-            return;
-        }
-        if ((uint64_t)len > e->tok.max_text) {
-            server_error(sv, c, 400, "context_length_exceeded",
-                         "the rendered prompt of %lld bytes is longer than the %llu bytes this server reads for a "
-                         "context of %u tokens",
-                         (long long)len, (unsigned long long)e->tok.max_text, e->n_ctx);
-            return;
-        }
-        char *buf = arena_take(&ra, (uint64_t)len + 1);
-        if (!buf) {
-            server_error(sv, c, 500, "internal_error", "the request scratch is too small (a planning bug)");
-            return;
-        }
-        chat_render(e->tmpl, out.msgs, (int)sizes.n_messages, &co, buf, (size_t)len + 1);
-        text = buf;
-        text_len = (size_t)len;
+        if (render_chat(sv, c, &rq, body, body_len, ac.render, &ra, &text, &text_len) != 0) return;
+        reply_text_think(&rq.text, engine_opens_think(e, rq.thinking, text, text_len) ? 2 : 1);
     } else {
+        reply_text_think(&rq.text, 0);
         text = rq.prompt;
         text_len = rq.prompt_len;
         if (text_len > e->tok.max_text) {

@@ -1,0 +1,163 @@
+/* chat_request.c - a request's conversation rendered by the model's own
+ * Jinja template or a built-in one (see chat_request.h). */
+#include "chat_request.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+
+/* The interpreter's work region: the values read from the JSON (a value
+ * is 16 bytes, a JSON value at least 1 byte plus its separator, dict and
+ * list growth at most doubles), the output and the blocks a template
+ * captures (set blocks, macros), and the template's own strings. */
+static uint64_t jinja_work_bound(uint64_t json_bytes, uint64_t out_cap)
+{
+    return 24 * json_bytes + 3 * out_cap + ((uint64_t)1 << 20);
+}
+
+/* The built-in templates read {"messages": M, "tools": T} (chat.h). */
+#define WRAP_BYTES 32
+
+uint64_t chat_input_scratch_bound(uint64_t json_bytes, uint64_t out_cap)
+{
+    uint64_t builtin = json_bytes + WRAP_BYTES + chat_arena_bound(json_bytes + WRAP_BYTES);
+    uint64_t jinja = jinja_work_bound(json_bytes, out_cap);
+    return (builtin > jinja ? builtin : jinja) + 4 * ARENA_ALIGN;
+}
+
+int json_member(const char *src, size_t len, const char *key, size_t *at, size_t *n)
+{
+    Json j;
+    json_init(&j, src, len, "");
+    if (json_enter(&j, '{') < 0) return -1;
+    int r, found = 0;
+    while ((r = json_next(&j, '}')) > 0) {
+        char name[128];
+        size_t kl;
+        /* a key longer than any we look for is skipped, not an error */
+        Json save = j;
+        if (json_key(&j, name, sizeof name - 1, &kl) < 0) {
+            j = save;
+            if (json_key(&j, NULL, (size_t)-1, &kl) < 0) return -1;
+            kl = 0;
+            name[0] = '\0';
+        }
+        name[kl] = '\0';
+        while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+        size_t start = j.pos;
+        JsonType t = json_peek(&j);
+        if (json_skip(&j) < 0) return -1;
+        if (!found && kl && !strcmp(name, key) && t != JSON_NULL) {
+            *at = start;
+            *n = j.pos - start;
+            found = 1;
+        }
+    }
+    return r < 0 ? -1 : found;
+}
+
+static PithStatus failf(PithStatus s, char *err, size_t cap, const char *fmt, const char *a, const char *b)
+{
+    snprintf(err, cap, fmt, a, b);
+    return s;
+}
+
+static PithStatus render_builtin(const ChatRenderer *r, const ChatInput *in, Arena *scratch, char *out, size_t cap,
+                                 size_t *len, char *err, size_t err_cap)
+{
+    uint64_t wrap_len = in->messages_len + (in->tools ? in->tools_len : 0) + WRAP_BYTES;
+    char *wrap = arena_take(scratch, wrap_len + 1);
+    if (!wrap) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
+    int n = snprintf(wrap, wrap_len + 1, "{\"messages\":%.*s", (int)in->messages_len, in->messages);
+    if (in->tools) n += snprintf(wrap + n, wrap_len + 1 - (size_t)n, ",\"tools\":%.*s", (int)in->tools_len, in->tools);
+    n += snprintf(wrap + n, wrap_len + 1 - (size_t)n, "}");
+    ChatJsonSizes sizes;
+    ChatJsonOut conv;
+    if (chat_json_read(wrap, (size_t)n, "messages", NULL, &sizes, err, err_cap) != 0) return PITH_BAD_INPUT;
+    if (chat_json_out_take(&conv, scratch, &sizes) != 0)
+        return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
+    if (chat_json_read(wrap, (size_t)n, "messages", &conv, &sizes, err, err_cap) != 0) return PITH_BAD_INPUT;
+    ChatOptions co;
+    memset(&co, 0, sizeof co);
+    co.add_generation_prompt = in->add_generation_prompt;
+    co.enable_thinking = in->enable_thinking;
+    co.continuation = in->continuation;
+    co.tools = conv.tools;
+    co.tools_len = conv.tools_len;
+    co.n_tools = (int)sizes.n_tools;
+    int64_t got = chat_render(r->builtin, conv.msgs, (int)sizes.n_messages, &co, out, cap);
+    if (got < 0)
+        return failf(PITH_BAD_INPUT, err, err_cap,
+                     "messages: the %s template refuses this conversation (as its Jinja text raises an error)%s",
+                     chat_template_name(r->builtin), "");
+    if ((uint64_t)got >= cap) {
+        snprintf(err, err_cap, "the rendered prompt of %lld bytes is longer than the %zu bytes planned", (long long)got,
+                 cap ? cap - 1 : 0);
+        return PITH_NO_MEMORY;
+    }
+    *len = (size_t)got;
+    return PITH_OK;
+}
+
+/* Each key of the kwargs object as a variable. */
+static PithStatus set_kwargs(JinjaRender *jr, const char *src, size_t len, char *err, size_t err_cap)
+{
+    Json j;
+    json_init(&j, src, len, "chat_template_kwargs");
+    if (json_enter(&j, '{') < 0) {
+        snprintf(err, err_cap, "%s", j.err);
+        return PITH_BAD_INPUT;
+    }
+    int r;
+    while ((r = json_next(&j, '}')) > 0) {
+        char name[128];
+        size_t kl;
+        if (json_key(&j, name, sizeof name - 1, &kl) < 0) break;
+        name[kl] = '\0';
+        while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+        size_t start = j.pos;
+        if (json_skip(&j) < 0) break;
+        PithStatus s = jinja_set_json(jr, name, src + start, j.pos - start, 0, err, err_cap);
+        if (s != PITH_OK) return s;
+    }
+    if (r != 0) {
+        snprintf(err, err_cap, "%s", j.err[0] ? j.err : "chat_template_kwargs: a key longer than 127 bytes");
+        return PITH_BAD_INPUT;
+    }
+    return PITH_OK;
+}
+
+PithStatus chat_render_input(const ChatRenderer *r, const ChatInput *in, Arena *scratch, char *out, size_t cap,
+                             size_t *len, char *err, size_t err_cap)
+{
+    if (!r->jinja) return render_builtin(r, in, scratch, out, cap, len, err, err_cap);
+    uint64_t json_bytes = in->messages_len + (in->tools ? in->tools_len : 0) + (in->kwargs ? in->kwargs_len : 0);
+    uint64_t work_cap = jinja_work_bound(json_bytes, cap);
+    void *work = arena_take(scratch, work_cap);
+    if (!work) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
+    JinjaLimits lim;
+    jinja_limits_default(&lim);
+    lim.max_output = cap ? cap - 1 : 0;
+    JinjaRender *jr = jinja_render_begin(r->jinja, work, (size_t)work_cap, &lim);
+    if (!jr) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
+    PithStatus s = jinja_set_json(jr, "messages", in->messages, in->messages_len, JINJA_JSON_TOOL_ARGUMENTS, err, err_cap);
+    if (s != PITH_OK) return s;
+    if (in->tools) {
+        s = jinja_set_json(jr, "tools", in->tools, in->tools_len, 0, err, err_cap);
+        if (s != PITH_OK) return s;
+    } else {
+        jinja_set_none(jr, "tools");
+    }
+    jinja_set_none(jr, "documents");
+    jinja_set_bool(jr, "add_generation_prompt", in->add_generation_prompt);
+    jinja_set_string(jr, "bos_token", r->bos ? r->bos : "", r->bos ? strlen(r->bos) : 0);
+    jinja_set_string(jr, "eos_token", r->eos ? r->eos : "", r->eos ? strlen(r->eos) : 0);
+    if (in->enable_thinking >= 0) jinja_set_bool(jr, "enable_thinking", in->enable_thinking);
+    if (in->kwargs && (s = set_kwargs(jr, in->kwargs, in->kwargs_len, err, err_cap)) != PITH_OK) return s;
+    jinja_set_time(jr, r->now);
+    char why[400];
+    s = jinja_render(jr, out, cap, len, why, sizeof why);
+    if (s != PITH_OK) snprintf(err, err_cap, "%s:%s", r->name ? r->name : "template", why);
+    return s;
+}
