@@ -66,18 +66,23 @@ static PithStatus failf(PithStatus s, char *err, size_t cap, const char *fmt, co
 static PithStatus render_builtin(const ChatRenderer *r, const ChatInput *in, Arena *scratch, char *out, size_t cap,
                                  size_t *len, char *err, size_t err_cap)
 {
-    uint64_t wrap_len = in->messages_len + (in->tools ? in->tools_len : 0) + WRAP_BYTES;
-    char *wrap = arena_take(scratch, wrap_len + 1);
-    if (!wrap) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
-    int n = snprintf(wrap, wrap_len + 1, "{\"messages\":%.*s", (int)in->messages_len, in->messages);
-    if (in->tools) n += snprintf(wrap + n, wrap_len + 1 - (size_t)n, ",\"tools\":%.*s", (int)in->tools_len, in->tools);
-    n += snprintf(wrap + n, wrap_len + 1 - (size_t)n, "}");
+    /* the messages alone (error offsets are theirs), or with the tools */
+    const char *wrap = in->messages;
+    size_t n = in->messages_len;
+    if (in->tools) {
+        uint64_t wrap_len = in->messages_len + in->tools_len + WRAP_BYTES;
+        char *w = arena_take(scratch, wrap_len + 1);
+        if (!w) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
+        n = (size_t)snprintf(w, wrap_len + 1, "{\"messages\":%.*s,\"tools\":%.*s}", (int)in->messages_len,
+                             in->messages, (int)in->tools_len, in->tools);
+        wrap = w;
+    }
     ChatJsonSizes sizes;
     ChatJsonOut conv;
-    if (chat_json_read(wrap, (size_t)n, "messages", NULL, &sizes, err, err_cap) != 0) return PITH_BAD_INPUT;
+    if (chat_json_read(wrap, n, "messages", NULL, &sizes, err, err_cap) != 0) return PITH_BAD_INPUT;
     if (chat_json_out_take(&conv, scratch, &sizes) != 0)
         return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
-    if (chat_json_read(wrap, (size_t)n, "messages", &conv, &sizes, err, err_cap) != 0) return PITH_BAD_INPUT;
+    if (chat_json_read(wrap, n, "messages", &conv, &sizes, err, err_cap) != 0) return PITH_BAD_INPUT;
     ChatOptions co;
     memset(&co, 0, sizeof co);
     co.add_generation_prompt = in->add_generation_prompt;
@@ -97,6 +102,72 @@ static PithStatus render_builtin(const ChatRenderer *r, const ChatInput *in, Are
         return PITH_NO_MEMORY;
     }
     *len = (size_t)got;
+    return PITH_OK;
+}
+
+/* What a Jinja template may assume of the messages (transformers checks no
+ * more): an array of objects, each with a "role" string and no key twice.
+ * Roles are the template's business (tool results are "ipython" for some). */
+static PithStatus check_messages(const char *src, size_t len, char *err, size_t err_cap)
+{
+    Json j;
+    json_init(&j, src, len, "messages");
+    if (json_peek(&j) != JSON_ARRAY) {
+        snprintf(err, err_cap, "messages: expected an array");
+        return PITH_BAD_INPUT;
+    }
+    json_enter(&j, '[');
+    int r, i = 0;
+    while ((r = json_next(&j, ']')) > 0) {
+        if (json_peek(&j) != JSON_OBJECT) {
+            if (j.failed) break;
+            snprintf(err, err_cap, "messages[%d]: expected an object", i);
+            return PITH_BAD_INPUT;
+        }
+        json_enter(&j, '{');
+        char keys[16][16];
+        int n_keys = 0, has_role = 0, k;
+        while ((k = json_next(&j, '}')) > 0) {
+            char name[16];
+            size_t kl;
+            Json save = j;
+            if (json_key(&j, name, sizeof name - 1, &kl) < 0) {
+                j = save;
+                if (json_key(&j, NULL, (size_t)-1, &kl) < 0) break;
+                kl = 0; /* a long key: not one of those compared */
+            }
+            name[kl] = '\0';
+            for (int q = 0; kl && q < n_keys; q++)
+                if (!strcmp(keys[q], name)) {
+                    snprintf(err, err_cap, "messages[%d]: the key \"%s\" is given twice", i, name);
+                    return PITH_BAD_INPUT;
+                }
+            if (kl && n_keys < 16) memcpy(keys[n_keys++], name, kl + 1);
+            if (!strcmp(name, "role")) {
+                if (json_peek(&j) != JSON_STRING) {
+                    if (j.failed) break;
+                    snprintf(err, err_cap, "messages[%d]: role: expected a string", i);
+                    return PITH_BAD_INPUT;
+                }
+                has_role = 1;
+            }
+            if (json_skip(&j) < 0) break;
+        }
+        if (k < 0 || j.failed) break;
+        if (!has_role) {
+            snprintf(err, err_cap, "messages[%d]: no role", i);
+            return PITH_BAD_INPUT;
+        }
+        i++;
+    }
+    if (r != 0 || j.failed || json_end(&j) < 0) {
+        snprintf(err, err_cap, "%s", j.err);
+        return PITH_BAD_INPUT;
+    }
+    if (i == 0) {
+        snprintf(err, err_cap, "messages: the array is empty");
+        return PITH_BAD_INPUT;
+    }
     return PITH_OK;
 }
 
@@ -132,6 +203,8 @@ PithStatus chat_render_input(const ChatRenderer *r, const ChatInput *in, Arena *
                              size_t *len, char *err, size_t err_cap)
 {
     if (!r->jinja) return render_builtin(r, in, scratch, out, cap, len, err, err_cap);
+    PithStatus s = check_messages(in->messages, in->messages_len, err, err_cap);
+    if (s != PITH_OK) return s;
     uint64_t json_bytes = in->messages_len + (in->tools ? in->tools_len : 0) + (in->kwargs ? in->kwargs_len : 0);
     uint64_t work_cap = jinja_work_bound(json_bytes, cap);
     void *work = arena_take(scratch, work_cap);
@@ -141,7 +214,7 @@ PithStatus chat_render_input(const ChatRenderer *r, const ChatInput *in, Arena *
     lim.max_output = cap ? cap - 1 : 0;
     JinjaRender *jr = jinja_render_begin(r->jinja, work, (size_t)work_cap, &lim);
     if (!jr) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
-    PithStatus s = jinja_set_json(jr, "messages", in->messages, in->messages_len, JINJA_JSON_TOOL_ARGUMENTS, err, err_cap);
+    s = jinja_set_json(jr, "messages", in->messages, in->messages_len, JINJA_JSON_TOOL_ARGUMENTS, err, err_cap);
     if (s != PITH_OK) return s;
     if (in->tools) {
         s = jinja_set_json(jr, "tools", in->tools, in->tools_len, 0, err, err_cap);
