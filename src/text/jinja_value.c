@@ -1214,7 +1214,7 @@ int jv_iterate(JCtx *c, JValue v, JList **out)
 static int json_read_string(JCtx *c, Json *j, int key, JValue *out)
 {
     size_t at = j->pos, n = 0;
-    if (json_string(j, NULL, 0, &n) < 0) return -1;
+    if (json_string(j, NULL, (size_t)-1, &n) < 0) return -1;
     j->pos = at;
     char *p = jv_alloc(c, n ? n : 1);
     if (!p) return -1;
