@@ -36,8 +36,8 @@ cat >"$TMP/t1.jinja" <<'EOF'
 {%- if add_generation_prompt %}<assistant>{% endif %}{{ greeting | default("(none)") }}
 EOF
 same "--chat-template-file: bos/eos of the vocabulary, the messages, the generation prompt" \
-    '<s><system>S</s>\n<user>Hi</s>\n<assistant>(none)\n' $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/t1.jinja"
-same "--var KEY=JSON: a variable of the template" '<s><system>S</s>\n<user>Hi</s>\nhey\n' \
+    '<s><system>S</s>\n<user>Hi</s>\n<assistant>(none)' $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/t1.jinja"
+same "--var KEY=JSON: a variable of the template (the file's last newline dropped, as jinja2 does)" '<s><system>S</s>\n<user>Hi</s>\nhey' \
     $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/t1.jinja" --var 'greeting="hey"' --no-generation-prompt
 refused "--var: a value that is not JSON" "--var: byte 0" $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/t1.jinja" --var 'greeting=hey'
 refused "--var: no '='" "not KEY=JSON" $PITH template "$S" --messages "$TMP/two.json" --var greeting
@@ -46,7 +46,7 @@ refused "--var: no '='" "not KEY=JSON" $PITH template "$S" --messages "$TMP/two.
 printf '[{"type":"function","function":{"name":"now"}},{"type":"function","function":{"name":"add","parameters":{"type":"object"}}}]' >"$TMP/tools.json"
 printf '[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"add","arguments":"{\\"a\\": 1, \\"b\\": [2, 3]}"}}]}]' >"$TMP/call.json"
 printf '{%%- for t in tools %%}{{ t.function.name }};{%%- endfor %%}\n{%%- set a = messages[1].tool_calls[0].function.arguments %%}{{ a.b[1] + a.a }} {{ a | tojson }} {{ messages[1].content }}' >"$TMP/t2.jinja"
-same "--tools FILE and arguments as an object" 'now;add;4 {"a": 1, "b": [2, 3]} None' \
+same "--tools FILE; arguments as an object; content null as \"\" (as llama.cpp)" 'now;add;4 {"a": 1, "b": [2, 3]} ' \
     $PITH template "$S" --messages "$TMP/call.json" --tools "$TMP/tools.json" --chat-template-file "$TMP/t2.jinja"
 printf '{"messages": [{"role":"user","content":"x"}], "tools": [{"type":"function","function":{"name":"now"}}]}' >"$TMP/obj.json"
 printf '{%%- for t in tools %%}{{ t.function.name }};{%%- endfor %%}{{ messages | length }}' >"$TMP/t3.jinja"
@@ -74,8 +74,10 @@ printf '{%% if messages[0].role == "system" %%}{{ raise_exception("System role n
 refused "raise_exception: the template's own message" "System role not supported" $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/raise.jinja"
 printf '{{ messages | frobnicate }}' >"$TMP/filter.jinja"
 refused "an unknown filter is named" "frobnicate" $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/filter.jinja"
-printf '{%% for i in range(1000000) %%}{%% for j in range(1000000) %%}{%% endfor %%}{%% endfor %%}' >"$TMP/loop.jinja"
-refused "a loop of 10^12 steps ends with an error" "steps" timeout 60 $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/loop.jinja"
+printf '{%% for i in range(100000) %%}{%% for j in range(100000) %%}{%% endfor %%}{%% endfor %%}' >"$TMP/loop.jinja"
+refused "a loop of 10^10 steps ends with an error (the first bound it meets)" "steps\|work memory" timeout 60 $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/loop.jinja"
+printf '{%% for i in range(1000000) %%}{%% endfor %%}' >"$TMP/range.jinja"
+refused "range() beyond the sandbox's 100000, as jinja2's" "MAX_RANGE" $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/range.jinja"
 printf '{%% macro f(n) %%}{{ f(n + 1) }}{%% endmacro %%}{{ f(0) }}' >"$TMP/deep.jinja"
 refused "endless recursion ends with an error" "deep" $PITH template "$S" --messages "$TMP/two.json" --chat-template-file "$TMP/deep.jinja"
 printf '{%% for i in range(100000) %%}{{ "x" * 1000000 }}{%% endfor %%}' >"$TMP/big.jinja"
@@ -98,10 +100,10 @@ printf '{{ bos_token }}{%% for m in messages %%}<{{ m.role }}>{{ m.content }}{%%
 serve_start $PITH "$Q" -c 128 -t 1 --chat-template-file "$TMP/srv.jinja"
 [ -n "$PORT" ] || { not_ok "serve: did not start: $(cat "$TMP/server.err")"; finish; }
 st=$(post /apply-template '{"messages":[{"role":"user","content":"Hi \"you\""}]}')
-[ "$st" = 200 ] && [ "$(cat "$TMP/body")" = '{"prompt":"<user>Hi \"you\"plain"}' ] && ok "/apply-template: the prompt as JSON" ||
+[ "$st" = 200 ] && [ "$(cat "$TMP/body")" = '{"prompt":"<|endoftext|><user>Hi \"you\"plain"}' ] && ok "/apply-template: the prompt as JSON" ||
     not_ok "/apply-template: $st $(cat "$TMP/body")"
 st=$(post /apply-template '{"messages":[{"role":"user","content":"Hi"}],"chat_template_kwargs":{"flavour":"mint","enable_thinking":false}}')
-[ "$st" = 200 ] && [ "$(cat "$TMP/body")" = '{"prompt":"<user>Himint"}' ] && ok "chat_template_kwargs: every key a variable" ||
+[ "$st" = 200 ] && [ "$(cat "$TMP/body")" = '{"prompt":"<|endoftext|><user>Himint"}' ] && ok "chat_template_kwargs: every key a variable" ||
     not_ok "chat_template_kwargs: $st $(cat "$TMP/body")"
 st=$(post /v1/chat/completions '{"messages":[{"role":"user","content":"Hi"}],"chat_template_kwargs":{"boom":1},"max_tokens":1}')
 [ "$st" = 400 ] && grep -q 'boom asked' "$TMP/body" && ok "a template's raise_exception: 400 with its message" ||

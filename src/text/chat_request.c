@@ -8,12 +8,13 @@
 #include "json.h"
 
 /* The interpreter's work region: the values read from the JSON (a value
- * is 16 bytes, a JSON value at least 1 byte plus its separator, dict and
- * list growth at most doubles), the output and the blocks a template
- * captures (set blocks, macros), and the template's own strings. */
+ * is 16 bytes; a conversation's JSON is mostly text, copied once: a JSON
+ * of tiny values that needs more is refused as too large), the output and
+ * the blocks a template captures (set blocks, macros), and the template's
+ * own strings. */
 static uint64_t jinja_work_bound(uint64_t json_bytes, uint64_t out_cap)
 {
-    return 24 * json_bytes + 3 * out_cap + ((uint64_t)1 << 20);
+    return 16 * json_bytes + 3 * out_cap + ((uint64_t)1 << 20);
 }
 
 /* The built-in templates read {"messages": M, "tools": T} (chat.h). */
@@ -22,7 +23,7 @@ static uint64_t jinja_work_bound(uint64_t json_bytes, uint64_t out_cap)
 uint64_t chat_input_scratch_bound(uint64_t json_bytes, uint64_t out_cap)
 {
     uint64_t builtin = json_bytes + WRAP_BYTES + chat_arena_bound(json_bytes + WRAP_BYTES);
-    uint64_t jinja = jinja_work_bound(json_bytes, out_cap);
+    uint64_t jinja = json_bytes + jinja_work_bound(json_bytes, out_cap); /* the messages' copy, the work */
     return (builtin > jinja ? builtin : jinja) + 4 * ARENA_ALIGN;
 }
 
@@ -107,9 +108,15 @@ static PithStatus render_builtin(const ChatRenderer *r, const ChatInput *in, Are
 
 /* What a Jinja template may assume of the messages (transformers checks no
  * more): an array of objects, each with a "role" string and no key twice.
- * Roles are the template's business (tool results are "ipython" for some). */
-static PithStatus check_messages(const char *src, size_t len, char *err, size_t err_cap)
+ * Roles are the template's business (tool results are "ipython" for some).
+ * With out, also copies the array with each "content": null as "" (an
+ * assistant turn of tool calls: most templates test `'x' in content`,
+ * which jinja2 refuses on None; llama.cpp passes "" too) and counts them. */
+static PithStatus check_messages(const char *src, size_t len, char *out, size_t *out_len, int *n_null, char *err,
+                                 size_t err_cap)
 {
+    size_t copied = 0, o = 0;
+    *n_null = 0;
     Json j;
     json_init(&j, src, len, "messages");
     if (json_peek(&j) != JSON_ARRAY) {
@@ -143,6 +150,19 @@ static PithStatus check_messages(const char *src, size_t len, char *err, size_t 
                     return PITH_BAD_INPUT;
                 }
             if (kl && n_keys < 16) memcpy(keys[n_keys++], name, kl + 1);
+            if (!strcmp(name, "content")) {
+                while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+                if (json_peek(&j) == JSON_NULL) {
+                    if (out) {
+                        memcpy(out + o, src + copied, j.pos - copied);
+                        o += j.pos - copied;
+                        memcpy(out + o, "\"\"", 2);
+                        o += 2;
+                        copied = j.pos + 4;
+                    }
+                    (*n_null)++;
+                }
+            }
             if (!strcmp(name, "role")) {
                 if (json_peek(&j) != JSON_STRING) {
                     if (j.failed) break;
@@ -167,6 +187,10 @@ static PithStatus check_messages(const char *src, size_t len, char *err, size_t 
     if (i == 0) {
         snprintf(err, err_cap, "messages: the array is empty");
         return PITH_BAD_INPUT;
+    }
+    if (out) {
+        memcpy(out + o, src + copied, len - copied);
+        *out_len = o + len - copied;
     }
     return PITH_OK;
 }
@@ -203,8 +227,17 @@ PithStatus chat_render_input(const ChatRenderer *r, const ChatInput *in, Arena *
                              size_t *len, char *err, size_t err_cap)
 {
     if (!r->jinja) return render_builtin(r, in, scratch, out, cap, len, err, err_cap);
-    PithStatus s = check_messages(in->messages, in->messages_len, err, err_cap);
+    int n_null;
+    const char *messages = in->messages;
+    size_t messages_len = in->messages_len;
+    PithStatus s = check_messages(messages, messages_len, NULL, NULL, &n_null, err, err_cap);
     if (s != PITH_OK) return s;
+    if (n_null) {
+        char *copy = arena_take(scratch, messages_len);
+        if (!copy) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
+        check_messages(in->messages, in->messages_len, copy, &messages_len, &n_null, err, err_cap);
+        messages = copy;
+    }
     uint64_t json_bytes = in->messages_len + (in->tools ? in->tools_len : 0) + (in->kwargs ? in->kwargs_len : 0);
     uint64_t work_cap = jinja_work_bound(json_bytes, cap);
     void *work = arena_take(scratch, work_cap);
@@ -214,7 +247,7 @@ PithStatus chat_render_input(const ChatRenderer *r, const ChatInput *in, Arena *
     lim.max_output = cap ? cap - 1 : 0;
     JinjaRender *jr = jinja_render_begin(r->jinja, work, (size_t)work_cap, &lim);
     if (!jr) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
-    s = jinja_set_json(jr, "messages", in->messages, in->messages_len, JINJA_JSON_TOOL_ARGUMENTS, err, err_cap);
+    s = jinja_set_json(jr, "messages", messages, messages_len, JINJA_JSON_TOOL_ARGUMENTS, err, err_cap);
     if (s != PITH_OK) return s;
     if (in->tools) {
         s = jinja_set_json(jr, "tools", in->tools, in->tools_len, 0, err, err_cap);
