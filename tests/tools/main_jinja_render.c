@@ -2,7 +2,7 @@
  * (src/text/jinja.h) for many conversations in one process, the pith side
  * of tests/t_template_corpus.sh (tests/tools/jinja_ref.py is jinja2's).
  *
- *   jinja_render OUT_DIR CASE.json... -- TEMPLATE.jinja...
+ *   jinja_render [--repeat N] OUT_DIR CASE.json... -- TEMPLATE.jinja...
  *
  * Each case is a JSON object whose keys are the variables of the render
  * (messages, tools, add_generation_prompt, bos_token, ...): each becomes a
@@ -12,7 +12,9 @@
  * "LINE:COL: what" when parsing or rendering fails), T and C being the file
  * names without .jinja and .json. Exit status 2 with one line on a usage,
  * read, write or memory error; rendering failures are results, not errors.
- * A test tool: its regions come from malloc, once. */
+ * --repeat N parses each template and renders each pair N times and
+ * prints the mean times (tests/bench_template.sh). A test tool: its
+ * regions come from malloc, once. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -125,68 +127,106 @@ static void *alloc16(size_t n)
     return p;
 }
 
+/* What each render shares: the regions and the limits, made once. */
+typedef struct {
+    JinjaLimits lim;
+    void *work;
+    char *out;
+    size_t out_cap;
+    int64_t now;
+} Renderer;
+
+/* One render of t with c's variables, as a request does it: the work region
+ * reset, every variable set from its JSON, then the render. */
+static PithStatus render(Renderer *rd, const JinjaTemplate *t, const Case *c, size_t *len, char *err, size_t err_cap)
+{
+    JinjaRender *r = jinja_render_begin(t, rd->work, WORK_BYTES, &rd->lim);
+    if (!r) die("jinja_render_begin: the work region (%u bytes) is too small", WORK_BYTES);
+    for (int v = 0; v < c->n_vars; v++) {
+        PithStatus st = jinja_set_json(r, c->vars[v].name, c->vars[v].json, c->vars[v].len, 0, err, err_cap);
+        if (st != PITH_OK) return st;
+    }
+    jinja_set_time(r, rd->now);
+    return jinja_render(r, rd->out, rd->out_cap, len, err, err_cap);
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int main(int argc, char **argv)
 {
+    int repeat = 0, first = 1;
+    if (argc > 2 && strcmp(argv[1], "--repeat") == 0) {
+        repeat = atoi(argv[2]);
+        first = 3;
+    }
     int sep = 0;
-    for (int i = 2; i < argc && !sep; i++)
+    for (int i = first + 1; i < argc && !sep; i++)
         if (strcmp(argv[i], "--") == 0) sep = i;
-    if (argc < 3 || !sep) {
-        fprintf(stderr, "usage: jinja_render OUT_DIR CASE.json... -- TEMPLATE.jinja...\n");
+    if (!sep || repeat < 0) {
+        fprintf(stderr, "usage: jinja_render [--repeat N] OUT_DIR CASE.json... -- TEMPLATE.jinja...\n");
         return 2;
     }
-    const char *out_dir = argv[1];
+    const char *out_dir = argv[first];
     if (mkdir(out_dir, 0777) != 0 && errno != EEXIST) die("%s: %s", out_dir, strerror(errno));
-    int n_cases = sep - 2;
+    int n_cases = sep - first - 1;
     Case *cases = calloc((size_t)(n_cases > 0 ? n_cases : 1), sizeof *cases);
     if (!cases) die("out of memory");
-    for (int i = 0; i < n_cases; i++) load_case(argv[2 + i], &cases[i]);
+    for (int i = 0; i < n_cases; i++) load_case(argv[first + 1 + i], &cases[i]);
 
+    Renderer rd;
     const char *epoch = getenv("SOURCE_DATE_EPOCH");
-    int64_t now = epoch ? (int64_t)strtoll(epoch, NULL, 10) : (int64_t)time(NULL);
-    JinjaLimits lim;
-    jinja_limits_default(&lim);
-    void *work = alloc16(WORK_BYTES);
-    size_t out_cap = (size_t)lim.max_output + 1;
-    char *out = malloc(out_cap);
-    if (!out) die("out of memory");
-    char err[512], line[520], path[4096], tstem[256];
+    rd.now = epoch ? (int64_t)strtoll(epoch, NULL, 10) : (int64_t)time(NULL);
+    jinja_limits_default(&rd.lim);
+    rd.work = alloc16(WORK_BYTES);
+    rd.out_cap = (size_t)rd.lim.max_output + 1;
+    rd.out = malloc(rd.out_cap);
+    if (!rd.out) die("out of memory");
+    char err[512], line[520], path[4096], tstem[256], parse_err[512];
 
     for (int t = sep + 1; t < argc; t++) {
         size_t len;
         char *src = read_file(argv[t], &len);
         stem_of(argv[t], ".jinja", tstem, sizeof tstem);
-        void *tmem = alloc16((size_t)jinja_parse_bound(len));
+        size_t tcap = (size_t)jinja_parse_bound(len);
+        void *tmem = alloc16(tcap);
         JinjaTemplate *tmpl = NULL;
-        char parse_err[512];
-        PithStatus ps = jinja_parse(src, len, tmem, (size_t)jinja_parse_bound(len), &tmpl, parse_err, sizeof parse_err);
+        double t0 = seconds();
+        PithStatus ps = jinja_parse(src, len, tmem, tcap, &tmpl, parse_err, sizeof parse_err);
+        for (int k = 1; k < repeat && ps == PITH_OK; k++) ps = jinja_parse(src, len, tmem, tcap, &tmpl, parse_err, sizeof parse_err);
+        double parse_s = (seconds() - t0) / (repeat > 0 ? repeat : 1);
         for (int i = 0; i < n_cases; i++) {
             const Case *c = &cases[i];
-            const char *text = out, *ext = ".txt";
+            const char *text = rd.out, *ext = ".txt";
             size_t text_len = 0;
             PithStatus st = ps;
             if (st != PITH_OK) {
                 snprintf(err, sizeof err, "%s", parse_err);
             } else {
-                JinjaRender *r = jinja_render_begin(tmpl, work, WORK_BYTES, &lim);
-                if (!r) die("%s: %s", argv[t], "jinja_render_begin: work region too small");
-                for (int v = 0; v < c->n_vars && st == PITH_OK; v++)
-                    st = jinja_set_json(r, c->vars[v].name, c->vars[v].json, c->vars[v].len, 0, err, sizeof err);
-                jinja_set_time(r, now);
-                if (st == PITH_OK) st = jinja_render(r, out, out_cap, &text_len, err, sizeof err);
+                t0 = seconds();
+                st = render(&rd, tmpl, c, &text_len, err, sizeof err);
+                for (int k = 1; k < repeat && st == PITH_OK; k++) st = render(&rd, tmpl, c, &text_len, err, sizeof err);
+                if (repeat > 0 && st == PITH_OK)
+                    printf("%s@%s: %zu bytes of template parsed in %.1f us; %zu bytes rendered in %.1f us (mean of %d)\n",
+                           tstem, c->stem, len, 1e6 * parse_s, text_len, 1e6 * (seconds() - t0) / repeat, repeat);
             }
             if (st != PITH_OK) {
                 snprintf(line, sizeof line, "%s\n", err);
                 text = line, text_len = strlen(line), ext = ".err";
             }
             if (snprintf(path, sizeof path, "%s/%s@%s%s", out_dir, tstem, c->stem, ext) >= (int)sizeof path)
-                die("%s: %s", out_dir, "path too long");
+                die("%s: path too long", out_dir);
             write_file(path, text, text_len);
         }
         free(tmem);
         free(src);
     }
-    free(out);
-    free(work);
+    free(rd.out);
+    free(rd.work);
     for (int i = 0; i < n_cases; i++) free(cases[i].text);
     free(cases);
     return 0;
