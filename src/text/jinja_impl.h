@@ -131,6 +131,15 @@ JValue *jv_dict_get(const JDict *d, const char *key, size_t len);
 int jv_truthy(JValue v);
 int jv_equal(JValue a, JValue b);           /* Python ==: 1 == 1.0 == True */
 const char *jv_type_name(JValue v);          /* Python's: "str", "int", "dict", "NoneType", "undefined" ... */
+/* Python's a < b (1 or 0; -1 after a TypeError), and a stable sort of
+ * v[0..n) by a less-than such as it (Python's sort uses only <). */
+typedef int (*JLessFn)(JCtx *c, JValue a, JValue b, const void *arg);
+int jv_less(JCtx *c, JValue a, JValue b, const void *arg);
+int jv_sort(JCtx *c, JValue *v, uint32_t n, JLessFn less, const void *arg);
+/* Code points of a UTF-8 string (Python's len). */
+size_t jv_str_chars(const char *s, size_t len);
+/* repr(x) of a float into out (32 bytes): "1.0", "1e-05", "inf"; its length. */
+size_t jv_float_repr(double x, char *out);
 
 /* Operators, as Python and jinja2 apply them; op is the operator's text:
  * "+", "-", "*", "/", "//", "%", "**", "~", "==", "!=", "<", "<=", ">", ">=",
@@ -159,7 +168,9 @@ typedef struct {
     size_t n, cap;
 } JBuf;
 void jbuf_init(JBuf *b, JCtx *c);
-int jbuf_put(JBuf *b, const char *s, size_t n); /* -1 past lim.max_output or the region */
+/* -1 past lim.max_output or the region; n == 0 is 0 even on an empty buffer
+ * (b->p still NULL): jinja.c and jv_binary put empty strings ("" + "a"). */
+int jbuf_put(JBuf *b, const char *s, size_t n);
 JValue jbuf_value(const JBuf *b);                /* the text so far as a string value */
 
 /* str(v) as jinja2 prints {{ v }}: None -> "None", True -> "True", floats
