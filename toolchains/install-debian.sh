@@ -12,6 +12,9 @@
 #   clang, libclang-rt-14-dev              libFuzzer harnesses (tests/ci/t_fuzz.sh)
 #   curl (and node + npm, from Debian only when the machine has none)
 #                                          the `pith serve` tests (curl, the openai npm package)
+#   python3-jinja2                         tests/t_template_corpus.sh: jinja2 (as
+#                                          transformers sets it up) renders the
+#                                          reference texts of the Jinja interpreter
 #   systemd, man-db                        tests/t_install.sh: systemd-analyze verify of
 #                                          boards/pith.service (it runs man for its man: link)
 #                                          and the installed man page
@@ -21,7 +24,7 @@ set -u
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
-packages="build-essential musl-tools file unicode-data curl systemd man-db clang libclang-rt-14-dev qemu-user-static musl-dev:arm64 musl-dev:armhf musl-dev:armel"
+packages="build-essential musl-tools file unicode-data curl python3-jinja2 systemd man-db clang libclang-rt-14-dev qemu-user-static musl-dev:arm64 musl-dev:armhf musl-dev:armel"
 missing=
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -168,7 +168,9 @@ typedef struct {
     size_t n, cap;
 } JBuf;
 void jbuf_init(JBuf *b, JCtx *c);
-int jbuf_put(JBuf *b, const char *s, size_t n); /* -1 past lim.max_output or the region */
+/* -1 past lim.max_output or the region; n == 0 is 0 even on an empty buffer
+ * (b->p still NULL): jinja.c and jv_binary put empty strings ("" + "a"). */
+int jbuf_put(JBuf *b, const char *s, size_t n);
 JValue jbuf_value(const JBuf *b);                /* the text so far as a string value */
 
 /* str(v) as jinja2 prints {{ v }}: None -> "None", True -> "True", floats
