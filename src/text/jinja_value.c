@@ -421,6 +421,7 @@ static char *jbuf_room(JBuf *b, size_t n)
 
 int jbuf_put(JBuf *b, const char *s, size_t n)
 {
+    if (n == 0) return b->c->failed ? -1 : 0; /* nothing to place: an empty buffer may have no room yet */
     char *p = jbuf_room(b, n);
     if (!p) return -1;
     if (n) memcpy(p, s, n);
