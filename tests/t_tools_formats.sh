@@ -118,19 +118,20 @@ else
     not_ok "qwen3.5 streamed: server: $(head -c 300 "$TMP/server.err")"
 fi
 
-# Qwen3.5 on its own architecture (a random qwen35 model whose file's
-# template is detected as qwen3.5): a string parameter's text comes back as
+# Qwen3.5 on its own architecture (a random qwen35 model whose file
+# carries Qwen3.5-4B's template): a string parameter's text comes back as
 # a string even where it reads as JSON ("true"), a parameter that may be a
 # string or null is JSON, and a bounded string is raw text within its
 # bounds; streamed and not
 MK=${MK:-build/asan/tools/mkmodel}
-printf '%s' "{%- if tools %}<|im_start|>system{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}<function=<parameter={%- if enable_thinking is defined and enable_thinking is true %}{%- endif %}" >"$TMP/t.jinja"
+SRC=$(sh tests/llamacpp_src.sh 2>"$TMP/src.err") || not_ok "llama.cpp's templates: $(cat "$TMP/src.err")"
+cp "$SRC/models/templates/Qwen3.5-4B.jinja" "$TMP/t.jinja"
 "$MK" "$TMP/q35.gguf" --arch qwen35 --layers 4 --embd 128 --ff 256 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64 \
     --ctx 4096 --type f32 --seed 3 --template-file "$TMP/t.jinja" >"$TMP/mk.out" 2>&1 || not_ok "qwen35: mkmodel: $(head -c 300 "$TMP/mk.out")"
 printf '[{"role": "user", "content": "Hi"}]' >"$TMP/msgs.json"
 "$PITH" template "$TMP/q35.gguf" --messages "$TMP/msgs.json" >"$TMP/auto" 2>&1
-"$PITH" template "$TMP/q35.gguf" --messages "$TMP/msgs.json" --template qwen3.5 >"$TMP/forced" 2>&1
-[ -s "$TMP/auto" ] && cmp -s "$TMP/auto" "$TMP/forced" && ok "qwen35 model: its file's template is qwen3.5" || not_ok "qwen35 template: $(head -c 200 "$TMP/auto")"
+"$PITH" template "$TMP/q35.gguf" --messages "$TMP/msgs.json" --template qwen3.5-think >"$TMP/forced" 2>&1
+[ -s "$TMP/auto" ] && cmp -s "$TMP/auto" "$TMP/forced" && ok "qwen35 model: its file's template (Qwen3.5-4B's as llama.cpp keeps it) renders as the built-in qwen3.5-think" || not_ok "qwen35 template: $(head -c 200 "$TMP/auto")"
 serve_start "$PITH" "$TMP/q35.gguf" -t 1 -c 4096
 if [ -n "$PORT" ]; then
     T2='[{"type":"function","function":{"name":"set_zip","parameters":{"type":"object","properties":{"zip":{"type":"string","enum":["12345","true"]},"n":{"type":["integer","null"]},"tag":{"type":"string","maxLength":8}},"required":["zip","n","tag"]}}}]'

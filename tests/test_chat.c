@@ -13,6 +13,7 @@
 #include "check.h"
 #include "../src/arena/arena.h"
 #include "../src/text/chat.h"
+#include "../src/text/chat_request.h"
 
 static char *read_file(const char *path, size_t *len)
 {
@@ -915,44 +916,53 @@ static const struct {
         "' }}{% endif %}"},
 };
 
-static void detect_more(void)
+/* Each built-in template renders what the interpreter renders from the
+ * real template it copies (jinja.h via chat_request.h), on conversations
+ * with and without a system message, several turns, generation prompt on
+ * and off: the two ways of rendering check each other. */
+static void builtin_equals_jinja(void)
 {
-    for (size_t i = 0; i < sizeof real_templates / sizeof real_templates[0]; i++)
-        CHECK(chat_template_detect(real_templates[i].text) == real_templates[i].want, "detect: %s's template is %s",
-              real_templates[i].name, chat_template_name(real_templates[i].want));
-    /* look-alikes that must not be taken for them */
-    CHECK(chat_template_detect("{% for m in messages %}{{'<|' + m['role'] + '|>\\n' + m['content'] + '<|end|>\\n'}}"
-                               "{% endfor %}<|user|><|assistant|><|system|>{{ eos_token }}") == CHAT_TEMPLATE_PHI3,
-          "detect: Phi-3's <|user|>...<|end|> is Phi-3, not Zephyr");
-    CHECK(chat_template_detect("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
-                               "Face. Reasoning Mode: /think<|im_end|>") == CHAT_TEMPLATE_RAW,
-          "detect: SmolLM3's longer system text is not SmolLM2");
-    /* the short ChatML templates written with real newlines inside their strings */
-    CHECK(chat_template_detect("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
-                               "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}"
-                               "{{ '<|im_start|>assistant\n' }}{% endif %}\n") == CHAT_TEMPLATE_CHATML,
-          "detect: ChatML with real newlines in its strings");
-
-    /* names */
-    static const char *const names[] = {"raw", "qwen3", "chatml", "qwen2", "qwen2.5", "smollm2", "llama3", "llama3.1",
-                                        "zephyr", "qwen3.5", "qwen3.5-think"};
-    int all = 1;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int t = chat_template_by_name(names[i]);
-        all &= t >= 0 && !strcmp(chat_template_name((ChatTemplate)t), names[i]) &&
-               strstr(chat_template_names(), names[i]) != NULL;
+    static const char *const convs[] = {
+        "[{\"role\":\"user\",\"content\":\"Hi\"}]",
+        "[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\" Hi \\n\"}]",
+        "[{\"role\":\"system\",\"content\":\"S\"},{\"role\":\"user\",\"content\":\"Hi\"},"
+        "{\"role\":\"assistant\",\"content\":\"Hello there\"},{\"role\":\"user\",\"content\":\"More?\"}]",
+    };
+    for (size_t i = 0; i < sizeof real_templates / sizeof real_templates[0]; i++) {
+        const char *text = real_templates[i].text;
+        uint64_t cap = jinja_parse_bound(strlen(text));
+        void *mem = malloc(cap);
+        JinjaTemplate *t = NULL;
+        char err[512];
+        PithStatus st = jinja_parse(text, strlen(text), mem, cap, &t, err, sizeof err);
+        CHECK(st == PITH_OK, "jinja: %s's template parses: %s", real_templates[i].name, err);
+        if (st != PITH_OK) {
+            free(mem);
+            continue;
+        }
+        /* the texts the built-ins fix: Llama's BOS, Zephyr's EOS, Llama 3.2's date */
+        ChatRenderer jr = {t, CHAT_TEMPLATE_RAW, "template", "<|begin_of_text|>", "</s>", 1721952000};
+        ChatRenderer br = {NULL, real_templates[i].want, "builtin", "", "", 0};
+        for (size_t k = 0; k < sizeof convs / sizeof convs[0]; k++)
+            for (int gen = 0; gen < 2; gen++) {
+                ChatInput in = {convs[k], strlen(convs[k]), NULL, 0, NULL, 0, gen, -1, 0, 0};
+                uint64_t scap = chat_input_scratch_bound(strlen(convs[k]), 4096);
+                void *sm = malloc(scap);
+                Arena a;
+                char want[4096], got[4096];
+                size_t wn = 0, gn = 0;
+                arena_init(&a, sm, scap);
+                PithStatus s1 = chat_render_input(&jr, &in, &a, want, sizeof want, &wn, err, sizeof err);
+                arena_init(&a, sm, scap);
+                PithStatus s2 = chat_render_input(&br, &in, &a, got, sizeof got, &gn, err, sizeof err);
+                int same = s1 == PITH_OK && s2 == PITH_OK && wn == gn && !memcmp(want, got, wn);
+                CHECK(same, "builtin %s = its Jinja template (conversation %zu, generation prompt %d)%s%.*s%s%.*s",
+                      chat_template_name(real_templates[i].want), k, gen, same ? "" : ": ", same ? 0 : (int)gn, got,
+                      same ? "" : " vs ", same ? 0 : (int)wn, want);
+                free(sm);
+            }
+        free(mem);
     }
-    CHECK(all, "by name: every template by its own name, listed in chat_template_names()");
-    CHECK(chat_template_by_name("llama3.2") == CHAT_TEMPLATE_LLAMA31 &&
-              chat_template_by_name("llama3.3") == CHAT_TEMPLATE_LLAMA31,
-          "by name: llama3.2 and llama3.3 are llama3.1");
-    CHECK(chat_template_by_name("mistral") == -1 && chat_template_by_name("") == -1 && chat_template_by_name(NULL) == -1,
-          "by name: unknown names give -1");
-    CHECK(!strcmp(chat_template_turn_end(CHAT_TEMPLATE_LLAMA3), "<|eot_id|>") &&
-              !strcmp(chat_template_turn_end(CHAT_TEMPLATE_ZEPHYR), "</s>\n") &&
-              !strcmp(chat_template_turn_end(CHAT_TEMPLATE_QWEN25), "<|im_end|>\n") &&
-              !strcmp(chat_template_turn_end(CHAT_TEMPLATE_RAW), ""),
-          "turn ends");
 }
 
 /* What a chat feeds turn by turn must be the rendering of the whole
@@ -1076,65 +1086,8 @@ static void json_errors(void)
     expect_error("[{\"role\":\"user\",\"content\":\"x\"},]", "trailing comma", "trailing comma");
 }
 
-/* Finds the template text in a GGUF file without a GGUF reader: it is
- * stored as plain text, preceded by its u64 length. */
-static ChatTemplate detect_in_file(const char *file, const char *marker)
+static void template_names(void)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", FIXTURES_DIR, file);
-    size_t n;
-    char *gguf = read_file(path, &n);
-    ChatTemplate r = CHAT_TEMPLATE_COUNT;
-    for (size_t i = 8; gguf && i + strlen(marker) < n; i++) {
-        if (memcmp(gguf + i, marker, strlen(marker)) == 0) {
-            uint64_t len;
-            memcpy(&len, gguf + i - 8, 8);
-            if (len > n - i) break;
-            char *t = malloc(len + 1);
-            memcpy(t, gguf + i, len);
-            t[len] = '\0';
-            r = chat_template_detect(t);
-            free(t);
-            break;
-        }
-    }
-    free(gguf);
-    return r;
-}
-
-static void detect(void)
-{
-    CHECK(detect_in_file("models/tiny-qwen3-f32.gguf", "{% for message") == CHAT_TEMPLATE_CHATML,
-          "detect: tiny-qwen3's template is ChatML");
-    CHECK(detect_in_file("tokenizer/ggml-vocab-qwen2.gguf", "{% for message") == CHAT_TEMPLATE_QWEN2,
-          "detect: ggml-vocab-qwen2's template is Qwen2's");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tokenizer/qwen3-vocab.gguf", FIXTURES_DIR);
-    size_t n;
-    char *gguf = read_file(path, &n);
-    /* the template is stored as plain text inside the file: find it without a GGUF reader */
-    const char *marker = "{%- if tools %}";
-    char *at = NULL;
-    for (size_t i = 0; gguf && i + strlen(marker) < n; i++)
-        if (memcmp(gguf + i, marker, strlen(marker)) == 0) {
-            at = gguf + i;
-            break;
-        }
-    CHECK(at != NULL, "detect: Qwen3 template text found in qwen3-vocab.gguf");
-    if (at) {
-        uint64_t len;
-        memcpy(&len, at - 8, 8); /* GGUF v3 string: u64 length before the bytes */
-        char *t = malloc(len + 1);
-        memcpy(t, at, len);
-        t[len] = '\0';
-        CHECK(chat_template_detect(t) == CHAT_TEMPLATE_QWEN3, "detect: Qwen3's template is recognized");
-        free(t);
-    }
-    free(gguf);
-    CHECK(chat_template_detect("{% for m in messages %}<|im_start|>{{ m.role }}{% endfor %}") == CHAT_TEMPLATE_RAW,
-          "detect: plain ChatML is not Qwen3");
-    CHECK(chat_template_detect("") == CHAT_TEMPLATE_RAW && chat_template_detect(NULL) == CHAT_TEMPLATE_RAW,
-          "detect: empty/NULL -> raw");
     CHECK(!strcmp(chat_template_name(CHAT_TEMPLATE_QWEN3), "qwen3") && !strcmp(chat_template_name(CHAT_TEMPLATE_RAW), "raw"),
           "template names");
 }
@@ -1162,11 +1115,11 @@ int main(void)
     json_fixture_forms();
     chatml_templates();
     more_templates();
-    detect_more();
+    builtin_equals_jinja();
     continuation();
     arena_bounds();
     json_errors();
-    detect();
+    template_names();
     raw_and_invalid();
     CHECK_DONE();
 }

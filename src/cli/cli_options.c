@@ -87,7 +87,7 @@ const CliOpt cli_template_options[] = {
     OPT_FLAG("--think\tthinking on (default: the template's)", EngineOptions, thinking, 1),
     OPT_FLAG("--no-think\tthinking off", EngineOptions, thinking, 0),
     OPT_CALL("--template NAME\tinstead of the model's:", EngineOptions, set_template, chat_template_names),
-    OPT_STRING("--chat-template-file FILE\ta Jinja chat template instead of the model's", EngineOptions, template_file),
+    OPT_STRING("--chat-template-file F\ta Jinja chat template instead of the model's", EngineOptions, template_file),
     OPT_END,
 };
 

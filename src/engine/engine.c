@@ -271,13 +271,13 @@ static void probe_template(Engine *e)
     size_t len;
     Arena sa;
     e->jinja_thinks = 1;
-    ChatInput in = {pair, sizeof pair - 1, NULL, 0, NULL, 0, 0, -1, 0};
+    ChatInput in = {pair, sizeof pair - 1, NULL, 0, NULL, 0, 0, -1, 0, 0};
     arena_init(&sa, e->chat_scratch, e->chat_scratch_cap);
     if (chat_render_input(&e->chat, &in, &sa, e->text, e->tok.max_text + 1, &len, err, sizeof err) == PITH_OK) {
         const char *r = strstr(e->text, PROBE_REPLY);
         if (r) snprintf(e->turn_end, sizeof e->turn_end, "%s", r + strlen(PROBE_REPLY));
     }
-    ChatInput gen = {one, sizeof one - 1, NULL, 0, NULL, 0, 1, -1, 0};
+    ChatInput gen = {one, sizeof one - 1, NULL, 0, NULL, 0, 1, -1, 0, 0};
     arena_init(&sa, e->chat_scratch, e->chat_scratch_cap);
     if (chat_render_input(&e->chat, &gen, &sa, e->text, e->tok.max_text + 1, &len, err, sizeof err) == PITH_OK) {
         while (len && strchr(" \n", e->text[len - 1])) len--;
@@ -597,9 +597,31 @@ static size_t put_message(char *out, size_t n, size_t cap, const char *role, con
     int k = snprintf(out + n, cap - n, "%s{\"role\":\"%s\",\"content\":", n > 1 ? "," : "", role);
     if (k < 0 || (size_t)k >= cap - n) return cap + 1;
     n += (size_t)k;
-    size_t q = json_escape(text, len, out + n, cap - n);
-    if (q + 1 >= cap - n) return cap + 1;
-    n += q;
+    /* as a JSON string; bytes that are not UTF-8 become U+FFFD, as the
+     * tokenizer reads them anyway (JSON cannot hold them) */
+    if (cap - n < 2) return cap + 1;
+    out[n++] = '"';
+    for (size_t i = 0; i < len;) {
+        unsigned cp;
+        int u = (unsigned char)text[i] < 0x80 ? 0 : json_utf8_decode((const unsigned char *)text + i, len - i, &cp);
+        if ((unsigned char)text[i] < 0x80) {
+            char e[8];
+            size_t q = json_escape(text + i, 1, e, sizeof e);
+            if (q < 2 || cap - n < q) return cap + 1;
+            memcpy(out + n, e + 1, q - 2); /* without its quotes */
+            n += q - 2;
+            i++;
+        } else {
+            const char *p = u ? text + i : "\xef\xbf\xbd";
+            size_t m = u ? (size_t)u : 3;
+            if (cap - n < m) return cap + 1;
+            memcpy(out + n, p, m);
+            n += m;
+            i += u ? (size_t)u : 1;
+        }
+    }
+    if (cap - n < 3) return cap + 1;
+    out[n++] = '"';
     out[n++] = '}';
     return n;
 }
@@ -630,7 +652,7 @@ static int64_t render_user_jinja(Engine *e, const char *system, const char *user
                               (unsigned long long)cap);
     json[n++] = ']';
     int think = e->thinking_given || thinking != e->opt.thinking ? thinking : -1;
-    ChatInput in = {json, n, NULL, 0, NULL, 0, add_generation_prompt, think, 0};
+    ChatInput in = {json, n, NULL, 0, NULL, 0, add_generation_prompt, think, 0, 0};
     char err[512];
     size_t len, before_len = 0;
     Arena mark = sa; /* each render takes its work region from here */
@@ -642,7 +664,7 @@ static int64_t render_user_jinja(Engine *e, const char *system, const char *user
     if (continuation) {
         char save = json[past];
         json[past] = ']';
-        ChatInput p = {json, past + 1, NULL, 0, NULL, 0, 0, think, 0};
+        ChatInput p = {json, past + 1, NULL, 0, NULL, 0, 0, think, 0, 0};
         st = chat_render_input(&e->chat, &p, &sa, before, out_cap, &before_len, err, sizeof err);
         json[past] = save;
         if (st != PITH_OK) return fail(e, st, "%s", err);

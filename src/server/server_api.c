@@ -928,6 +928,7 @@ static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body,
         in.kwargs_len = rq->kwargs_len;
     }
     in.add_generation_prompt = 1;
+    in.api_roles = 1;
     in.enable_thinking = rq->thinking_given || e->thinking_given ? rq->thinking : -1;
     uint64_t cap = e->tok.max_text + 1;
     char *buf = arena_take(ra, cap);

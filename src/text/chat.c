@@ -1075,91 +1075,31 @@ static void render_raw(const ChatMessage *msgs, int n, const ChatOptions *opt, O
 typedef struct {
     ChatTemplate id;
     const char *name;
-    /* Detected when the template text equals `exact` (trailing whitespace
-     * ignored, a newline written as \n inside a string the same as a real
-     * one), or else when every marker occurs in it and no `absent` one does. */
-    const char *exact;
-    const char *markers[6];
-    const char *absent[2];
     const char *turn_end;   /* what closes an assistant turn */
     void (*render)(const ChatMessage *, int, const ChatOptions *, Out *);
 } TemplateInfo;
 
-/* Most specific first: detection takes the first entry that matches.
- * Short templates are matched exactly: markers could not tell them from
- * longer templates that do more. */
+/* The built-in templates (--template NAME; ChatML for a file without one):
+ * a model's own template is run by the Jinja interpreter instead. */
 static const TemplateInfo templates[] = {
-    /* Qwen3.5's template carries Qwen3's markers too; the 0.8B-9B files'
-     * thinks only when enable_thinking is true, the larger ones' unless it
-     * is false */
-    {CHAT_TEMPLATE_QWEN35, "qwen3.5", NULL,
-     {"<|im_start|>", "<function=", "<parameter=", "last_query_index", "enable_thinking is true", NULL}, {NULL},
-     "<|im_end|>\n", render_qwen35},
-    {CHAT_TEMPLATE_QWEN35_THINK, "qwen3.5-think", NULL,
-     {"<|im_start|>", "<function=", "<parameter=", "last_query_index", "<think>", NULL}, {NULL}, "<|im_end|>\n",
-     render_qwen35},
-    {CHAT_TEMPLATE_QWEN3, "qwen3", NULL,
-     {"<|im_start|>", "reasoning_content", "last_query_index", "<tool_response>", "<think>", NULL}, {NULL},
-     "<|im_end|>\n", render_qwen3},
-    {CHAT_TEMPLATE_LFM2, "lfm2", NULL, {"<|im_start|>", "<|tool_list_start|>", "<|tool_response_start|>", NULL},
-     {NULL}, "<|im_end|>\n", render_lfm2},
-    {CHAT_TEMPLATE_CHATML, "chatml",
-     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
-     "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
-     {NULL}, {NULL}, "<|im_end|>\n", render_chatml},
-    {CHAT_TEMPLATE_QWEN2, "qwen2",
-     "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\n"
-     "You are a helpful assistant<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + "
-     "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n"
-     "' }}{% endif %}",
-     {NULL}, {NULL}, "<|im_end|>\n", render_qwen2},
-    {CHAT_TEMPLATE_QWEN25, "qwen2.5", NULL, {"<|im_start|>", "<tool_call>", QWEN25_SYSTEM, NULL}, {NULL},
-     "<|im_end|>\n", render_qwen25},
-    {CHAT_TEMPLATE_SMOLLM3, "smollm3", NULL,
-     {"<|im_start|>", "Knowledge Cutoff Date: June 2025", "Reasoning Mode: ", "/no_think", NULL}, {NULL},
-     "<|im_end|>\n", render_smollm3},
-    /* SmolLM2's default system turn; SmolLM3 says more after the name */
-    {CHAT_TEMPLATE_SMOLLM2, "smollm2", NULL, {"<|im_start|>", SMOLLM2_SYSTEM "<|im_end|>", NULL}, {NULL},
-     "<|im_end|>\n", render_smollm2},
-    {CHAT_TEMPLATE_LLAMA31, "llama3.1", NULL,
-     {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "Cutting Knowledge Date: December 2023",
-      "26 Jul 2024", NULL},
-     {NULL}, "<|eot_id|>", render_llama31},
-    {CHAT_TEMPLATE_LLAMA3, "llama3", NULL, {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", NULL},
-     {"Cutting Knowledge Date"}, "<|eot_id|>", render_llama3},
-    {CHAT_TEMPLATE_GEMMA, "gemma", NULL, {"<start_of_turn>", "<end_of_turn>", NULL}, {NULL}, "<end_of_turn>\n",
-     render_gemma},
-    /* Phi-4-mini writes no newline after a role and knows tools */
-    {CHAT_TEMPLATE_PHI4, "phi4", NULL, {"<|assistant|>", "<|end|>", "<|tool|>", NULL}, {NULL}, "<|end|>", render_phi4},
-    {CHAT_TEMPLATE_PHI3, "phi3", NULL, {"<|assistant|>", "<|end|>", "<|user|>", NULL}, {NULL}, "<|end|>\n", render_phi3},
-    /* Phi-3 uses <|user|> and <|assistant|> too, closed by <|end|> */
-    {CHAT_TEMPLATE_ZEPHYR, "zephyr", NULL, {"<|user|>", "<|assistant|>", "<|system|>", "eos_token", NULL},
-     {"<|end|>"}, "</s>\n", render_zephyr},
-    {CHAT_TEMPLATE_RAW, "raw", NULL, {NULL}, {NULL}, "", render_raw},
+    {CHAT_TEMPLATE_QWEN35, "qwen3.5", "<|im_end|>\n", render_qwen35},
+    {CHAT_TEMPLATE_QWEN35_THINK, "qwen3.5-think", "<|im_end|>\n", render_qwen35},
+    {CHAT_TEMPLATE_QWEN3, "qwen3", "<|im_end|>\n", render_qwen3},
+    {CHAT_TEMPLATE_LFM2, "lfm2", "<|im_end|>\n", render_lfm2},
+    {CHAT_TEMPLATE_CHATML, "chatml", "<|im_end|>\n", render_chatml},
+    {CHAT_TEMPLATE_QWEN2, "qwen2", "<|im_end|>\n", render_qwen2},
+    {CHAT_TEMPLATE_QWEN25, "qwen2.5", "<|im_end|>\n", render_qwen25},
+    {CHAT_TEMPLATE_SMOLLM3, "smollm3", "<|im_end|>\n", render_smollm3},
+    {CHAT_TEMPLATE_SMOLLM2, "smollm2", "<|im_end|>\n", render_smollm2},
+    {CHAT_TEMPLATE_LLAMA31, "llama3.1", "<|eot_id|>", render_llama31},
+    {CHAT_TEMPLATE_LLAMA3, "llama3", "<|eot_id|>", render_llama3},
+    {CHAT_TEMPLATE_GEMMA, "gemma", "<end_of_turn>\n", render_gemma},
+    {CHAT_TEMPLATE_PHI4, "phi4", "<|end|>", render_phi4},
+    {CHAT_TEMPLATE_PHI3, "phi3", "<|end|>\n", render_phi3},
+    {CHAT_TEMPLATE_ZEPHYR, "zephyr", "</s>\n", render_zephyr},
+    {CHAT_TEMPLATE_RAW, "raw", "", render_raw},
 };
 #define N_TEMPLATES (sizeof templates / sizeof templates[0])
-
-/* One character of a template text: a backslash-n is a newline (inside a
- * Jinja string both mean one). Advances *i. */
-static char template_char(const char *s, size_t *i)
-{
-    if (s[*i] == '\\' && s[*i + 1] == 'n') {
-        *i += 2;
-        return '\n';
-    }
-    return s[(*i)++];
-}
-
-/* text == exact, ignoring whitespace at the end of text */
-static int same_text(const char *text, const char *exact)
-{
-    size_t n = strlen(text);
-    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == '\t')) n--;
-    size_t i = 0, k = 0;
-    while (i < n && exact[k])
-        if (template_char(text, &i) != template_char(exact, &k) || i > n) return 0;
-    return i == n && exact[k] == '\0';
-}
 
 static const TemplateInfo *template_info(ChatTemplate t)
 {
@@ -1178,21 +1118,6 @@ const char *chat_role_name(ChatRole r)
 {
     static const char *names[] = {"system", "user", "assistant", "tool"};
     return (unsigned)r < CHAT_ROLE_COUNT ? names[r] : "?";
-}
-
-ChatTemplate chat_template_detect(const char *text)
-{
-    if (!text) return CHAT_TEMPLATE_RAW;
-    for (size_t i = 0; i < N_TEMPLATES; i++) {
-        const TemplateInfo *t = &templates[i];
-        if (t->exact && same_text(text, t->exact)) return t->id;
-        if (!t->markers[0]) continue;
-        int all = 1;
-        for (int k = 0; t->markers[k] && all; k++) all = strstr(text, t->markers[k]) != NULL;
-        for (int k = 0; k < 2 && t->absent[k] && all; k++) all = strstr(text, t->absent[k]) == NULL;
-        if (all) return t->id;
-    }
-    return CHAT_TEMPLATE_RAW;
 }
 
 int chat_template_by_name(const char *name)

@@ -1,13 +1,13 @@
-/* chat.h - chat templates rendered natively (no template engine), and the
- * reader for a conversation written as JSON.
+/* chat.h - the built-in chat templates, and the reader for a conversation
+ * written as JSON. A model's own template (tokenizer.chat_template) is run
+ * by the Jinja interpreter (jinja.h, chat_request.h); these render only
+ * when --template NAME asks for one, and ChatML for a file without one.
  *
- * Each supported template is a C function that produces exactly what the
- * model's Jinja chat_template produces (rendered as transformers does:
- * trim_blocks, lstrip_blocks); chat_template_detect() picks one from the
- * template text stored in the GGUF (tokenizer.chat_template), and
- * chat_template_by_name() from a name the user gives (--template NAME).
- * Adding a template = one enum value, one entry in the table in chat.c
- * (name, detection markers, render function, end of an assistant turn).
+ * Each is a C function that produces exactly what the model's Jinja
+ * chat_template produces (rendered as transformers does: trim_blocks,
+ * lstrip_blocks); chat_template_by_name() finds one by the name the user
+ * gives. Adding one = one enum value, one entry in the table in chat.c
+ * (name, end of an assistant turn, render function).
  *
  * Texts a template takes from the tokenizer are fixed: bos_token is
  * "<|begin_of_text|>" for Llama 3, eos_token "</s>" for Zephyr. Llama 3.1
@@ -82,8 +82,6 @@ typedef struct {
 
 const char *chat_template_name(ChatTemplate t);   /* "qwen3", "raw" */
 const char *chat_role_name(ChatRole r);           /* "user", ... */
-/* Recognizes a template from its Jinja text; CHAT_TEMPLATE_RAW if unknown. */
-ChatTemplate chat_template_detect(const char *template_text);
 /* The template called name (as chat_template_name gives it: "raw",
  * "qwen3", "qwen3.5", "qwen3.5-think", "chatml", "qwen2", "qwen2.5", "smollm2", "smollm3", "llama3",
  * "llama3.1", "zephyr", "phi3", "phi4", "gemma", "lfm2"; "llama3.2" and "llama3.3" are

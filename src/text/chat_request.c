@@ -112,8 +112,8 @@ static PithStatus render_builtin(const ChatRenderer *r, const ChatInput *in, Are
  * With out, also copies the array with each "content": null as "" (an
  * assistant turn of tool calls: most templates test `'x' in content`,
  * which jinja2 refuses on None; llama.cpp passes "" too) and counts them. */
-static PithStatus check_messages(const char *src, size_t len, char *out, size_t *out_len, int *n_null, char *err,
-                                 size_t err_cap)
+static PithStatus check_messages(const char *src, size_t len, int api_roles, char *out, size_t *out_len, int *n_null,
+                                 char *err, size_t err_cap)
 {
     size_t copied = 0, o = 0;
     *n_null = 0;
@@ -170,6 +170,23 @@ static PithStatus check_messages(const char *src, size_t len, char *out, size_t 
                     return PITH_BAD_INPUT;
                 }
                 has_role = 1;
+                char role[16];
+                size_t rl;
+                Json at = j;
+                if (api_roles && json_string(&at, role, sizeof role - 1, &rl) == 0) {
+                    role[rl] = '\0';
+                    static const char *const api[] = {"system", "developer", "user", "assistant", "tool"};
+                    int known = 0;
+                    for (size_t q = 0; q < sizeof api / sizeof api[0]; q++) known |= !strcmp(role, api[q]);
+                    if (!known) {
+                        snprintf(err, err_cap, "messages[%d]: unknown role '%s' (system, developer, user, assistant, tool)", i,
+                                 role);
+                        return PITH_BAD_INPUT;
+                    }
+                } else if (api_roles) {
+                    snprintf(err, err_cap, "messages[%d]: unknown role (system, developer, user, assistant, tool)", i);
+                    return PITH_BAD_INPUT;
+                }
             }
             if (json_skip(&j) < 0) break;
         }
@@ -230,12 +247,12 @@ PithStatus chat_render_input(const ChatRenderer *r, const ChatInput *in, Arena *
     int n_null;
     const char *messages = in->messages;
     size_t messages_len = in->messages_len;
-    PithStatus s = check_messages(messages, messages_len, NULL, NULL, &n_null, err, err_cap);
+    PithStatus s = check_messages(messages, messages_len, in->api_roles, NULL, NULL, &n_null, err, err_cap);
     if (s != PITH_OK) return s;
     if (n_null) {
         char *copy = arena_take(scratch, messages_len);
         if (!copy) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
-        check_messages(in->messages, in->messages_len, copy, &messages_len, &n_null, err, err_cap);
+        check_messages(in->messages, in->messages_len, 0, copy, &messages_len, &n_null, err, err_cap);
         messages = copy;
     }
     uint64_t json_bytes = in->messages_len + (in->tools ? in->tools_len : 0) + (in->kwargs ? in->kwargs_len : 0);

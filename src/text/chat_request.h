@@ -31,6 +31,7 @@ typedef struct {
     int add_generation_prompt;
     int enable_thinking;       /* 1, 0, or -1: not given (the template's default) */
     int continuation;          /* built-in templates: the turn follows others in the context (ChatOptions) */
+    int api_roles;             /* roles must be the API's: system, developer, user, assistant, tool */
 } ChatInput;
 
 typedef struct {
