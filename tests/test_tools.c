@@ -290,13 +290,13 @@ static void constraint(void)
     static Grammar G;
     void *mem = grammar_in_arena(&G);
 
-    int rc = tool_constraint(tools, len, TOOL_ABSENT, TOOL_ABSENT, t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    int rc = tool_constraint(tools, len, TOOL_ABSENT, TOOL_ABSENT, t, TOOL_FORMAT_TAGGED, gbnf, sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc == 0 && ac.render && ac.parse && !ac.forced && ac.grammar_len == 0, "tools alone: auto, rendered, parsed, no grammar");
-    rc = tool_constraint(tools, len, TOOL_ABSENT, TOOL_ABSENT, t, CHAT_TEMPLATE_QWEN35_THINK, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    rc = tool_constraint(tools, len, TOOL_ABSENT, TOOL_ABSENT, t, TOOL_FORMAT_XML, gbnf, sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc == 0 && ac.render && ac.parse && !ac.forced, "tools with Qwen3.5's template: rendered and parsed");
-    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_none"), t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_none"), t, TOOL_FORMAT_TAGGED, gbnf, sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc == 0 && !ac.render && !ac.parse && ac.grammar_len == 0, "tool_choice none: tools neither rendered nor parsed");
-    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_required"), t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_required"), t, TOOL_FORMAT_TAGGED, gbnf, sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc == 0 && ac.forced && ac.grammar_len > 0, "tool_choice required: a grammar (%s)", rc ? why : "");
     if (rc == 0) {
         rc = grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why);
@@ -313,7 +313,7 @@ static void constraint(void)
         grammar_reset(&G);
         CHECK(grammar_accept(&G, "Sure", 4) != 0 && !grammar_can_end(&G), "text instead of a call does not, nor the end");
     }
-    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_named"), t, CHAT_TEMPLATE_QWEN3, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_named"), t, TOOL_FORMAT_TAGGED, gbnf, sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc == 0 && ac.forced && grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0, "named function: a grammar");
     if (rc == 0) {
         const char *c1 = "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>";
@@ -324,7 +324,7 @@ static void constraint(void)
         CHECK(ok1 && grammar_accept(&G, c2, strlen(c2)) != 0, "only the named function, once");
     }
     /* Llama 3.1: one call, its JSON object alone */
-    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_required"), t, CHAT_TEMPLATE_LLAMA31, gbnf, sizeof gbnf, &ac, why,
+    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_required"), t, TOOL_FORMAT_JSON, gbnf, sizeof gbnf, &ac, why,
                         sizeof why);
     CHECK(rc == 0 && ac.forced && ac.format == TOOL_FORMAT_JSON &&
               grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0,
@@ -341,7 +341,7 @@ static void constraint(void)
         CHECK(ok1 && ok2 && grammar_accept(&G, c3, strlen(c3)) != 0, "llama3.1: one call of either function, nothing else");
     }
     /* LFM2: the JSON form of its calls in its markers */
-    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_required"), t, CHAT_TEMPLATE_LFM2, gbnf, sizeof gbnf, &ac, why,
+    rc = tool_constraint(tools, len, TOOL_ABSENT, POS("tc_required"), t, TOOL_FORMAT_LFM2, gbnf, sizeof gbnf, &ac, why,
                         sizeof why);
     CHECK(rc == 0 && ac.forced && ac.format == TOOL_FORMAT_LFM2 &&
               grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0,
@@ -356,25 +356,24 @@ static void constraint(void)
     }
     static const struct {
         const char *rf, *tc, *want;
-        int tmpl;
+        ToolFormat tmpl;
     } bad[] = {
-        {NULL, "tc_missing", "tool_choice: no tool is called 'nope'", CHAT_TEMPLATE_QWEN3},
-        {NULL, "tc_bad", "tool_choice: 'sometimes' is not none, auto, required or a function", CHAT_TEMPLATE_QWEN3},
-        {"rf_bad", NULL, "response_format.type: 'xml'", CHAT_TEMPLATE_QWEN3},
-        {"rf_unsupported", NULL, "unsupported keyword 'format'", CHAT_TEMPLATE_QWEN3},
-        {"rf_obj", "tc_required", "cannot be combined", CHAT_TEMPLATE_QWEN3},
-        {NULL, NULL, "the chat template 'chatml' has no tool-call format", CHAT_TEMPLATE_CHATML},
-        {NULL, NULL, "'phi4' (Phi-4-mini) takes tools only as a string inside a system message", CHAT_TEMPLATE_PHI4},
+        {NULL, "tc_missing", "tool_choice: no tool is called 'nope'", TOOL_FORMAT_TAGGED},
+        {NULL, "tc_bad", "tool_choice: 'sometimes' is not none, auto, required or a function", TOOL_FORMAT_TAGGED},
+        {"rf_bad", NULL, "response_format.type: 'xml'", TOOL_FORMAT_TAGGED},
+        {"rf_unsupported", NULL, "unsupported keyword 'format'", TOOL_FORMAT_TAGGED},
+        {"rf_obj", "tc_required", "cannot be combined", TOOL_FORMAT_TAGGED},
+        {"rf_obj", NULL, "cannot be combined with tools for a template without a tool-call format", TOOL_FORMAT_GENERIC},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         size_t rf = bad[i].rf ? (size_t)(strstr(tools, bad[i].rf) - tools) + strlen(bad[i].rf) + 3 : TOOL_ABSENT;
         size_t tc = bad[i].tc ? (size_t)(strstr(tools, bad[i].tc) - tools) + strlen(bad[i].tc) + 3 : TOOL_ABSENT;
         why[0] = '\0';
-        rc = tool_constraint(tools, len, rf, tc, t, (ChatTemplate)bad[i].tmpl, gbnf, sizeof gbnf, &ac, why, sizeof why);
+        rc = tool_constraint(tools, len, rf, tc, t, bad[i].tmpl, gbnf, sizeof gbnf, &ac, why, sizeof why);
         CHECK(rc != 0 && strstr(why, bad[i].want), "refused: want '%s', got '%s'", bad[i].want, why);
     }
     size_t rf = (size_t)(strstr(tools, "rf_schema") - tools) + 12;
-    rc = tool_constraint(tools, len, rf, TOOL_ABSENT, TOOL_ABSENT, CHAT_TEMPLATE_CHATML, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    rc = tool_constraint(tools, len, rf, TOOL_ABSENT, TOOL_ABSENT, TOOL_FORMAT_GENERIC, gbnf, sizeof gbnf, &ac, why, sizeof why);
     int ok = rc == 0 && grammar_compile(&G, gbnf, ac.grammar_len, "rf", why, sizeof why) == 0;
     grammar_reset(&G);
     CHECK(ok && grammar_accept(&G, "-42", 3) == 0 && grammar_can_end(&G), "response_format json_schema: an integer");
@@ -446,7 +445,7 @@ static void xml_constraint(void)
          NULL},
         {"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>", NULL}, /* Qwen3's form */
     };
-    int rc = tool_constraint(body, len, TOOL_ABSENT, XPOS("tc_required"), t, CHAT_TEMPLATE_QWEN35, gbnf, sizeof gbnf, &ac, why,
+    int rc = tool_constraint(body, len, TOOL_ABSENT, XPOS("tc_required"), t, TOOL_FORMAT_XML, gbnf, sizeof gbnf, &ac, why,
                             sizeof why);
     CHECK(rc == 0 && ac.forced && ac.format == TOOL_FORMAT_XML && grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0,
           "qwen3.5, tool_choice required: a grammar of <function=...> calls (%s)", rc ? why : "");
@@ -539,7 +538,7 @@ static void xml_constraint(void)
         CHECK(!strcmp(g.calls, "0:get_weather({\"city\": \"None\", \"note\": null, \"opts\": {\"hourly\": true}, \"days\": true});"),
               "Python's literals of the template read back where the parameter is not a string: %s", g.calls);
     }
-    rc = tool_constraint(body, len, TOOL_ABSENT, XPOS("tc_named"), t, CHAT_TEMPLATE_QWEN35_THINK, gbnf, sizeof gbnf, &ac, why,
+    rc = tool_constraint(body, len, TOOL_ABSENT, XPOS("tc_named"), t, TOOL_FORMAT_XML, gbnf, sizeof gbnf, &ac, why,
                         sizeof why);
     CHECK(rc == 0 && grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why) == 0, "qwen3.5, named: a grammar (%s)",
           rc ? why : "");
@@ -561,7 +560,7 @@ static void xml_constraint(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         why[0] = '\0';
         size_t bt = (size_t)(strstr(body, bad[i].tools) - body) + strlen(bad[i].tools) + 3;
-        rc = tool_constraint(body, len, TOOL_ABSENT, XPOS("tc_required"), bt, CHAT_TEMPLATE_QWEN35, gbnf, sizeof gbnf, &ac, why,
+        rc = tool_constraint(body, len, TOOL_ABSENT, XPOS("tc_required"), bt, TOOL_FORMAT_XML, gbnf, sizeof gbnf, &ac, why,
                             sizeof why);
         CHECK(rc != 0 && strstr(why, bad[i].want), "qwen3.5 refused: want '%s', got '%s'", bad[i].want, why);
     }
@@ -576,7 +575,7 @@ static void xml_constraint(void)
     }
     n += (size_t)snprintf(big + n, sizeof big - n, "}}}}], \"tc\": \"required\"}");
     why[0] = '\0';
-    rc = tool_constraint(big, n, TOOL_ABSENT, (size_t)(strstr(big, "\"required\"") - big), 10, CHAT_TEMPLATE_QWEN35, gbnf,
+    rc = tool_constraint(big, n, TOOL_ABSENT, (size_t)(strstr(big, "\"required\"") - big), 10, TOOL_FORMAT_XML, gbnf,
                         sizeof gbnf, &ac, why, sizeof why);
     CHECK(rc != 0 && strstr(why, "over 8192 bytes of function and parameter names"), "qwen3.5: names over the table's bound refused: %s",
           why);
