@@ -11,6 +11,13 @@
 #include "../port/port.h"
 #include "check.h"
 
+/* DeepSeek's markers: <｜tool▁calls▁begin｜> ... */
+#define DS_CALLS_BEGIN "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "begin\xef\xbd\x9c>"
+#define DS_CALLS_END "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>"
+#define DS_CALL_BEGIN "<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "begin\xef\xbd\x9c>"
+#define DS_CALL_END "<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "end\xef\xbd\x9c>"
+#define DS_SEP "<\xef\xbd\x9ctool\xe2\x96\x81sep\xef\xbd\x9c>"
+
 typedef struct {
     char content[4096];
     size_t n_content;
@@ -104,6 +111,60 @@ static void splitter(void)
         {"<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>",
          "<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>", "", TOOL_FORMAT_TAGGED},
         {"<tool_call>\n<function=f>\n</function>\ntrailing</tool_call>", "<tool_call>\n<function=f>\n</function>\ntrailing</tool_call>", "", TOOL_FORMAT_TAGGED},
+        /* Mistral Nemo: a JSON list after [TOOL_CALLS], to its closing bracket */
+        {"Sure.[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris ]\"}, \"id\": \"a1b2c3d4e\"}, "
+         "{\"name\": \"now\", \"arguments\": {}}]",
+         "Sure.", "0:get_weather({\"city\": \"Paris ]\"});1:now({});", TOOL_FORMAT_MISTRAL},
+        {"[TOOL_CALLS] oops [x]", "[TOOL_CALLS] oops [x]", "", TOOL_FORMAT_MISTRAL},
+        {"[TOOL_CALLS][{\"name\": \"a\"}]", "[TOOL_CALLS][{\"name\": \"a\"}]", "", TOOL_FORMAT_MISTRAL},
+        /* Mistral Small 3.2, Ministral 3, Devstral: [TOOL_CALLS]NAME[ARGS]{...} per call */
+        {"[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}[TOOL_CALLS]now[ARGS]{}", "",
+         "0:get_weather({\"city\": \"Paris\"});1:now({});", TOOL_FORMAT_MISTRAL_ARGS},
+        {"Let me see. [TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{\"city\": \"{[\"}", "Let me see.",
+         "0:get_weather({\"city\": \"{[\"});", TOOL_FORMAT_MISTRAL_ARGS},
+        {"[TOOL_CALLS]two words\n[ARGS]{}", "[TOOL_CALLS]two words\n[ARGS]{}", "", TOOL_FORMAT_MISTRAL_ARGS},
+        {"[TOOL_CALLS]f[ARGS]x{}", "[TOOL_CALLS]f[ARGS]x{}", "", TOOL_FORMAT_MISTRAL_ARGS},
+        {"[TOOL_CALLS]f[ARGS][1]", "[TOOL_CALLS]f[ARGS][1]", "", TOOL_FORMAT_MISTRAL_ARGS},
+        /* Granite 3.3: <|tool_call|> and a JSON list */
+        {"<|tool_call|>[{\"name\": \"a\", \"arguments\": {\"x\": 1}}, {\"name\": \"b\", \"arguments\": \"{}\"}] ", "",
+         "0:a({\"x\": 1});1:b({});", TOOL_FORMAT_GRANITE},
+        {"<|tool_call|>{\"name\": \"a\", \"arguments\": {}}", "", "0:a({});", TOOL_FORMAT_GRANITE},
+        /* Phi-4-mini: a list (or one object) in <|tool_call|>...<|/tool_call|> */
+        {"<|tool_call|>[{\"name\": \"a\", \"arguments\": {\"x\": \"<|/tool\"}}]<|/tool_call|>", "", "0:a({\"x\": \"<|/tool\"});",
+         TOOL_FORMAT_PHI4},
+        {"<|tool_call|>{\"name\": \"a\", \"arguments\": {}}<|/tool_call|>", "", "0:a({});", TOOL_FORMAT_PHI4},
+        {"<|tool_call|>[a(]<|/tool_call|>", "<|tool_call|>[a(]<|/tool_call|>", "", TOOL_FORMAT_PHI4},
+        /* pythonic: the reply is a list of calls; other brackets stay content */
+        {"[get_weather(city=\"Paris\", days=3), now()]", "", "0:get_weather({\"city\": \"Paris\", \"days\": 3});1:now({});",
+         TOOL_FORMAT_PYTHONIC},
+        {"[f(s='a]b', t=\"c'd\")]", "", "0:f({\"s\": \"a]b\", \"t\": \"c'd\"});", TOOL_FORMAT_PYTHONIC},
+        {"See [1] and [the docs](x), [a, b].", "See [1] and [the docs](x), [a, b].", "", TOOL_FORMAT_PYTHONIC},
+        {"[{\"name\": \"a\", \"arguments\": {\"k\": [1]}}]", "", "0:a({\"k\": [1]});", TOOL_FORMAT_PYTHONIC},
+        {"[unclosed(", "[unclosed(", "", TOOL_FORMAT_PYTHONIC},
+        /* Gemma 4: call:NAME{...} in its own literals, or JSON */
+        {"<|tool_call>call:get_weather{city:<|\"|>Paris, \"FR\"<|\"|>,days:3,opts:{hourly:true,note:None},tags:[<|\"|>a<|\"|>,-1.5]}<tool_call|>"
+         "<|tool_call>call:now{}<tool_call|>",
+         "", "0:get_weather({\"city\": \"Paris, \\\"FR\\\"\", \"days\": 3, \"opts\": {\"hourly\": true, \"note\": null}, "
+         "\"tags\": [\"a\", -1.5]});1:now({});",
+         TOOL_FORMAT_GEMMA4},
+        {"Hi <|tool_call>call:f{\"a\": \"x\"}<tool_call|>", "Hi", "0:f({\"a\": \"x\"});", TOOL_FORMAT_GEMMA4},
+        {"<|tool_call>call:f{a:<|\"|>x}<tool_call|>", "<|tool_call>call:f{a:<|\"|>x}<tool_call|>", "", TOOL_FORMAT_GEMMA4},
+        {"<|tool_call>f{}<tool_call|>", "<|tool_call>f{}<tool_call|>", "", TOOL_FORMAT_GEMMA4},
+        /* DeepSeek R1: fenced JSON in sections; V3.1: the object after the separator */
+        {"<think>x</think>\n\n" DS_CALLS_BEGIN DS_CALL_BEGIN "function" DS_SEP "get_weather\n```json\n{\"city\": \"Paris\"}\n```" DS_CALL_END
+         "\n" DS_CALL_BEGIN "function" DS_SEP "now\n```json\n{}\n```" DS_CALL_END DS_CALLS_END,
+         "<think>x</think>", "0:get_weather({\"city\": \"Paris\"});1:now({});", TOOL_FORMAT_DEEPSEEK_R1},
+        {DS_CALLS_BEGIN DS_CALL_BEGIN "get_weather" DS_SEP "{\"city\": \"Paris\"}" DS_CALL_END DS_CALLS_END, "",
+         "0:get_weather({\"city\": \"Paris\"});", TOOL_FORMAT_DEEPSEEK_V3},
+        {DS_CALLS_BEGIN DS_CALL_BEGIN "function" DS_SEP "f\n```json\n{oops}\n```" DS_CALL_END DS_CALLS_END,
+         DS_CALLS_BEGIN DS_CALL_BEGIN "function" DS_SEP "f\n```json\n{oops}\n```" DS_CALL_END DS_CALLS_END, "", TOOL_FORMAT_DEEPSEEK_R1},
+        /* the generic format: a call, calls, or a response whose text is content */
+        {"{\"tool_call\": {\"name\": \"a\", \"arguments\": {\"x\": \"}\"}}}", "", "0:a({\"x\": \"}\"});", TOOL_FORMAT_GENERIC},
+        {"{\"tool_calls\": [{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"arguments\": {\"y\": 2}}]}", "",
+         "0:a({});1:b({\"y\": 2});", TOOL_FORMAT_GENERIC},
+        {"{\"response\": \"Hi \\\"there\\\"\\n\\u00e9\"}", "Hi \"there\"\n\xc3\xa9", "", TOOL_FORMAT_GENERIC},
+        {"{\"other\": 1}", "{\"other\": 1}", "", TOOL_FORMAT_GENERIC},
+        {"{\"response\": \"cut", "{\"response\": \"cut", "", TOOL_FORMAT_GENERIC},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (size_t step = 1; step <= 64; step *= 4) {
@@ -582,11 +643,144 @@ static void xml_constraint(void)
     port_arena_unmap(mem, (size_t)grammar_bytes(TEST_GRAMMAR_DEPTH, TEST_GRAMMAR_ALTS));
 }
 
+/* Each format's forced calls: the grammar of tool_choice required takes
+ * the calls as the format writes them (arguments under the parameters)
+ * and refuses arguments outside them; the splitter reads the same text
+ * back into the same calls, whole and streamed (forced: progressively). */
+static void forced_formats(void)
+{
+    static char gbnf[GRAMMAR_MAX_TEXT + 1];
+    char why[400];
+    ToolConstraint ac;
+    const char *body = "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": "
+                       "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}, \"required\": [\"city\"]}}},"
+                       " {\"type\": \"function\", \"function\": {\"name\": \"now\"}}], \"tc\": \"required\","
+                       " \"named\": {\"type\": \"function\", \"function\": {\"name\": \"now\"}}}";
+    size_t len = strlen(body), t = (size_t)(strstr(body, "[") - body), tc = (size_t)(strstr(body, "\"required\"") - body);
+    size_t named = (size_t)(strstr(body, "\"named\": ") - body) + 9;
+    const char *two = "0:get_weather({\"city\": \"Oslo\"});1:now({});", *one = "0:get_weather({\"city\": \"Oslo\"});";
+    static const struct {
+        ToolFormat format;
+        const char *text, *calls, *now; /* now: the call of "now" alone, named */
+    } cases[] = {
+        {TOOL_FORMAT_TAGGED, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>\n"
+                             "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>", NULL,
+         "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>"},
+        {TOOL_FORMAT_JSON, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}", "", "{\"name\": \"now\", \"parameters\": {}}"},
+        {TOOL_FORMAT_LFM2, "<|tool_call_start|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, "
+                           "{\"name\": \"now\", \"arguments\": {}}]<|tool_call_end|>", NULL,
+         "<|tool_call_start|>[{\"name\": \"now\", \"arguments\": {}}]<|tool_call_end|>"},
+        {TOOL_FORMAT_MISTRAL, "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"now\", "
+                              "\"arguments\": {}}]", NULL, "[TOOL_CALLS][{\"name\": \"now\", \"arguments\": {}}]"},
+        {TOOL_FORMAT_MISTRAL_ARGS, "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Oslo\"}[TOOL_CALLS]now[ARGS]{}", NULL,
+         "[TOOL_CALLS]now[ARGS]{}"},
+        {TOOL_FORMAT_GRANITE, "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"now\", "
+                              "\"arguments\": {}}]", NULL, "<|tool_call|>[{\"name\": \"now\", \"arguments\": {}}]"},
+        {TOOL_FORMAT_PHI4, "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"now\", "
+                           "\"arguments\": {}}]<|/tool_call|>", NULL, "<|tool_call|>[{\"name\": \"now\", \"arguments\": {}}]<|/tool_call|>"},
+        {TOOL_FORMAT_PYTHONIC, "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"now\", \"arguments\": {}}]",
+         NULL, "[{\"name\": \"now\", \"arguments\": {}}]"},
+        {TOOL_FORMAT_GEMMA4, "<|tool_call>call:get_weather{\"city\": \"Oslo\"}<tool_call|><|tool_call>call:now{}<tool_call|>", NULL,
+         "<|tool_call>call:now{}<tool_call|>"},
+        {TOOL_FORMAT_DEEPSEEK_R1,
+         DS_CALLS_BEGIN DS_CALL_BEGIN "function" DS_SEP "get_weather\n```json\n{\"city\": \"Oslo\"}\n```" DS_CALL_END "\n" DS_CALL_BEGIN
+         "function" DS_SEP "now\n```json\n{}\n```" DS_CALL_END DS_CALLS_END, NULL,
+         DS_CALLS_BEGIN DS_CALL_BEGIN "function" DS_SEP "now\n```json\n{}\n```" DS_CALL_END DS_CALLS_END},
+        {TOOL_FORMAT_DEEPSEEK_V3,
+         DS_CALLS_BEGIN DS_CALL_BEGIN "get_weather" DS_SEP "{\"city\": \"Oslo\"}" DS_CALL_END DS_CALL_BEGIN "now" DS_SEP "{}" DS_CALL_END
+         DS_CALLS_END, NULL, DS_CALLS_BEGIN DS_CALL_BEGIN "now" DS_SEP "{}" DS_CALL_END DS_CALLS_END},
+        {TOOL_FORMAT_GENERIC, "{\"tool_call\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}}", "",
+         "{\"tool_call\": {\"name\": \"now\", \"arguments\": {}}}"},
+    };
+    static Grammar G;
+    void *mem = grammar_in_arena(&G);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *name = tool_format_name(cases[i].format), *x = cases[i].text, *want = cases[i].calls ? one : two;
+        int rc = tool_constraint(body, len, TOOL_ABSENT, tc, t, cases[i].format, gbnf, sizeof gbnf, &ac, why, sizeof why);
+        rc = rc ? rc : grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why);
+        CHECK(rc == 0 && ac.forced && ac.held && ac.format == cases[i].format, "%s, required: a grammar (%s)", name, rc ? why : "");
+        if (rc) continue;
+        grammar_reset(&G);
+        int took = grammar_accept(&G, x, strlen(x)) == 0 && grammar_can_end(&G);
+        CHECK(took, "%s, required: the grammar takes the calls as the format writes them", name);
+        if (!took) printf("# the grammar:\n%s", gbnf);
+        /* the same calls with an argument outside the parameters */
+        char bad[1024];
+        snprintf(bad, sizeof bad, "%s", x);
+        memcpy(strstr(bad, "city"), "town", 4);
+        grammar_reset(&G);
+        CHECK(grammar_accept(&G, bad, strlen(bad)) != 0, "%s, required: the grammar refuses arguments outside the parameters", name);
+        grammar_reset(&G);
+        CHECK(grammar_accept(&G, "Sure", 4) != 0, "%s, required: the grammar refuses text", name);
+        for (size_t step = 1; step <= 64; step *= 4) {
+            Got g;
+            split(cases[i].format, x, step, &g);
+            CHECK(!strcmp(g.calls, want) && g.n_content == 0, "%s: the splitter reads the calls back, in pieces of %zu: %s", name,
+                  step, g.calls);
+            /* forced, streamed: a start per call, its arguments in pieces */
+            static char buf[1024];
+            Prog pg;
+            memset(&pg, 0, sizeof pg);
+            ToolSplit ts;
+            tool_split_init(&ts, cases[i].format, buf, sizeof buf, prog_content, prog_call, &pg);
+            tool_split_progressive(&ts, prog_piece, 1);
+            for (size_t k = 0, n = strlen(x); k < n; k += step) tool_split_push(&ts, x + k, n - k < step ? n - k : step);
+            tool_split_finish(&ts);
+            char merged[4096];
+            size_t m = 0;
+            for (size_t k = 0; k < pg.n; k++) {
+                if (pg.text[k] == '>' && k + 3 < pg.n && pg.text[k + 1] == '<' && pg.text[k + 3] == ' ') {
+                    k += 3;
+                    continue;
+                }
+                merged[m++] = pg.text[k];
+            }
+            merged[m] = '\0';
+            const char *pw = cases[i].calls ? "0:get_weather()<0 {\"city\": \"Oslo\"}>" : "0:get_weather()<0 {\"city\": \"Oslo\"}>1:now()<1 {}>";
+            CHECK(!strcmp(merged, pw) && pg.starts == (cases[i].calls ? 1 : 2), "%s, forced, streamed in pieces of %zu: %s", name, step,
+                  merged);
+        }
+        /* a named function: its one call */
+        rc = tool_constraint(body, len, TOOL_ABSENT, named, t, cases[i].format, gbnf, sizeof gbnf, &ac, why, sizeof why);
+        rc = rc ? rc : grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why);
+        grammar_reset(&G);
+        int ok = rc == 0 && grammar_accept(&G, cases[i].now, strlen(cases[i].now)) == 0 && grammar_finished(&G);
+        grammar_reset(&G);
+        CHECK(ok && grammar_accept(&G, x, strlen(x)) != 0, "%s, named: the one call of the function, not another (%s)", name,
+              rc ? why : "");
+    }
+    /* the generic format under tool_choice auto: a call or a response */
+    int rc = tool_constraint(body, len, TOOL_ABSENT, TOOL_ABSENT, t, TOOL_FORMAT_GENERIC, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    rc = rc ? rc : grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why);
+    CHECK(rc == 0 && !ac.forced && ac.held && ac.rewrite && !ac.render && ac.parse, "generic, auto: held by a grammar, the messages rewritten (%s)",
+          rc ? why : "");
+    if (rc == 0) {
+        const char *r1 = "{\"response\": \"Hello \\\"you\\\"\"}", *c1 = cases[11].text;
+        grammar_reset(&G);
+        int ok1 = grammar_accept(&G, r1, strlen(r1)) == 0 && grammar_finished(&G);
+        grammar_reset(&G);
+        int ok2 = grammar_accept(&G, c1, strlen(c1)) == 0 && grammar_finished(&G);
+        grammar_reset(&G);
+        CHECK(ok1 && ok2 && grammar_accept(&G, "Hello", 5) != 0, "generic, auto: a response or a call, not bare text");
+    }
+    rc = tool_constraint(body, len, TOOL_ABSENT, tc, t, TOOL_FORMAT_GENERIC, gbnf, sizeof gbnf, &ac, why, sizeof why);
+    rc = rc ? rc : grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why);
+    grammar_reset(&G);
+    CHECK(rc == 0 && grammar_accept(&G, "{\"response\": \"x\"}", 17) != 0, "generic, required: no response");
+    /* a name a raw-name format cannot hold */
+    const char *odd = "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"a[b\"}}], \"tc\": \"required\"}";
+    rc = tool_constraint(odd, strlen(odd), TOOL_ABSENT, (size_t)(strstr(odd, "\"required\"") - odd), 10, TOOL_FORMAT_MISTRAL_ARGS, gbnf,
+                         sizeof gbnf, &ac, why, sizeof why);
+    CHECK(rc != 0 && strstr(why, "only letters, digits"), "mistral-args: a name with '[' refused: %s", why);
+    port_arena_unmap(mem, (size_t)grammar_bytes(TEST_GRAMMAR_DEPTH, TEST_GRAMMAR_ALTS));
+}
+
 int main(void)
 {
     splitter();
     progressive();
     constraint();
     xml_constraint();
+    forced_formats();
     CHECK_DONE();
 }
