@@ -775,6 +775,156 @@ static void forced_formats(void)
     port_arena_unmap(mem, (size_t)grammar_bytes(TEST_GRAMMAR_DEPTH, TEST_GRAMMAR_ALTS));
 }
 
+/* The format from a template's text: its distinctive lines (from the
+ * templates of llama.cpp's corpus), and the corpus itself when
+ * tests/llamacpp_src.sh has fetched it into build/llamacpp-src. */
+static void detection(void)
+{
+    static const struct {
+        const char *text;
+        ToolFormat want;
+    } cases[] = {
+        {"{{- '<tool_call>\\n<function=' + tool_call.name + '>\\n' }}{{- '<parameter=' + args_name + '>\\n' }}", TOOL_FORMAT_XML},
+        {"<seed:tool_call>\\n<function=example_function_name>\\n<parameter=example_parameter_1>", TOOL_FORMAT_GENERIC},
+        {"{{- '<tool_call>' + tc.name -}}{{- '<arg_key>' + k + '</arg_key>' -}}", TOOL_FORMAT_GENERIC},
+        {"{{ '<function=' + tool_call['function']['name'] + '>' }}{{ '<|python_tag|>' }}", TOOL_FORMAT_GENERIC},
+        {"\"List of tools: <|tool_list_start|>[\"", TOOL_FORMAT_LFM2},
+        {"\"List of tools: [\"", TOOL_FORMAT_LFM2},
+        {"{{- '[TOOL_CALLS]' + tool_call.function.name }}{{- '[ARGS]' + tool_call['function']['arguments']|tojson }}",
+         TOOL_FORMAT_MISTRAL_ARGS},
+        {"{{- \"[AVAILABLE_TOOLS][\" }}{{- \"[TOOL_CALLS][\" }}", TOOL_FORMAT_MISTRAL},
+        {"{{'<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + "
+         "tool['function']['name'] + '\\n' + '```json' + '\\n'}}",
+         TOOL_FORMAT_DEEPSEEK_R1},
+        {"{{'<｜tool▁call▁begin｜>'+ tool['function']['name'] + '<｜tool▁sep｜>' + tool['function']['arguments'] | tojson}}",
+         TOOL_FORMAT_DEEPSEEK_V3},
+        {"{{- '<|tool_call>call:' + function['name'] + '{' -}}", TOOL_FORMAT_GEMMA4},
+        {"{{ '<|' + message['role'] + '|>' + message['content'] + '<|tool|>' + message['tools'] + '<|/tool|>' + '<|end|>' }}",
+         TOOL_FORMAT_PHI4},
+        {"respond only with <|tool_call|> followed by a JSON list of tools used.", TOOL_FORMAT_GRANITE},
+        {"<tool_call>\\n{\\\"name\\\": <function-name>, \\\"arguments\\\": <args-json-object>}\\n</tool_call>", TOOL_FORMAT_TAGGED},
+        {"'Respond in the format {\"name\": function name, \"parameters\": dictionary of argument name and its value}.'",
+         TOOL_FORMAT_JSON},
+        {"[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]", TOOL_FORMAT_PYTHONIC},
+        {"{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}", TOOL_FORMAT_GENERIC},
+        {"", TOOL_FORMAT_GENERIC},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ToolFormat f = tool_format_detect(cases[i].text);
+        CHECK(f == cases[i].want, "detected %s in '%.50s' (want %s)", tool_format_name(f), cases[i].text,
+              tool_format_name(cases[i].want));
+    }
+    CHECK(tool_format_detect(NULL) == TOOL_FORMAT_GENERIC, "no template: the generic format");
+    static const struct {
+        ChatTemplate tmpl;
+        ToolFormat want;
+    } builtin[] = {
+        {CHAT_TEMPLATE_QWEN3, TOOL_FORMAT_TAGGED}, {CHAT_TEMPLATE_QWEN35, TOOL_FORMAT_XML}, {CHAT_TEMPLATE_LLAMA31, TOOL_FORMAT_JSON},
+        {CHAT_TEMPLATE_LFM2, TOOL_FORMAT_LFM2},    {CHAT_TEMPLATE_CHATML, TOOL_FORMAT_GENERIC}, {CHAT_TEMPLATE_PHI4, TOOL_FORMAT_GENERIC},
+    };
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+        CHECK(tool_format_of_builtin(builtin[i].tmpl) == builtin[i].want, "built-in template '%s': %s",
+              chat_template_name(builtin[i].tmpl), tool_format_name(builtin[i].want));
+    /* the corpus, where it was fetched */
+    static const struct {
+        const char *file, *want;
+    } corpus[] = {
+        {"mistralai-Mistral-Nemo-Instruct-2407", "mistral"},
+        {"Mistral-Small-3.2-24B-Instruct-2506", "mistral-args"},
+        {"mistralai-Ministral-3-14B-Reasoning-2512", "mistral-args"},
+        {"unsloth-mistral-Devstral-Small-2507", "mistral-args"},
+        {"ibm-granite-granite-3.3-2B-Instruct", "granite"},
+        {"ibm-granite-granite-4.0", "hermes"},
+        {"ibm-granite-granite-4.1", "hermes"},
+        {"google-gemma-4-31B-it", "gemma4"},
+        {"google-gemma-2-2b-it", "generic"},
+        {"deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-r1"},
+        {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "deepseek-r1"},
+        {"deepseek-ai-DeepSeek-V3.1", "deepseek-v3.1"},
+        {"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", "hermes"},
+        {"NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "hermes"},
+        {"meta-llama-Llama-3.1-8B-Instruct", "llama3"},
+        {"meta-llama-Llama-3.2-3B-Instruct", "llama3"},
+        {"Qwen-Qwen3-0.6B", "hermes"},
+        {"Qwen3.5-4B", "qwen3-coder"},
+        {"Qwen3-Coder", "qwen3-coder"},
+        {"LFM2.5-Instruct", "lfm2"},
+        {"LFM2-8B-A1B", "lfm2"},
+        {"GLM-4.6", "generic"},
+        {"ByteDance-Seed-OSS", "generic"},
+        {"microsoft-Phi-3.5-mini-instruct", "generic"},
+    };
+    static char text[64 * 1024];
+    int seen = 0;
+    for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "build/llamacpp-src/models/templates/%s.jinja", corpus[i].file);
+        FILE *f = fopen(path, "rb");
+        if (!f) continue;
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        seen++;
+        const char *got = tool_format_name(tool_format_detect(text));
+        CHECK(!strcmp(got, corpus[i].want), "corpus %s: %s (want %s)", corpus[i].file, got, corpus[i].want);
+    }
+    if (!seen) printf("# the llama.cpp corpus is not in build/llamacpp-src (tests/llamacpp_src.sh fetches it)\n");
+}
+
+/* The messages for a template that cannot show the tools itself. */
+static void prompt_messages(void)
+{
+    static const struct {
+        ToolFormat format;
+        int forced;
+        const char *body, *want;
+    } cases[] = {
+        {TOOL_FORMAT_GENERIC, 0,
+         "{\"messages\": [{\"role\": \"system\", \"name\": \"s\", \"content\": \"Be brief.\"}, {\"role\": \"user\", \"content\": \"Weather?\"}, "
+         "{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"id\": \"c1\", \"type\": \"function\", \"function\": "
+         "{\"name\": \"get\", \"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}}]}, {\"role\": \"tool\", \"tool_call_id\": \"c1\", "
+         "\"content\": \"21 C\"}, {\"role\": \"assistant\", \"content\": \"Mild.\"}], \"tools\": [{\"type\": \"function\", \"function\": "
+         "{\"name\": \"get\", \"parameters\": {\"type\": \"object\"}}}]}",
+         "[{\"role\": \"system\", \"name\": \"s\", \"content\": \"Be brief.\\n\\nYou can call these tools (each a function's name, "
+         "description and the JSON Schema of its parameters):\\n{\\\"name\\\": \\\"get\\\", \\\"parameters\\\": {\\\"type\\\": "
+         "\\\"object\\\"}}\\n\\nAnswer with one JSON object and nothing else: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the tool's "
+         "name>\\\", \\\"arguments\\\": {<its arguments>}}} to call a tool, or {\\\"response\\\": \\\"<your reply>\\\"} to reply to "
+         "the user.\"}, {\"role\": \"user\", \"content\": \"Weather?\"}, {\"role\": \"assistant\", \"content\": \"{\\\"tool_call\\\": "
+         "{\\\"name\\\": \\\"get\\\", \\\"arguments\\\": {\\\"city\\\": \\\"Oslo\\\"}}}\"}, {\"role\": \"user\", \"content\": "
+         "\"{\\\"tool_response\\\": {\\\"tool_call_id\\\": \\\"c1\\\", \\\"content\\\": \\\"21 C\\\"}}\"}, {\"role\": \"assistant\", "
+         "\"content\": \"{\\\"response\\\": \\\"Mild.\\\"}\"}]"},
+        {TOOL_FORMAT_GENERIC, 1,
+         "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]}",
+         "[{\"role\": \"system\", \"content\": \"You can call these tools (each a function's name, description and the JSON Schema "
+         "of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer with one JSON object and nothing else, a call of one of the "
+         "tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\"}, {\"role\": "
+         "\"user\", \"content\": \"Hi\"}]"},
+        {TOOL_FORMAT_PHI4, 0,
+         "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\", \"tools\": \"old\"}, {\"role\": \"user\", \"content\": \"Hi\"}, "
+         "{\"role\": \"assistant\", \"content\": \"Sure.\", \"tool_calls\": [{\"function\": {\"name\": \"f\", \"arguments\": {\"a\": 1}}}, "
+         "{\"function\": {\"name\": \"g\", \"arguments\": \"{}\"}}]}, {\"role\": \"tool\", \"content\": \"ok\"}], \"tools\": "
+         "[{\"type\": \"function\", \"function\": {\"name\": \"f\"}}, {\"type\": \"function\", \"function\": {\"name\": \"g\"}}]}",
+         "[{\"role\": \"system\", \"content\": \"Be brief.\", \"tools\": \"[{\\\"name\\\": \\\"f\\\"}, {\\\"name\\\": \\\"g\\\"}]\"}, "
+         "{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Sure.<|tool_call|>[{\\\"name\\\": "
+         "\\\"f\\\", \\\"arguments\\\": {\\\"a\\\": 1}}, {\\\"name\\\": \\\"g\\\", \\\"arguments\\\": {}}]<|/tool_call|>\"}, "
+         "{\"role\": \"tool\", \"content\": \"ok\"}]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static char out[4096];
+        char why[200];
+        const char *b = cases[i].body;
+        size_t len = strlen(b), m = (size_t)(strstr(b, "[") - b), t = (size_t)(strstr(b, "\"tools\": [") - b) + 9;
+        ToolConstraint c = {.format = cases[i].format, .forced = cases[i].forced, .rewrite = 1};
+        int64_t n = tool_prompt_messages(b, len, m, t, &c, out, sizeof out, why, sizeof why);
+        int ok = n == (int64_t)strlen(cases[i].want) && !strcmp(out, cases[i].want);
+        CHECK(ok, "%s: the messages show the tools: %s", tool_format_name(cases[i].format), n < 0 ? why : out);
+        /* too small a buffer: the length needed, nothing written past it */
+        memset(out, 'x', sizeof out);
+        int64_t k = tool_prompt_messages(b, len, m, t, &c, out, 10, why, sizeof why);
+        CHECK(k == n && out[10] == 'x', "%s: the length needed, measured in a buffer too small", tool_format_name(cases[i].format));
+    }
+}
+
 int main(void)
 {
     splitter();
@@ -782,5 +932,7 @@ int main(void)
     constraint();
     xml_constraint();
     forced_formats();
+    detection();
+    prompt_messages();
     CHECK_DONE();
 }

@@ -719,6 +719,13 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
             if (!generic && is_str) out_put(&o, body + content + 1, cl - 2);
             calls_text(&o, f, body, len, calls);
             out_str(&o, "\"}");
+        } else if (!strcmp(role, "assistant") && generic && is_str) {
+            /* a reply as the format writes one */
+            out_str(&o, "{\"role\": \"assistant\", \"content\": \"");
+            out_esc_str(&o, "{\"response\": ");
+            out_esc(&o, body + content, cl);
+            out_esc_str(&o, "}");
+            out_str(&o, "\"}");
         } else if (!strcmp(role, "tool") && generic) {
             /* a result, to a template that may know no tool role */
             size_t id = member(body, len, msg, "tool_call_id");

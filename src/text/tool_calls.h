@@ -107,8 +107,8 @@ int tool_constraint(const char *body, size_t len, size_t response_format, size_t
  * request's) where its template cannot: TOOL_FORMAT_GENERIC appends their
  * description and the reply's JSON form to the first system message's
  * content (a system message is inserted first when there is none), turns
- * an assistant's tool_calls into its content as the format writes them
- * and tool results into user messages; TOOL_FORMAT_PHI4 gives the system
+ * an assistant's tool_calls (or reply) into its content as the format
+ * writes them and tool results into user messages; TOOL_FORMAT_PHI4 gives the system
  * message a "tools" string (what Phi-4-mini's template reads) and the
  * assistant's calls as content. Returns the array's full length (like
  * snprintf: more than cap - 1 means it did not fit), or -1 with the reason
