@@ -164,7 +164,8 @@ static void splitter(void)
          "0:a({});1:b({\"y\": 2});", TOOL_FORMAT_GENERIC},
         {"{\"response\": \"Hi \\\"there\\\"\\n\\u00e9\"}", "Hi \"there\"\n\xc3\xa9", "", TOOL_FORMAT_GENERIC},
         {"{\"other\": 1}", "{\"other\": 1}", "", TOOL_FORMAT_GENERIC},
-        {"{\"response\": \"cut", "{\"response\": \"cut", "", TOOL_FORMAT_GENERIC},
+        {"{\"response\": \"cut", "cut", "", TOOL_FORMAT_GENERIC}, /* its text streams: cut short, what came */
+        {"\n{\"response\": \"\\ud83d\\ude00 \\/\\t\"} ", "\xf0\x9f\x98\x80 /\t ", "", TOOL_FORMAT_GENERIC},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (size_t step = 1; step <= 64; step *= 4) {

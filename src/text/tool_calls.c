@@ -1467,6 +1467,12 @@ static void push_value(ToolSplit *t, char c)
     t->buf[t->n++] = c;
     if (t->args_piece) progress(t);
     if (t->pre) return;
+    static const char response[] = "{\"response\": \"";
+    if (f->shape == SHAPE_GENERIC && t->n == sizeof response - 1 && memcmp(t->buf, response, t->n) == 0) {
+        t->response = 1; /* its text streams */
+        t->n_ws = 0;
+        return;
+    }
     if (t->in_string) {
         if (t->escaped) t->escaped = 0;
         else if (c == '\\') t->escaped = 1;
@@ -1479,6 +1485,37 @@ static void push_value(ToolSplit *t, char c)
     } else if ((c == '}' || c == ']') && --t->depth == 0) {
         close_block(t, t->n);
     }
+}
+
+/* The generic format's response, {"response": "TEXT"}: TEXT decoded
+ * into content as it comes (an escape once whole), the block's end after it. */
+static void push_response(ToolSplit *t, char c)
+{
+    if (t->response == 2) {
+        if (c == '}') t->response = 0, t->inside = 0, t->n = 0;
+        else if (!is_space(c)) emit_content(t, &c, 1); /* not the generic format's: as it is */
+        return;
+    }
+    if (t->n_esc || c == '\\') {
+        t->esc[t->n_esc++] = c;
+        /* \X, \uXXXX, or a surrogate pair \uD8XX\uDCXX: whole? */
+        size_t want = t->n_esc < 2 || t->esc[1] != 'u' ? 2 : 6;
+        if (want == 6 && t->n_esc >= 6 && (t->esc[2] == 'd' || t->esc[2] == 'D') && strchr("89abAB", t->esc[3])) want = 12;
+        if (t->n_esc < want) return;
+        char q[20], d[8];
+        size_t dl = 0;
+        q[0] = '"';
+        memcpy(q + 1, t->esc, t->n_esc);
+        q[t->n_esc + 1] = '"';
+        Json j;
+        json_init(&j, q, t->n_esc + 2, "response");
+        if (json_string(&j, d, sizeof d, &dl) == 0) emit_content(t, d, dl);
+        else emit_content(t, t->esc, t->n_esc); /* not an escape: as it is */
+        t->n_esc = 0;
+        return;
+    }
+    if (c == '"') t->response = 2;
+    else emit_content(t, &c, 1);
 }
 
 static void start_block(ToolSplit *t, int tagged)
@@ -1494,6 +1531,10 @@ static void start_block(ToolSplit *t, int tagged)
 static void push_byte(ToolSplit *t, char c)
 {
     const Format *f = &formats[t->format];
+    if (t->response) {
+        push_response(t, c);
+        return;
+    }
     if (t->inside) {
         if (t->n >= t->cap) {
             /* longer than planned: it stays content */
@@ -1549,6 +1590,8 @@ void tool_split_push(ToolSplit *t, const char *p, size_t n)
 
 void tool_split_finish(ToolSplit *t)
 {
+    /* a response cut short: its text came as content already */
+    if (t->response) t->response = 0, t->inside = 0, t->n = 0, t->n_esc = 0;
     /* a block cut short whose call was given already: its arguments were
      * given as far as they came (finish_reason says it was cut) */
     if (t->inside && t->held && (t->in_args || t->streamed)) t->inside = 0, t->in_args = 0, t->streamed = 0, t->n = 0;

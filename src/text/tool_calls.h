@@ -141,6 +141,9 @@ typedef struct {
     int depth, in_string, escaped; /* a block without a closing marker: where its value is */
     int pre;             /* such a block before its value (a name, [ARGS]) */
     char quote;          /* the quote of the string the value is in */
+    int response;        /* TOOL_FORMAT_GENERIC: 1 in a response's string (its text streams as content), 2 after it */
+    char esc[16];        /* an escape of that string not yet whole */
+    size_t n_esc;
     char hold[32];       /* a possible start of the opening tag */
     size_t n_hold;
     char ws[64];         /* whitespace held until it is known to be content */
