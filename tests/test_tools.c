@@ -166,6 +166,9 @@ static void splitter(void)
         {"{\"other\": 1}", "{\"other\": 1}", "", TOOL_FORMAT_GENERIC},
         {"{\"response\": \"cut", "cut", "", TOOL_FORMAT_GENERIC}, /* its text streams: cut short, what came */
         {"\n{\"response\": \"\\ud83d\\ude00 \\/\\t\"} ", "\xf0\x9f\x98\x80 /\t ", "", TOOL_FORMAT_GENERIC},
+        /* a lone high surrogate stays as it was written; the text goes on */
+        {"{\"response\": \"a\\ud83d\"} b", "a\\ud83d b", "", TOOL_FORMAT_GENERIC},
+        {"{\"response\": \"\\uD83Dx\\n\"}", "\\uD83Dx\n", "", TOOL_FORMAT_GENERIC},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (size_t step = 1; step <= 64; step *= 4) {
@@ -900,6 +903,13 @@ static void prompt_messages(void)
          "of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer with one JSON object and nothing else, a call of one of the "
          "tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\"}, {\"role\": "
          "\"user\", \"content\": \"Hi\"}]"},
+        {TOOL_FORMAT_GENERIC, 1,
+         "{\"messages\": [{\"role\": \"system\", \"a_member_name_longer_than_sixteen\": [1], \"content\": \"S\"}], "
+         "\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]}",
+         "[{\"role\": \"system\", \"a_member_name_longer_than_sixteen\": [1], \"content\": \"S\\n\\nYou can call these tools "
+         "(each a function's name, description and the JSON Schema of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer "
+         "with one JSON object and nothing else, a call of one of the tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the "
+         "tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\"}]"},
         {TOOL_FORMAT_PHI4, 0,
          "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\", \"tools\": \"old\"}, {\"role\": \"user\", \"content\": \"Hi\"}, "
          "{\"role\": \"assistant\", \"content\": \"Sure.\", \"tool_calls\": [{\"function\": {\"name\": \"f\", \"arguments\": {\"a\": 1}}}, "

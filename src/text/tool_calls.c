@@ -1,7 +1,10 @@
 /* tool_calls.c - response_format and tool_choice to a grammar; the
- * tool-call splitter (see tool_calls.h). Tool calls use the format each
- * template shows its model (ToolFormat); in <tool_call> blocks, Qwen3.5's
- * form is parsed too:
+ * tool-call splitter; the messages that show the tools where a template
+ * cannot (see tool_calls.h). Each format is one row of formats[]: the
+ * markers of its blocks, the shape inside (one parser per shape), and how
+ * a call is written (the grammar of forced calls, and past calls in
+ * rewritten messages); detect_rows[] maps a template's text to its format.
+ * In <tool_call> blocks, Qwen3.5's form is parsed too:
  *   <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>
  * A forced call in that form is held to the grammar json_schema_rules
  * writes with xml; its values are read back by the same table of which
@@ -616,8 +619,9 @@ static void calls_text(Out *o, const Format *f, const char *body, size_t len, si
     out_esc_str(o, f->list_close);
 }
 
-/* A message's members copied from the object at msg, but content (when
- * content_too is 0) and "tools"; the first member written: *first is 0 after. */
+/* A message's members copied from the object at msg, but "content"
+ * (unless content_too) and "tools" (keys as written: the request's own
+ * text); *first is 0 once one is written. */
 static void copy_members(Out *o, const char *body, size_t len, size_t msg, int content_too, int *first)
 {
     Json j;
@@ -626,13 +630,15 @@ static void copy_members(Out *o, const char *body, size_t len, size_t msg, int c
     while (json_next(&j, '}') > 0) {
         skip_ws(&j);
         size_t k = j.pos;
-        char key[16];
-        size_t kl;
-        if (json_key(&j, key, sizeof key - 1, &kl) < 0) kl = 0, key[0] = '\0';
-        else key[kl] = '\0';
+        if (json_skip(&j) < 0) return; /* the key */
+        size_t kl = j.pos - k;
+        skip_ws(&j);
+        if (j.pos >= len || body[j.pos] != ':') return;
+        j.pos++;
         skip_ws(&j);
         if (json_skip(&j) < 0) return;
-        if ((!content_too && !strcmp(key, "content")) || !strcmp(key, "tools")) continue;
+        if ((!content_too && kl == 9 && !memcmp(body + k, "\"content\"", 9)) || (kl == 7 && !memcmp(body + k, "\"tools\"", 7)))
+            continue;
         if (!*first) out_str(o, ", ");
         *first = 0;
         out_put(o, body + k, j.pos - k);
@@ -1487,6 +1493,21 @@ static void push_value(ToolSplit *t, char c)
     }
 }
 
+/* The escape held (t->esc) decoded into content, or as it is if it is not one. */
+static void flush_escape(ToolSplit *t)
+{
+    char q[20], d[8];
+    size_t dl = 0;
+    q[0] = '"';
+    memcpy(q + 1, t->esc, t->n_esc);
+    q[t->n_esc + 1] = '"';
+    Json j;
+    json_init(&j, q, t->n_esc + 2, "response");
+    if (json_string(&j, d, sizeof d, &dl) == 0) emit_content(t, d, dl);
+    else emit_content(t, t->esc, t->n_esc);
+    t->n_esc = 0;
+}
+
 /* The generic format's response, {"response": "TEXT"}: TEXT decoded
  * into content as it comes (an escape once whole), the block's end after it. */
 static void push_response(ToolSplit *t, char c)
@@ -1501,17 +1522,17 @@ static void push_response(ToolSplit *t, char c)
         /* \X, \uXXXX, or a surrogate pair \uD8XX\uDCXX: whole? */
         size_t want = t->n_esc < 2 || t->esc[1] != 'u' ? 2 : 6;
         if (want == 6 && t->n_esc >= 6 && (t->esc[2] == 'd' || t->esc[2] == 'D') && strchr("89abAB", t->esc[3])) want = 12;
-        if (t->n_esc < want) return;
-        char q[20], d[8];
-        size_t dl = 0;
-        q[0] = '"';
-        memcpy(q + 1, t->esc, t->n_esc);
-        q[t->n_esc + 1] = '"';
-        Json j;
-        json_init(&j, q, t->n_esc + 2, "response");
-        if (json_string(&j, d, sizeof d, &dl) == 0) emit_content(t, d, dl);
-        else emit_content(t, t->esc, t->n_esc); /* not an escape: as it is */
-        t->n_esc = 0;
+        if (want == 12 && ((t->n_esc == 7 && c != '\\') || (t->n_esc == 8 && c != 'u'))) {
+            /* a lone high surrogate: it, then what follows it anew */
+            char rest[2];
+            size_t nr = t->n_esc - 6;
+            memcpy(rest, t->esc + 6, nr);
+            t->n_esc = 6;
+            flush_escape(t);
+            for (size_t i = 0; i < nr; i++) push_response(t, rest[i]);
+            return;
+        }
+        if (t->n_esc == want) flush_escape(t);
         return;
     }
     if (c == '"') t->response = 2;
