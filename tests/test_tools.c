@@ -8,6 +8,7 @@
 
 #include "../src/text/tool_calls.h"
 #include "../src/text/grammar.h"
+#include "../src/text/json.h"
 #include "../port/port.h"
 #include "check.h"
 
@@ -38,7 +39,7 @@ static void on_call(void *ctx, int index, const char *name, size_t name_len, con
 {
     Got *g = ctx;
     g->n_calls_text += (size_t)snprintf(g->calls + g->n_calls_text, sizeof g->calls - g->n_calls_text, "%d:%.*s(%.*s);",
-                                        index, (int)name_len, name, (int)args_len, args);
+                                        index, (int)name_len, name, (int)args_len, args ? args : "");
     g->n_calls++;
 }
 
@@ -215,6 +216,11 @@ static void prog_piece(void *ctx, int index, const char *p, size_t n)
     Prog *g = ctx;
     g->pieces++;
     g->n += (size_t)snprintf(g->text + g->n, sizeof g->text - g->n, "<%d %.*s>", index, (int)n, p);
+}
+
+static void prog_piece_none(void *ctx, int index, const char *p, size_t n)
+{
+    (void)ctx, (void)index, (void)p, (void)n;
 }
 
 static void progressive(void)
@@ -936,6 +942,101 @@ static void prompt_messages(void)
     }
 }
 
+/* Mutated calls of every format through the splitter (small buffers,
+ * pieces of any size; ASan watches): nothing is lost, so a reply with no
+ * call comes back as content byte for byte (the generic format decodes a
+ * response: there, no crash is all). */
+static void mutated(void)
+{
+    static const char *const seeds[] = {
+        "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": [1, \"]\"]}}\n</tool_call>",
+        "<tool_call>\n<function=f>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>",
+        "<|python_tag|>{\"name\": \"a\", \"parameters\": {}}",
+        "<|tool_call_start|>[f(a='x', b={'k': (1, None)})]<|tool_call_end|>",
+        "[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}]",
+        "[TOOL_CALLS]f[CALL_ID]abc[ARGS]{\"a\": \"[ARGS]\"}",
+        "<|tool_call|>[{\"name\": \"a\", \"arguments\": {}}]<|/tool_call|>",
+        "[f(s='a]b'), g()]",
+        "<|tool_call>call:f{a:<|\"|>x<|\"|>,b:[1,{c:true}]}<tool_call|>",
+        DS_CALLS_BEGIN DS_CALL_BEGIN "function" DS_SEP "f\n```json\n{}\n```" DS_CALL_END DS_CALLS_END,
+        "{\"tool_call\": {\"name\": \"a\", \"arguments\": {}}}{\"response\": \"\\ud83d\\ude00\\\"\"}",
+    };
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+#define NEXT() (rng = rng * 6364136223846793005ull + 1442695040888963407ull, (unsigned)(rng >> 33))
+    int lost = 0, runs = 0;
+    for (int round = 0; round < 3000; round++) {
+        char text[512];
+        const char *seed = seeds[NEXT() % (sizeof seeds / sizeof seeds[0])];
+        size_t n = strlen(seed);
+        memcpy(text, seed, n);
+        for (int m = (int)(NEXT() % 4); m >= 0; m--) {
+            size_t at = NEXT() % (n + 1);
+            unsigned op = NEXT() % 3;
+            if (op == 0 && at < n) text[at] = "{}[]()<>|\"'\\:,= \nax\xef"[NEXT() % 21]; /* change a byte */
+            else if (op == 1 && at < n) memmove(text + at, text + at + 1, n - at - 1), n--; /* drop one */
+            else if (n + n - at < sizeof text) memcpy(text + n, text + at, n - at), n += n - at; /* repeat the tail */
+        }
+        text[n] = '\0';
+        ToolFormat f = (ToolFormat)(NEXT() % TOOL_FORMAT_COUNT);
+        static char buf[TOOL_BLOCK_CAP];
+        size_t cap = 64 + NEXT() % 512, step = 1 + NEXT() % 9;
+        Got g;
+        memset(&g, 0, sizeof g);
+        ToolSplit t;
+        tool_split_init(&t, f, buf, cap, on_content, on_call, &g);
+        if (NEXT() % 2) tool_split_progressive(&t, prog_piece_none, (int)(NEXT() % 2));
+        for (size_t i = 0; i < n; i += step) tool_split_push(&t, text + i, n - i < step ? n - i : step);
+        tool_split_finish(&t);
+        runs++;
+        if (f != TOOL_FORMAT_GENERIC && g.n_calls == 0 && !t.n_calls && (g.n_content != n || memcmp(g.content, text, n))) {
+            if (!lost++) printf("# lost: format %s, text '%s', content '%s'\n", tool_format_name(f), text, g.content);
+        }
+    }
+    /* mutated requests through tool_constraint and tool_prompt_messages:
+     * a valid request's rewritten messages are valid JSON */
+    static const char *const bodies[] = {
+        "{\"messages\": [{\"role\": \"system\", \"content\": [{\"type\": \"text\", \"text\": \"S\"}]}, {\"role\": \"assistant\", "
+        "\"content\": \"x\", \"tool_calls\": [{\"function\": {\"name\": \"f\", \"arguments\": \"{\\\"a\\\": 1}\"}}]}, {\"role\": "
+        "\"tool\", \"tool_call_id\": \"1\", \"content\": [1]}], \"tools\": [{\"type\": \"function\", \"function\": {\"name\": "
+        "\"f\", \"parameters\": {\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}}}}], \"tool_choice\": \"required\"}",
+        "{\"messages\": [{\"role\": \"user\", \"content\": null}], \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"g\"}}]}",
+    };
+    int invalid = 0, checked = 0;
+    for (int round = 0; round < 3000; round++) {
+        static char body[1024], out[8192], gbnf[GRAMMAR_MAX_TEXT + 1];
+        const char *seed = bodies[NEXT() % 2];
+        size_t n = strlen(seed);
+        memcpy(body, seed, n);
+        for (int m = (int)(NEXT() % 3); m >= 0; m--) {
+            size_t at = NEXT() % n;
+            if (NEXT() % 2) body[at] = "{}[]\":, \\a1"[NEXT() % 11];
+            else memmove(body + at, body + at + 1, n - at - 1), n--;
+        }
+        body[n] = '\0';
+        const char *ms = strstr(body, "\"messages\": "), *ts = strstr(body, "\"tools\": "), *cs = strstr(body, "\"tool_choice\": ");
+        size_t mo = ms ? (size_t)(ms - body) + 12 : TOOL_ABSENT, to = ts ? (size_t)(ts - body) + 9 : TOOL_ABSENT;
+        size_t co = cs ? (size_t)(cs - body) + 15 : TOOL_ABSENT;
+        char why[200];
+        ToolConstraint c;
+        ToolFormat f = (ToolFormat)(NEXT() % TOOL_FORMAT_COUNT);
+        if (tool_constraint(body, n, TOOL_ABSENT, co, to, f, gbnf, sizeof gbnf, &c, why, sizeof why) != 0) continue;
+        c.format = NEXT() % 2 ? TOOL_FORMAT_GENERIC : TOOL_FORMAT_PHI4;
+        int64_t k = tool_prompt_messages(body, n, mo, to, &c, out, sizeof out, why, sizeof why);
+        Json whole, rewritten;
+        json_init(&whole, body, n, "body");
+        if (k < 0 || (size_t)k >= sizeof out || json_skip(&whole) != 0 || json_end(&whole) != 0) continue;
+        json_init(&rewritten, out, (size_t)k, "out");
+        checked++;
+        if (json_skip(&rewritten) != 0 || json_end(&rewritten) != 0) {
+            if (!invalid++) printf("# invalid: %s\n# from %s\n", out, body);
+        }
+    }
+#undef NEXT
+    CHECK(invalid == 0, "mutated requests: the messages rewritten from %d valid ones are valid JSON (%d not)", checked, invalid);
+    CHECK(lost == 0, "%d mutated replies through every format's splitter: without a call, content is the reply byte for byte (%d not)",
+          runs, lost);
+}
+
 int main(void)
 {
     splitter();
@@ -945,5 +1046,6 @@ int main(void)
     forced_formats();
     detection();
     prompt_messages();
+    mutated();
     CHECK_DONE();
 }
