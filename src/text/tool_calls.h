@@ -3,8 +3,10 @@
  * schema, or tool calls whose arguments follow each function's
  * parameters), and the splitter that turns the tool calls in a reply into
  * OpenAI tool_calls as the text is generated, in the format of the model's
- * chat template (ToolFormat). The engine's slots run the splitter; the
- * server reads requests with tool_constraint. */
+ * chat template (ToolFormat, recognised from the template's text). The
+ * engine's slots run the splitter; the server reads requests with
+ * tool_constraint and, for a template that cannot show the tools, renders
+ * the messages tool_prompt_messages writes. */
 #ifndef PITH_TOOL_CALLS_H
 #define PITH_TOOL_CALLS_H
 
