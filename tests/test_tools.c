@@ -135,6 +135,13 @@ static void splitter(void)
          TOOL_FORMAT_PHI4},
         {"<|tool_call|>{\"name\": \"a\", \"arguments\": {}}<|/tool_call|>", "", "0:a({});", TOOL_FORMAT_PHI4},
         {"<|tool_call|>[a(]<|/tool_call|>", "<|tool_call|>[a(]<|/tool_call|>", "", TOOL_FORMAT_PHI4},
+        /* Nemotron Nano v2, Apriel 1.6 / MiniMax-M1, Firefunction v2: lists (or lines of objects) in their markers */
+        {"<TOOLCALL>[{\"name\": \"a\", \"arguments\": {\"x\": 1}}]</TOOLCALL>", "", "0:a({\"x\": 1});", TOOL_FORMAT_NEMOTRON},
+        {"<tool_calls>\n{\"name\": \"a\", \"arguments\": {}}\n{\"name\": \"b\", \"arguments\": {\"y\": 2}}\n</tool_calls>", "",
+         "0:a({});1:b({\"y\": 2});", TOOL_FORMAT_TOOL_CALLS},
+        {"<tool_calls>{\"name\": \"a\", \"arguments\": {}} [b()]</tool_calls>", "<tool_calls>{\"name\": \"a\", \"arguments\": {}} [b()]</tool_calls>",
+         "", TOOL_FORMAT_TOOL_CALLS},
+        {"for the functools[{\"name\": \"a\", \"arguments\": {}}] x", "for the x", "0:a({});", TOOL_FORMAT_FUNCTOOLS},
         /* pythonic: the reply is a list of calls; other brackets stay content */
         {"[get_weather(city=\"Paris\", days=3), now()]", "", "0:get_weather({\"city\": \"Paris\", \"days\": 3});1:now({});",
          TOOL_FORMAT_PYTHONIC},
@@ -699,6 +706,12 @@ static void forced_formats(void)
         {TOOL_FORMAT_DEEPSEEK_V3,
          DS_CALLS_BEGIN DS_CALL_BEGIN "get_weather" DS_SEP "{\"city\": \"Oslo\"}" DS_CALL_END DS_CALL_BEGIN "now" DS_SEP "{}" DS_CALL_END
          DS_CALLS_END, NULL, DS_CALLS_BEGIN DS_CALL_BEGIN "now" DS_SEP "{}" DS_CALL_END DS_CALLS_END},
+        {TOOL_FORMAT_NEMOTRON, "<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"now\", "
+                               "\"arguments\": {}}]</TOOLCALL>", NULL, "<TOOLCALL>[{\"name\": \"now\", \"arguments\": {}}]</TOOLCALL>"},
+        {TOOL_FORMAT_TOOL_CALLS, "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"now\", "
+                                 "\"arguments\": {}}]</tool_calls>", NULL, "<tool_calls>[{\"name\": \"now\", \"arguments\": {}}]</tool_calls>"},
+        {TOOL_FORMAT_FUNCTOOLS, "functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}, {\"name\": \"now\", "
+                                "\"arguments\": {}}]", NULL, "functools[{\"name\": \"now\", \"arguments\": {}}]"},
         {TOOL_FORMAT_GENERIC, "{\"tool_call\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}}", "",
          "{\"tool_call\": {\"name\": \"now\", \"arguments\": {}}}"},
     };
@@ -765,7 +778,7 @@ static void forced_formats(void)
     CHECK(rc == 0 && !ac.forced && ac.held && ac.rewrite && !ac.render && ac.parse, "generic, auto: held by a grammar, the messages rewritten (%s)",
           rc ? why : "");
     if (rc == 0) {
-        const char *r1 = "{\"response\": \"Hello \\\"you\\\"\"}", *c1 = cases[11].text;
+        const char *r1 = "{\"response\": \"Hello \\\"you\\\"\"}", *c1 = cases[sizeof cases / sizeof cases[0] - 1].text;
         grammar_reset(&G);
         int ok1 = grammar_accept(&G, r1, strlen(r1)) == 0 && grammar_finished(&G);
         grammar_reset(&G);
@@ -816,6 +829,9 @@ static void detection(void)
         {"'Respond in the format {\"name\": function name, \"parameters\": dictionary of argument name and its value}.'",
          TOOL_FORMAT_JSON},
         {"[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]", TOOL_FORMAT_PYTHONIC},
+        {"{{- '<TOOLCALL>[' -}}", TOOL_FORMAT_NEMOTRON},
+        {"Return all function calls as a list of JSON objects within <tool_calls></tool_calls> XML tags.", TOOL_FORMAT_TOOL_CALLS},
+        {"formatted as functools[{\"name\": [function name], \"arguments\": [function arguments as JSON]}, ...]", TOOL_FORMAT_FUNCTOOLS},
         {"{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}", TOOL_FORMAT_GENERIC},
         {"", TOOL_FORMAT_GENERIC},
     };
@@ -860,6 +876,10 @@ static void detection(void)
         {"Qwen3-Coder", "qwen3-coder"},
         {"LFM2.5-Instruct", "lfm2"},
         {"LFM2-8B-A1B", "lfm2"},
+        {"NVIDIA-Nemotron-Nano-v2", "nemotron"},
+        {"Apriel-1.6-15b-Thinker-fixed", "tool-calls"},
+        {"MiniMax-M1", "tool-calls"},
+        {"fireworks-ai-llama-3-firefunction-v2", "functools"},
         {"GLM-4.6", "generic"},
         {"ByteDance-Seed-OSS", "generic"},
         {"microsoft-Phi-3.5-mini-instruct", "generic"},
@@ -955,6 +975,7 @@ static void mutated(void)
         "<|tool_call_start|>[f(a='x', b={'k': (1, None)})]<|tool_call_end|>",
         "[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}]",
         "[TOOL_CALLS]f[CALL_ID]abc[ARGS]{\"a\": \"[ARGS]\"}",
+        "functools[{\"name\": \"a\", \"arguments\": {}}]<tool_calls>\n{\"name\": \"b\", \"arguments\": {}}\n</tool_calls>",
         "<|tool_call|>[{\"name\": \"a\", \"arguments\": {}}]<|/tool_call|>",
         "[f(s='a]b'), g()]",
         "<|tool_call>call:f{a:<|\"|>x<|\"|>,b:[1,{c:true}]}<tool_call|>",

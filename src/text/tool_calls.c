@@ -32,7 +32,7 @@
 /* What is inside a format's block. */
 typedef enum {
     SHAPE_OBJECT,   /* one JSON call object (or Qwen3.5's <function=...> form) */
-    SHAPE_LIST,     /* a list of JSON call objects or Python calls (or one JSON call object) */
+    SHAPE_LIST,     /* a list of JSON call objects or Python calls (or JSON call objects one after another) */
     SHAPE_NAMED,    /* NAME[ARGS]{...}, [CALL_ID]ID before [ARGS] too */
     SHAPE_GEMMA,    /* call:NAME{key:value,...} in Gemma 4's literals (or JSON) */
     SHAPE_DEEPSEEK, /* <｜tool▁call▁begin｜>[TYPE<｜tool▁sep｜>]NAME...{...}...<｜tool▁call▁end｜> sections */
@@ -89,6 +89,12 @@ static const Format formats[TOOL_FORMAT_COUNT] = {
                                  DS_SEP, PROMPT_TEMPLATE},
     [TOOL_FORMAT_DEEPSEEK_V3] = {"deepseek-v3.1", DS_CALLS_BEGIN, DS_CALLS_END, 0, NULL, SHAPE_DEEPSEEK, DS_CALLS_BEGIN,
                                  DS_CALL_BEGIN, DS_SEP, DS_CALL_END, "", DS_CALLS_END, 1, 1, DS_CALL_BEGIN, PROMPT_TEMPLATE},
+    [TOOL_FORMAT_NEMOTRON] = {"nemotron", "<TOOLCALL>", "</TOOLCALL>", 0, NULL, SHAPE_LIST, "<TOOLCALL>[", JSON_CALL, ", ",
+                              "]</TOOLCALL>", 0, 1, "{\"name\": ", PROMPT_TEMPLATE},
+    [TOOL_FORMAT_TOOL_CALLS] = {"tool-calls", "<tool_calls>", "</tool_calls>", 0, NULL, SHAPE_LIST, "<tool_calls>[", JSON_CALL,
+                                ", ", "]</tool_calls>", 0, 1, "{\"name\": ", PROMPT_TEMPLATE},
+    [TOOL_FORMAT_FUNCTOOLS] = {"functools", "functools", NULL, 0, NULL, SHAPE_LIST, "functools[", JSON_CALL, ", ", "]", 0, 1,
+                               "{\"name\": ", PROMPT_TEMPLATE},
     [TOOL_FORMAT_GENERIC] = {"generic", "", NULL, '{', NULL, SHAPE_GENERIC, "", "{\"tool_call\": {\"name\": ",
                              ", \"arguments\": ", "}}", "\n", "", 0, 0, "{\"name\": ", PROMPT_SYSTEM_TEXT},
 };
@@ -114,6 +120,9 @@ static const struct {
     {"<|tool_call>", NULL, TOOL_FORMAT_GEMMA4},
     {"<|/tool|>", NULL, TOOL_FORMAT_PHI4},           /* Phi-4-mini: message['tools'] in <|tool|>...<|/tool|> */
     {"<|tool_call|>", NULL, TOOL_FORMAT_GRANITE},     /* Granite 3.3 */
+    {"<TOOLCALL>", NULL, TOOL_FORMAT_NEMOTRON},       /* Nemotron Nano v2 */
+    {"<tool_calls>", NULL, TOOL_FORMAT_TOOL_CALLS},   /* Apriel 1.6, MiniMax-M1 */
+    {"functools[", NULL, TOOL_FORMAT_FUNCTOOLS},      /* Firefunction v2 */
     {OPEN_TAG, NULL, TOOL_FORMAT_TAGGED},
     {"\"parameters\": dictionary of argument name", NULL, TOOL_FORMAT_JSON}, /* Llama 3.1/3.2/3.3 */
     {"[func_name1(", NULL, TOOL_FORMAT_PYTHONIC},    /* Llama 3.2/4 pythonic, Gemma 3 tool templates */
@@ -1293,14 +1302,19 @@ static int parse_block(ToolSplit *t, size_t n, size_t used, int emit)
         if ((list && (r < 0 || !k)) || json_next(&j, '}') != 0 || json_end(&j) != 0) return -1;
         return 0;
     }
-    /* SHAPE_LIST: a list of Python calls or JSON objects (or one JSON object) */
+    /* SHAPE_LIST: a list of Python calls or JSON objects (or JSON objects
+     * one after another, a line each) */
     py_ws(s, n, &i);
     if (i < n && s[i] == '{') {
-        Json j;
-        json_init(&j, s, n, "tool call");
-        j.pos = i;
-        if (parse_json_call(&j, &sc, name, &name_len, &args, &args_len) < 0 || json_end(&j) != 0) return -1;
-        GIVE();
+        while (i < n) {
+            Json j;
+            json_init(&j, s, n, "tool call");
+            j.pos = i;
+            if (parse_json_call(&j, &sc, name, &name_len, &args, &args_len) < 0) return -1;
+            GIVE();
+            i = j.pos;
+            py_ws(s, n, &i);
+        }
         return 0;
     }
     if (i >= n || s[i++] != '[') return -1;

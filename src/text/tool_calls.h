@@ -53,6 +53,13 @@ typedef enum {
     TOOL_FORMAT_DEEPSEEK_R1,
     /* DeepSeek V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>...<｜tool▁calls▁end｜> */
     TOOL_FORMAT_DEEPSEEK_V3,
+    /* Nemotron Nano v2: <TOOLCALL>[{"name": "NAME", "arguments": {...}}, ...]</TOOLCALL> */
+    TOOL_FORMAT_NEMOTRON,
+    /* Apriel 1.6: <tool_calls>[{"name": ..., "arguments": ...}, ...]</tool_calls>;
+     * MiniMax-M1: <tool_calls>\n{...}\n{...}\n</tool_calls> (objects a line each) */
+    TOOL_FORMAT_TOOL_CALLS,
+    /* Firefunction v2: functools[{"name": ..., "arguments": ...}, ...] */
+    TOOL_FORMAT_FUNCTOOLS,
     /* A template that knows no tools (or a form pith does not read): the
      * tools described in the system message (tool_prompt_messages), the
      * reply held by a grammar to one JSON object, {"tool_call": {"name":
