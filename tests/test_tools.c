@@ -908,6 +908,7 @@ static void prompt_messages(void)
         ToolFormat format;
         int forced;
         const char *body, *want;
+        int no_system;
     } cases[] = {
         {TOOL_FORMAT_GENERIC, 0,
          "{\"messages\": [{\"role\": \"system\", \"name\": \"s\", \"content\": \"Be brief.\"}, {\"role\": \"user\", \"content\": \"Weather?\"}, "
@@ -922,20 +923,35 @@ static void prompt_messages(void)
          "the user.\"}, {\"role\": \"user\", \"content\": \"Weather?\"}, {\"role\": \"assistant\", \"content\": \"{\\\"tool_call\\\": "
          "{\\\"name\\\": \\\"get\\\", \\\"arguments\\\": {\\\"city\\\": \\\"Oslo\\\"}}}\"}, {\"role\": \"user\", \"content\": "
          "\"{\\\"tool_response\\\": {\\\"tool_call_id\\\": \\\"c1\\\", \\\"content\\\": \\\"21 C\\\"}}\"}, {\"role\": \"assistant\", "
-         "\"content\": \"{\\\"response\\\": \\\"Mild.\\\"}\"}]"},
+         "\"content\": \"{\\\"response\\\": \\\"Mild.\\\"}\"}]", 0},
         {TOOL_FORMAT_GENERIC, 1,
          "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]}",
          "[{\"role\": \"system\", \"content\": \"You can call these tools (each a function's name, description and the JSON Schema "
          "of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer with one JSON object and nothing else, a call of one of the "
          "tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\"}, {\"role\": "
-         "\"user\", \"content\": \"Hi\"}]"},
+         "\"user\", \"content\": \"Hi\"}]", 0},
         {TOOL_FORMAT_GENERIC, 1,
          "{\"messages\": [{\"role\": \"system\", \"a_member_name_longer_than_sixteen\": [1], \"content\": \"S\"}], "
          "\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]}",
          "[{\"role\": \"system\", \"a_member_name_longer_than_sixteen\": [1], \"content\": \"S\\n\\nYou can call these tools "
          "(each a function's name, description and the JSON Schema of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer "
          "with one JSON object and nothing else, a call of one of the tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the "
-         "tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\"}]"},
+         "tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\"}]", 0},
+        /* a template that refuses a system role: before the first user message's text */
+        {TOOL_FORMAT_GENERIC, 1,
+         "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": "
+         "\"x\"}]}], \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]}",
+         "[{\"role\": \"user\", \"content\": \"You can call these tools (each a function's name, description and the JSON Schema "
+         "of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer with one JSON object and nothing else, a call of one of the "
+         "tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\\n\\nHi\"}, "
+         "{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"x\"}]}]", 1},
+        {TOOL_FORMAT_GENERIC, 1,
+         "{\"messages\": [{\"role\": \"user\", \"content\": [ {\"type\": \"text\", \"text\": \"x\"}]}], \"tools\": [{\"type\": "
+         "\"function\", \"function\": {\"name\": \"f\"}}]}",
+         "[{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"You can call these tools (each a function's name, "
+         "description and the JSON Schema of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer with one JSON object and "
+         "nothing else, a call of one of the tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the tool's name>\\\", "
+         "\\\"arguments\\\": {<its arguments>}}}\"}, {\"type\": \"text\", \"text\": \"x\"}]}]", 1},
         {TOOL_FORMAT_PHI4, 0,
          "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\", \"tools\": \"old\"}, {\"role\": \"user\", \"content\": \"Hi\"}, "
          "{\"role\": \"assistant\", \"content\": \"Sure.\", \"tool_calls\": [{\"function\": {\"name\": \"f\", \"arguments\": {\"a\": 1}}}, "
@@ -944,7 +960,7 @@ static void prompt_messages(void)
          "[{\"role\": \"system\", \"content\": \"Be brief.\", \"tools\": \"[{\\\"name\\\": \\\"f\\\"}, {\\\"name\\\": \\\"g\\\"}]\"}, "
          "{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Sure.<|tool_call|>[{\\\"name\\\": "
          "\\\"f\\\", \\\"arguments\\\": {\\\"a\\\": 1}}, {\\\"name\\\": \\\"g\\\", \\\"arguments\\\": {}}]<|/tool_call|>\"}, "
-         "{\"role\": \"tool\", \"content\": \"ok\"}]"},
+         "{\"role\": \"tool\", \"content\": \"ok\"}]", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         static char out[4096];
@@ -952,12 +968,12 @@ static void prompt_messages(void)
         const char *b = cases[i].body;
         size_t len = strlen(b), m = (size_t)(strstr(b, "[") - b), t = (size_t)(strstr(b, "\"tools\": [") - b) + 9;
         ToolConstraint c = {.format = cases[i].format, .forced = cases[i].forced, .rewrite = 1};
-        int64_t n = tool_prompt_messages(b, len, m, t, &c, out, sizeof out, why, sizeof why);
+        int64_t n = tool_prompt_messages(b, len, m, t, &c, cases[i].no_system, out, sizeof out, why, sizeof why);
         int ok = n == (int64_t)strlen(cases[i].want) && !strcmp(out, cases[i].want);
         CHECK(ok, "%s: the messages show the tools: %s", tool_format_name(cases[i].format), n < 0 ? why : out);
         /* too small a buffer: the length needed, nothing written past it */
         memset(out, 'x', sizeof out);
-        int64_t k = tool_prompt_messages(b, len, m, t, &c, out, 10, why, sizeof why);
+        int64_t k = tool_prompt_messages(b, len, m, t, &c, cases[i].no_system, out, 10, why, sizeof why);
         CHECK(k == n && out[10] == 'x', "%s: the length needed, measured in a buffer too small", tool_format_name(cases[i].format));
     }
 }
@@ -1042,7 +1058,7 @@ static void mutated(void)
         ToolFormat f = (ToolFormat)(NEXT() % TOOL_FORMAT_COUNT);
         if (tool_constraint(body, n, TOOL_ABSENT, co, to, f, gbnf, sizeof gbnf, &c, why, sizeof why) != 0) continue;
         c.format = NEXT() % 2 ? TOOL_FORMAT_GENERIC : TOOL_FORMAT_PHI4;
-        int64_t k = tool_prompt_messages(body, n, mo, to, &c, out, sizeof out, why, sizeof why);
+        int64_t k = tool_prompt_messages(body, n, mo, to, &c, (int)(NEXT() % 2), out, sizeof out, why, sizeof why);
         Json whole, rewritten;
         json_init(&whole, body, n, "body");
         if (k < 0 || (size_t)k >= sizeof out || json_skip(&whole) != 0 || json_end(&whole) != 0) continue;

@@ -655,10 +655,11 @@ static void copy_members(Out *o, const char *body, size_t len, size_t msg, int c
 }
 
 int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size_t tools, const ToolConstraint *c,
-                             char *out, size_t cap, char *why, size_t why_cap)
+                             int no_system, char *out, size_t cap, char *why, size_t why_cap)
 {
     const Format *f = &formats[(unsigned)c->format < TOOL_FORMAT_COUNT ? c->format : TOOL_FORMAT_GENERIC];
-    int generic = f->prompt == PROMPT_SYSTEM_TEXT;
+    int generic = f->prompt == PROMPT_SYSTEM_TEXT, in_user = generic && no_system;
+    const char *target = in_user ? "user" : "system";
     Out o = {out, cap, 0};
     size_t fns[MAX_TOOLS];
     int n_fns = tool_functions(body, len, tools, fns, why, why_cap);
@@ -666,19 +667,21 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
     Json j;
     at(&j, body, len, messages);
     if (messages == TOOL_ABSENT || json_peek(&j) != JSON_ARRAY) return why_f(why, why_cap, "messages: expected an array");
-    /* the first system message */
+    /* the first system message (or user message: in_user) */
     size_t sys = TOOL_ABSENT;
     json_enter(&j, '[');
     while (sys == TOOL_ABSENT && json_next(&j, ']') > 0) {
         char role[16];
         skip_ws(&j);
-        if (string_at(body, len, member(body, len, j.pos, "role"), role, sizeof role) == 0 && !strcmp(role, "system"))
+        if (string_at(body, len, member(body, len, j.pos, "role"), role, sizeof role) == 0 && !strcmp(role, target))
             sys = j.pos;
         if (json_skip(&j) < 0) return why_f(why, why_cap, "messages: malformed");
     }
     out_str(&o, "[");
     if (sys == TOOL_ABSENT) {
-        out_str(&o, generic ? "{\"role\": \"system\", \"content\": \"" : "{\"role\": \"system\", \"content\": \"\", \"tools\": \"");
+        out_str(&o, "{\"role\": \"");
+        out_str(&o, target);
+        out_str(&o, generic ? "\", \"content\": \"" : "\", \"content\": \"\", \"tools\": \"");
         if (generic) generic_description(&o, body, len, fns, n_fns, c->forced);
         else phi4_tools(&o, body, len, fns, n_fns);
         out_str(&o, "\"}");
@@ -696,7 +699,8 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
         size_t cl = content == TOOL_ABSENT ? 0 : value_len(body, len, content);
         int first = 1;
         if (msg == sys && generic) {
-            /* its content and the tools' description */
+            /* its content and the tools' description: after a system
+             * message's text, before a user message's */
             out_str(&o, "{");
             copy_members(&o, body, len, msg, 0, &first);
             out_str(&o, first ? "\"content\": " : ", \"content\": ");
@@ -708,6 +712,14 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
                 int empty = json_next(&p, ']') == 0;
                 size_t e = content + cl;
                 while (e > content && body[e - 1] != ']') e--;
+                if (in_user) {
+                    out_str(&o, "[{\"type\": \"text\", \"text\": \"");
+                    generic_description(&o, body, len, fns, n_fns, c->forced);
+                    out_str(&o, empty ? "\"}]}" : "\"}, ");
+                    skip_ws(&p);
+                    if (!empty) out_put(&o, body + p.pos, e - p.pos), out_str(&o, "}");
+                    continue;
+                }
                 out_put(&o, body + content, e - 1 - content);
                 out_str(&o, empty ? "{\"type\": \"text\", \"text\": \"" : ", {\"type\": \"text\", \"text\": \"");
                 generic_description(&o, body, len, fns, n_fns, c->forced);
@@ -715,11 +727,13 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
                 continue;
             }
             out_str(&o, "\"");
+            if (in_user) generic_description(&o, body, len, fns, n_fns, c->forced);
             if (is_str && cl > 2) {
+                if (in_user) out_esc_str(&o, "\n\n");
                 out_put(&o, body + content + 1, cl - 2);
-                out_esc_str(&o, "\n\n");
+                if (!in_user) out_esc_str(&o, "\n\n");
             }
-            generic_description(&o, body, len, fns, n_fns, c->forced);
+            if (!in_user) generic_description(&o, body, len, fns, n_fns, c->forced);
             out_str(&o, "\"}");
         } else if (msg == sys) {
             /* Phi-4-mini: a "tools" string */

@@ -115,7 +115,9 @@ int tool_constraint(const char *body, size_t len, size_t response_format, size_t
  * fits) that shows the model the tools (tools: the offset of the
  * request's) where its template cannot: TOOL_FORMAT_GENERIC appends their
  * description and the reply's JSON form to the first system message's
- * content (a system message is inserted first when there is none), turns
+ * content (a system message is inserted first when there is none; with
+ * no_system, for a template that refuses a system role, they go before
+ * the first user message's content instead), turns
  * an assistant's tool_calls (or reply) into its content as the format
  * writes them and tool results into user messages; TOOL_FORMAT_PHI4 gives the system
  * message a "tools" string (what Phi-4-mini's template reads) and the
@@ -123,7 +125,7 @@ int tool_constraint(const char *body, size_t len, size_t response_format, size_t
  * snprintf: more than cap - 1 means it did not fit), or -1 with the reason
  * in why. */
 int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size_t tools, const ToolConstraint *c,
-                             char *out, size_t cap, char *why, size_t why_cap);
+                             int no_system, char *out, size_t cap, char *why, size_t why_cap);
 
 /* Tool calls out of a stream of content bytes, in one ToolFormat: a block
  * from the format's opening marker (or, for some, a bare "{" or "[") to
