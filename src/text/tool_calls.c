@@ -1601,7 +1601,7 @@ static void push_byte(ToolSplit *t, char c)
     }
     const char *tag = f->open;
     size_t tag_len = strlen(tag);
-    if (tag_len && (t->n_hold || c == tag[0])) {
+    if (tag_len && tag_len <= sizeof t->hold && (t->n_hold || c == tag[0])) {
         t->hold[t->n_hold++] = c;
         if (memcmp(t->hold, tag, t->n_hold) == 0) {
             if (t->n_hold == tag_len) {
