@@ -790,6 +790,12 @@ static void forced_formats(void)
     rc = rc ? rc : grammar_compile(&G, gbnf, ac.grammar_len, "tools", why, sizeof why);
     grammar_reset(&G);
     CHECK(rc == 0 && grammar_accept(&G, "{\"response\": \"x\"}", 17) != 0, "generic, required: no response");
+    /* tool_choice none: nothing parsed, no grammar, the messages still rewritten (past calls as text) */
+    const char *none = "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}], \"tc\": \"none\"}";
+    rc = tool_constraint(none, strlen(none), TOOL_ABSENT, (size_t)(strstr(none, "\"none\"") - none), 10, TOOL_FORMAT_GENERIC, gbnf,
+                         sizeof gbnf, &ac, why, sizeof why);
+    CHECK(rc == 0 && !ac.parse && !ac.held && ac.grammar_len == 0 && ac.rewrite && !ac.render,
+          "generic, tool_choice none: no grammar, nothing parsed, the messages rewritten");
     /* a name a raw-name format cannot hold */
     const char *odd = "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"a[b\"}}], \"tc\": \"required\"}";
     rc = tool_constraint(odd, strlen(odd), TOOL_ABSENT, (size_t)(strstr(odd, "\"required\"") - odd), 10, TOOL_FORMAT_MISTRAL_ARGS, gbnf,
@@ -908,7 +914,7 @@ static void prompt_messages(void)
         ToolFormat format;
         int forced;
         const char *body, *want;
-        int no_system;
+        int no_system, history; /* history: no tools in play, only past calls and results change */
     } cases[] = {
         {TOOL_FORMAT_GENERIC, 0,
          "{\"messages\": [{\"role\": \"system\", \"name\": \"s\", \"content\": \"Be brief.\"}, {\"role\": \"user\", \"content\": \"Weather?\"}, "
@@ -923,20 +929,20 @@ static void prompt_messages(void)
          "the user.\"}, {\"role\": \"user\", \"content\": \"Weather?\"}, {\"role\": \"assistant\", \"content\": \"{\\\"tool_call\\\": "
          "{\\\"name\\\": \\\"get\\\", \\\"arguments\\\": {\\\"city\\\": \\\"Oslo\\\"}}}\"}, {\"role\": \"user\", \"content\": "
          "\"{\\\"tool_response\\\": {\\\"tool_call_id\\\": \\\"c1\\\", \\\"content\\\": \\\"21 C\\\"}}\"}, {\"role\": \"assistant\", "
-         "\"content\": \"{\\\"response\\\": \\\"Mild.\\\"}\"}]", 0},
+         "\"content\": \"{\\\"response\\\": \\\"Mild.\\\"}\"}]", 0, 0},
         {TOOL_FORMAT_GENERIC, 1,
          "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]}",
          "[{\"role\": \"system\", \"content\": \"You can call these tools (each a function's name, description and the JSON Schema "
          "of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer with one JSON object and nothing else, a call of one of the "
          "tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\"}, {\"role\": "
-         "\"user\", \"content\": \"Hi\"}]", 0},
+         "\"user\", \"content\": \"Hi\"}]", 0, 0},
         {TOOL_FORMAT_GENERIC, 1,
          "{\"messages\": [{\"role\": \"system\", \"a_member_name_longer_than_sixteen\": [1], \"content\": \"S\"}], "
          "\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]}",
          "[{\"role\": \"system\", \"a_member_name_longer_than_sixteen\": [1], \"content\": \"S\\n\\nYou can call these tools "
          "(each a function's name, description and the JSON Schema of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer "
          "with one JSON object and nothing else, a call of one of the tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the "
-         "tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\"}]", 0},
+         "tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\"}]", 0, 0},
         /* a template that refuses a system role: before the first user message's text */
         {TOOL_FORMAT_GENERIC, 1,
          "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": "
@@ -944,14 +950,21 @@ static void prompt_messages(void)
          "[{\"role\": \"user\", \"content\": \"You can call these tools (each a function's name, description and the JSON Schema "
          "of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer with one JSON object and nothing else, a call of one of the "
          "tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the tool's name>\\\", \\\"arguments\\\": {<its arguments>}}}\\n\\nHi\"}, "
-         "{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"x\"}]}]", 1},
+         "{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"x\"}]}]", 1, 0},
         {TOOL_FORMAT_GENERIC, 1,
          "{\"messages\": [{\"role\": \"user\", \"content\": [ {\"type\": \"text\", \"text\": \"x\"}]}], \"tools\": [{\"type\": "
          "\"function\", \"function\": {\"name\": \"f\"}}]}",
          "[{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"You can call these tools (each a function's name, "
          "description and the JSON Schema of its parameters):\\n{\\\"name\\\": \\\"f\\\"}\\n\\nAnswer with one JSON object and "
          "nothing else, a call of one of the tools: {\\\"tool_call\\\": {\\\"name\\\": \\\"<the tool's name>\\\", "
-         "\\\"arguments\\\": {<its arguments>}}}\"}, {\"type\": \"text\", \"text\": \"x\"}]}]", 1},
+         "\\\"arguments\\\": {<its arguments>}}}\"}, {\"type\": \"text\", \"text\": \"x\"}]}]", 1, 0},
+        {TOOL_FORMAT_GENERIC, 0,
+         "{\"messages\": [{\"role\": \"system\", \"content\": \"S\"}, {\"role\": \"assistant\", \"content\": null, \"tool_calls\": "
+         "[{\"function\": {\"name\": \"f\", \"arguments\": {}}}]}, {\"role\": \"tool\", \"content\": \"1\"}, {\"role\": \"assistant\", "
+         "\"content\": \"One.\"}], \"tools\": []}",
+         "[{\"role\": \"system\", \"content\": \"S\"}, {\"role\": \"assistant\", \"content\": \"{\\\"tool_call\\\": {\\\"name\\\": "
+         "\\\"f\\\", \\\"arguments\\\": {}}}\"}, {\"role\": \"user\", \"content\": \"{\\\"tool_response\\\": {\\\"content\\\": "
+         "\\\"1\\\"}}\"}, {\"role\": \"assistant\", \"content\": \"One.\"}]", 0, 1},
         {TOOL_FORMAT_PHI4, 0,
          "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\", \"tools\": \"old\"}, {\"role\": \"user\", \"content\": \"Hi\"}, "
          "{\"role\": \"assistant\", \"content\": \"Sure.\", \"tool_calls\": [{\"function\": {\"name\": \"f\", \"arguments\": {\"a\": 1}}}, "
@@ -960,14 +973,14 @@ static void prompt_messages(void)
          "[{\"role\": \"system\", \"content\": \"Be brief.\", \"tools\": \"[{\\\"name\\\": \\\"f\\\"}, {\\\"name\\\": \\\"g\\\"}]\"}, "
          "{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Sure.<|tool_call|>[{\\\"name\\\": "
          "\\\"f\\\", \\\"arguments\\\": {\\\"a\\\": 1}}, {\\\"name\\\": \\\"g\\\", \\\"arguments\\\": {}}]<|/tool_call|>\"}, "
-         "{\"role\": \"tool\", \"content\": \"ok\"}]", 0},
+         "{\"role\": \"tool\", \"content\": \"ok\"}]", 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         static char out[4096];
         char why[200];
         const char *b = cases[i].body;
         size_t len = strlen(b), m = (size_t)(strstr(b, "[") - b), t = (size_t)(strstr(b, "\"tools\": [") - b) + 9;
-        ToolConstraint c = {.format = cases[i].format, .forced = cases[i].forced, .rewrite = 1};
+        ToolConstraint c = {.format = cases[i].format, .forced = cases[i].forced, .rewrite = 1, .parse = !cases[i].history};
         int64_t n = tool_prompt_messages(b, len, m, t, &c, cases[i].no_system, out, sizeof out, why, sizeof why);
         int ok = n == (int64_t)strlen(cases[i].want) && !strcmp(out, cases[i].want);
         CHECK(ok, "%s: the messages show the tools: %s", tool_format_name(cases[i].format), n < 0 ? why : out);

@@ -447,7 +447,7 @@ int tool_constraint(const char *body, size_t len, size_t response_format, size_t
     if (choice >= 2 && format == TOOL_FORMAT_XML && tool_kinds(body, len, tools, NULL, 0) > TOOL_KINDS_CAP)
         return why_f(why, why_cap, "tools: over %d bytes of function and parameter names (Qwen3.5's bound)", TOOL_KINDS_CAP);
     out->render = choice > 0 && f->prompt == PROMPT_TEMPLATE;
-    out->rewrite = choice > 0 && f->prompt != PROMPT_TEMPLATE;
+    out->rewrite = (choice > 0 || n_tools > 0) && f->prompt != PROMPT_TEMPLATE;
     out->parse = choice > 0;
     out->forced = choice >= 2;
     /* the generic format: the reply is one JSON object, a call or a response */
@@ -658,7 +658,8 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
                              int no_system, char *out, size_t cap, char *why, size_t why_cap)
 {
     const Format *f = &formats[(unsigned)c->format < TOOL_FORMAT_COUNT ? c->format : TOOL_FORMAT_GENERIC];
-    int generic = f->prompt == PROMPT_SYSTEM_TEXT, in_user = generic && no_system;
+    /* describe: tools in play (else only past calls and results become text) */
+    int generic = f->prompt == PROMPT_SYSTEM_TEXT, in_user = generic && no_system, describe = c->parse;
     const char *target = in_user ? "user" : "system";
     Out o = {out, cap, 0};
     size_t fns[MAX_TOOLS];
@@ -670,7 +671,7 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
     /* the first system message (or user message: in_user) */
     size_t sys = TOOL_ABSENT;
     json_enter(&j, '[');
-    while (sys == TOOL_ABSENT && json_next(&j, ']') > 0) {
+    while (describe && sys == TOOL_ABSENT && json_next(&j, ']') > 0) {
         char role[16];
         skip_ws(&j);
         if (string_at(body, len, member(body, len, j.pos, "role"), role, sizeof role) == 0 && !strcmp(role, target))
@@ -678,7 +679,8 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
         if (json_skip(&j) < 0) return why_f(why, why_cap, "messages: malformed");
     }
     out_str(&o, "[");
-    if (sys == TOOL_ABSENT) {
+    int inserted = describe && sys == TOOL_ABSENT;
+    if (inserted) {
         out_str(&o, "{\"role\": \"");
         out_str(&o, target);
         out_str(&o, generic ? "\", \"content\": \"" : "\", \"content\": \"\", \"tools\": \"");
@@ -694,7 +696,7 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
         char role[16] = "";
         string_at(body, len, member(body, len, msg, "role"), role, sizeof role);
         if (json_skip(&j) < 0) return why_f(why, why_cap, "messages[%d]: malformed", k);
-        if (k || sys == TOOL_ABSENT) out_str(&o, ", ");
+        if (k || inserted) out_str(&o, ", ");
         int is_str = content != TOOL_ABSENT && body[content] == '"';
         size_t cl = content == TOOL_ABSENT ? 0 : value_len(body, len, content);
         int first = 1;
@@ -748,7 +750,7 @@ int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size
             if (!generic && is_str) out_put(&o, body + content + 1, cl - 2);
             calls_text(&o, f, body, len, calls);
             out_str(&o, "\"}");
-        } else if (!strcmp(role, "assistant") && generic && is_str) {
+        } else if (!strcmp(role, "assistant") && generic && describe && is_str) {
             /* a reply as the format writes one */
             out_str(&o, "{\"role\": \"assistant\", \"content\": \"");
             out_esc_str(&o, "{\"response\": ");

@@ -94,7 +94,8 @@ typedef struct {
 
 typedef struct {
     int render;          /* give the tools to the chat template */
-    int rewrite;         /* render tool_prompt_messages' messages instead of the request's (render is 0) */
+    int rewrite;         /* render tool_prompt_messages' messages instead of the request's (render is 0):
+                          * the request has tools and the template cannot show them */
     int parse;           /* split tool calls out of the content */
     int forced;          /* tool_choice required or a named function */
     int held;            /* a grammar holds the calls (forced, or TOOL_FORMAT_GENERIC): tool_split_progressive's held */
@@ -121,7 +122,9 @@ int tool_constraint(const char *body, size_t len, size_t response_format, size_t
  * an assistant's tool_calls (or reply) into its content as the format
  * writes them and tool results into user messages; TOOL_FORMAT_PHI4 gives the system
  * message a "tools" string (what Phi-4-mini's template reads) and the
- * assistant's calls as content. Returns the array's full length (like
+ * assistant's calls as content. Without tools in play (c->parse 0:
+ * tool_choice none, or a conversation with past calls but no tools) only
+ * the past calls and results change. Returns the array's full length (like
  * snprintf: more than cap - 1 means it did not fit), or -1 with the reason
  * in why. */
 int64_t tool_prompt_messages(const char *body, size_t len, size_t messages, size_t tools, const ToolConstraint *c,
