@@ -985,7 +985,7 @@ void api_generate(Server *sv, Conn *c)
     /* response_format and tools: a grammar, and the tool-call splitter */
     ToolConstraint ac;
     if (tool_constraint(body, body_len, rq.response_format, rq.chat ? rq.tool_choice : TOOL_ABSENT,
-                       rq.chat ? rq.tools : TOOL_ABSENT, e->tmpl, e->grammar_text, ENGINE_GRAMMAR_TEXT + 1, &ac, rq.why,
+                       rq.chat ? rq.tools : TOOL_ABSENT, tool_format_of_builtin(e->tmpl), e->grammar_text, ENGINE_GRAMMAR_TEXT + 1, &ac, rq.why,
                         sizeof rq.why) != 0) {
         server_error(sv, c, 400, "invalid_request", "%s", rq.why);
         return;
