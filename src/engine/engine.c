@@ -255,11 +255,12 @@ static int token_text(Engine *e, int32_t id, char *out, size_t cap)
     return 0;
 }
 
-/* Renders [user, assistant] with the placeholders below, and [user] with
- * a generation prompt, to learn what the chat command needs from a Jinja
- * template: what closes an assistant turn, and whether the template thinks
- * unless told not to (its generation prompt does not end with a closed,
- * empty think block). A template that refuses the probe keeps "" and 1. */
+/* Renders [user, assistant] with the placeholders below, [user] with a
+ * generation prompt and [system, user], to learn what the chat command and
+ * the server need from a Jinja template: what closes an assistant turn,
+ * whether the template thinks unless told not to (its generation prompt
+ * does not end with a closed, empty think block), and whether it takes a
+ * system message. A template that refuses the first two keeps "" and 1. */
 #define PROBE_USER "pith-probe-user"
 #define PROBE_REPLY "pith-probe-reply"
 static void probe_template(Engine *e)
@@ -267,6 +268,7 @@ static void probe_template(Engine *e)
     static const char pair[] = "[{\"role\":\"user\",\"content\":\"" PROBE_USER "\"},"
                                "{\"role\":\"assistant\",\"content\":\"" PROBE_REPLY "\"}]";
     static const char one[] = "[{\"role\":\"user\",\"content\":\"" PROBE_USER "\"}]";
+    static const char with_system[] = "[{\"role\":\"system\",\"content\":\"S\"},{\"role\":\"user\",\"content\":\"" PROBE_USER "\"}]";
     char err[256];
     size_t len;
     Arena sa;
@@ -283,6 +285,10 @@ static void probe_template(Engine *e)
         while (len && strchr(" \n", e->text[len - 1])) len--;
         e->jinja_thinks = !(len >= 8 && !memcmp(e->text + len - 8, "</think>", 8));
     }
+    /* a template that refuses a system message (Gemma 2's) */
+    ChatInput sys = {with_system, sizeof with_system - 1, NULL, 0, NULL, 0, 1, -1, 0, 0};
+    arena_init(&sa, e->chat_scratch, e->chat_scratch_cap);
+    e->no_system = chat_render_input(&e->chat, &sys, &sa, e->text, e->tok.max_text + 1, &len, err, sizeof err) != PITH_OK;
 }
 
 /* The template that renders conversations: --template NAME's built-in
@@ -305,8 +311,10 @@ static int load_template(Engine *e, uint64_t max_text)
             return fail(e, PITH_BAD_INPUT, "--template: '%s' is not a template pith knows (%s)", o->template_name,
                         chat_template_names());
         r->builtin = e->tmpl = (ChatTemplate)t;
+        e->tool_format = tool_format_of_builtin(e->tmpl);
         return 0;
     }
+    e->tool_format = tool_format_of_builtin(e->tmpl);
     if (!e->template_bytes) {
         e->no_template = 1;
         return 0;
@@ -336,6 +344,7 @@ static int load_template(Engine *e, uint64_t max_text)
                     o->template_file ? "" : o->model_path, o->template_file ? "" : ": ", r->name, why);
     r->jinja = e->jinja;
     r->now = port_template_seconds();
+    e->tool_format = tool_format_detect(text);
     probe_template(e);
     return 0;
 }

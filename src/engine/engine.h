@@ -238,6 +238,8 @@ typedef struct Engine {
     int no_template;         /* the model carries no template and none was named: ChatML renders */
     int thinking_given;      /* enable_thinking was set (--think, --no-think): the template gets it */
     int jinja_thinks;        /* the Jinja template thinks unless told not to */
+    ToolFormat tool_format;  /* how the template's model writes a tool call (tool_calls.h) */
+    int no_system;           /* the template refuses a system message (tools then go in the first user turn) */
     char bos_text[256], eos_text[256]; /* the template's bos_token and eos_token */
     char turn_end[32];       /* what closes an assistant turn after its content ("<|im_end|>\n") */
     uint64_t template_bytes; /* of the Jinja template's text (0: a built-in one renders) */

@@ -841,8 +841,8 @@ static void api_metrics(Server *sv, Conn *c)
     server_respond(sv, c, 200, "text/plain; version=0.0.4", body, n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
 }
 
-static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body, size_t body_len, int with_tools,
-                       Arena *ra, const char **text, size_t *text_len);
+static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body, size_t body_len,
+                       const ToolConstraint *ac, Arena *ra, const char **text, size_t *text_len);
 
 /* POST /apply-template (llama-server's): a chat request's prompt as the
  * model's template renders it, {"prompt": TEXT}, nothing generated. */
@@ -861,9 +861,17 @@ static void api_apply_template(Server *sv, Conn *c)
         server_error(sv, c, 400, "invalid_request", "%s", rq.why);
         return;
     }
+    /* the tools as a chat completion shows them (the grammar is not used) */
+    ToolConstraint ac;
+    Engine *e = sv->e;
+    if (tool_constraint(body, body_len, TOOL_ABSENT, rq.tool_choice, rq.tools, e->tool_format, e->grammar_text,
+                        ENGINE_GRAMMAR_TEXT + 1, &ac, rq.why, sizeof rq.why) != 0) {
+        server_error(sv, c, 400, "invalid_request", "%s", rq.why);
+        return;
+    }
     const char *text;
     size_t len;
-    if (render_chat(sv, c, &rq, body, body_len, 1, &ra, &text, &len) != 0) return;
+    if (render_chat(sv, c, &rq, body, body_len, &ac, &ra, &text, &len) != 0) return;
     uint64_t cap = 6 * (uint64_t)len + 32;
     char *out = arena_take(&ra, cap);
     if (!out) {
@@ -902,8 +910,8 @@ void api_dispatch(Server *sv, Conn *c)
 /* The prompt of a chat request: its messages (and tools, when the
  * template is to show them) rendered by the engine's template into the
  * request scratch. 0, or -1 when the request was answered with an error. */
-static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body, size_t body_len, int with_tools,
-                       Arena *ra, const char **text, size_t *text_len)
+static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body, size_t body_len,
+                       const ToolConstraint *ac, Arena *ra, const char **text, size_t *text_len)
 {
     Engine *e = sv->e;
     if (rq->messages_len <= 2) {
@@ -914,7 +922,23 @@ static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body,
     memset(&in, 0, sizeof in);
     in.messages = body + rq->messages;
     in.messages_len = rq->messages_len;
-    if (with_tools && rq->tools != TOOL_ABSENT) {
+    if (ac->rewrite) {
+        /* a template that cannot show the tools: the messages show them */
+        char why[400];
+        int64_t n = tool_prompt_messages(body, body_len, rq->messages, rq->tools, ac, e->no_system, NULL, 0, why,
+                                         sizeof why);
+        char *m = n >= 0 ? arena_take(ra, (uint64_t)n + 1) : NULL;
+        if (n < 0 || !m ||
+            tool_prompt_messages(body, body_len, rq->messages, rq->tools, ac, e->no_system, m, (size_t)n + 1, why,
+                                 sizeof why) != n) {
+            server_error(sv, c, n < 0 ? 400 : 500, n < 0 ? "invalid_request" : "internal_error", "%s",
+                         n < 0 ? why : "the request scratch is too small (a planning bug)");
+            return -1;
+        }
+        in.messages = m;
+        in.messages_len = (size_t)n;
+    }
+    if (ac->render && rq->tools != TOOL_ABSENT) {
         size_t n = 0;
         Json j;
         json_init(&j, body + rq->tools, body_len - rq->tools, "tools");
@@ -985,14 +1009,14 @@ void api_generate(Server *sv, Conn *c)
     /* response_format and tools: a grammar, and the tool-call splitter */
     ToolConstraint ac;
     if (tool_constraint(body, body_len, rq.response_format, rq.chat ? rq.tool_choice : TOOL_ABSENT,
-                       rq.chat ? rq.tools : TOOL_ABSENT, tool_format_of_builtin(e->tmpl), e->grammar_text, ENGINE_GRAMMAR_TEXT + 1, &ac, rq.why,
+                       rq.chat ? rq.tools : TOOL_ABSENT, e->tool_format, e->grammar_text, ENGINE_GRAMMAR_TEXT + 1, &ac, rq.why,
                         sizeof rq.why) != 0) {
         server_error(sv, c, 400, "invalid_request", "%s", rq.why);
         return;
     }
     /* held from the first token: no thinking block (the grammar is compiled
      * into the slot's state once the slot is chosen) */
-    if (ac.grammar_len) rq.thinking = 0;
+    if (ac.grammar_len) rq.thinking = 0, rq.thinking_given = 1; /* the template is told too */
 
     /* Sampling: Qwen3's defaults for the thinking mode, what the command
      * line set, what the request sets. */
@@ -1028,7 +1052,7 @@ void api_generate(Server *sv, Conn *c)
     size_t text_len;
     int raw = !rq.chat || engine_template_is_raw(e);
     if (rq.chat) {
-        if (render_chat(sv, c, &rq, body, body_len, ac.render, &ra, &text, &text_len) != 0) return;
+        if (render_chat(sv, c, &rq, body, body_len, &ac, &ra, &text, &text_len) != 0) return;
         reply_text_think(&rq.text, engine_opens_think(e, rq.thinking, text, text_len) ? 2 : 1);
     } else {
         reply_text_think(&rq.text, 0);
@@ -1093,7 +1117,7 @@ void api_generate(Server *sv, Conn *c)
         /* streamed: forced calls' arguments as they come (they cannot fall
          * back to content), and Qwen3.5's as they become certain */
         srq.tool_progressive = rq.stream;
-        srq.tool_held = ac.forced;
+        srq.tool_held = ac.held;
     }
     if (slot_start(e, sl->es, e->ids, n, &srq) != 0) {
         int http = status_http(sl->es->status);
