@@ -39,7 +39,10 @@ typedef enum {
  * reject, selectattr, rejectattr, items, unique, batch and reverse filters
  * return: iterates as the list, but is always true, has no len(), no [],
  * and tojson refuses it (as Python does). */
-enum { JF_TUPLE = 1, JF_NAMESPACE = 2, JF_GENERATOR = 4 };
+/* JF_MARKUP: a string the safe or escape filter made (markupsafe's Markup):
+ * + and % with it HTML-escape the other, plain, strings (functionary's
+ * template adds "..."|safe and a tool's description). */
+enum { JF_TUPLE = 1, JF_NAMESPACE = 2, JF_GENERATOR = 4, JF_MARKUP = 8 };
 
 typedef struct JList JList;
 typedef struct JDict JDict;
