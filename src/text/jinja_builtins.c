@@ -781,9 +781,17 @@ static int parse_float(JValue s, double *out)
             *out = sign * (w == 2 ? NAN : INFINITY);
             return 0;
         }
-    for (size_t k = 0; k < t.len; k++)
-        if (!strchr("0123456789+-.eE", t.u.s[k])) return -1;
-    return t.len && text_to_double(t.u.s, t.len, out) == t.len ? 0 : -1;
+    char digits[64]; /* without the underscores allowed between digits */
+    size_t n = 0;
+    for (size_t k = 0; k < t.len; k++) {
+        char ch = t.u.s[k];
+        int between = k > 0 && k + 1 < t.len && t.u.s[k - 1] >= '0' && t.u.s[k - 1] <= '9' && t.u.s[k + 1] >= '0' &&
+                      t.u.s[k + 1] <= '9';
+        if (ch == '_' && between) continue;
+        if (!strchr("0123456789+-.eE", ch) || !ch || n == sizeof digits) return -1;
+        digits[n++] = ch;
+    }
+    return n && text_to_double(digits, n, out) == n ? 0 : -1;
 }
 
 /* int(default=0, base=10): a number's integer part, a string's number, else the default. */
@@ -1262,7 +1270,7 @@ static int format_spec(JCtx *c, JBuf *b, JValue v, const char *spec, size_t n)
     if (i < n) type = spec[i++];
     if (i < n || width >= 1000 || prec >= 100) return jv_fail(c, PITH_UNSUPPORTED, "format spec '%.*s'", (int)n, spec);
     JValue body;
-    int num = v.type == JV_INT || v.type == JV_FLOAT || (v.type == JV_BOOL && type);
+    int num = v.type == JV_INT || v.type == JV_FLOAT || (v.type == JV_BOOL && n); /* format(True, '') is 'True' */
     if (!num || type == 's') {
         if (type && type != 's') return jv_fail(c, PITH_BAD_INPUT, "Unknown format code '%c' for object of type '%s'", type, jv_type_name(v));
         JValue stop = jv_int(prec), step = jv_int(1);

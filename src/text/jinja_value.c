@@ -405,7 +405,7 @@ static char *jbuf_room(JBuf *b, size_t n)
         jv_fail(c, PITH_NO_MEMORY, "a text longer than %llu bytes", (unsigned long long)c->lim.max_output);
         return NULL;
     }
-    if (b->n + n > b->cap) {
+    if (b->n + n > b->cap || !b->p) {
         size_t need = b->n + n, want = b->cap * 2 > need ? b->cap * 2 : need;
         if (want < 64) want = 64;
         int at_end = b->p && (uint8_t *)b->p + b->cap == c->mem + c->used;
@@ -1214,7 +1214,7 @@ int jv_iterate(JCtx *c, JValue v, JList **out)
 static int json_read_string(JCtx *c, Json *j, int key, JValue *out)
 {
     size_t at = j->pos, n = 0;
-    if (json_string(j, NULL, 0, &n) < 0) return -1;
+    if (json_string(j, NULL, SIZE_MAX, &n) < 0) return -1;
     j->pos = at;
     char *p = jv_alloc(c, n ? n : 1);
     if (!p) return -1;
@@ -1249,12 +1249,13 @@ static int json_read(JCtx *c, Json *j, JValue *out)
         double f;
         if (json_number(j, &t, &n, &f) < 0) return -1;
         *out = jv_float(f);
-        if (n <= 19 && !memchr(t, '.', n) && !memchr(t, 'e', n) && !memchr(t, 'E', n)) {
+        if (n <= 20 && !memchr(t, '.', n) && !memchr(t, 'e', n) && !memchr(t, 'E', n)) {
             /* an integer: int when it fits in 64 bits (Python's are unbounded; beyond, a float) */
             uint64_t m = 0;
             size_t i = t[0] == '-';
             for (; i < n && m <= (UINT64_MAX - 9) / 10; i++) m = m * 10 + (uint64_t)(t[i] - '0');
-            if (i == n && m <= (uint64_t)INT64_MAX) *out = jv_int(t[0] == '-' ? -(int64_t)m : (int64_t)m);
+            if (i == n && m <= (uint64_t)INT64_MAX + (t[0] == '-'))
+                *out = jv_int(t[0] == '-' ? (int64_t)(0 - m) : (int64_t)m);
         }
         return 0;
     }
