@@ -1022,7 +1022,7 @@ static Node *parse_filter_expr(P *p, Node *n)
 static int subparse(P *p, const char *const *ends, Node **body);
 
 /* ":"? "%}" body, up to {% END %} with END in ends (then p->tok is END,
- * consumed with drop). */
+ * consumed with drop); ends[0] closes the block. */
 static Node *parse_body(P *p, const char *const *ends, int drop, int *ok)
 {
     Node *body = NULL;
@@ -1095,7 +1095,7 @@ static Node *parse_signature(P *p)
 
 static Node *parse_if(P *p, const Tok *at)
 {
-    static const char *const ends[] = {"elif", "else", "endif", NULL}, *const endif[] = {"endif", NULL};
+    static const char *const ends[] = {"endif", "elif", "else", NULL}, *const endif[] = {"endif", NULL};
     Node *n = mk(p, N_IF, at), *cur = n;
     int ok;
     if (!n || next(p) < 0 || !(n->a = parse_tuple(p, 0, 0, NULL, 0))) return NULL;
@@ -1243,11 +1243,7 @@ static int subparse(P *p, const char *const *ends, Node **body)
             if (next(p) < 0) return -1;
             break;
         case T_EOF:
-            if (ends) { /* the last of ends closes the block */
-                int k = 0;
-                while (ends[k + 1]) k++;
-                return perr(p, "unexpected end of template: a block is not closed by '{%% %s %%}'", ends[k]);
-            }
+            if (ends) return perr(p, "unexpected end of template: a block is not closed by '{%% %s %%}'", ends[0]);
             return 0;
         default: return perr(p, "unexpected %s", describe(&p->tok, b, sizeof b));
         }
@@ -1257,9 +1253,11 @@ static int subparse(P *p, const char *const *ends, Node **body)
 
 uint64_t jinja_parse_bound(size_t len)
 {
-    /* The normalized text and decoded strings (each at most the text),
-     * and at most one node per byte of text, plus the header. */
-    return 2 * ((uint64_t)len + 16) + ((uint64_t)len + 16) * sizeof(Node) + 256;
+    /* The normalized text and decoded strings (each at most the text), and
+     * at most one node (and a few bytes of a name's copy) per byte of text:
+     * a node takes a token, a token at least a byte ("{{a<b}}": 5 nodes). */
+    uint64_t node = (sizeof(Node) + 15) & ~(uint64_t)15;
+    return 2 * ((uint64_t)len + 32) + ((uint64_t)len + 16) * node + 256;
 }
 
 PithStatus jinja_parse(const char *src, size_t len, void *mem, size_t cap, JinjaTemplate **out, char *err,
