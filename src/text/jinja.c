@@ -1040,7 +1040,16 @@ static Node *parse_body(P *p, const char *const *ends, int drop, int *ok)
     return body;
 }
 
-/* A name, a tuple of names, or (with_ns) NAME.ATTR. */
+static int can_assign(const Node *t)
+{
+    if (t->kind == N_NAME) return 1;
+    if (t->kind != N_TUPLE) return 0;
+    for (const Node *i = t->a; i; i = i->next)
+        if (!can_assign(i)) return 0;
+    return 1;
+}
+
+/* A name, a tuple of names (nested), or (with_ns) NAME.ATTR. */
 static Node *parse_target(P *p, const char *extra_end, int with_ns)
 {
     char b[64];
@@ -1056,13 +1065,7 @@ static Node *parse_target(P *p, const char *extra_end, int with_ns)
     }
     Node *t = parse_tuple(p, 1, 0, extra_end, 0);
     if (!t) return NULL;
-    int ok = t->kind == N_NAME;
-    if (t->kind == N_TUPLE) {
-        ok = 1;
-        for (Node *i = t->a; i; i = i->next)
-            if (i->kind != N_NAME) ok = 0;
-    }
-    if (!ok) return perr_at(p, at.line, at.col, PITH_BAD_INPUT, "cannot assign to %s", describe(&at, b, sizeof b)), NULL;
+    if (!can_assign(t)) return perr_at(p, at.line, at.col, PITH_BAD_INPUT, "cannot assign to %s", describe(&at, b, sizeof b)), NULL;
     return t;
 }
 
@@ -1240,7 +1243,11 @@ static int subparse(P *p, const char *const *ends, Node **body)
             if (next(p) < 0) return -1;
             break;
         case T_EOF:
-            if (ends) return perr(p, "unexpected end of template: expected '{%% %s %%}'", ends[0]);
+            if (ends) { /* the last of ends closes the block */
+                int k = 0;
+                while (ends[k + 1]) k++;
+                return perr(p, "unexpected end of template: a block is not closed by '{%% %s %%}'", ends[k]);
+            }
             return 0;
         default: return perr(p, "unexpected %s", describe(&p->tok, b, sizeof b));
         }
@@ -1609,11 +1616,33 @@ static int eval_call(R *r, Frame *f, const Node *n, const JValue *caller, JValue
     return jv_fail(&r->c, PITH_BAD_INPUT, "'%s' object is not callable", jv_type_name(fv));
 }
 
+/* x|name(args) and x is name(args): jinja_builtins.c's tables. */
+static int eval_filter_test(R *r, Frame *f, const Node *n, JValue *out)
+{
+    JCtx *c = &r->c;
+    JValue in;
+    Args args;
+    int rc, res = 0;
+    if (n->kind == N_FILTER && !n->a) in = r->block_input;
+    else if (eval(r, f, n->a, &in) < 0) return -1;
+    if (eval_args(r, f, n->b, NULL, NULL, &args) < 0) return -1;
+    at_node(r, n);
+    if (n->kind == N_FILTER) {
+        if (jv_step(c) < 0) return -1;
+        if ((rc = jb_filter(c, n->s, n->len, in, &args.a, out)) == 1)
+            return jv_fail(c, PITH_BAD_INPUT, "unknown filter '%.*s'", (int)n->len, n->s);
+        return rc;
+    }
+    if ((rc = jb_test(c, n->s, n->len, in, &args.a, &res)) == 1)
+        return jv_fail(c, PITH_BAD_INPUT, "unknown test '%.*s'", (int)n->len, n->s);
+    *out = jv_bool(n->op ? !res : res);
+    return rc;
+}
+
 static int eval_inner(R *r, Frame *f, const Node *n, JValue *out)
 {
     JCtx *c = &r->c;
     JValue a, b;
-    Args args;
     at_node(r, n);
     switch (n->kind) {
     case N_CONST: *out = n->v; return 0;
@@ -1651,26 +1680,8 @@ static int eval_inner(R *r, Frame *f, const Node *n, JValue *out)
         return jv_getitem(c, a, b, out);
     case N_SLICE: return jv_fail(c, PITH_BAD_INPUT, "a slice outside a subscript");
     case N_CALL: return eval_call(r, f, n, NULL, out);
-    case N_FILTER: {
-        if (n->a) {
-            if (eval(r, f, n->a, &a) < 0) return -1;
-        } else a = r->block_input;
-        if (eval_args(r, f, n->b, NULL, NULL, &args) < 0) return -1;
-        at_node(r, n);
-        if (jv_step(c) < 0) return -1;
-        int rc = jb_filter(c, n->s, n->len, a, &args.a, out);
-        if (rc == 1) return jv_fail(c, PITH_BAD_INPUT, "unknown filter '%.*s'", (int)n->len, n->s);
-        return rc;
-    }
-    case N_TEST: {
-        int res = 0;
-        if (eval(r, f, n->a, &a) < 0 || eval_args(r, f, n->b, NULL, NULL, &args) < 0) return -1;
-        at_node(r, n);
-        int rc = jb_test(c, n->s, n->len, a, &args.a, &res);
-        if (rc == 1) return jv_fail(c, PITH_BAD_INPUT, "unknown test '%.*s'", (int)n->len, n->s);
-        *out = jv_bool(n->op ? !res : res);
-        return rc;
-    }
+    case N_FILTER:
+    case N_TEST: return eval_filter_test(r, f, n, out);
     case N_BIN:
         if (eval(r, f, n->a, &a) < 0 || eval(r, f, n->b, &b) < 0) return -1;
         at_node(r, n);
