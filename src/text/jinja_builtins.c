@@ -404,6 +404,14 @@ static int sort_by(JCtx *c, const JValue *items, const JValue *keys, uint32_t n,
     return 0;
 }
 
+/* A new empty list flagged as jinja2's generators are. */
+static int generator(JCtx *c, uint32_t cap, JValue *out)
+{
+    if (jv_list_new(c, cap, out) < 0) return -1;
+    out->flags = JF_GENERATOR;
+    return 0;
+}
+
 static JValue *new_values(JCtx *c, uint32_t n)
 {
     return jv_alloc(c, (n ? n : 1) * sizeof(JValue));
@@ -411,13 +419,32 @@ static JValue *new_values(JCtx *c, uint32_t n)
 
 /* ---- filters ------------------------------------------------------------------- */
 
+/* json.dumps' ensure_ascii: what is not ASCII (only inside strings) as \\uXXXX, UTF-16 pairs above U+FFFF. */
+static int ascii_escape(JCtx *c, JValue s, JValue *out)
+{
+    JBuf b;
+    jbuf_init(&b, c);
+    if (jbuf_put(&b, "", 0) < 0) return -1;
+    for (size_t i = 0; i < s.len;) {
+        uint32_t cp;
+        int k = next_cp(s.u.s, s.len, i, &cp);
+        char t[16];
+        int n = cp < 0x80 ? 0 : cp < 0x10000 ? snprintf(t, sizeof t, "\\u%04x", (unsigned)cp)
+                                             : snprintf(t, sizeof t, "\\u%04x\\u%04x", 0xD800 + ((cp - 0x10000) >> 10),
+                                                        0xDC00 + ((cp - 0x10000) & 0x3FF));
+        if (n ? jbuf_put(&b, t, (size_t)n) < 0 : jbuf_put(&b, s.u.s + i, (size_t)k) < 0) return -1;
+        i += (size_t)k;
+    }
+    *out = jbuf_value(&b);
+    return 0;
+}
+
 /* transformers' tojson: json.dumps(x, ensure_ascii=False, indent=, separators=, sort_keys=). */
 BUILTIN(f_tojson)
 {
     char spaces[64], seps[2][16];
     const char *indent = NULL, *sep[2] = {NULL, NULL};
     size_t indent_len = 0;
-    if (p[0] && jv_truthy(*p[0])) return jv_fail(c, PITH_UNSUPPORTED, "tojson: ensure_ascii=True is not supported");
     if (p[1] && p[1]->type == JV_STRING) {
         indent = p[1]->u.s;
         indent_len = p[1]->len;
@@ -443,7 +470,7 @@ BUILTIN(f_tojson)
     if (jbuf_put(&b, "", 0) < 0 || jv_write_json(&b, v, indent, indent_len, sep[0], sep[1], arg_truthy(p[3], 0)) < 0)
         return -1;
     *out = jbuf_value(&b);
-    return 0;
+    return arg_truthy(p[0], 0) ? ascii_escape(c, *out, out) : 0;
 }
 
 BUILTIN(f_string) { return str_of(c, v, out); }
@@ -456,7 +483,8 @@ BUILTIN(f_replace) { return str_of(c, v, &v) < 0 ? -1 : replace(c, v, p[0], p[1]
 
 BUILTIN(f_safe)
 {
-    *out = v;
+    if (str_of(c, v, out) < 0) return -1;
+    out->flags = JF_MARKUP;
     return 0;
 }
 
@@ -464,7 +492,10 @@ BUILTIN(f_length)
 {
     switch (v.type) {
     case JV_STRING: *out = jv_int((int64_t)jv_str_chars(v.u.s, v.len)); return 0;
-    case JV_LIST: *out = jv_int(v.u.list->n); return 0;
+    case JV_LIST:
+        if (v.flags & JF_GENERATOR) break;
+        *out = jv_int(v.u.list->n);
+        return 0;
     case JV_UNDEFINED: *out = jv_int(0); return 0;
     case JV_DICT:
         if (v.flags & JF_NAMESPACE) break;
@@ -494,6 +525,7 @@ BUILTIN(f_list)
 static int first_last(JCtx *c, JValue v, int last, JValue *out)
 {
     JList *l;
+    if (last && (v.flags & JF_GENERATOR)) return jv_fail(c, PITH_BAD_INPUT, "'generator' object is not reversible");
     if (jv_iterate(c, v, &l) < 0) return -1;
     *out = l->n ? l->items[last ? l->n - 1 : 0] : jv_undefined(NULL, 0);
     return 0;
@@ -524,6 +556,7 @@ BUILTIN(f_map)
 {
     JList *l;
     const JValue *attr = NULL, *dflt = NULL;
+    if (!jv_truthy(v)) return generator(c, 0, out); /* jinja2: "if value:" before reading the arguments */
     for (int k = 0; k < a->n_kw && !a->n_pos; k++) {
         if (!strcmp(a->kw_names[k], "attribute")) attr = &a->kw[k];
         else if (!strcmp(a->kw_names[k], "default")) dflt = &a->kw[k];
@@ -531,7 +564,7 @@ BUILTIN(f_map)
     }
     if (!attr && (!a->n_pos || a->pos[0].type != JV_STRING)) return jv_fail(c, PITH_BAD_INPUT, "map requires a filter argument");
     JArgs rest = {a->pos + 1, a->n_pos - 1, a->kw_names, a->kw, a->n_kw};
-    if (jv_iterate(c, v, &l) < 0 || jv_list_new(c, l->n, out) < 0) return -1;
+    if (jv_iterate(c, v, &l) < 0 || generator(c, l->n, out) < 0) return -1;
     for (uint32_t i = 0; i < l->n; i++) {
         JValue *x = &out->u.list->items[i];
         int r = attr ? attr_get(c, l->items[i], *attr, dflt, x)
@@ -548,10 +581,11 @@ static int select_items(JCtx *c, JValue v, const JArgs *a, int by_attr, int keep
 {
     JList *l;
     int off = by_attr;
+    if (!jv_truthy(v)) return generator(c, 0, out); /* jinja2: "if value:" before reading the arguments */
     if (by_attr && !a->n_pos) return jv_fail(c, PITH_BAD_INPUT, "Missing parameter for attribute name");
     if (a->n_pos > off && a->pos[off].type != JV_STRING) return type_error(c, "test name", a->pos[off]);
     JArgs rest = {a->pos + off + 1, a->n_pos > off ? a->n_pos - off - 1 : 0, a->kw_names, a->kw, a->n_kw};
-    if (jv_iterate(c, v, &l) < 0 || jv_list_new(c, 4, out) < 0) return -1;
+    if (jv_iterate(c, v, &l) < 0 || generator(c, 4, out) < 0) return -1;
     for (uint32_t i = 0; i < l->n; i++) {
         JValue x = l->items[i];
         int t;
@@ -587,7 +621,12 @@ static int pairs(JCtx *c, JValue v, JValue *out)
     return 0;
 }
 
-BUILTIN(f_items) { return pairs(c, v, out); }
+BUILTIN(f_items)
+{
+    if (pairs(c, v, out) < 0) return -1;
+    out->flags = JF_GENERATOR;
+    return 0;
+}
 
 /* dictsort(case_sensitive=False, by='key', reverse=False). */
 BUILTIN(f_dictsort)
@@ -657,7 +696,7 @@ BUILTIN(f_unique)
     JList *l;
     JValue *keys;
     if (jv_iterate(c, v, &l) < 0 || item_keys(c, l, p[1], arg_truthy(p[0], 0), 0, &keys) < 0 ||
-        jv_list_new(c, 4, out) < 0)
+        generator(c, 4, out) < 0)
         return -1;
     for (uint32_t i = 0; i < l->n; i++) {
         uint32_t k = 0;
@@ -711,6 +750,7 @@ BUILTIN(f_reverse)
     }
     if (f_list(c, v, p, a, out) < 0) return -1;
     reverse_items(out->u.list->items, out->u.list->n);
+    out->flags = JF_GENERATOR; /* reversed(): an iterator */
     return 0;
 }
 
@@ -888,7 +928,7 @@ BUILTIN(f_batch)
     JList *l;
     int64_t size;
     JValue row = jv_none();
-    if (want_int(c, p[0], 0, "batch", &size) < 0 || jv_iterate(c, v, &l) < 0 || jv_list_new(c, 4, out) < 0) return -1;
+    if (want_int(c, p[0], 0, "batch", &size) < 0 || jv_iterate(c, v, &l) < 0 || generator(c, 4, out) < 0) return -1;
     if (size <= 0) return jv_fail(c, PITH_BAD_INPUT, "batch size must be positive");
     for (uint32_t i = 0; i < l->n; i++) {
         if (i % size == 0 && (jv_list_new(c, (uint32_t)(size < 64 ? size : 64), &row) < 0 || push(c, out, row) < 0)) return -1;
@@ -964,20 +1004,12 @@ BUILTIN(f_format)
     return str_of(c, v, &v) < 0 ? -1 : jv_binary(c, "%", v, args, out);
 }
 
-/* escape: & < > " ' as markupsafe writes them. */
+/* escape: markupsafe's escape, a Markup; Markup('') + str escapes the str (a Markup stays as it is). */
 BUILTIN(f_escape)
 {
-    static const char specials[] = "&<>\"'", *const names[] = {"&amp;", "&lt;", "&gt;", "&#34;", "&#39;"};
-    JBuf b;
-    jbuf_init(&b, c);
-    if (str_of(c, v, &v) < 0 || jbuf_put(&b, "", 0) < 0) return -1;
-    for (size_t i = 0; i < v.len; i++) {
-        const char *e = v.u.s[i] ? strchr(specials, v.u.s[i]) : NULL;
-        if (e ? jbuf_put(&b, names[e - specials], strlen(names[e - specials])) < 0 : jbuf_put(&b, v.u.s + i, 1) < 0)
-            return -1;
-    }
-    *out = jbuf_value(&b);
-    return 0;
+    JValue empty = jv_str("", 0);
+    empty.flags = JF_MARKUP;
+    return str_of(c, v, &v) < 0 ? -1 : jv_binary(c, "+", empty, v, out);
 }
 
 static const Builtin filters[] = {
@@ -1056,6 +1088,10 @@ BUILTIN(t_iterable)
     return is(out, v.type == JV_STRING || v.type == JV_LIST || v.type == JV_UNDEFINED ||
                        (v.type == JV_DICT && !(v.flags & JF_NAMESPACE)));
 }
+BUILTIN(t_sequence)
+{
+    return v.flags & JF_GENERATOR ? is(out, 0) : t_iterable(c, v, p, a, out);
+}
 BUILTIN(t_callable) { return is(out, v.type == JV_FUNC); }
 BUILTIN(t_eq) { return compare_test(c, "==", v, p[0], out); }
 BUILTIN(t_ne) { return compare_test(c, "!=", v, p[0], out); }
@@ -1113,7 +1149,7 @@ static const Builtin tests[] = {
     {"boolean", "", t_boolean, 0},        {"true", "", t_true, 0},            {"false", "", t_false, 0},
     {"integer", "", t_integer, 0},        {"float", "", t_float, 0},          {"number", "", t_number, 0},
     {"string", "", t_string, 0},          {"mapping", "", t_mapping, 0},      {"iterable", "", t_iterable, 0},
-    {"sequence", "", t_iterable, 0},      {"callable", "", t_callable, 0},    {"eq", "b", t_eq, 0},
+    {"sequence", "", t_sequence, 0},      {"callable", "", t_callable, 0},    {"eq", "b", t_eq, 0},
     {"equalto", "b", t_eq, 0},            {"==", "b", t_eq, 0},               {"ne", "b", t_ne, 0},
     {"!=", "b", t_ne, 0},                 {"lt", "b", t_lt, 0},               {"lessthan", "b", t_lt, 0},
     {"<", "b", t_lt, 0},                  {"le", "b", t_le, 0},               {"<=", "b", t_le, 0},

@@ -35,7 +35,14 @@ typedef enum {
     JV_LOOP           /* u.loop: the loop variable of a for (jinja.c reads its attributes) */
 } JType;
 
-enum { JF_TUPLE = 1, JF_NAMESPACE = 2 };
+/* JF_GENERATOR: a list that stands for the generator jinja2's map, select,
+ * reject, selectattr, rejectattr, items, unique, batch and reverse filters
+ * return: iterates as the list, but is always true, has no len(), no [],
+ * and tojson refuses it (as Python does). */
+/* JF_MARKUP: a string the safe or escape filter made (markupsafe's Markup):
+ * + and % with it HTML-escape the other, plain, strings (functionary's
+ * template adds "..."|safe and a tool's description). */
+enum { JF_TUPLE = 1, JF_NAMESPACE = 2, JF_GENERATOR = 4, JF_MARKUP = 8 };
 
 typedef struct JList JList;
 typedef struct JDict JDict;

@@ -220,7 +220,7 @@ int jv_truthy(JValue v)
     case JV_INT: return v.u.i != 0;
     case JV_FLOAT: return v.u.f != 0;
     case JV_STRING: return v.len != 0;
-    case JV_LIST: return v.u.list->n != 0;
+    case JV_LIST: return (v.flags & JF_GENERATOR) || v.u.list->n != 0;
     case JV_DICT: return (v.flags & JF_NAMESPACE) || v.u.dict->n != 0;
     default: return 1;
     }
@@ -260,6 +260,7 @@ int jv_equal(JValue a, JValue b)
     case JV_NONE: return 1;
     case JV_STRING: return a.len == b.len && !memcmp(a.u.s, b.u.s, a.len);
     case JV_LIST:
+        if ((a.flags | b.flags) & JF_GENERATOR) return a.u.list == b.u.list;
         if ((a.flags ^ b.flags) & JF_TUPLE || a.u.list->n != b.u.list->n) return 0;
         for (uint32_t i = 0; i < a.u.list->n; i++)
             if (!jv_equal(a.u.list->items[i], b.u.list->items[i])) return 0;
@@ -287,7 +288,7 @@ const char *jv_type_name(JValue v)
     case JV_INT: return "int";
     case JV_FLOAT: return "float";
     case JV_STRING: return "str";
-    case JV_LIST: return v.flags & JF_TUPLE ? "tuple" : "list";
+    case JV_LIST: return v.flags & JF_GENERATOR ? "generator" : v.flags & JF_TUPLE ? "tuple" : "list";
     case JV_DICT: return v.flags & JF_NAMESPACE ? "Namespace" : "dict";
     case JV_FUNC: return "function";
     default: return "LoopContext";
@@ -309,7 +310,8 @@ static int order(JCtx *c, int op, JValue a, JValue b, int depth)
         size_t n = a.len < b.len ? a.len : b.len;
         cmp = memcmp(a.u.s, b.u.s, n); /* UTF-8 byte order is code point order */
         if (!cmp) cmp = a.len < b.len ? -1 : a.len > b.len;
-    } else if (a.type == JV_LIST && b.type == JV_LIST && !((a.flags ^ b.flags) & JF_TUPLE)) {
+    } else if (a.type == JV_LIST && b.type == JV_LIST && !((a.flags ^ b.flags) & JF_TUPLE) &&
+               !((a.flags | b.flags) & JF_GENERATOR)) {
         if (depth > (int)c->lim.max_depth) return jv_fail(c, PITH_NO_MEMORY, "values nested too deep");
         const JList *x = a.u.list, *y = b.u.list;
         uint32_t i = 0;
@@ -549,6 +551,7 @@ static int write_value(JBuf *b, JValue v, int repr, uint32_t depth)
     case JV_STRING: return repr ? write_str_repr(b, v.u.s, v.len) : jbuf_put(b, v.u.s, v.len);
     case JV_LIST: {
         int tuple = v.flags & JF_TUPLE;
+        if (v.flags & JF_GENERATOR) return put_s(b, "<generator object>");
         const JList *l = v.u.list;
         if (put_s(b, tuple ? "(" : "[") < 0) return -1;
         for (uint32_t i = 0; i < l->n; i++)
@@ -647,6 +650,7 @@ static int json_value(JBuf *b, JValue v, const JsonStyle *st, uint32_t level)
     case JV_STRING: return json_str(b, v.u.s, v.len);
     case JV_LIST: {
         const JList *l = v.u.list;
+        if (v.flags & JF_GENERATOR) break;
         if (!l->n) return put_s(b, "[]");
         if (put_s(b, "[") < 0) return -1;
         for (uint32_t i = 0; i < l->n; i++) {
@@ -813,6 +817,20 @@ static int contains(JCtx *c, JValue container, JValue item)
 
 static int percent_format(JCtx *c, JValue fmt, JValue args, JValue *out);
 
+/* s, HTML-escaped as markupsafe does when escape is set. */
+static int put_escaped(JBuf *b, const char *s, size_t n, int escape)
+{
+    static const char specials[] = "&<>\"'", *const names[] = {"&amp;", "&lt;", "&gt;", "&#34;", "&#39;"};
+    size_t run = 0;
+    for (size_t i = 0; escape && i < n; i++) {
+        const char *e = s[i] ? strchr(specials, s[i]) : NULL;
+        if (!e) continue;
+        if (jbuf_put(b, s + run, i - run) < 0 || put_s(b, names[e - specials]) < 0) return -1;
+        run = i + 1;
+    }
+    return jbuf_put(b, s + run, n - run);
+}
+
 /* seq * n (str or list). */
 static int repeat(JCtx *c, JValue seq, int64_t times, JValue *out)
 {
@@ -869,23 +887,26 @@ int jv_binary(JCtx *c, const char *op, JValue a, JValue b, JValue *out)
     if (a.type == JV_UNDEFINED) return undefined_error(c, a);
     if (b.type == JV_UNDEFINED) return undefined_error(c, b);
     if (is_num(a) && is_num(b)) return arith(c, k, a, b, out);
-    if (k == OP_ADD && a.type == b.type && a.type == JV_STRING) {
+    if (k == OP_ADD && a.type == b.type && a.type == JV_STRING) { /* Markup + str escapes the str */
+        int ma = a.flags & JF_MARKUP, mb = b.flags & JF_MARKUP;
         JBuf buf;
         jbuf_init(&buf, c);
-        if (jbuf_put(&buf, a.u.s, a.len) < 0 || jbuf_put(&buf, b.u.s, b.len) < 0) return -1;
+        if (put_escaped(&buf, a.u.s, a.len, mb && !ma) < 0 || put_escaped(&buf, b.u.s, b.len, ma && !mb) < 0) return -1;
         *out = jbuf_value(&buf);
+        out->flags = (uint8_t)(ma | mb);
         return 0;
     }
-    if (k == OP_ADD && a.type == JV_LIST && b.type == JV_LIST && !((a.flags ^ b.flags) & JF_TUPLE)) {
+    int gen = (a.flags | b.flags) & JF_GENERATOR;
+    if (k == OP_ADD && a.type == JV_LIST && b.type == JV_LIST && !((a.flags ^ b.flags) & JF_TUPLE) && !gen) {
         if (jv_list_new(c, a.u.list->n + b.u.list->n, out) < 0) return -1;
         for (uint32_t i = 0; i < a.u.list->n; i++) out->u.list->items[out->u.list->n++] = a.u.list->items[i];
         for (uint32_t i = 0; i < b.u.list->n; i++) out->u.list->items[out->u.list->n++] = b.u.list->items[i];
         out->flags = a.flags & JF_TUPLE;
         return 0;
     }
-    if (k == OP_MUL && (a.type == JV_STRING || a.type == JV_LIST) && (b.type == JV_INT || b.type == JV_BOOL))
+    if (k == OP_MUL && !gen && (a.type == JV_STRING || a.type == JV_LIST) && (b.type == JV_INT || b.type == JV_BOOL))
         return repeat(c, a, b.u.i, out);
-    if (k == OP_MUL && (b.type == JV_STRING || b.type == JV_LIST) && (a.type == JV_INT || a.type == JV_BOOL))
+    if (k == OP_MUL && !gen && (b.type == JV_STRING || b.type == JV_LIST) && (a.type == JV_INT || a.type == JV_BOOL))
         return repeat(c, b, a.u.i, out);
     if (k == OP_MOD && a.type == JV_STRING) return percent_format(c, a, b, out);
     return jv_fail(c, PITH_BAD_INPUT, "unsupported operand type(s) for %s: '%s' and '%s'", op, jv_type_name(a),
@@ -921,7 +942,7 @@ static int pad(JBuf *b, char ch, int64_t n)
 }
 
 /* One conversion of Python's % formatting. flags: '-', '+', ' ', '0', '#'. */
-static int format_one(JCtx *c, JBuf *b, const char *flags, int width, int prec, char conv, JValue v)
+static int format_one(JCtx *c, JBuf *b, const char *flags, int width, int prec, char conv, JValue v, int markup)
 {
     char t[1200];
     int left = strchr(flags, '-') != NULL, zero = strchr(flags, '0') != NULL && !left;
@@ -938,6 +959,12 @@ static int format_one(JCtx *c, JBuf *b, const char *flags, int width, int prec, 
             }
         } else if ((conv == 's' ? jv_write_str(&s, v) : jv_write_repr(&s, v)) < 0) {
             return -1;
+        }
+        if (markup && !(v.type == JV_STRING && (v.flags & JF_MARKUP)) && conv != 'c') { /* Markup % args escapes them */
+            JBuf e;
+            jbuf_init(&e, c);
+            if (put_escaped(&e, s.p, s.n, 1) < 0) return -1;
+            s = e;
         }
         size_t n = s.n, chars = jv_str_chars(s.p, s.n);
         if (prec >= 0 && chars > (size_t)prec) { /* cut at a code point */
@@ -1044,11 +1071,12 @@ static int percent_format(JCtx *c, JValue fmt, JValue args, JValue *out)
                 arg = av[next++];
             }
         }
-        if (format_one(c, &b, flags, width, prec, conv, arg) < 0) return -1;
+        if (format_one(c, &b, flags, width, prec, conv, arg, fmt.flags & JF_MARKUP) < 0) return -1;
     }
     if (!map && next < an && !(args.type == JV_LIST && !(args.flags & JF_TUPLE)))
         return jv_fail(c, PITH_BAD_INPUT, "not all arguments converted during string formatting");
     *out = jbuf_value(&b);
+    out->flags = fmt.flags & JF_MARKUP;
     return 0;
 }
 
@@ -1078,7 +1106,8 @@ static size_t char_at(const char *s, size_t len, size_t k)
 int jv_getitem(JCtx *c, JValue obj, JValue key, JValue *out)
 {
     if (obj.type == JV_UNDEFINED) return undefined_error(c, obj);
-    if ((obj.type == JV_LIST || obj.type == JV_STRING) && (key.type == JV_INT || key.type == JV_BOOL)) {
+    if ((obj.type == JV_LIST || obj.type == JV_STRING) && (key.type == JV_INT || key.type == JV_BOOL) &&
+        !(obj.flags & JF_GENERATOR)) {
         int64_t n = obj.type == JV_LIST ? obj.u.list->n : (int64_t)jv_str_chars(obj.u.s, obj.len);
         int64_t i = key.u.i < 0 ? key.u.i + n : key.u.i;
         if (i < 0 || i >= n) {
@@ -1142,7 +1171,7 @@ int jv_slice(JCtx *c, JValue obj, const JValue *start, const JValue *stop, const
 {
     if (obj.type == JV_UNDEFINED) return undefined_error(c, obj);
     *out = jv_undefined(NULL, 0);
-    if (obj.type != JV_LIST && obj.type != JV_STRING) return 0;
+    if ((obj.type != JV_LIST && obj.type != JV_STRING) || (obj.flags & JF_GENERATOR)) return 0;
     int ascii = 1;
     size_t chars = obj.type == JV_LIST ? obj.u.list->n : jv_str_chars(obj.u.s, obj.len);
     if (obj.type == JV_STRING) ascii = chars == obj.len;
