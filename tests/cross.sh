@@ -79,11 +79,11 @@ for t in $TARGETS; do
     else ok "$t: no IFUNC relocations (musl would not resolve them)"; fi
     if nm "$bin" | grep -q ' T GOMP_parallel$'; then ok "$t: OpenMP linked in"
     else not_ok "$t: no GOMP_parallel in the binary"; fi
-    # dist size: stripped, under 512 KiB (400 KiB until new architectures, grammars and slots)
+    # dist size: stripped, under 640 KiB (512 KiB until the Jinja interpreter of issue 34)
     if $(mkvar "$t" CROSS_STRIP) -o "$TMP/stripped" "$bin" 2>"$TMP/err"; then
         size=$(stat -c %s "$TMP/stripped")
-        if [ "$size" -le 524288 ]; then ok "$t: stripped size $size bytes (<= 512 KiB)"
-        else not_ok "$t: stripped size $size bytes > 512 KiB"; fi
+        if [ "$size" -le 655360 ]; then ok "$t: stripped size $size bytes (<= 640 KiB)"
+        else not_ok "$t: stripped size $size bytes > 640 KiB"; fi
     else not_ok "$t: strip: $(head -c 200 "$TMP/err")"; fi
     # the glue's implicit tasks (port/musl_gomp_task.c, in place of libgomp's
     # task.o) against the real task.o of the target's libgomp.a
