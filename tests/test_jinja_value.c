@@ -26,6 +26,7 @@ static JCtx *fresh(size_t cap)
     ctx.lim.max_depth = 64;
     ctx.line = 1;
     ctx.col = 1;
+    ctx.method = jb_method; /* as jinja.c sets it */
     return &ctx;
 }
 

@@ -94,7 +94,7 @@ static uint64_t chat_json_cap(uint64_t max_text)
 static uint64_t chat_scratch_bytes(uint64_t max_text)
 {
     /* the JSON, the text before a continuation, one render at a time */
-    return chat_json_cap(max_text) + max_text + 1 + chat_input_scratch_bound(chat_json_cap(max_text), max_text + 1) +
+    return chat_json_cap(max_text) + max_text + 1 + chat_jinja_scratch_bound(chat_json_cap(max_text), max_text + 1) +
            4 * ARENA_ALIGN;
 }
 

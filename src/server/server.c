@@ -21,12 +21,17 @@ static int n_slots(const ServerOptions *o)
     return o->slots > 0 ? o->slots : 1;
 }
 
-/* One request's scratch: what is read from the body, the template's
- * work, the rendered prompt and (/apply-template) its JSON string. */
+/* One request's scratch: a completion's prompt decoded from the body, or
+ * a chat's rendered prompt and the template's work (reused by
+ * /apply-template for the prompt as a JSON string). */
 static uint64_t region_bytes(const ServerOptions *o)
 {
-    return chat_arena_bound(o->max_body) + chat_input_scratch_bound(o->max_body, o->max_text + 1) +
-           7 * (o->max_text + 1) + 64 * ARENA_ALIGN;
+    uint64_t out = o->max_text + 1;
+    uint64_t chat = out + chat_input_scratch_bound(o->max_body, out);
+    uint64_t reply = out + 6 * out + 64; /* /apply-template's answer */
+    uint64_t completion = o->max_body + 64;
+    uint64_t most = chat > reply ? chat : reply;
+    return (most > completion ? most : completion) + 64 * ARENA_ALIGN;
 }
 
 void server_plan(const ServerOptions *o, Plan *plan)

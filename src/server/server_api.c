@@ -871,8 +871,11 @@ static void api_apply_template(Server *sv, Conn *c)
     }
     const char *text;
     size_t len;
+    Arena before = ra; /* the prompt is taken first: what follows it is free again */
     if (render_chat(sv, c, &rq, body, body_len, &ac, &ra, &text, &len) != 0) return;
-    uint64_t cap = 6 * (uint64_t)len + 32;
+    ra = before;
+    arena_take(&ra, e->tok.max_text + 1);
+    uint64_t cap = json_escape(text, len, NULL, 0) + 32;
     char *out = arena_take(&ra, cap);
     if (!out) {
         server_error(sv, c, 500, "internal_error", "the request scratch is too small (a planning bug)");
@@ -918,6 +921,13 @@ static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body,
         server_error(sv, c, 400, "invalid_request", "messages: the array is empty");
         return -1;
     }
+    /* the prompt first (/apply-template keeps it and reuses what follows) */
+    uint64_t cap = e->tok.max_text + 1;
+    char *buf = arena_take(ra, cap);
+    if (!buf) {
+        server_error(sv, c, 500, "internal_error", "the request scratch is too small (a planning bug)");
+        return -1;
+    }
     ChatInput in;
     memset(&in, 0, sizeof in);
     in.messages = body + rq->messages;
@@ -931,8 +941,9 @@ static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body,
         if (n < 0 || !m ||
             tool_prompt_messages(body, body_len, rq->messages, rq->tools, ac, e->no_system, m, (size_t)n + 1, why,
                                  sizeof why) != n) {
-            server_error(sv, c, n < 0 ? 400 : 500, n < 0 ? "invalid_request" : "internal_error", "%s",
-                         n < 0 ? why : "the request scratch is too small (a planning bug)");
+            server_error(sv, c, 400, "invalid_request", "%s",
+                         n < 0 ? why : "the messages with the tools described take more than the request scratch "
+                                       "(planned from --max-body) holds");
             return -1;
         }
         in.messages = m;
@@ -954,12 +965,6 @@ static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body,
     in.add_generation_prompt = 1;
     in.api_roles = 1;
     in.enable_thinking = rq->thinking_given || e->thinking_given ? rq->thinking : -1;
-    uint64_t cap = e->tok.max_text + 1;
-    char *buf = arena_take(ra, cap);
-    if (!buf) {
-        server_error(sv, c, 500, "internal_error", "the request scratch is too small (a planning bug)");
-        return -1;
-    }
     ChatRenderer r = e->chat;
     r.now = port_template_seconds();
     char err[600];

@@ -8,23 +8,29 @@
 #include "json.h"
 
 /* The interpreter's work region: the values read from the JSON (a value
- * is 16 bytes; a conversation's JSON is mostly text, copied once: a JSON
- * of tiny values that needs more is refused as too large), the output and
- * the blocks a template captures (set blocks, macros), and the template's
- * own strings. */
+ * is 16 bytes; a conversation's JSON is mostly text, copied once), the
+ * output and the blocks a template captures (set blocks, macros), and what
+ * the template makes on the way. A conversation of many tiny values, or a
+ * template that builds more, is refused ("needs more than its N bytes of
+ * work memory") rather than planned for. */
 static uint64_t jinja_work_bound(uint64_t json_bytes, uint64_t out_cap)
 {
-    return 16 * json_bytes + 3 * out_cap + ((uint64_t)1 << 20);
+    return 4 * json_bytes + 2 * out_cap + ((uint64_t)256 << 10);
 }
 
 /* The built-in templates read {"messages": M, "tools": T} (chat.h). */
 #define WRAP_BYTES 32
 
+uint64_t chat_jinja_scratch_bound(uint64_t json_bytes, uint64_t out_cap)
+{
+    return json_bytes + jinja_work_bound(json_bytes, out_cap) + 4 * ARENA_ALIGN; /* the messages' copy, the work */
+}
+
 uint64_t chat_input_scratch_bound(uint64_t json_bytes, uint64_t out_cap)
 {
-    uint64_t builtin = json_bytes + WRAP_BYTES + chat_arena_bound(json_bytes + WRAP_BYTES);
-    uint64_t jinja = json_bytes + jinja_work_bound(json_bytes, out_cap); /* the messages' copy, the work */
-    return (builtin > jinja ? builtin : jinja) + 4 * ARENA_ALIGN;
+    uint64_t builtin = json_bytes + WRAP_BYTES + chat_arena_bound(json_bytes + WRAP_BYTES) + 4 * ARENA_ALIGN;
+    uint64_t jinja = chat_jinja_scratch_bound(json_bytes, out_cap);
+    return builtin > jinja ? builtin : jinja;
 }
 
 int json_member(const char *src, size_t len, const char *key, size_t *at, size_t *n)

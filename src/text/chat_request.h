@@ -43,8 +43,10 @@ typedef struct {
 } ChatRenderer;
 
 /* Scratch bytes chat_render_input takes at most for JSON texts of
- * json_bytes in all and a prompt of at most out_cap bytes. */
+ * json_bytes in all and a prompt of at most out_cap bytes; with a Jinja
+ * template only (the built-in ones read the JSON into tables too). */
 uint64_t chat_input_scratch_bound(uint64_t json_bytes, uint64_t out_cap);
+uint64_t chat_jinja_scratch_bound(uint64_t json_bytes, uint64_t out_cap);
 
 /* Renders into out (cap bytes, a NUL added when there is room), taking
  * its working memory from scratch. PITH_OK and *len; else a status and one

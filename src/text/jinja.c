@@ -1861,6 +1861,7 @@ JinjaRender *jinja_render_begin(const JinjaTemplate *t, void *mem, size_t cap, c
     if (lim) r->c.lim = *lim;
     else jinja_limits_default(&r->c.lim);
     r->c.render = r;
+    r->c.method = jb_method;
     r->t = t;
     r->max_nest = r->c.lim.max_depth * NEST_PER_DEPTH + 32;
     return r;

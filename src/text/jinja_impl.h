@@ -110,6 +110,9 @@ struct JCtx {
     PithStatus status;
     char err[320];
     void *render;          /* jinja.c's own state (scopes, the template) */
+    /* jb_method, set by jinja.c: jv_getattr reaches the methods' table
+     * through it, so jinja_value.o depends on no other part */
+    int (*method)(JCtx *c, JValue obj, const char *name, size_t len, JValue *out);
 };
 
 /* ---- jinja_value.c ---------------------------------------------------- */

@@ -1086,7 +1086,7 @@ int jv_getattr(JCtx *c, JValue obj, const char *name, size_t len, JValue *out)
 {
     if (obj.type == JV_UNDEFINED) return undefined_error(c, obj);
     if (!(obj.type == JV_DICT && (obj.flags & JF_NAMESPACE))) { /* a namespace has attributes only */
-        int r = jb_method(c, obj, name, len, out);                /* Python's attribute first, as jinja2 */
+        int r = c->method ? c->method(c, obj, name, len, out) : 1; /* Python's attribute first, as jinja2 */
         if (r <= 0) return r;
     }
     JValue *v = obj.type == JV_DICT ? jv_dict_get(obj.u.dict, name, len) : NULL;
