@@ -83,7 +83,7 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
     const char *system = a.system, *ids_out = a.ids_out;
     int64_t n_reply = a.n_reply;
     uint64_t sys_len = system ? strlen(system) : 0;
-    o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + ENGINE_TEMPLATE_SLACK;
+    o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + 16;
     o.max_out_ids = ids_out ? (uint64_t)n_reply : 0; /* a reply's ids, for --ids-out */
 
     static Engine e;

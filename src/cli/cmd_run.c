@@ -91,7 +91,7 @@ int cmd_run(const CliCommand *cmd, int argc, char **argv)
 
     /* Scratch for text and ids must hold the rendered prompt and the
      * prompt ids; generated ids are kept only for --print-ids. */
-    uint64_t text = prompt ? chat_render_bound(2, 0, 0, strlen(prompt) + (system ? strlen(system) : 0)) + ENGINE_TEMPLATE_SLACK : 0;
+    uint64_t text = prompt ? chat_render_bound(2, 0, 0, strlen(prompt) + (system ? strlen(system) : 0)) : 0;
     uint64_t ids = prompt_ids ? (uint64_t)cli_count_ids(prompt_ids) : 0;
     o.max_text = text;
     if (o.max_text < ids) o.max_text = ids;

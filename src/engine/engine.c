@@ -432,8 +432,11 @@ int engine_open(Engine *e, const EngineOptions *o)
     if (model_check_options(&e->cfg, mo, &err) != 0) return fail_from(e, &err);
 
     uint64_t max_text = o->max_text ? o->max_text : 4096;
-    e->max_ids = (int)(3 * max_text + 16);
     if (!o->model_only && template_length(e) != 0) return -1;
+    /* what a model's own template writes besides the messages (its own
+     * text, for each turn of a short conversation, and a turn end) */
+    if (e->template_bytes) max_text += 2 * e->template_bytes + 1024 + sizeof e->turn_end;
+    e->max_ids = (int)(3 * max_text + 16);
     e->piece_cap = PIECE_CAP;
 
     /* The plan, made once: the mapped variant is estimated before mapping. */

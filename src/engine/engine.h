@@ -63,10 +63,7 @@
 #define ENGINE_GRAMMAR_PIECE 512
 #define ENGINE_GRAMMAR_TEXT GRAMMAR_MAX_TEXT
 #define ENGINE_TRACE_LINE_CAP (512 * 1024) /* one --trace JSON line */
-/* What a model's own template may add around the messages of `run` and
- * `chat` (a default system prompt, a date): their texts are planned this
- * much longer than a built-in template's bound. */
-#define ENGINE_TEMPLATE_SLACK (64 * 1024)
+
 
 /* The kernel set (kernels.h): the best for this CPU, the reference C
  * kernels, or on an AVX-512 CPU the AVX2 ones (bench --ref, --no-avx512). */

@@ -15,7 +15,7 @@
  * work memory") rather than planned for. */
 static uint64_t jinja_work_bound(uint64_t json_bytes, uint64_t out_cap)
 {
-    return 4 * json_bytes + 2 * out_cap + ((uint64_t)256 << 10);
+    return 4 * json_bytes + 2 * out_cap + ((uint64_t)128 << 10);
 }
 
 /* The built-in templates read {"messages": M, "tools": T} (chat.h). */
