@@ -774,6 +774,10 @@ static const Case cases[] = {
     {'P', "\"{{ -u }}\"", "", "{}", "{}", "", 1, 0, 0LL},
     {'P', "\"{{ d.x }}|{{ d.x is defined }}|{{ d[\\\"x\\\"] }}|{{ d.items is defined }}\"", "", "{\"d\": {}}", "{}", "|False||True", 0, 0, 0LL},
     {'P', "\"{{ d.x.y }}\"", "", "{\"d\": {}}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ \\\"%99999999999d\\\" % 1 }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ \\\"{99999999999999999999}\\\".format(1) }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ \\\"{0a}\\\".format(1) }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}|{{ range(5, -5, -3)|list }}|{{ range(-3)|list }}\"", "", "{}", "{}", "[-9223372036854775808, -1, 9223372036854775806]|[5, 2, -1, -4]|[]", 0, 0, 0LL},
 };
 
 /* A template (k->x, a JSON string) rendered with the variables of k->args (a JSON object). */
@@ -985,6 +989,11 @@ static void test_from_json(void)
     CHECK(jv_from_json(c, "[1,]", 4, "messages", 0, &v) < 0 && c->status == PITH_BAD_INPUT &&
               !strncmp(c->err, "messages: byte 3: ", 18),
           "bad JSON: \"%s\"", c->err);
+    c = fresh(160);
+    j = "[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]]";
+    CHECK(jv_from_json(c, j, strlen(j), "messages", 0, &v) < 0 && c->status == PITH_NO_MEMORY &&
+              !strncmp(c->err, "messages: byte ", 15),
+          "JSON beyond the work memory: \"%s\"", c->err);
     c = fresh(sizeof region);
     j = "[{\"role\": \"assistant\", \"tool_calls\": [{\"function\": {\"name\": \"f\", \"arguments\": \"{\\\"x\\\": [1]}\"}},"
         " {\"function\": {\"arguments\": \"[1]\"}}, {\"function\": {\"arguments\": \"{bad\"}}]}]";

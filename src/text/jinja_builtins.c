@@ -1381,9 +1381,11 @@ BUILTIN(m_format)
         size_t k = f;
         while (k < e && !strchr(".[!:", s[k])) k++;
         JValue x;
-        if (k == f || (s[f] >= '0' && s[f] <= '9')) {
+        size_t digits = 0;
+        while (f + digits < k && s[f + digits] >= '0' && s[f + digits] <= '9') digits++;
+        if (k == f || digits == k - f) {
             int64_t ix = 0;
-            for (size_t d = f; d < k; d++) ix = ix * 10 + (s[d] - '0');
+            for (size_t d = f; d < k && ix < 1000000; d++) ix = ix * 10 + (s[d] - '0');
             if (k == f) ix = next++;
             if (mode && mode != (k == f ? 1 : 2))
                 return jv_fail(c, PITH_BAD_INPUT, "cannot switch between automatic and manual field numbering");
@@ -1560,12 +1562,12 @@ BUILTIN(g_range)
         return -1;
     if (!p[1]) x[1] = x[0], x[0] = 0;
     if (!x[2]) return jv_fail(c, PITH_BAD_INPUT, "range() arg 3 must not be zero");
-    double n = ceil(((double)x[1] - (double)x[0]) / (double)x[2]);
-    if (n < 0) n = 0;
+    uint64_t n = 0, span = x[2] > 0 ? (uint64_t)x[1] - (uint64_t)x[0] : (uint64_t)x[0] - (uint64_t)x[1];
+    if (x[2] > 0 ? x[0] < x[1] : x[0] > x[1]) n = (span - 1) / (x[2] > 0 ? (uint64_t)x[2] : 0 - (uint64_t)x[2]) + 1;
     if (n > 100000)
         return jv_fail(c, PITH_BAD_INPUT, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
     if (jv_list_new(c, (uint32_t)n, out) < 0) return -1;
-    for (uint32_t i = 0; i < (uint32_t)n; i++) out->u.list->items[i] = jv_int(x[0] + (int64_t)i * x[2]);
+    for (uint32_t i = 0; i < (uint32_t)n; i++) out->u.list->items[i] = jv_int((int64_t)((uint64_t)x[0] + i * (uint64_t)x[2]));
     out->u.list->n = (uint32_t)n;
     return 0;
 }
