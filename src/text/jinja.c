@@ -1022,7 +1022,7 @@ static Node *parse_filter_expr(P *p, Node *n)
 static int subparse(P *p, const char *const *ends, Node **body);
 
 /* ":"? "%}" body, up to {% END %} with END in ends (then p->tok is END,
- * consumed with drop). */
+ * consumed with drop); ends[0] closes the block. */
 static Node *parse_body(P *p, const char *const *ends, int drop, int *ok)
 {
     Node *body = NULL;
@@ -1040,7 +1040,16 @@ static Node *parse_body(P *p, const char *const *ends, int drop, int *ok)
     return body;
 }
 
-/* A name, a tuple of names, or (with_ns) NAME.ATTR. */
+static int can_assign(const Node *t)
+{
+    if (t->kind == N_NAME) return 1;
+    if (t->kind != N_TUPLE) return 0;
+    for (const Node *i = t->a; i; i = i->next)
+        if (!can_assign(i)) return 0;
+    return 1;
+}
+
+/* A name, a tuple of names (nested), or (with_ns) NAME.ATTR. */
 static Node *parse_target(P *p, const char *extra_end, int with_ns)
 {
     char b[64];
@@ -1056,13 +1065,7 @@ static Node *parse_target(P *p, const char *extra_end, int with_ns)
     }
     Node *t = parse_tuple(p, 1, 0, extra_end, 0);
     if (!t) return NULL;
-    int ok = t->kind == N_NAME;
-    if (t->kind == N_TUPLE) {
-        ok = 1;
-        for (Node *i = t->a; i; i = i->next)
-            if (i->kind != N_NAME) ok = 0;
-    }
-    if (!ok) return perr_at(p, at.line, at.col, PITH_BAD_INPUT, "cannot assign to %s", describe(&at, b, sizeof b)), NULL;
+    if (!can_assign(t)) return perr_at(p, at.line, at.col, PITH_BAD_INPUT, "cannot assign to %s", describe(&at, b, sizeof b)), NULL;
     return t;
 }
 
@@ -1092,7 +1095,7 @@ static Node *parse_signature(P *p)
 
 static Node *parse_if(P *p, const Tok *at)
 {
-    static const char *const ends[] = {"elif", "else", "endif", NULL}, *const endif[] = {"endif", NULL};
+    static const char *const ends[] = {"endif", "elif", "else", NULL}, *const endif[] = {"endif", NULL};
     Node *n = mk(p, N_IF, at), *cur = n;
     int ok;
     if (!n || next(p) < 0 || !(n->a = parse_tuple(p, 0, 0, NULL, 0))) return NULL;
@@ -1240,7 +1243,7 @@ static int subparse(P *p, const char *const *ends, Node **body)
             if (next(p) < 0) return -1;
             break;
         case T_EOF:
-            if (ends) return perr(p, "unexpected end of template: expected '{%% %s %%}'", ends[0]);
+            if (ends) return perr(p, "unexpected end of template: a block is not closed by '{%% %s %%}'", ends[0]);
             return 0;
         default: return perr(p, "unexpected %s", describe(&p->tok, b, sizeof b));
         }
@@ -1250,9 +1253,11 @@ static int subparse(P *p, const char *const *ends, Node **body)
 
 uint64_t jinja_parse_bound(size_t len)
 {
-    /* The normalized text and decoded strings (each at most the text),
-     * and at most one node per byte of text, plus the header. */
-    return 2 * ((uint64_t)len + 16) + ((uint64_t)len + 16) * sizeof(Node) + 256;
+    /* The normalized text and decoded strings (each at most the text), and
+     * at most one node (and a few bytes of a name's copy) per byte of text:
+     * a node takes a token, a token at least a byte ("{{a<b}}": 5 nodes). */
+    uint64_t node = (sizeof(Node) + 15) & ~(uint64_t)15;
+    return 2 * ((uint64_t)len + 32) + ((uint64_t)len + 16) * node + 256;
 }
 
 PithStatus jinja_parse(const char *src, size_t len, void *mem, size_t cap, JinjaTemplate **out, char *err,
@@ -1609,11 +1614,33 @@ static int eval_call(R *r, Frame *f, const Node *n, const JValue *caller, JValue
     return jv_fail(&r->c, PITH_BAD_INPUT, "'%s' object is not callable", jv_type_name(fv));
 }
 
+/* x|name(args) and x is name(args): jinja_builtins.c's tables. */
+static int eval_filter_test(R *r, Frame *f, const Node *n, JValue *out)
+{
+    JCtx *c = &r->c;
+    JValue in;
+    Args args;
+    int rc, res = 0;
+    if (n->kind == N_FILTER && !n->a) in = r->block_input;
+    else if (eval(r, f, n->a, &in) < 0) return -1;
+    if (eval_args(r, f, n->b, NULL, NULL, &args) < 0) return -1;
+    at_node(r, n);
+    if (n->kind == N_FILTER) {
+        if (jv_step(c) < 0) return -1;
+        if ((rc = jb_filter(c, n->s, n->len, in, &args.a, out)) == 1)
+            return jv_fail(c, PITH_BAD_INPUT, "unknown filter '%.*s'", (int)n->len, n->s);
+        return rc;
+    }
+    if ((rc = jb_test(c, n->s, n->len, in, &args.a, &res)) == 1)
+        return jv_fail(c, PITH_BAD_INPUT, "unknown test '%.*s'", (int)n->len, n->s);
+    *out = jv_bool(n->op ? !res : res);
+    return rc;
+}
+
 static int eval_inner(R *r, Frame *f, const Node *n, JValue *out)
 {
     JCtx *c = &r->c;
     JValue a, b;
-    Args args;
     at_node(r, n);
     switch (n->kind) {
     case N_CONST: *out = n->v; return 0;
@@ -1651,26 +1678,8 @@ static int eval_inner(R *r, Frame *f, const Node *n, JValue *out)
         return jv_getitem(c, a, b, out);
     case N_SLICE: return jv_fail(c, PITH_BAD_INPUT, "a slice outside a subscript");
     case N_CALL: return eval_call(r, f, n, NULL, out);
-    case N_FILTER: {
-        if (n->a) {
-            if (eval(r, f, n->a, &a) < 0) return -1;
-        } else a = r->block_input;
-        if (eval_args(r, f, n->b, NULL, NULL, &args) < 0) return -1;
-        at_node(r, n);
-        if (jv_step(c) < 0) return -1;
-        int rc = jb_filter(c, n->s, n->len, a, &args.a, out);
-        if (rc == 1) return jv_fail(c, PITH_BAD_INPUT, "unknown filter '%.*s'", (int)n->len, n->s);
-        return rc;
-    }
-    case N_TEST: {
-        int res = 0;
-        if (eval(r, f, n->a, &a) < 0 || eval_args(r, f, n->b, NULL, NULL, &args) < 0) return -1;
-        at_node(r, n);
-        int rc = jb_test(c, n->s, n->len, a, &args.a, &res);
-        if (rc == 1) return jv_fail(c, PITH_BAD_INPUT, "unknown test '%.*s'", (int)n->len, n->s);
-        *out = jv_bool(n->op ? !res : res);
-        return rc;
-    }
+    case N_FILTER:
+    case N_TEST: return eval_filter_test(r, f, n, out);
     case N_BIN:
         if (eval(r, f, n->a, &a) < 0 || eval(r, f, n->b, &b) < 0) return -1;
         at_node(r, n);
