@@ -1022,6 +1022,19 @@ BUILTIN(f_escape)
     return str_of(c, v, &v) < 0 ? -1 : jv_binary(c, "+", empty, v, out);
 }
 
+/* attr(name): the attribute only (a dict's key is not one), as jinja2's environment.getattr. */
+BUILTIN(f_attr)
+{
+    if (!p[0] || p[0]->type != JV_STRING) return jv_fail(c, PITH_BAD_INPUT, "attr takes an attribute name");
+    if (v.type == JV_DICT && !(v.flags & JF_NAMESPACE)) {
+        int r = jb_method(c, v, p[0]->u.s, p[0]->len, out);
+        if (r <= 0) return r;
+        *out = jv_undefined(p[0]->u.s, p[0]->len);
+        return 0;
+    }
+    return jv_getattr(c, v, p[0]->u.s, p[0]->len, out);
+}
+
 static const Builtin filters[] = {
     {"tojson", "ensure_ascii indent separators sort_keys", f_tojson, 0},
     {"string", "", f_string, 0},
@@ -1064,6 +1077,7 @@ static const Builtin filters[] = {
     {"truncate", "length killwords end leeway", f_truncate, 0},
     {"format", "*", f_format, 0},
     {"escape", "", f_escape, 0},
+    {"attr", "name", f_attr, 0},
     {"e", "", f_escape, 0},
 };
 
@@ -1151,6 +1165,11 @@ static int case_test(JCtx *c, JValue v, int upper, JValue *out)
     return is(out, any && !other);
 }
 
+BUILTIN(t_escaped) { return is(out, v.type == JV_STRING && (v.flags & JF_MARKUP)); }
+/* "filter" / "test": the name of one (the tables are below). */
+static int known(JValue v, int tests_table);
+BUILTIN(t_filter) { return is(out, known(v, 0)); }
+BUILTIN(t_test) { return is(out, known(v, 1)); }
 BUILTIN(t_lower) { return case_test(c, v, 0, out); }
 BUILTIN(t_upper) { return case_test(c, v, 1, out); }
 
@@ -1167,6 +1186,7 @@ static const Builtin tests[] = {
     {"ge", "b", t_ge, 0},                 {">=", "b", t_ge, 0},               {"in", "seq", t_in, 0},
     {"divisibleby", "num", t_divisibleby, 0}, {"even", "", t_even, 0},        {"odd", "", t_odd, 0},
     {"sameas", "other", t_sameas, 0},     {"lower", "", t_lower, 0},          {"upper", "", t_upper, 0},
+    {"escaped", "", t_escaped, 0},        {"filter", "", t_filter, 0},        {"test", "", t_test, 0},
 };
 
 /* ---- methods ------------------------------------------------------------------------ */
@@ -1697,6 +1717,12 @@ static const Builtin globals[] = {
 /* ---- lookups ---------------------------------------------------------------------------- */
 
 #define COUNT(t) (sizeof t / sizeof t[0])
+
+static int known(JValue v, int tests_table)
+{
+    return v.type == JV_STRING &&
+           (tests_table ? find(tests, COUNT(tests), v.u.s, v.len, -1) : find(filters, COUNT(filters), v.u.s, v.len, -1));
+}
 
 static int apply(JCtx *c, const Builtin *t, size_t n, const char *kind, const char *name, size_t len, JValue in,
                  const JArgs *args, JValue *out)
