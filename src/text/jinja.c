@@ -76,7 +76,6 @@ enum { T_EOF, T_DATA, T_VBEGIN, T_VEND, T_BBEGIN, T_BEND, T_NAME, T_STR, T_INT, 
 typedef struct {
     uint8_t t;
     uint32_t line, col;
-    size_t pos;
     const char *s; /* text of the token (T_STR: with its quotes) */
     uint32_t len;
 } Tok;
@@ -232,7 +231,6 @@ static size_t word_tag_at(const P *p, size_t pos, const char *word, int trim)
 static void set_tok(P *p, Tok *t, int type, size_t pos, size_t end)
 {
     t->t = (uint8_t)type;
-    t->pos = pos;
     t->s = p->src + pos;
     t->len = (uint32_t)(end - pos);
     position(p, pos, &t->line, &t->col);
@@ -249,8 +247,6 @@ static size_t strip_before_tag(P *p, size_t start, size_t end, int kind, int sig
     if (l == start && !p->line_starting) return end;
     return l < end && skip_space(p->src, l, end) == end ? l : end;
 }
-
-static int lex(P *p, Tok *t);
 
 /* Outside tags: text up to the next tag; the tag's opening is queued. */
 static int lex_data(P *p, Tok *t)
@@ -1290,6 +1286,8 @@ PithStatus jinja_parse(const char *src, size_t len, void *mem, size_t cap, Jinja
     p.mem = mem, p.cap = cap, p.err = err, p.err_cap = err_cap, p.lc_line = 1;
     if (err && err_cap) err[0] = 0;
     *out = NULL;
+    if (len > UINT32_MAX / 2) /* spans and positions are 32-bit */
+        return perr_at(&p, 1, 1, PITH_UNSUPPORTED, "a template of %zu bytes is too large", len), p.status;
     JinjaTemplate *t = palloc(&p, sizeof *t);
     char *text = t ? palloc(&p, len + 1) : NULL;
     if (!text) return p.status;
