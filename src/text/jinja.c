@@ -24,9 +24,9 @@
  * jinja2 itself stops near Python's recursion limit. */
 #define PARSE_MAX_NEST 200
 /* The evaluator's recursion per allowed depth of macro calls. */
-#define NEST_PER_DEPTH 16
+#define NEST_PER_DEPTH 8
 /* Arguments of a call held on the stack; more go to the work region. */
-#define ARGS_ON_STACK 8
+#define ARGS_ON_STACK 4
 
 /* ---- the tree ----------------------------------------------------------- */
 
@@ -1624,7 +1624,7 @@ static int make_closure(R *r, Frame *f, const Node *def, const char *name, uint3
 
 /* ---- expressions -------------------------------------------------------- */
 
-static int eval_call(R *r, Frame *f, const Node *n, const JValue *caller, JValue *out)
+__attribute__((noinline)) static int eval_call(R *r, Frame *f, const Node *n, const JValue *caller, JValue *out)
 {
     JValue fv;
     Args args;
@@ -1650,8 +1650,10 @@ static int eval_call(R *r, Frame *f, const Node *n, const JValue *caller, JValue
     return jv_fail(&r->c, PITH_BAD_INPUT, "'%s' object is not callable", jv_type_name(fv));
 }
 
-/* x|name(args) and x is name(args): jinja_builtins.c's tables. */
-static int eval_filter_test(R *r, Frame *f, const Node *n, JValue *out)
+/* x|name(args) and x is name(args): jinja_builtins.c's tables. Kept out
+ * of eval (noinline, as eval_call): their arguments' room on the stack is
+ * then taken only by calls, not by every level of an expression. */
+__attribute__((noinline)) static int eval_filter_test(R *r, Frame *f, const Node *n, JValue *out)
 {
     JCtx *c = &r->c;
     JValue in;
