@@ -1,7 +1,10 @@
 /* jinja_builtins.c - jinja2's filters and tests, the methods of str, dict
  * and list a template calls, and the global functions (range, namespace,
  * dict, raise_exception, strftime_now...): one table each, a row per name
- * with its parameters, as jinja2 and Python define them. */
+ * with its parameters, as jinja2 and Python define them. Not here: the
+ * filters groupby, slice, striptags, urlencode, wordwrap, xmlattr, random,
+ * pprint, filesizeformat and the globals cycler and lipsum; upper and lower
+ * know the Latin, Greek, Cyrillic and Armenian alphabets only. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -425,7 +428,7 @@ static JValue *new_values(JCtx *c, uint32_t n)
 
 /* ---- filters ------------------------------------------------------------------- */
 
-/* json.dumps' ensure_ascii: what is not ASCII (only inside strings) as \\uXXXX, UTF-16 pairs above U+FFFF. */
+/* json.dumps' ensure_ascii: what is not ASCII (only inside strings) as \\u escapes, UTF-16 pairs above U+FFFF. */
 static int ascii_escape(JCtx *c, JValue s, JValue *out)
 {
     JBuf b;

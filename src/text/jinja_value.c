@@ -2,7 +2,8 @@
  * them (jinja_impl.h): the bump allocator of the work region, truth,
  * equality, order, arithmetic, subscripts and slices, str() and repr(),
  * json.dumps, and JSON text to values. Python's ints are unbounded; here
- * they are int64 and an overflow is an error (templates count messages). */
+ * they are int64: arithmetic past it is an error (templates count
+ * messages), and a JSON integer past it becomes a float. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
