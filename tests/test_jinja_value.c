@@ -779,6 +779,8 @@ static const Case cases[] = {
     {'P', "\"{{ \\\"{0a}\\\".format(1) }}\"", "", "{}", "{}", "", 1, 0, 0LL},
     {'P', "\"{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}|{{ range(5, -5, -3)|list }}|{{ range(-3)|list }}\"", "", "{}", "{}", "[-9223372036854775808, -1, 9223372036854775806]|[5, 2, -1, -4]|[]", 0, 0, 0LL},
     {'P', "\"{{ d|attr(\\\"a\\\") }}|{{ d|attr(\\\"items\\\") is callable }}|{{ \\\"upper\\\" is filter }}{{ \\\"nofilter\\\" is filter }}{{ \\\"odd\\\" is test }}{{ (\\\"a\\\"|safe) is escaped }}{{ \\\"a\\\" is escaped }}\"", "", "{\"d\": {\"a\": 1}}", "{}", "|True|TrueFalseTrueTrueFalse", 0, 0, 0LL},
+    {'P', "\"{{ \\\"a1b1\\\"|replace(1, 2) }}|{{ \\\"a1b1\\\"|replace(\\\"1\\\", 2, 1) }}|{{ 12|replace(1, \\\"x\\\") }}\"", "", "{}", "{}", "a2b2|a2b1|x2", 0, 0, 0LL},
+    {'P', "\"{{ \\\"a1b1\\\".replace(1, 2) }}\"", "", "{}", "{}", "", 1, 0, 0LL},
 };
 
 /* A template (k->x, a JSON string) rendered with the variables of k->args (a JSON object). */

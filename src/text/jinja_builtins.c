@@ -488,7 +488,15 @@ BUILTIN(f_lower) { return recase(c, v, CASE_LOWER, out); }
 BUILTIN(f_capitalize) { return recase(c, v, CASE_CAPITALIZE, out); }
 BUILTIN(f_title) { return recase(c, v, CASE_TITLE_FILTER, out); }
 BUILTIN(f_trim) { return str_of(c, v, &v) < 0 ? -1 : strip(c, v, p[0], 1, 1, out); }
-BUILTIN(f_replace) { return str_of(c, v, &v) < 0 ? -1 : replace(c, v, p[0], p[1], p[2], out); }
+/* replace(old, new, count): jinja2 takes str() of all three strings. */
+BUILTIN(f_replace)
+{
+    JValue from, to;
+    if (!p[0] || !p[1]) return jv_fail(c, PITH_BAD_INPUT, "replace() takes at least 2 arguments");
+    return str_of(c, v, &v) < 0 || str_of(c, *p[0], &from) < 0 || str_of(c, *p[1], &to) < 0
+               ? -1
+               : replace(c, v, &from, &to, p[2], out);
+}
 
 BUILTIN(f_safe)
 {
