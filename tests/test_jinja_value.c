@@ -779,6 +779,8 @@ static const Case cases[] = {
     {'P', "\"{{ \\\"{0a}\\\".format(1) }}\"", "", "{}", "{}", "", 1, 0, 0LL},
     {'P', "\"{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}|{{ range(5, -5, -3)|list }}|{{ range(-3)|list }}\"", "", "{}", "{}", "[-9223372036854775808, -1, 9223372036854775806]|[5, 2, -1, -4]|[]", 0, 0, 0LL},
     {'P', "\"{{ d|attr(\\\"a\\\") }}|{{ d|attr(\\\"items\\\") is callable }}|{{ \\\"upper\\\" is filter }}{{ \\\"nofilter\\\" is filter }}{{ \\\"odd\\\" is test }}{{ (\\\"a\\\"|safe) is escaped }}{{ \\\"a\\\" is escaped }}\"", "", "{\"d\": {\"a\": 1}}", "{}", "|True|TrueFalseTrueTrueFalse", 0, 0, 0LL},
+    {'P', "\"{{ \\\"a1b1\\\"|replace(1, 2) }}|{{ \\\"a1b1\\\"|replace(\\\"1\\\", 2, 1) }}|{{ 12|replace(1, \\\"x\\\") }}\"", "", "{}", "{}", "a2b2|a2b1|x2", 0, 0, 0LL},
+    {'P', "\"{{ \\\"a1b1\\\".replace(1, 2) }}\"", "", "{}", "{}", "", 1, 0, 0LL},
 };
 
 /* A template (k->x, a JSON string) rendered with the variables of k->args (a JSON object). */
@@ -1013,6 +1015,24 @@ static void test_from_json(void)
           "without the flag the arguments stay a string");
 }
 
+/* Template text may hold malformed UTF-8 (Python's strings cannot): counted,
+ * indexed, iterated and sliced alike, each stray continuation byte at the
+ * start joining the first character, without reading outside the string. */
+static void test_stray_bytes(void)
+{
+    JCtx *c = fresh(sizeof region);
+    JValue s = jv_str("\x80\x80" "a\xc3\xa9\xe4", 6), n, first, rev, step = jv_int(-1), k0 = jv_int(0);
+    JList *l;
+    JArgs none = {NULL, 0, NULL, NULL, 0};
+    JBuf b;
+    jbuf_init(&b, c);
+    int ok = jb_filter(c, "length", 6, s, &none, &n) == 0 && jv_iterate(c, s, &l) == 0 &&
+             jv_getitem(c, s, k0, &first) == 0 && jv_slice(c, s, NULL, NULL, &step, &rev) == 0 && jv_write_repr(&b, s) == 0;
+    CHECK(ok && n.u.i == 4 && l->n == 4 && first.len == 2 && rev.len == 6 && !memcmp(rev.u.s, "\xe4\xc3\xa9" "a\x80\x80", 6) &&
+              b.n == 17 && !memcmp(b.p, "'\\x80\\x80" "a\xc3\xa9\\xe4'", 17),
+          "malformed UTF-8: 4 characters, the same by length, iteration, [0], [::-1] and repr");
+}
+
 static void test_float_repr(void)
 {
     static const struct {
@@ -1034,6 +1054,7 @@ int main(void)
     test_region();
     test_from_json();
     test_float_repr();
+    test_stray_bytes();
     test_cases();
     CHECK_DONE();
 }

@@ -1,7 +1,10 @@
 /* jinja_builtins.c - jinja2's filters and tests, the methods of str, dict
  * and list a template calls, and the global functions (range, namespace,
  * dict, raise_exception, strftime_now...): one table each, a row per name
- * with its parameters, as jinja2 and Python define them. */
+ * with its parameters, as jinja2 and Python define them. Not here: the
+ * filters groupby, slice, striptags, urlencode, wordwrap, xmlattr, random,
+ * pprint, filesizeformat and the globals cycler and lipsum; upper and lower
+ * know the Latin, Greek, Cyrillic and Armenian alphabets only. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -425,7 +428,7 @@ static JValue *new_values(JCtx *c, uint32_t n)
 
 /* ---- filters ------------------------------------------------------------------- */
 
-/* json.dumps' ensure_ascii: what is not ASCII (only inside strings) as \\uXXXX, UTF-16 pairs above U+FFFF. */
+/* json.dumps' ensure_ascii: what is not ASCII (only inside strings) as \\u escapes, UTF-16 pairs above U+FFFF. */
 static int ascii_escape(JCtx *c, JValue s, JValue *out)
 {
     JBuf b;
@@ -485,7 +488,15 @@ BUILTIN(f_lower) { return recase(c, v, CASE_LOWER, out); }
 BUILTIN(f_capitalize) { return recase(c, v, CASE_CAPITALIZE, out); }
 BUILTIN(f_title) { return recase(c, v, CASE_TITLE_FILTER, out); }
 BUILTIN(f_trim) { return str_of(c, v, &v) < 0 ? -1 : strip(c, v, p[0], 1, 1, out); }
-BUILTIN(f_replace) { return str_of(c, v, &v) < 0 ? -1 : replace(c, v, p[0], p[1], p[2], out); }
+/* replace(old, new, count): jinja2 takes str() of all three strings. */
+BUILTIN(f_replace)
+{
+    JValue from, to;
+    if (!p[0] || !p[1]) return jv_fail(c, PITH_BAD_INPUT, "replace() takes at least 2 arguments");
+    return str_of(c, v, &v) < 0 || str_of(c, *p[0], &from) < 0 || str_of(c, *p[1], &to) < 0
+               ? -1
+               : replace(c, v, &from, &to, p[2], out);
+}
 
 BUILTIN(f_safe)
 {

@@ -2,7 +2,8 @@
  * them (jinja_impl.h): the bump allocator of the work region, truth,
  * equality, order, arithmetic, subscripts and slices, str() and repr(),
  * json.dumps, and JSON text to values. Python's ints are unbounded; here
- * they are int64 and an overflow is an error (templates count messages). */
+ * they are int64: arithmetic past it is an error (templates count
+ * messages), and a JSON integer past it becomes a float. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -376,11 +377,18 @@ static int is_cont(unsigned char b)
     return (b & 0xC0) == 0x80;
 }
 
+/* Whether a code point starts at byte i (a stray continuation byte at the
+ * start counts as one, with those after it, as jv_iterate takes them). */
+static int starts_char(const char *s, size_t i)
+{
+    return i == 0 || !is_cont((unsigned char)s[i]);
+}
+
 /* Code points of s (continuation bytes do not count). */
 size_t jv_str_chars(const char *s, size_t n)
 {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) k += !is_cont((unsigned char)s[i]);
+    for (size_t i = 0; i < n; i++) k += starts_char(s, i);
     return k;
 }
 
@@ -392,8 +400,8 @@ static uint32_t *char_offsets(JCtx *c, const char *s, size_t len, size_t *count)
     if (!off) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < len; i++)
-        if (!is_cont((unsigned char)s[i]) || i == 0) off[k++] = (uint32_t)i;
-    off[k > n ? n : k] = (uint32_t)len;
+        if (starts_char(s, i)) off[k++] = (uint32_t)i;
+    off[n] = (uint32_t)len;
     *count = n;
     return off;
 }
@@ -978,7 +986,7 @@ static int format_one(JCtx *c, JBuf *b, const char *flags, int width, int prec, 
         if (prec >= 0 && chars > (size_t)prec) { /* cut at a code point */
             size_t k = 0;
             for (n = 0; n < s.n; n++)
-                if (!is_cont((unsigned char)s.p[n]) && k++ == (size_t)prec) break;
+                if (starts_char(s.p, n) && k++ == (size_t)prec) break;
             chars = (size_t)prec;
         }
         int64_t fill = width > (int)chars ? width - (int64_t)chars : 0;
@@ -1107,7 +1115,7 @@ static size_t char_at(const char *s, size_t len, size_t k)
 {
     size_t i = 0;
     for (; i < len; i++)
-        if (!is_cont((unsigned char)s[i]) && k-- == 0) break;
+        if (starts_char(s, i) && k-- == 0) break;
     return i;
 }
 
