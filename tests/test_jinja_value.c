@@ -730,6 +730,58 @@ static const Case cases[] = {
     {'P', "\"{{ x.content|trim|length }}\"", "", "{\"x\": {\"content\": \"  ab \"}}", "{}", "2", 0, 0, 0LL},
     {'P', "\"{{ 10 // 3 }} {{ -7 % 3 }} {{ 2 ** 8 }} {{ 7 / 2 }} {{ 1e3 }} {{ 0.1 + 0.2 }}\"", "", "{}", "{}", "3 2 256 3.5 1000.0 0.30000000000000004", 0, 0, 0LL},
     {'P', "\"{{ \\\"abc\\\"[::-1] }}{{ \\\"h\303\251llo\\\"[1:3] }}{{ [1,2,3][-1] }}{{ (1,) }}{{ (1, \\\"a\\\") }}{{ () }}\"", "", "{}", "{}", "cba\303\251l3(1,)(1, 'a')()", 0, 0, 0LL},
+    {'P', "\"{{ u|string }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|list }}\"", "", "{}", "{}", "[]", 0, 0, 0LL},
+    {'P', "\"{{ u|tojson }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u|items|list }}\"", "", "{}", "{}", "[]", 0, 0, 0LL},
+    {'P', "\"{{ u|dictsort }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u|sort }}\"", "", "{}", "{}", "[]", 0, 0, 0LL},
+    {'P', "\"{{ u|join }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|map(\\\"upper\\\")|list }}\"", "", "{}", "{}", "[]", 0, 0, 0LL},
+    {'P', "\"{{ u|select|list }}\"", "", "{}", "{}", "[]", 0, 0, 0LL},
+    {'P', "\"{{ u|unique|list }}\"", "", "{}", "{}", "[]", 0, 0, 0LL},
+    {'P', "\"{{ u|sum }}\"", "", "{}", "{}", "0", 0, 0, 0LL},
+    {'P', "\"{{ u|min }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|max }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|count }}\"", "", "{}", "{}", "0", 0, 0, 0LL},
+    {'P', "\"{{ u|int }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u|float }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u|abs }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u|round }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u|indent }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u|center(6) }}\"", "", "{}", "{}", "      ", 0, 0, 0LL},
+    {'P', "\"{{ u|batch(2)|list }}\"", "", "{}", "{}", "[]", 0, 0, 0LL},
+    {'P', "\"{{ u|wordcount }}\"", "", "{}", "{}", "0", 0, 0, 0LL},
+    {'P', "\"{{ u|title }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|e }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|safe }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|format }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|truncate }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|first }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|last }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|length }}\"", "", "{}", "{}", "0", 0, 0, 0LL},
+    {'P', "\"{{ u|trim }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|replace(\\\"a\\\", \\\"b\\\") }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|default(1) }}\"", "", "{}", "{}", "1", 0, 0, 0LL},
+    {'P', "\"{{ u|upper }}\"", "", "{}", "{}", "", 0, 0, 0LL},
+    {'P', "\"{{ u|selectattr(\\\"a\\\")|list }}\"", "", "{}", "{}", "[]", 0, 0, 0LL},
+    {'P', "\"{{ u.x }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u[0] }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u + 1 }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u ~ 1 }}\"", "", "{}", "{}", "1", 0, 0, 0LL},
+    {'P', "\"{{ u < 1 }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ u == u }}\"", "", "{}", "{}", "True", 0, 0, 0LL},
+    {'P', "\"{{ 1 in u }}\"", "", "{}", "{}", "False", 0, 0, 0LL},
+    {'P', "\"{{ -u }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ d.x }}|{{ d.x is defined }}|{{ d[\\\"x\\\"] }}|{{ d.items is defined }}\"", "", "{\"d\": {}}", "{}", "|False||True", 0, 0, 0LL},
+    {'P', "\"{{ d.x.y }}\"", "", "{\"d\": {}}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ \\\"%99999999999d\\\" % 1 }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ \\\"{99999999999999999999}\\\".format(1) }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ \\\"{0a}\\\".format(1) }}\"", "", "{}", "{}", "", 1, 0, 0LL},
+    {'P', "\"{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}|{{ range(5, -5, -3)|list }}|{{ range(-3)|list }}\"", "", "{}", "{}", "[-9223372036854775808, -1, 9223372036854775806]|[5, 2, -1, -4]|[]", 0, 0, 0LL},
+    {'P', "\"{{ d|attr(\\\"a\\\") }}|{{ d|attr(\\\"items\\\") is callable }}|{{ \\\"upper\\\" is filter }}{{ \\\"nofilter\\\" is filter }}{{ \\\"odd\\\" is test }}{{ (\\\"a\\\"|safe) is escaped }}{{ \\\"a\\\" is escaped }}\"", "", "{\"d\": {\"a\": 1}}", "{}", "|True|TrueFalseTrueTrueFalse", 0, 0, 0LL},
+    {'P', "\"{{ \\\"a1b1\\\"|replace(1, 2) }}|{{ \\\"a1b1\\\"|replace(\\\"1\\\", 2, 1) }}|{{ 12|replace(1, \\\"x\\\") }}\"", "", "{}", "{}", "a2b2|a2b1|x2", 0, 0, 0LL},
+    {'P', "\"{{ \\\"a1b1\\\".replace(1, 2) }}\"", "", "{}", "{}", "", 1, 0, 0LL},
 };
 
 /* A template (k->x, a JSON string) rendered with the variables of k->args (a JSON object). */
@@ -941,6 +993,11 @@ static void test_from_json(void)
     CHECK(jv_from_json(c, "[1,]", 4, "messages", 0, &v) < 0 && c->status == PITH_BAD_INPUT &&
               !strncmp(c->err, "messages: byte 3: ", 18),
           "bad JSON: \"%s\"", c->err);
+    c = fresh(160);
+    j = "[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]]";
+    CHECK(jv_from_json(c, j, strlen(j), "messages", 0, &v) < 0 && c->status == PITH_NO_MEMORY &&
+              !strncmp(c->err, "messages: byte ", 15),
+          "JSON beyond the work memory: \"%s\"", c->err);
     c = fresh(sizeof region);
     j = "[{\"role\": \"assistant\", \"tool_calls\": [{\"function\": {\"name\": \"f\", \"arguments\": \"{\\\"x\\\": [1]}\"}},"
         " {\"function\": {\"arguments\": \"[1]\"}}, {\"function\": {\"arguments\": \"{bad\"}}]}]";
@@ -957,6 +1014,24 @@ static void test_from_json(void)
     r = jv_from_json(c, j, strlen(j), "messages", 0, &v);
     CHECK(r == 0 && jv_write_json(&b, v, NULL, 0, NULL, NULL, 0) == 0 && strstr(b.p, "\"{\\\"x\\\": [1]}\""),
           "without the flag the arguments stay a string");
+}
+
+/* Template text may hold malformed UTF-8 (Python's strings cannot): counted,
+ * indexed, iterated and sliced alike, each stray continuation byte at the
+ * start joining the first character, without reading outside the string. */
+static void test_stray_bytes(void)
+{
+    JCtx *c = fresh(sizeof region);
+    JValue s = jv_str("\x80\x80" "a\xc3\xa9\xe4", 6), n, first, rev, step = jv_int(-1), k0 = jv_int(0);
+    JList *l;
+    JArgs none = {NULL, 0, NULL, NULL, 0};
+    JBuf b;
+    jbuf_init(&b, c);
+    int ok = jb_filter(c, "length", 6, s, &none, &n) == 0 && jv_iterate(c, s, &l) == 0 &&
+             jv_getitem(c, s, k0, &first) == 0 && jv_slice(c, s, NULL, NULL, &step, &rev) == 0 && jv_write_repr(&b, s) == 0;
+    CHECK(ok && n.u.i == 4 && l->n == 4 && first.len == 2 && rev.len == 6 && !memcmp(rev.u.s, "\xe4\xc3\xa9" "a\x80\x80", 6) &&
+              b.n == 17 && !memcmp(b.p, "'\\x80\\x80" "a\xc3\xa9\\xe4'", 17),
+          "malformed UTF-8: 4 characters, the same by length, iteration, [0], [::-1] and repr");
 }
 
 static void test_float_repr(void)
@@ -980,6 +1055,7 @@ int main(void)
     test_region();
     test_from_json();
     test_float_repr();
+    test_stray_bytes();
     test_cases();
     CHECK_DONE();
 }

@@ -24,9 +24,9 @@
  * jinja2 itself stops near Python's recursion limit. */
 #define PARSE_MAX_NEST 200
 /* The evaluator's recursion per allowed depth of macro calls. */
-#define NEST_PER_DEPTH 16
+#define NEST_PER_DEPTH 8
 /* Arguments of a call held on the stack; more go to the work region. */
-#define ARGS_ON_STACK 8
+#define ARGS_ON_STACK 4
 
 /* ---- the tree ----------------------------------------------------------- */
 
@@ -76,7 +76,6 @@ enum { T_EOF, T_DATA, T_VBEGIN, T_VEND, T_BBEGIN, T_BEND, T_NAME, T_STR, T_INT, 
 typedef struct {
     uint8_t t;
     uint32_t line, col;
-    size_t pos;
     const char *s; /* text of the token (T_STR: with its quotes) */
     uint32_t len;
 } Tok;
@@ -131,17 +130,26 @@ static int perr_at(P *p, uint32_t line, uint32_t col, PithStatus st, const char 
 }
 #define perr(p, ...) perr_at((p), (p)->tok.line, (p)->tok.col, PITH_BAD_INPUT, __VA_ARGS__)
 
+/* Copies a message keeping it on one line (names and the template's own
+ * raise_exception text may hold newlines). */
+static void copy_message(char *err, size_t cap, const char *msg)
+{
+    if (!err || !cap) return;
+    size_t k = 0;
+    for (; msg[k] && k + 1 < cap; k++) err[k] = (unsigned char)msg[k] < 32 ? ' ' : msg[k];
+    err[k] = 0;
+}
+
 static void *palloc(P *p, size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
-    if (p->cap - p->used < n) {
+    size_t at = (p->used + 15) & ~(size_t)15;
+    if (at > p->cap || p->cap - at < n) {
         perr_at(p, p->tok.line, p->tok.col, PITH_NO_MEMORY, "the template needs more than %zu bytes of parse memory",
                 p->cap);
         return NULL;
     }
-    void *m = p->mem + p->used;
-    p->used += n;
-    return m;
+    p->used = at + n;
+    return p->mem + at;
 }
 
 static Node *mk(P *p, int kind, const Tok *at)
@@ -223,7 +231,6 @@ static size_t word_tag_at(const P *p, size_t pos, const char *word, int trim)
 static void set_tok(P *p, Tok *t, int type, size_t pos, size_t end)
 {
     t->t = (uint8_t)type;
-    t->pos = pos;
     t->s = p->src + pos;
     t->len = (uint32_t)(end - pos);
     position(p, pos, &t->line, &t->col);
@@ -240,8 +247,6 @@ static size_t strip_before_tag(P *p, size_t start, size_t end, int kind, int sig
     if (l == start && !p->line_starting) return end;
     return l < end && skip_space(p->src, l, end) == end ? l : end;
 }
-
-static int lex(P *p, Tok *t);
 
 /* Outside tags: text up to the next tag; the tag's opening is queued. */
 static int lex_data(P *p, Tok *t)
@@ -329,6 +334,9 @@ static int is_name_start(unsigned char c)
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* c is one of set's characters (a NUL byte of the text never is). */
+static int in_set(const char *set, char c) { return c && strchr(set, c); }
+
 /* Digits with single '_' between them, from pos: the end (pos if none). */
 static size_t digits(const char *s, size_t pos, size_t end)
 {
@@ -374,9 +382,9 @@ static int lex_tag(P *p, Tok *t)
             }
         }
         if (is_float) type = T_FLOAT, e = f;
-        else if (c == '0' && q < p->len && strchr("bBoOxX", s[q]) && q == i + 1) {
+        else if (c == '0' && q < p->len && in_set("bBoOxX", s[q]) && q == i + 1) {
             e = q + 1;
-            while (e < p->len && (is_digit(s[e]) || strchr("abcdefABCDEF_", s[e]))) e++;
+            while (e < p->len && (is_digit(s[e]) || in_set("abcdefABCDEF_", s[e]))) e++;
             type = T_INT;
         } else if (c == '0') { /* "0(_?0)*": 012 is two tokens, as in jinja2 */
             for (e = i + 1; e < p->len && (s[e] == '0' || (s[e] == '_' && e + 1 < p->len && s[e + 1] == '0'));) e++;
@@ -399,7 +407,7 @@ static int lex_tag(P *p, Tok *t)
         e = i + 1;
         for (size_t k = 0; k < sizeof two / sizeof two[0]; k++)
             if (has_at(p, i, two[k])) e = i + 2;
-        if (e == i + 1 && !strchr("+-/*%~[](){}><=.:|,;", (char)c)) {
+        if (e == i + 1 && !in_set("+-/*%~[](){}><=.:|,;", (char)c)) {
             set_tok(p, t, T_OP, i, i + 1);
             return perr_at(p, t->line, t->col, PITH_BAD_INPUT, "unexpected character '%c'", c);
         }
@@ -472,8 +480,18 @@ static const char *describe(const Tok *t, char *buf, size_t cap)
     case T_BEND: return "end of statement block";
     case T_VBEGIN: return "begin of print statement";
     case T_BBEGIN: return "begin of statement block";
-    default: snprintf(buf, cap, "'%.*s'", t->len > 40 ? 40 : (int)t->len, t->s); return buf;
+    default: break;
     }
+    size_t k = 0; /* the token's first bytes, quoted, on one line */
+    buf[k++] = '\'';
+    for (uint32_t i = 0; i < t->len && k + 6 < cap && i < 40; i++) {
+        unsigned char c = (unsigned char)t->s[i];
+        if (c < 32) k += (size_t)snprintf(buf + k, cap - k, "\\x%02x", c);
+        else buf[k++] = (char)c;
+    }
+    buf[k++] = '\'';
+    buf[k] = 0;
+    return buf;
 }
 
 static int expect_op(P *p, const char *op)
@@ -592,7 +610,7 @@ static Node *parse_strings(P *p)
     }
     if (count == 1 && plain) n->v = jv_str(first.s + 1, first.len - 2);
     else {
-        p->used += (total + 15) & ~(size_t)15;
+        p->used += total;
         n->v = jv_str(buf, total);
     }
     return n;
@@ -1268,6 +1286,8 @@ PithStatus jinja_parse(const char *src, size_t len, void *mem, size_t cap, Jinja
     p.mem = mem, p.cap = cap, p.err = err, p.err_cap = err_cap, p.lc_line = 1;
     if (err && err_cap) err[0] = 0;
     *out = NULL;
+    if (len > UINT32_MAX / 2) /* spans and positions are 32-bit */
+        return perr_at(&p, 1, 1, PITH_UNSUPPORTED, "a template of %zu bytes is too large", len), p.status;
     JinjaTemplate *t = palloc(&p, sizeof *t);
     char *text = t ? palloc(&p, len + 1) : NULL;
     if (!text) return p.status;
@@ -1282,7 +1302,10 @@ PithStatus jinja_parse(const char *src, size_t len, void *mem, size_t cap, Jinja
     t->len = p.len = n;
     t->body = NULL;
     p.line_starting = 1;
-    if (next(&p) < 0 || subparse(&p, NULL, &t->body) < 0) return p.status;
+    if (next(&p) < 0 || subparse(&p, NULL, &t->body) < 0) {
+        copy_message(err, err_cap, err ? err : "");
+        return p.status;
+    }
     *out = t;
     return PITH_OK;
 }
@@ -1310,6 +1333,7 @@ typedef struct {
     uint32_t i, depth;
     const Node *node;
     Frame *outer;
+    JValue changed; /* loop.changed's last arguments (a tuple), Undefined at first */
 } Loop;
 
 /* A macro or a call block's caller: its node (a = params, b = body) and
@@ -1419,22 +1443,33 @@ static int eval_args(R *r, Frame *f, const Node *list, const JValue *extra_kw_va
 
 /* ---- loops -------------------------------------------------------------- */
 
-static int loop_cycle(JCtx *c, const JFunc *fn, const JArgs *a, JValue *out)
+/* loop.cycle(a, b, ...) and loop.changed(...): loop methods bound to self. */
+static int loop_method(JCtx *c, const JFunc *fn, const JArgs *a, JValue *out)
 {
-    const Loop *L = fn->self.u.loop;
-    if (a->n_pos == 0) return jv_fail(c, PITH_BAD_INPUT, "no items for cycling given");
-    *out = a->pos[L->i % (uint32_t)a->n_pos];
+    Loop *L = fn->self.u.loop;
+    if (fn->name[1] == 'y') { /* cycle */
+        if (a->n_pos == 0) return jv_fail(c, PITH_BAD_INPUT, "no items for cycling given");
+        *out = a->pos[L->i % (uint32_t)a->n_pos];
+        return 0;
+    }
+    JValue now;
+    if (jv_list_new(c, (uint32_t)a->n_pos, &now) < 0) return -1;
+    now.flags = JF_TUPLE;
+    for (int k = 0; k < a->n_pos; k++)
+        if (jv_list_push(c, now.u.list, a->pos[k]) < 0) return -1;
+    *out = jv_bool(L->changed.type == JV_UNDEFINED || !jv_equal(L->changed, now));
+    L->changed = now;
     return 0;
 }
 
 static int loop_attr(R *r, JValue lv, const char *s, uint32_t len, JValue *out)
 {
     static const char *const names[] = {"index", "index0", "revindex", "revindex0", "first", "last", "length",
-                                        "previtem", "nextitem", "depth", "depth0", "cycle"};
+                                        "previtem", "nextitem", "depth", "depth0", "cycle", "changed"};
     const Loop *L = lv.u.loop;
     int64_t i = L->i, n = L->items->n;
     int k = 0;
-    while (k < 12 && !(strlen(names[k]) == len && memcmp(names[k], s, len) == 0)) k++;
+    while (k < 13 && !(strlen(names[k]) == len && memcmp(names[k], s, len) == 0)) k++;
     switch (k) {
     case 0: *out = jv_int(i + 1); break;
     case 1: *out = jv_int(i); break;
@@ -1447,11 +1482,12 @@ static int loop_attr(R *r, JValue lv, const char *s, uint32_t len, JValue *out)
     case 8: *out = i + 1 < n ? L->items->items[i + 1] : jv_undefined("nextitem", 8); break;
     case 9: *out = jv_int(L->depth); break;
     case 10: *out = jv_int(L->depth - 1); break;
-    case 11: {
+    case 11:
+    case 12: {
         JFunc *fn = jv_alloc(&r->c, sizeof *fn);
         if (!fn) return -1;
         memset(fn, 0, sizeof *fn);
-        fn->call = loop_cycle, fn->self = lv, fn->name = "cycle", fn->name_len = 5;
+        fn->call = loop_method, fn->self = lv, fn->name = names[k], fn->name_len = (uint32_t)strlen(names[k]);
         out->type = JV_FUNC, out->flags = 0, out->len = 0, out->u.func = fn;
         break;
     }
@@ -1482,7 +1518,7 @@ static int exec_for(R *r, Frame *outer, const Node *n, JValue iter, uint32_t dep
         }
         items = kept.u.list;
     }
-    L->items = items, L->depth = depth, L->node = n, L->outer = outer;
+    L->items = items, L->depth = depth, L->node = n, L->outer = outer, L->changed = jv_undefined("", 0);
     JValue lv = {.type = JV_LOOP};
     lv.u.loop = L;
     for (uint32_t i = 0; i < items->n; i++) {
@@ -1588,7 +1624,7 @@ static int make_closure(R *r, Frame *f, const Node *def, const char *name, uint3
 
 /* ---- expressions -------------------------------------------------------- */
 
-static int eval_call(R *r, Frame *f, const Node *n, const JValue *caller, JValue *out)
+__attribute__((noinline)) static int eval_call(R *r, Frame *f, const Node *n, const JValue *caller, JValue *out)
 {
     JValue fv;
     Args args;
@@ -1614,8 +1650,10 @@ static int eval_call(R *r, Frame *f, const Node *n, const JValue *caller, JValue
     return jv_fail(&r->c, PITH_BAD_INPUT, "'%s' object is not callable", jv_type_name(fv));
 }
 
-/* x|name(args) and x is name(args): jinja_builtins.c's tables. */
-static int eval_filter_test(R *r, Frame *f, const Node *n, JValue *out)
+/* x|name(args) and x is name(args): jinja_builtins.c's tables. Kept out
+ * of eval (noinline, as eval_call): their arguments' room on the stack is
+ * then taken only by calls, not by every level of an expression. */
+__attribute__((noinline)) static int eval_filter_test(R *r, Frame *f, const Node *n, JValue *out)
 {
     JCtx *c = &r->c;
     JValue in;
@@ -1882,7 +1920,7 @@ PithStatus jinja_set_json(JinjaRender *r, const char *name, const char *json, si
     if (err && err_cap) err[0] = 0;
     if (!r->c.failed && jv_from_json(&r->c, json, len, name, flags, &v) == 0 && set_var(r, name, v) == 0)
         return PITH_OK;
-    if (err && err_cap) snprintf(err, err_cap, "%s", r->c.err);
+    copy_message(err, err_cap, r->c.err);
     PithStatus st = r->c.status;
     if (st != PITH_NO_MEMORY) r->c.failed = 0; /* a bad value is the caller's to handle; the render may go on */
     return st;
@@ -1919,6 +1957,6 @@ PithStatus jinja_render(JinjaRender *r, char *out, size_t cap, size_t *out_len, 
             }
         }
     }
-    if (err && err_cap) snprintf(err, err_cap, "%s", r->c.err);
+    copy_message(err, err_cap, r->c.err);
     return r->c.status ? r->c.status : PITH_INTERNAL;
 }

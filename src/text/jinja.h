@@ -32,6 +32,8 @@ typedef struct {
     uint64_t max_steps;   /* loop iterations, macro calls and filter applications together */
     uint32_t max_depth;   /* nesting of macro calls, includes of blocks and expression recursion */
 } JinjaLimits;
+/* The evaluator recurses at most 8 * max_depth + 32 levels (expressions,
+ * blocks and macro calls together): with depth 64, under 512 KiB of stack. */
 
 /* Defaults for a chat request: 16 MiB of output, 10 million steps, depth 64. */
 void jinja_limits_default(JinjaLimits *lim);
