@@ -852,6 +852,8 @@ static int put_escaped(JBuf *b, const char *s, size_t n, int escape)
 static int repeat(JCtx *c, JValue seq, int64_t times, JValue *out)
 {
     if (times < 0) times = 0;
+    /* an empty sequence repeated is empty, at once (not after 10^12 empty copies) */
+    if (seq.type == JV_STRING ? seq.len == 0 : seq.u.list->n == 0) times = 0;
     if (seq.type == JV_STRING) {
         if (seq.len && (uint64_t)times > c->lim.max_output / seq.len)
             return jv_fail(c, PITH_NO_MEMORY, "a string repeated %lld times", (long long)times);
