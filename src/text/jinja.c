@@ -131,6 +131,16 @@ static int perr_at(P *p, uint32_t line, uint32_t col, PithStatus st, const char 
 }
 #define perr(p, ...) perr_at((p), (p)->tok.line, (p)->tok.col, PITH_BAD_INPUT, __VA_ARGS__)
 
+/* Copies a message keeping it on one line (names and the template's own
+ * raise_exception text may hold newlines). */
+static void copy_message(char *err, size_t cap, const char *msg)
+{
+    if (!err || !cap) return;
+    size_t k = 0;
+    for (; msg[k] && k + 1 < cap; k++) err[k] = (unsigned char)msg[k] < 32 ? ' ' : msg[k];
+    err[k] = 0;
+}
+
 static void *palloc(P *p, size_t n)
 {
     n = (n + 15) & ~(size_t)15;
@@ -472,8 +482,18 @@ static const char *describe(const Tok *t, char *buf, size_t cap)
     case T_BEND: return "end of statement block";
     case T_VBEGIN: return "begin of print statement";
     case T_BBEGIN: return "begin of statement block";
-    default: snprintf(buf, cap, "'%.*s'", t->len > 40 ? 40 : (int)t->len, t->s); return buf;
+    default: break;
     }
+    size_t k = 0; /* the token's first bytes, quoted, on one line */
+    buf[k++] = '\'';
+    for (uint32_t i = 0; i < t->len && k + 6 < cap && i < 40; i++) {
+        unsigned char c = (unsigned char)t->s[i];
+        if (c < 32) k += (size_t)snprintf(buf + k, cap - k, "\\x%02x", c);
+        else buf[k++] = (char)c;
+    }
+    buf[k++] = '\'';
+    buf[k] = 0;
+    return buf;
 }
 
 static int expect_op(P *p, const char *op)
@@ -1022,7 +1042,7 @@ static Node *parse_filter_expr(P *p, Node *n)
 static int subparse(P *p, const char *const *ends, Node **body);
 
 /* ":"? "%}" body, up to {% END %} with END in ends (then p->tok is END,
- * consumed with drop). */
+ * consumed with drop); ends[0] closes the block. */
 static Node *parse_body(P *p, const char *const *ends, int drop, int *ok)
 {
     Node *body = NULL;
@@ -1095,7 +1115,7 @@ static Node *parse_signature(P *p)
 
 static Node *parse_if(P *p, const Tok *at)
 {
-    static const char *const ends[] = {"elif", "else", "endif", NULL}, *const endif[] = {"endif", NULL};
+    static const char *const ends[] = {"endif", "elif", "else", NULL}, *const endif[] = {"endif", NULL};
     Node *n = mk(p, N_IF, at), *cur = n;
     int ok;
     if (!n || next(p) < 0 || !(n->a = parse_tuple(p, 0, 0, NULL, 0))) return NULL;
@@ -1243,11 +1263,7 @@ static int subparse(P *p, const char *const *ends, Node **body)
             if (next(p) < 0) return -1;
             break;
         case T_EOF:
-            if (ends) { /* the last of ends closes the block */
-                int k = 0;
-                while (ends[k + 1]) k++;
-                return perr(p, "unexpected end of template: a block is not closed by '{%% %s %%}'", ends[k]);
-            }
+            if (ends) return perr(p, "unexpected end of template: a block is not closed by '{%% %s %%}'", ends[0]);
             return 0;
         default: return perr(p, "unexpected %s", describe(&p->tok, b, sizeof b));
         }
@@ -1257,9 +1273,11 @@ static int subparse(P *p, const char *const *ends, Node **body)
 
 uint64_t jinja_parse_bound(size_t len)
 {
-    /* The normalized text and decoded strings (each at most the text),
-     * and at most one node per byte of text, plus the header. */
-    return 2 * ((uint64_t)len + 16) + ((uint64_t)len + 16) * sizeof(Node) + 256;
+    /* The normalized text and decoded strings (each at most the text), and
+     * at most one node (and a few bytes of a name's copy) per byte of text:
+     * a node takes a token, a token at least a byte ("{{a<b}}": 5 nodes). */
+    uint64_t node = (sizeof(Node) + 15) & ~(uint64_t)15;
+    return 2 * ((uint64_t)len + 32) + ((uint64_t)len + 16) * node + 256;
 }
 
 PithStatus jinja_parse(const char *src, size_t len, void *mem, size_t cap, JinjaTemplate **out, char *err,
@@ -1284,7 +1302,10 @@ PithStatus jinja_parse(const char *src, size_t len, void *mem, size_t cap, Jinja
     t->len = p.len = n;
     t->body = NULL;
     p.line_starting = 1;
-    if (next(&p) < 0 || subparse(&p, NULL, &t->body) < 0) return p.status;
+    if (next(&p) < 0 || subparse(&p, NULL, &t->body) < 0) {
+        copy_message(err, err_cap, err ? err : "");
+        return p.status;
+    }
     *out = t;
     return PITH_OK;
 }
@@ -1883,7 +1904,7 @@ PithStatus jinja_set_json(JinjaRender *r, const char *name, const char *json, si
     if (err && err_cap) err[0] = 0;
     if (!r->c.failed && jv_from_json(&r->c, json, len, name, flags, &v) == 0 && set_var(r, name, v) == 0)
         return PITH_OK;
-    if (err && err_cap) snprintf(err, err_cap, "%s", r->c.err);
+    copy_message(err, err_cap, r->c.err);
     PithStatus st = r->c.status;
     if (st != PITH_NO_MEMORY) r->c.failed = 0; /* a bad value is the caller's to handle; the render may go on */
     return st;
@@ -1920,6 +1941,6 @@ PithStatus jinja_render(JinjaRender *r, char *out, size_t cap, size_t *out_len, 
             }
         }
     }
-    if (err && err_cap) snprintf(err, err_cap, "%s", r->c.err);
+    copy_message(err, err_cap, r->c.err);
     return r->c.status ? r->c.status : PITH_INTERNAL;
 }

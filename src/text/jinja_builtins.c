@@ -61,6 +61,12 @@ static const Builtin *find(const Builtin *t, size_t n, const char *name, size_t 
     return NULL;
 }
 
+/* jinja2's UndefinedError, where a filter uses an Undefined as a number or adds to it. */
+static int undefined(JCtx *c, JValue u)
+{
+    return jv_fail(c, PITH_BAD_INPUT, "'%.*s' is undefined", (int)(u.len > 80 ? 80 : u.len), u.u.s);
+}
+
 static int type_error(JCtx *c, const char *what, JValue v)
 {
     return jv_fail(c, PITH_BAD_INPUT, "%s: unexpected %s", what, jv_type_name(v));
@@ -758,6 +764,7 @@ BUILTIN(f_reverse)
 BUILTIN(f_indent)
 {
     JValue ind = jv_str("    ", 4), lines;
+    if (v.type == JV_UNDEFINED) return undefined(c, v); /* jinja2 adds "\n" to it */
     if (p[0] && p[0]->type == JV_STRING) {
         ind = *p[0];
     } else if (p[0]) {
@@ -839,6 +846,7 @@ BUILTIN(f_int)
 {
     int64_t i;
     double f;
+    if (v.type == JV_UNDEFINED) return undefined(c, v);
     *out = p[0] ? *p[0] : jv_int(0);
     if (v.type == JV_INT || v.type == JV_BOOL) *out = jv_int(v.u.i);
     else if (v.type == JV_STRING && parse_int(v, &i) == 0) *out = jv_int(i);
@@ -852,6 +860,7 @@ BUILTIN(f_int)
 BUILTIN(f_float)
 {
     double f;
+    if (v.type == JV_UNDEFINED) return undefined(c, v);
     *out = p[0] ? *p[0] : jv_float(0);
     if (v.type == JV_INT || v.type == JV_BOOL || v.type == JV_FLOAT) *out = jv_float(v.type == JV_FLOAT ? v.u.f : (double)v.u.i);
     else if (v.type == JV_STRING && parse_float(v, &f) == 0) *out = jv_float(f);
@@ -951,8 +960,9 @@ static int center(JCtx *c, JValue s, int64_t width, JValue *out)
     int64_t left = marg / 2 + (marg & width & 1);
     JBuf b;
     jbuf_init(&b, c);
-    for (int64_t i = 0; i < width; i++)
-        if (i == left ? jbuf_put(&b, s.u.s, s.len) < 0 || (i += n - 1, 0) : jbuf_put(&b, " ", 1) < 0) return -1;
+    for (int64_t i = 0; i < marg; i++)
+        if ((i == left && jbuf_put(&b, s.u.s, s.len) < 0) || jbuf_put(&b, " ", 1) < 0) return -1;
+    if (left == marg && jbuf_put(&b, s.u.s, s.len) < 0) return -1;
     *out = jbuf_value(&b);
     return 0;
 }
@@ -997,7 +1007,7 @@ BUILTIN(f_format)
             if (jv_dict_set(c, args.u.dict, jv_str(a->kw_names[k], strlen(a->kw_names[k])), a->kw[k]) < 0) return -1;
     } else {
         if (jv_list_new(c, (uint32_t)a->n_pos, &args) < 0) return -1;
-        memcpy(args.u.list->items, a->pos, (size_t)a->n_pos * sizeof(JValue));
+        if (a->n_pos) memcpy(args.u.list->items, a->pos, (size_t)a->n_pos * sizeof(JValue));
         args.u.list->n = (uint32_t)a->n_pos;
         args.flags = JF_TUPLE;
     }
@@ -1010,6 +1020,19 @@ BUILTIN(f_escape)
     JValue empty = jv_str("", 0);
     empty.flags = JF_MARKUP;
     return str_of(c, v, &v) < 0 ? -1 : jv_binary(c, "+", empty, v, out);
+}
+
+/* attr(name): the attribute only (a dict's key is not one), as jinja2's environment.getattr. */
+BUILTIN(f_attr)
+{
+    if (!p[0] || p[0]->type != JV_STRING) return jv_fail(c, PITH_BAD_INPUT, "attr takes an attribute name");
+    if (v.type == JV_DICT && !(v.flags & JF_NAMESPACE)) {
+        int r = jb_method(c, v, p[0]->u.s, p[0]->len, out);
+        if (r <= 0) return r;
+        *out = jv_undefined(p[0]->u.s, p[0]->len);
+        return 0;
+    }
+    return jv_getattr(c, v, p[0]->u.s, p[0]->len, out);
 }
 
 static const Builtin filters[] = {
@@ -1054,6 +1077,7 @@ static const Builtin filters[] = {
     {"truncate", "length killwords end leeway", f_truncate, 0},
     {"format", "*", f_format, 0},
     {"escape", "", f_escape, 0},
+    {"attr", "name", f_attr, 0},
     {"e", "", f_escape, 0},
 };
 
@@ -1141,6 +1165,11 @@ static int case_test(JCtx *c, JValue v, int upper, JValue *out)
     return is(out, any && !other);
 }
 
+BUILTIN(t_escaped) { return is(out, v.type == JV_STRING && (v.flags & JF_MARKUP)); }
+/* "filter" / "test": the name of one (the tables are below). */
+static int known(JValue v, int tests_table);
+BUILTIN(t_filter) { return is(out, known(v, 0)); }
+BUILTIN(t_test) { return is(out, known(v, 1)); }
 BUILTIN(t_lower) { return case_test(c, v, 0, out); }
 BUILTIN(t_upper) { return case_test(c, v, 1, out); }
 
@@ -1157,6 +1186,7 @@ static const Builtin tests[] = {
     {"ge", "b", t_ge, 0},                 {">=", "b", t_ge, 0},               {"in", "seq", t_in, 0},
     {"divisibleby", "num", t_divisibleby, 0}, {"even", "", t_even, 0},        {"odd", "", t_odd, 0},
     {"sameas", "other", t_sameas, 0},     {"lower", "", t_lower, 0},          {"upper", "", t_upper, 0},
+    {"escaped", "", t_escaped, 0},        {"filter", "", t_filter, 0},        {"test", "", t_test, 0},
 };
 
 /* ---- methods ------------------------------------------------------------------------ */
@@ -1371,9 +1401,11 @@ BUILTIN(m_format)
         size_t k = f;
         while (k < e && !strchr(".[!:", s[k])) k++;
         JValue x;
-        if (k == f || (s[f] >= '0' && s[f] <= '9')) {
+        size_t digits = 0;
+        while (f + digits < k && s[f + digits] >= '0' && s[f + digits] <= '9') digits++;
+        if (k == f || digits == k - f) {
             int64_t ix = 0;
-            for (size_t d = f; d < k; d++) ix = ix * 10 + (s[d] - '0');
+            for (size_t d = f; d < k && ix < 1000000; d++) ix = ix * 10 + (s[d] - '0');
             if (k == f) ix = next++;
             if (mode && mode != (k == f ? 1 : 2))
                 return jv_fail(c, PITH_BAD_INPUT, "cannot switch between automatic and manual field numbering");
@@ -1416,7 +1448,7 @@ BUILTIN(m_items) { return pairs(c, v, out); }
 static int dict_part(JCtx *c, const JDict *d, int values, JValue *out)
 {
     if (jv_list_new(c, d->n, out) < 0) return -1;
-    memcpy(out->u.list->items, values ? d->values : d->keys, (size_t)d->n * sizeof(JValue));
+    if (d->n) memcpy(out->u.list->items, values ? d->values : d->keys, (size_t)d->n * sizeof(JValue));
     out->u.list->n = d->n;
     return 0;
 }
@@ -1550,12 +1582,12 @@ BUILTIN(g_range)
         return -1;
     if (!p[1]) x[1] = x[0], x[0] = 0;
     if (!x[2]) return jv_fail(c, PITH_BAD_INPUT, "range() arg 3 must not be zero");
-    double n = ceil(((double)x[1] - (double)x[0]) / (double)x[2]);
-    if (n < 0) n = 0;
+    uint64_t n = 0, span = x[2] > 0 ? (uint64_t)x[1] - (uint64_t)x[0] : (uint64_t)x[0] - (uint64_t)x[1];
+    if (x[2] > 0 ? x[0] < x[1] : x[0] > x[1]) n = (span - 1) / (x[2] > 0 ? (uint64_t)x[2] : 0 - (uint64_t)x[2]) + 1;
     if (n > 100000)
         return jv_fail(c, PITH_BAD_INPUT, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
     if (jv_list_new(c, (uint32_t)n, out) < 0) return -1;
-    for (uint32_t i = 0; i < (uint32_t)n; i++) out->u.list->items[i] = jv_int(x[0] + (int64_t)i * x[2]);
+    for (uint32_t i = 0; i < (uint32_t)n; i++) out->u.list->items[i] = jv_int((int64_t)((uint64_t)x[0] + i * (uint64_t)x[2]));
     out->u.list->n = (uint32_t)n;
     return 0;
 }
@@ -1685,6 +1717,12 @@ static const Builtin globals[] = {
 /* ---- lookups ---------------------------------------------------------------------------- */
 
 #define COUNT(t) (sizeof t / sizeof t[0])
+
+static int known(JValue v, int tests_table)
+{
+    return v.type == JV_STRING &&
+           (tests_table ? find(tests, COUNT(tests), v.u.s, v.len, -1) : find(filters, COUNT(filters), v.u.s, v.len, -1));
+}
 
 static int apply(JCtx *c, const Builtin *t, size_t n, const char *kind, const char *name, size_t len, JValue in,
                  const JArgs *args, JValue *out)

@@ -251,8 +251,17 @@ static int num_cmp(JValue a, JValue b)
     return a.u.f < b.u.f ? -1 : a.u.f > b.u.f;
 }
 
+/* Python raises RecursionError comparing values nested 1000 deep; here they are unequal. */
+static int equal_at(JValue a, JValue b, int depth);
+
 int jv_equal(JValue a, JValue b)
 {
+    return equal_at(a, b, 0);
+}
+
+static int equal_at(JValue a, JValue b, int depth)
+{
+    if (depth > 1000) return 0;
     if (is_num(a) && is_num(b)) return num_cmp(a, b) == 0;
     if (a.type != b.type) return 0;
     switch (a.type) {
@@ -263,7 +272,7 @@ int jv_equal(JValue a, JValue b)
         if ((a.flags | b.flags) & JF_GENERATOR) return a.u.list == b.u.list;
         if ((a.flags ^ b.flags) & JF_TUPLE || a.u.list->n != b.u.list->n) return 0;
         for (uint32_t i = 0; i < a.u.list->n; i++)
-            if (!jv_equal(a.u.list->items[i], b.u.list->items[i])) return 0;
+            if (!equal_at(a.u.list->items[i], b.u.list->items[i], depth + 1)) return 0;
         return 1;
     case JV_DICT:
         if ((a.flags | b.flags) & JF_NAMESPACE) return a.u.dict == b.u.dict;
@@ -271,7 +280,7 @@ int jv_equal(JValue a, JValue b)
         for (uint32_t i = 0; i < a.u.dict->n; i++) {
             uint32_t k = 0;
             while (k < b.u.dict->n && !jv_equal(a.u.dict->keys[i], b.u.dict->keys[k])) k++;
-            if (k == b.u.dict->n || !jv_equal(a.u.dict->values[i], b.u.dict->values[k])) return 0;
+            if (k == b.u.dict->n || !equal_at(a.u.dict->values[i], b.u.dict->values[k], depth + 1)) return 0;
         }
         return 1;
     case JV_FUNC: return a.u.func == b.u.func;
@@ -1051,9 +1060,9 @@ static int percent_format(JCtx *c, JValue fmt, JValue args, JValue *out)
             if (nf < 7) flags[nf++] = s[i++];
             else i++;
         flags[nf] = 0;
-        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) width = width * 10 + (s[i] - '0');
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) width = width > 500 ? width : width * 10 + (s[i] - '0');
         if (i < n && s[i] == '.')
-            for (prec = 0, i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) prec = prec * 10 + (s[i] - '0');
+            for (prec = 0, i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) prec = prec > 500 ? prec : prec * 10 + (s[i] - '0');
         if (width > 500 || prec > 500) return jv_fail(c, PITH_UNSUPPORTED, "a format width or precision over 500");
         while (i < n && strchr("hlL", s[i]) && s[i]) i++;
         if (i >= n) return jv_fail(c, PITH_BAD_INPUT, "incomplete format");
@@ -1328,13 +1337,14 @@ static int parse_tool_arguments(JCtx *c, JValue messages)
 int jv_from_json(JCtx *c, const char *json, size_t len, const char *name, int flags, JValue *out)
 {
     Json j;
+    if (c->failed) return -1;
     json_init(&j, json, len, name);
     if (json_read(c, &j, out) < 0 || json_end(&j) < 0) {
-        if (!c->failed) {
-            c->failed = 1;
-            c->status = j.status;
-            snprintf(c->err, sizeof c->err, "%s", j.err);
-        }
+        if (j.failed) snprintf(c->err, sizeof c->err, "%s", j.err);
+        else snprintf(c->err, sizeof c->err, "%s: byte %zu: the values need more than the %zu bytes of work memory",
+                      name, j.pos, c->cap);
+        c->failed = 1;
+        c->status = j.failed ? j.status : PITH_NO_MEMORY;
         return -1;
     }
     return (flags & JINJA_JSON_TOOL_ARGUMENTS) ? parse_tool_arguments(c, *out) : 0;

@@ -16,7 +16,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 seconds=${1:-10}
 shift
-names=${*:-"gguf model tokenizer chat json cli grammar"}
+names=${*:-"gguf model tokenizer chat json cli grammar jinja"}
 FIX=$(cd "${PITH_FIXTURES:-../shared/fixtures}" 2>/dev/null && pwd)
 export PITH_FIXTURES=$FIX
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
@@ -33,11 +33,20 @@ opts_for() {
         gguf|model) echo "-max_len=65536" ;;
         tokenizer) echo "-max_len=4097" ;;
         cli) echo "-max_len=1024 -dict=$(pwd)/tests/fuzz/cli.dict" ;;
+        jinja) echo "-max_len=32768 -dict=$(pwd)/tests/fuzz/jinja.dict" ;;
         *) echo "-max_len=8192" ;;
     esac
 }
+# fuzz_jinja also starts from the models' own templates when a clone of
+# llama.cpp's sources is at hand (not committed: its files, its licence).
 extra_seeds() {
-    case $1 in chat|json) [ -d "$FIX/chat" ] && echo "$FIX/chat" ;; esac
+    case $1 in
+        chat|json) [ -d "$FIX/chat" ] && echo "$FIX/chat" ;;
+        jinja)
+            for d in "${PITH_JINJA_TEMPLATES:-}" build/llamacpp-src/models/templates /tmp/lsrc/models/templates; do
+                [ -n "$d" ] && [ -d "$d" ] && { (cd "$d" && pwd); break; }
+            done ;;
+    esac
 }
 
 run_one() {
