@@ -143,15 +143,14 @@ static void copy_message(char *err, size_t cap, const char *msg)
 
 static void *palloc(P *p, size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
-    if (p->cap - p->used < n) {
+    size_t at = (p->used + 15) & ~(size_t)15;
+    if (at > p->cap || p->cap - at < n) {
         perr_at(p, p->tok.line, p->tok.col, PITH_NO_MEMORY, "the template needs more than %zu bytes of parse memory",
                 p->cap);
         return NULL;
     }
-    void *m = p->mem + p->used;
-    p->used += n;
-    return m;
+    p->used = at + n;
+    return p->mem + at;
 }
 
 static Node *mk(P *p, int kind, const Tok *at)
@@ -339,6 +338,9 @@ static int is_name_start(unsigned char c)
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* c is one of set's characters (a NUL byte of the text never is). */
+static int in_set(const char *set, char c) { return c && strchr(set, c); }
+
 /* Digits with single '_' between them, from pos: the end (pos if none). */
 static size_t digits(const char *s, size_t pos, size_t end)
 {
@@ -384,9 +386,9 @@ static int lex_tag(P *p, Tok *t)
             }
         }
         if (is_float) type = T_FLOAT, e = f;
-        else if (c == '0' && q < p->len && strchr("bBoOxX", s[q]) && q == i + 1) {
+        else if (c == '0' && q < p->len && in_set("bBoOxX", s[q]) && q == i + 1) {
             e = q + 1;
-            while (e < p->len && (is_digit(s[e]) || strchr("abcdefABCDEF_", s[e]))) e++;
+            while (e < p->len && (is_digit(s[e]) || in_set("abcdefABCDEF_", s[e]))) e++;
             type = T_INT;
         } else if (c == '0') { /* "0(_?0)*": 012 is two tokens, as in jinja2 */
             for (e = i + 1; e < p->len && (s[e] == '0' || (s[e] == '_' && e + 1 < p->len && s[e + 1] == '0'));) e++;
@@ -409,7 +411,7 @@ static int lex_tag(P *p, Tok *t)
         e = i + 1;
         for (size_t k = 0; k < sizeof two / sizeof two[0]; k++)
             if (has_at(p, i, two[k])) e = i + 2;
-        if (e == i + 1 && !strchr("+-/*%~[](){}><=.:|,;", (char)c)) {
+        if (e == i + 1 && !in_set("+-/*%~[](){}><=.:|,;", (char)c)) {
             set_tok(p, t, T_OP, i, i + 1);
             return perr_at(p, t->line, t->col, PITH_BAD_INPUT, "unexpected character '%c'", c);
         }
@@ -612,7 +614,7 @@ static Node *parse_strings(P *p)
     }
     if (count == 1 && plain) n->v = jv_str(first.s + 1, first.len - 2);
     else {
-        p->used += (total + 15) & ~(size_t)15;
+        p->used += total;
         n->v = jv_str(buf, total);
     }
     return n;
@@ -1333,6 +1335,7 @@ typedef struct {
     uint32_t i, depth;
     const Node *node;
     Frame *outer;
+    JValue changed; /* loop.changed's last arguments (a tuple), Undefined at first */
 } Loop;
 
 /* A macro or a call block's caller: its node (a = params, b = body) and
@@ -1442,22 +1445,33 @@ static int eval_args(R *r, Frame *f, const Node *list, const JValue *extra_kw_va
 
 /* ---- loops -------------------------------------------------------------- */
 
-static int loop_cycle(JCtx *c, const JFunc *fn, const JArgs *a, JValue *out)
+/* loop.cycle(a, b, ...) and loop.changed(...): loop methods bound to self. */
+static int loop_method(JCtx *c, const JFunc *fn, const JArgs *a, JValue *out)
 {
-    const Loop *L = fn->self.u.loop;
-    if (a->n_pos == 0) return jv_fail(c, PITH_BAD_INPUT, "no items for cycling given");
-    *out = a->pos[L->i % (uint32_t)a->n_pos];
+    Loop *L = fn->self.u.loop;
+    if (fn->name[1] == 'y') { /* cycle */
+        if (a->n_pos == 0) return jv_fail(c, PITH_BAD_INPUT, "no items for cycling given");
+        *out = a->pos[L->i % (uint32_t)a->n_pos];
+        return 0;
+    }
+    JValue now;
+    if (jv_list_new(c, (uint32_t)a->n_pos, &now) < 0) return -1;
+    now.flags = JF_TUPLE;
+    for (int k = 0; k < a->n_pos; k++)
+        if (jv_list_push(c, now.u.list, a->pos[k]) < 0) return -1;
+    *out = jv_bool(L->changed.type == JV_UNDEFINED || !jv_equal(L->changed, now));
+    L->changed = now;
     return 0;
 }
 
 static int loop_attr(R *r, JValue lv, const char *s, uint32_t len, JValue *out)
 {
     static const char *const names[] = {"index", "index0", "revindex", "revindex0", "first", "last", "length",
-                                        "previtem", "nextitem", "depth", "depth0", "cycle"};
+                                        "previtem", "nextitem", "depth", "depth0", "cycle", "changed"};
     const Loop *L = lv.u.loop;
     int64_t i = L->i, n = L->items->n;
     int k = 0;
-    while (k < 12 && !(strlen(names[k]) == len && memcmp(names[k], s, len) == 0)) k++;
+    while (k < 13 && !(strlen(names[k]) == len && memcmp(names[k], s, len) == 0)) k++;
     switch (k) {
     case 0: *out = jv_int(i + 1); break;
     case 1: *out = jv_int(i); break;
@@ -1470,11 +1484,12 @@ static int loop_attr(R *r, JValue lv, const char *s, uint32_t len, JValue *out)
     case 8: *out = i + 1 < n ? L->items->items[i + 1] : jv_undefined("nextitem", 8); break;
     case 9: *out = jv_int(L->depth); break;
     case 10: *out = jv_int(L->depth - 1); break;
-    case 11: {
+    case 11:
+    case 12: {
         JFunc *fn = jv_alloc(&r->c, sizeof *fn);
         if (!fn) return -1;
         memset(fn, 0, sizeof *fn);
-        fn->call = loop_cycle, fn->self = lv, fn->name = "cycle", fn->name_len = 5;
+        fn->call = loop_method, fn->self = lv, fn->name = names[k], fn->name_len = (uint32_t)strlen(names[k]);
         out->type = JV_FUNC, out->flags = 0, out->len = 0, out->u.func = fn;
         break;
     }
@@ -1505,7 +1520,7 @@ static int exec_for(R *r, Frame *outer, const Node *n, JValue iter, uint32_t dep
         }
         items = kept.u.list;
     }
-    L->items = items, L->depth = depth, L->node = n, L->outer = outer;
+    L->items = items, L->depth = depth, L->node = n, L->outer = outer, L->changed = jv_undefined("", 0);
     JValue lv = {.type = JV_LOOP};
     lv.u.loop = L;
     for (uint32_t i = 0; i < items->n; i++) {
