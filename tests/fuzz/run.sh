@@ -43,7 +43,7 @@ extra_seeds() {
     case $1 in
         chat|json) [ -d "$FIX/chat" ] && echo "$FIX/chat" ;;
         jinja)
-            for d in "${PITH_JINJA_TEMPLATES:-}" build/llamacpp-src/models/templates /tmp/lsrc/models/templates; do
+            for d in "${PITH_JINJA_TEMPLATES:-}" build/llamacpp-src/models/templates; do
                 [ -n "$d" ] && [ -d "$d" ] && { (cd "$d" && pwd); break; }
             done ;;
     esac
