@@ -44,6 +44,8 @@ static const PretokSpec pretok_specs[] = {
     {"llama-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},
     {"llama3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},
     {"llama-v3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},
+    {"falcon3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},          /* Falcon3 (llama): llama.cpp maps it to llama3's */
+    {"deepseek-r1-qwen", PRETOK_LLAMA3_FAMILY, 1, 0, 0, 0, 0}, /* DeepSeek-R1-Distill-Qwen: qwen2's */
     {"lfm2", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},  /* llama.cpp maps LFM2's to llama3's */
     {"smollm", PRETOK_GPT2_FAMILY, 0, 1, 0, 0, 0},
     {"gpt-2", PRETOK_GPT2_FAMILY, 0, 0, 0, 0, 0},
@@ -51,7 +53,8 @@ static const PretokSpec pretok_specs[] = {
     {"smaug-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 0, 0, 0}, /* SmolLM3's files: the llama3 regex, merges always */
 };
 #define N_PRETOK ((int)(sizeof pretok_specs / sizeof pretok_specs[0]))
-#define PRETOK_NAMES "qwen2, qwen35, llama-bpe, llama3, llama-v3, lfm2, smollm, gpt-2, gpt-4o, smaug-bpe"
+#define PRETOK_NAMES \
+    "qwen2, qwen35, llama-bpe, llama3, llama-v3, falcon3, deepseek-r1-qwen, lfm2, smollm, gpt-2, gpt-4o, smaug-bpe"
 
 static int pretok_find(const char *name)
 {
