@@ -27,7 +27,7 @@ typedef struct {
     size_t prompt_len;
     size_t response_format;  /* offsets in the body, or TOOL_ABSENT */
     size_t tool_choice;
-    size_t tools;
+    size_t tools, tools_len;
     size_t messages, messages_len; /* the messages array in the body */
     size_t kwargs, kwargs_len;     /* chat_template_kwargs in the body, or TOOL_ABSENT */
     int thinking_given;      /* enable_thinking was in the request */
@@ -195,7 +195,7 @@ static int read_bool_in_object(Request *rq, Json *j, const char *field, const ch
 
 static int read_kwargs(Request *rq, Json *j)
 {
-    while (j->pos < j->len && strchr(" \t\r\n", j->src[j->pos])) j->pos++;
+    json_peek(j); /* to the value's first byte */
     rq->kwargs = j->pos;
     Json save = *j;
     if (json_skip(j) < 0) return json_bad(rq, j);
@@ -259,9 +259,9 @@ static int read_request(Request *rq, const char *body, size_t len, Arena *ra)
         if (is_null(&j)) continue; /* null: as if absent */
         if (!strcmp(key, "messages")) {
             have_messages = 1;
-            while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+            JsonType t = json_peek(&j); /* at the value's first byte */
             rq->messages = j.pos;
-            if (json_peek(&j) != JSON_ARRAY) {
+            if (t != JSON_ARRAY) {
                 if (j.failed) return json_bad(rq, &j);
                 return bad(rq, "messages", "expected an array");
             }
@@ -311,10 +311,11 @@ static int read_request(Request *rq, const char *body, size_t len, Arena *ra)
                 rq->seed = (uint64_t)v;
             }
         } else if (!strcmp(key, "response_format") || !strcmp(key, "tool_choice") || !strcmp(key, "tools")) {
-            while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+            json_peek(&j); /* to the value's first byte */
             size_t *slot = key[0] == 'r' ? &rq->response_format : !strcmp(key, "tools") ? &rq->tools : &rq->tool_choice;
             *slot = j.pos;
             if (json_skip(&j) < 0) return json_bad(rq, &j);
+            if (slot == &rq->tools) rq->tools_len = j.pos - rq->tools;
         } else if (!strcmp(key, "stop")) {
             if (read_stop(rq, &j) < 0) return -1;
         } else if (!strcmp(key, "enable_thinking")) {
@@ -844,31 +845,43 @@ static void api_metrics(Server *sv, Conn *c)
 static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body, size_t body_len,
                        const ToolConstraint *ac, Arena *ra, const char **text, size_t *text_len);
 
+/* What every request to a model begins with: rq's defaults, the body read
+ * into it (with the request scratch ra), and what its tools ask
+ * (response_format too when it generates). 0, or -1 when answered (400). */
+static int start_request(Server *sv, Conn *c, Request *rq, int chat, int generates, Arena *ra, ToolConstraint *ac)
+{
+    Engine *e = sv->e;
+    memset(rq, 0, sizeof *rq);
+    rq->chat = chat;
+    rq->thinking = e->opt.thinking;
+    rq->max_tokens = -1;
+    rq->sp = sv->cli_sampling;
+    rq->response_format = rq->tool_choice = rq->tools = rq->kwargs = TOOL_ABSENT;
+    reply_text_init(&rq->text, 0, NULL, NULL);
+    const char *body = c->buf + c->req.head_len;
+    size_t body_len = (size_t)c->req.content_length;
+    arena_init(ra, sv->region, sv->region_size);
+    if (read_request(rq, body, body_len, ra) != 0 ||
+        tool_constraint(body, body_len, generates ? rq->response_format : TOOL_ABSENT, chat ? rq->tool_choice : TOOL_ABSENT,
+                        chat ? rq->tools : TOOL_ABSENT, e->tool_format, e->grammar_text, ENGINE_GRAMMAR_TEXT + 1, ac,
+                        rq->why, sizeof rq->why) != 0) {
+        server_error(sv, c, 400, "invalid_request", "%s", rq->why);
+        return -1;
+    }
+    return 0;
+}
+
 /* POST /apply-template (llama-server's): a chat request's prompt as the
  * model's template renders it, {"prompt": TEXT}, nothing generated. */
 static void api_apply_template(Server *sv, Conn *c)
 {
     static Request rq;
-    memset(&rq, 0, sizeof rq);
-    rq.chat = 1;
-    rq.thinking = sv->e->opt.thinking;
-    rq.response_format = rq.tool_choice = rq.tools = rq.kwargs = TOOL_ABSENT;
+    Engine *e = sv->e;
     const char *body = c->buf + c->req.head_len;
     size_t body_len = (size_t)c->req.content_length;
     Arena ra;
-    arena_init(&ra, sv->region, sv->region_size);
-    if (read_request(&rq, body, body_len, &ra) != 0) {
-        server_error(sv, c, 400, "invalid_request", "%s", rq.why);
-        return;
-    }
-    /* the tools as a chat completion shows them (the grammar is not used) */
-    ToolConstraint ac;
-    Engine *e = sv->e;
-    if (tool_constraint(body, body_len, TOOL_ABSENT, rq.tool_choice, rq.tools, e->tool_format, e->grammar_text,
-                        ENGINE_GRAMMAR_TEXT + 1, &ac, rq.why, sizeof rq.why) != 0) {
-        server_error(sv, c, 400, "invalid_request", "%s", rq.why);
-        return;
-    }
+    ToolConstraint ac; /* the tools as a chat completion shows them (the grammar is not used) */
+    if (start_request(sv, c, &rq, 1, 0, &ra, &ac) != 0) return;
     const char *text;
     size_t len;
     Arena before = ra; /* the prompt is taken first: what follows it is free again */
@@ -950,13 +963,8 @@ static int render_chat(Server *sv, Conn *c, const Request *rq, const char *body,
         in.messages_len = (size_t)n;
     }
     if (ac->render && rq->tools != TOOL_ABSENT) {
-        size_t n = 0;
-        Json j;
-        json_init(&j, body + rq->tools, body_len - rq->tools, "tools");
-        j.len = body_len - rq->tools;
-        if (json_skip(&j) == 0) n = j.pos; /* read_request checked it */
         in.tools = body + rq->tools;
-        in.tools_len = n;
+        in.tools_len = rq->tools_len;
     }
     if (rq->kwargs != TOOL_ABSENT) {
         in.kwargs = body + rq->kwargs;
@@ -988,37 +996,20 @@ void api_generate(Server *sv, Conn *c)
     Engine *e = sv->e;
     static Request rq;
     static Reply rp;
-    memset(&rq, 0, sizeof rq);
     memset(&rp, 0, sizeof rp);
     HttpRequest *hr = &c->req;
-    rq.chat = http_path_is(hr->path, hr->path_len, "/v1/chat/completions") ||
-              http_path_is(hr->path, hr->path_len, "/chat/completions");
-    rq.thinking = e->opt.thinking;
-    rq.max_tokens = -1;
-    rq.sp = sv->cli_sampling;
-    rq.response_format = rq.tool_choice = rq.tools = rq.kwargs = TOOL_ABSENT;
+    int chat = http_path_is(hr->path, hr->path_len, "/v1/chat/completions") ||
+               http_path_is(hr->path, hr->path_len, "/chat/completions");
     rp.sv = sv;
     rp.rq = &rq;
     rp.id = ++sv->n_requests;
     rp.created = port_wall_seconds();
-    reply_text_init(&rq.text, 0, NULL, NULL);
 
     const char *body = c->buf + hr->head_len;
     size_t body_len = (size_t)hr->content_length;
     Arena ra;
-    arena_init(&ra, sv->region, sv->region_size);
-    if (read_request(&rq, body, body_len, &ra) != 0) {
-        server_error(sv, c, 400, "invalid_request", "%s", rq.why);
-        return;
-    }
-    /* response_format and tools: a grammar, and the tool-call splitter */
-    ToolConstraint ac;
-    if (tool_constraint(body, body_len, rq.response_format, rq.chat ? rq.tool_choice : TOOL_ABSENT,
-                       rq.chat ? rq.tools : TOOL_ABSENT, e->tool_format, e->grammar_text, ENGINE_GRAMMAR_TEXT + 1, &ac, rq.why,
-                        sizeof rq.why) != 0) {
-        server_error(sv, c, 400, "invalid_request", "%s", rq.why);
-        return;
-    }
+    ToolConstraint ac; /* response_format and tools: a grammar, and the tool-call splitter */
+    if (start_request(sv, c, &rq, chat, 1, &ra, &ac) != 0) return;
     /* held from the first token: no thinking block (the grammar is compiled
      * into the slot's state once the slot is chosen) */
     if (ac.grammar_len) rq.thinking = 0, rq.thinking_given = 1; /* the template is told too */

@@ -33,6 +33,23 @@ uint64_t chat_input_scratch_bound(uint64_t json_bytes, uint64_t out_cap)
     return builtin > jinja ? builtin : jinja;
 }
 
+/* An object's key into name (cap bytes): a key too long for it reads as
+ * "" (no key compared here is that long), not as an error. Leaves j at the
+ * value's first byte. 0, or -1 (j->err). */
+static int member_key(Json *j, char *name, size_t cap)
+{
+    size_t kl;
+    Json save = *j;
+    if (json_key(j, name, cap - 1, &kl) < 0) {
+        *j = save;
+        if (json_key(j, NULL, (size_t)-1, &kl) < 0) return -1;
+        kl = 0;
+    }
+    name[kl] = '\0';
+    json_peek(j);
+    return 0;
+}
+
 int json_member(const char *src, size_t len, const char *key, size_t *at, size_t *n)
 {
     Json j;
@@ -41,21 +58,11 @@ int json_member(const char *src, size_t len, const char *key, size_t *at, size_t
     int r, found = 0;
     while ((r = json_next(&j, '}')) > 0) {
         char name[128];
-        size_t kl;
-        /* a key longer than any we look for is skipped, not an error */
-        Json save = j;
-        if (json_key(&j, name, sizeof name - 1, &kl) < 0) {
-            j = save;
-            if (json_key(&j, NULL, (size_t)-1, &kl) < 0) return -1;
-            kl = 0;
-            name[0] = '\0';
-        }
-        name[kl] = '\0';
-        while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+        if (member_key(&j, name, sizeof name) < 0) return -1;
         size_t start = j.pos;
         JsonType t = json_peek(&j);
         if (json_skip(&j) < 0) return -1;
-        if (!found && kl && !strcmp(name, key) && t != JSON_NULL) {
+        if (!found && name[0] && !strcmp(name, key) && t != JSON_NULL) {
             *at = start;
             *n = j.pos - start;
             found = 1;
@@ -115,14 +122,13 @@ static PithStatus render_builtin(const ChatRenderer *r, const ChatInput *in, Are
 /* What a Jinja template may assume of the messages (transformers checks no
  * more): an array of objects, each with a "role" string and no key twice.
  * Roles are the template's business (tool results are "ipython" for some).
- * With out, also copies the array with each "content": null as "" (an
- * assistant turn of tool calls: most templates test `'x' in content`,
- * which jinja2 refuses on None; llama.cpp passes "" too) and counts them. */
-static PithStatus check_messages(const char *src, size_t len, int api_roles, char *out, size_t *out_len, int *n_null,
-                                 char *err, size_t err_cap)
+ * Copies the array into out (len bytes) with each "content": null as ""
+ * (an assistant turn of tool calls: most templates test `'x' in content`,
+ * which jinja2 refuses on None; llama.cpp passes "" too). */
+static PithStatus check_messages(const char *src, size_t len, int api_roles, char *out, size_t *out_len, char *err,
+                                 size_t err_cap)
 {
     size_t copied = 0, o = 0;
-    *n_null = 0;
     Json j;
     json_init(&j, src, len, "messages");
     if (json_peek(&j) != JSON_ARRAY) {
@@ -142,32 +148,20 @@ static PithStatus check_messages(const char *src, size_t len, int api_roles, cha
         int n_keys = 0, has_role = 0, k;
         while ((k = json_next(&j, '}')) > 0) {
             char name[16];
-            size_t kl;
-            Json save = j;
-            if (json_key(&j, name, sizeof name - 1, &kl) < 0) {
-                j = save;
-                if (json_key(&j, NULL, (size_t)-1, &kl) < 0) break;
-                kl = 0; /* a long key: not one of those compared */
-            }
-            name[kl] = '\0';
+            if (member_key(&j, name, sizeof name) < 0) break;
+            size_t kl = strlen(name); /* 0: a long key, not one of those compared */
             for (int q = 0; kl && q < n_keys; q++)
                 if (!strcmp(keys[q], name)) {
                     snprintf(err, err_cap, "messages[%d]: the key \"%s\" is given twice", i, name);
                     return PITH_BAD_INPUT;
                 }
             if (kl && n_keys < 16) memcpy(keys[n_keys++], name, kl + 1);
-            if (!strcmp(name, "content")) {
-                while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
-                if (json_peek(&j) == JSON_NULL) {
-                    if (out) {
-                        memcpy(out + o, src + copied, j.pos - copied);
-                        o += j.pos - copied;
-                        memcpy(out + o, "\"\"", 2);
-                        o += 2;
-                        copied = j.pos + 4;
-                    }
-                    (*n_null)++;
-                }
+            if (!strcmp(name, "content") && json_peek(&j) == JSON_NULL) {
+                memcpy(out + o, src + copied, j.pos - copied);
+                o += j.pos - copied;
+                memcpy(out + o, "\"\"", 2);
+                o += 2;
+                copied = j.pos + 4;
             }
             if (!strcmp(name, "role")) {
                 if (json_peek(&j) != JSON_STRING) {
@@ -211,10 +205,8 @@ static PithStatus check_messages(const char *src, size_t len, int api_roles, cha
         snprintf(err, err_cap, "messages: the array is empty");
         return PITH_BAD_INPUT;
     }
-    if (out) {
-        memcpy(out + o, src + copied, len - copied);
-        *out_len = o + len - copied;
-    }
+    memcpy(out + o, src + copied, len - copied);
+    *out_len = o + len - copied;
     return PITH_OK;
 }
 
@@ -233,7 +225,7 @@ static PithStatus set_kwargs(JinjaRender *jr, const char *src, size_t len, char 
         size_t kl;
         if (json_key(&j, name, sizeof name - 1, &kl) < 0) break;
         name[kl] = '\0';
-        while (j.pos < j.len && strchr(" \t\r\n", j.src[j.pos])) j.pos++;
+        json_peek(&j); /* to the value's first byte */
         size_t start = j.pos;
         if (json_skip(&j) < 0) break;
         PithStatus s = jinja_set_json(jr, name, src + start, j.pos - start, 0, err, err_cap);
@@ -250,17 +242,11 @@ PithStatus chat_render_input(const ChatRenderer *r, const ChatInput *in, Arena *
                              size_t *len, char *err, size_t err_cap)
 {
     if (!r->jinja) return render_builtin(r, in, scratch, out, cap, len, err, err_cap);
-    int n_null;
-    const char *messages = in->messages;
-    size_t messages_len = in->messages_len;
-    PithStatus s = check_messages(messages, messages_len, in->api_roles, NULL, NULL, &n_null, err, err_cap);
+    char *messages = arena_take(scratch, in->messages_len ? in->messages_len : 1);
+    size_t messages_len;
+    if (!messages) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
+    PithStatus s = check_messages(in->messages, in->messages_len, in->api_roles, messages, &messages_len, err, err_cap);
     if (s != PITH_OK) return s;
-    if (n_null) {
-        char *copy = arena_take(scratch, messages_len);
-        if (!copy) return failf(PITH_INTERNAL, err, err_cap, "internal error: the chat scratch is too small%s%s", "", "");
-        check_messages(in->messages, in->messages_len, 0, copy, &messages_len, &n_null, err, err_cap);
-        messages = copy;
-    }
     uint64_t json_bytes = in->messages_len + (in->tools ? in->tools_len : 0) + (in->kwargs ? in->kwargs_len : 0);
     uint64_t work_cap = jinja_work_bound(json_bytes, cap);
     void *work = arena_take(scratch, work_cap);

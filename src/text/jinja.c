@@ -694,27 +694,20 @@ static Node *parse_cond(P *p)
 static Node *parse_expr(P *p) { return parse_cond(p); }
 
 static Node *parse_not(P *p);
-static Node *parse_and(P *p)
+/* operand (word operand)*, grouped from the left: "and", "or" */
+static Node *parse_chain(P *p, const char *word, int kind, Node *(*operand)(P *))
 {
-    Node *a = parse_not(p);
-    while (a && is_name(p, "and")) {
+    Node *a = operand(p);
+    while (a && is_name(p, word)) {
         Tok at = p->tok;
         if (next(p) < 0) return NULL;
-        a = mk2(p, N_AND, &at, a, parse_not(p));
+        a = mk2(p, kind, &at, a, operand(p));
     }
     return a;
 }
 
-static Node *parse_or(P *p)
-{
-    Node *a = parse_and(p);
-    while (a && is_name(p, "or")) {
-        Tok at = p->tok;
-        if (next(p) < 0) return NULL;
-        a = mk2(p, N_OR, &at, a, parse_and(p));
-    }
-    return a;
-}
+static Node *parse_and(P *p) { return parse_chain(p, "and", N_AND, parse_not); }
+static Node *parse_or(P *p) { return parse_chain(p, "or", N_OR, parse_and); }
 
 static Node *parse_compare(P *p);
 static Node *parse_not(P *p)
