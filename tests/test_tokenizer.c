@@ -15,9 +15,11 @@
 #include "../port/port.h"
 #include "../src/arena/arena.h"
 #include "../src/gguf/gguf.h"
+#include "../src/text/pretokenizer.h"
 #include "../src/text/tokenizer.h"
 #include "../src/text/unicode.h"
 #include "check.h"
+#include "tools/test_rng.h"
 
 #define MAX_TEXT 65536
 #define MAX_IDS (3 * MAX_TEXT + 1)
@@ -452,6 +454,20 @@ static const SplitCase split_cases[] = {
     {"gpt-4o", "12345", {"123", "45", NULL}, "digits go in groups of at most 3"},
     {"gpt-4o", "!\n/x a/b", {"!\n/", "x", " a", "/b", NULL}, "punctuation takes the newlines and slashes after it"},
     {"gpt-4o", "x  \n\ny  z", {"x", "  \n\n", "y", " ", " z", NULL}, "whitespace as in the llama3 regex"},
+    /* pre-tokenizers run by the general matcher alone */
+    {"falcon", "a+=b!? 1234", {"a", "+=", "b", "!?", " ", "123", "4", NULL},
+     "falcon: punctuation and symbol runs first, then GPT-2's split, then three digits"},
+    {"default", "x<=1234567", {"x", "<=", "123", "456", "7", NULL}, "default: \\p{N}+ then [0-9]{3} groups"},
+    {"deepseek-llm", "Hi \xC3\xA9t\xC3\xA9  \n\xE4\xB8\xAD\xE6\x96\x87  ",
+     {"Hi", " \xC3\xA9", "t", "\xC3\xA9", "  ", "\n", "\xE4\xB8\xAD\xE6\x96\x87", "  ", NULL},
+     "deepseek-llm: newlines alone, letters with one space before, then ASCII runs [!-/:-~]+ (letters too), "
+     "\\s+$ at the end of a piece"},
+    {"deepseek-coder", "ab,;\xEA\xB0\x80 12", {"ab", ",;", "\xEA\xB0\x80", " ", "1", "2", NULL},
+     "deepseek-coder: letter and punctuation runs, Hangul, single digits"},
+    {"tekken", "HelloWorld 12 don't", {"Hello", "World", " ", "1", "2", " don", "'t", NULL},
+     "tekken: GPT-4o's case split without contractions, single digits"},
+    {"youtu", "\xED\x95\x9C\xEA\xB8\x80 abc", {"\xED\x95\x9C\xEA\xB8\x80", " abc", NULL},
+     "youtu: Hangul runs split before the words"},
 };
 
 static void run_pretokenizers(void)
@@ -471,8 +487,68 @@ static void run_pretokenizers(void)
         CHECK(good, "pretokenize %s: %s (%d pieces)", k->pre, k->why, n);
     }
     uint32_t e[4];
-    CHECK(tokenizer_pretokenize("falcon", "x", 1, e, 4) == -1, "pretokenize: an unknown pre-tokenizer is refused");
+    CHECK(tokenizer_pretokenize("kimi-k2", "x", 1, e, 4) == -1, "pretokenize: an unknown pre-tokenizer is refused");
     CHECK(tokenizer_pretokenize("gpt-2", "a b c", 5, e, 2) == -1, "pretokenize: too small a buffer is refused");
+}
+
+/* ---- the hand-written splitters against the matcher ------------------------- */
+
+typedef struct {
+    uint32_t ends[4096];
+    int n;
+} Ends;
+
+static int keep_end(void *ctx, size_t a, size_t e)
+{
+    (void)a;
+    Ends *x = ctx;
+    if (x->n >= 4096) return -1;
+    x->ends[x->n++] = (uint32_t)e;
+    return 0;
+}
+
+/* What the regexes tell apart, as UTF-8 strings (as pretok_texts.mjs). */
+static const char *const alphabet[] = {
+    "a", "b", "z", "A", "Z", "\xC3\x89", "\xC3\xA9", "\xC3\x9F", "\xC7\x85", "\xD0\xB8", "\xD0\x94", "\xE6\x9D\xB1",
+    "\xE0\xB8\x81", "\xCC\x81", "\xE0\xB8\xB1", "0", "7", "\xD9\xA1", "\xC2\xBD", " ", " ", "\t", "\n", "\r", "/", "'",
+    "s", "S", "t", "re", "VE", "ll", "M", "d", "!", ".", "-", "_", "(", "$", "+", "<", "`", "|", "~",
+    "\xC2\xA0", "\xE3\x80\x80", "\xE3\x80\x82", "\xE2\x80\x94", "\xE2\x82\xAC", "\xF0\x9F\x99\x82", "\xE2\x80\x8D",
+    "\x01", "\xC2\x85", "\xEA\xB0\x80", "\xE3\x81\x81", "\xEF\xBC\x81", "\xFF", "\xC3", "123",
+};
+
+static Pretokenizer fast, slow; /* 13 KiB each: not on the stack */
+
+static void run_splitters_vs_matcher(void)
+{
+    TestRng rng = {0x9E3779B97F4A7C15ull};
+    char text[1200];
+    static Ends a, b;
+    int n_rows = pretok_rows_count(), compared = 0;
+    for (int row = 0; row < n_rows; row++) {
+        int ok = pretok_compile(&fast, row, 1) == 0 && pretok_compile(&slow, row, 0) == 0;
+        CHECK(ok, "pre-tokenizer row %d compiles, with and without the hand-written splitters", row);
+        if (!ok) continue;
+        int builtin = 0;
+        for (int k = 0; k < fast.n_stages; k++) builtin |= fast.stage[k].builtin >= 0;
+        if (!builtin) continue;
+        compared++;
+        int bad = -1;
+        for (int t = 0; t < 400 && bad < 0; t++) {
+            size_t len = 0, target = 1 + test_rng_u32(&rng) % 300;
+            while (len < target) {
+                const char *c = alphabet[test_rng_u32(&rng) % (sizeof alphabet / sizeof alphabet[0])];
+                memcpy(text + len, c, strlen(c));
+                len += strlen(c);
+            }
+            a.n = b.n = 0;
+            pretok_split(&fast, (const uint8_t *)text, 0, len, keep_end, &a);
+            pretok_split(&slow, (const uint8_t *)text, 0, len, keep_end, &b);
+            if (a.n != b.n || memcmp(a.ends, b.ends, (size_t)a.n * 4) != 0) bad = t;
+        }
+        CHECK(bad < 0, "pre-tokenizer %s: the hand-written splitter gives the matcher's pieces on 400 random texts "
+                       "(first difference in text %d)", pretok_name(&fast), bad);
+    }
+    CHECK(compared >= 5, "the splitters were compared on %d pre-tokenizers", compared);
 }
 
 /* ---- the llama SPM vocabulary ----------------------------------------------- */
@@ -839,8 +915,8 @@ static void run_handmade(void)
           "handmade: llama-bpe keeps a piece that is a token whole (ignore_merges), add_bos by default");
     if (r == 0) unload(&l);
     s = good;
-    s.pre = "falcon";
-    expect_error(&s, path, "pre-tokenizer 'falcon' (tokenizer.ggml.pre) is not supported",
+    s.pre = "kimi-k2";
+    expect_error(&s, path, "pre-tokenizer 'kimi-k2' (tokenizer.ggml.pre) is not supported",
                  "another pre-tokenizer is refused by name");
     s = good, s.model = "bert";
     expect_error(&s, path, "tokenizer.ggml.model 'bert' is not supported", "another tokenizer model is refused");
@@ -896,6 +972,7 @@ int main(void)
     run_spm_specifics(fix);
     run_text_prompts(fix);
     run_pretokenizers();
+    run_splitters_vs_matcher();
     run_handmade();
     CHECK_DONE();
 }

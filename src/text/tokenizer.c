@@ -6,62 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pretokenizer.h"
 #include "unicode.h"
-
-/* ---- pre-tokenizers: described as data ------------------------------------
- * Two families of regexes, each matched by hand below.
- * The llama3 family (qwen2, llama-bpe, smaug-bpe):
- *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}
- *   | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
- * differs between models only in D, the most digits per piece; qwen35
- * (Qwen3.5) lets its letter runs take marks too: [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+
- * and ?[^\s\p{L}\p{M}\p{N}]+[\r\n]* (a mark is not "other" there).
- * The gpt2 family (gpt-2, smollm):
- *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
- * (llama.cpp's list leaves out GPT-2's final "|\s+": the text no
- * alternative matches is kept as a piece of its own, which gives the same
- * pieces). smollm first splits the text with "\p{N}" - every digit its own
- * piece - and runs the gpt2 regex inside each remaining piece, so the end
- * of such a piece is an end of text for "(?!\S)" ("a 1" -> "a" " " "1").
- * The gpt-4o family (o200k) splits words at case changes; its matcher,
- * gpt4o_next, says how llama.cpp runs it.
- * The table mirrors llama.cpp's mapping of tokenizer.ggml.pre names. */
-enum { PRETOK_LLAMA3_FAMILY = 1, PRETOK_GPT2_FAMILY = 2, PRETOK_GPT4O_FAMILY = 3 };
-
-typedef struct {
-    const char *name;   /* value of tokenizer.ggml.pre */
-    int family;
-    int max_digits;     /* llama3, gpt-4o families: \p{N}{1,max_digits} */
-    int split_digits;   /* gpt2 family: split at every \p{N} first (smollm) */
-    int ignore_merges;  /* a piece that is a token as a whole is kept whole */
-    int add_bos;        /* llama.cpp's add_bos when add_bos_token is absent */
-    int marks;          /* llama3 family: letter runs take marks (\p{M}) too (qwen35) */
-} PretokSpec;
-
-static const PretokSpec pretok_specs[] = {
-    {"qwen2", PRETOK_LLAMA3_FAMILY, 1, 0, 0, 0, 0},
-    {"qwen35", PRETOK_LLAMA3_FAMILY, 1, 0, 0, 0, 1},
-    {"llama-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},
-    {"llama3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},
-    {"llama-v3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},
-    {"falcon3", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},          /* Falcon3 (llama): llama.cpp maps it to llama3's */
-    {"deepseek-r1-qwen", PRETOK_LLAMA3_FAMILY, 1, 0, 0, 0, 0}, /* DeepSeek-R1-Distill-Qwen: qwen2's */
-    {"lfm2", PRETOK_LLAMA3_FAMILY, 3, 0, 1, 1, 0},  /* llama.cpp maps LFM2's to llama3's */
-    {"smollm", PRETOK_GPT2_FAMILY, 0, 1, 0, 0, 0},
-    {"gpt-2", PRETOK_GPT2_FAMILY, 0, 0, 0, 0, 0},
-    {"gpt-4o", PRETOK_GPT4O_FAMILY, 3, 0, 0, 0, 0},
-    {"smaug-bpe", PRETOK_LLAMA3_FAMILY, 3, 0, 0, 0, 0}, /* SmolLM3's files: the llama3 regex, merges always */
-};
-#define N_PRETOK ((int)(sizeof pretok_specs / sizeof pretok_specs[0]))
-#define PRETOK_NAMES \
-    "qwen2, qwen35, llama-bpe, llama3, llama-v3, falcon3, deepseek-r1-qwen, lfm2, smollm, gpt-2, gpt-4o, smaug-bpe"
-
-static int pretok_find(const char *name)
-{
-    for (int i = 0; i < N_PRETOK; i++)
-        if (strcmp(name, pretok_specs[i].name) == 0) return i;
-    return -1;
-}
 
 /* Token texts that llama.cpp always treats as control tokens (by name), and
  * the subset that ends generation. Mirrors llama-vocab.cpp. */
@@ -150,12 +96,15 @@ static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *pretok, G
     }
     *pretok = -1;
     if (*kind == TOKENIZER_BPE) {
-        /* SPM has no pre-tokenizer: llama.cpp ignores tokenizer.ggml.pre there */
-        if (!m->has_pre) return fail(err, g, 0, 0, "tokenizer.ggml.pre is missing (pre-tokenizer unknown)");
-        if (m->pre_kv.type == GGUF_TYPE_STRING) *pretok = pretok_find(m->pre);
+        /* SPM has no pre-tokenizer: llama.cpp ignores tokenizer.ggml.pre
+         * there. Without the key llama.cpp splits with its "default". */
+        if (m->has_pre && m->pre_kv.type != GGUF_TYPE_STRING)
+            return fail(err, g, m->pre_kv.file_index, m->pre_kv.value_offset, "tokenizer.ggml.pre is not a string");
+        *pretok = pretok_find(m->has_pre ? m->pre : NULL);
         if (*pretok < 0) {
             fail(err, g, m->pre_kv.file_index, m->pre_kv.value_offset,
-                 "pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported (supported: " PRETOK_NAMES ")", m->pre);
+                 "pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported (the names pith knows: its README, "
+                 "Tokenizers)", m->pre);
             err->status = PITH_UNSUPPORTED;
             return -1;
         }
@@ -253,6 +202,7 @@ int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
     plan_add(p, "tokenizer text hash", plan_mul(p, hash_slots(n), 4));
     plan_add(p, "tokenizer merge hash", plan_mul(p, hash_slots(nm), sizeof(TokMerge)));
     plan_add(p, "tokenizer specials", plan_mul(p, n, 4));
+    if (kind == TOKENIZER_BPE) plan_add(p, "tokenizer pre-tokenizer", sizeof(Pretokenizer));
     if (kind == TOKENIZER_SPM) {
         plan_add(p, "tokenizer scores", plan_mul(p, n, 4));
         plan_add(p, "tokenizer raw offsets", plan_mul(p, n + 1, 4));
@@ -659,6 +609,13 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     t->merge_hash = arena_take(a, (t->merge_hash_mask + 1) * sizeof(TokMerge));
     t->specials = arena_take(a, n * 4);
     int spm_ok = 1;
+    if (!spm) {
+        t->pre = arena_take(a, sizeof(Pretokenizer));
+        if (t->pre && pretok_compile(t->pre, t->pretok, 1) != 0)
+            return fail(err, g, 0, 0, "tokenizer: pre-tokenizer '%s' does not compile (a defect of pith's table)",
+                        m.pre);
+        spm_ok = t->pre != NULL;
+    }
     if (spm) {
         t->score_key = arena_take(a, n * 4);
         t->raw_off = arena_take(a, (n + 1) * 4);
@@ -681,7 +638,7 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     if (gguf_get_uint(g, "tokenizer.ggml.eos_token_id", &v) == 0) t->eos = v < n ? (int32_t)v : -1;
     if (gguf_get_uint(g, "tokenizer.ggml.unknown_token_id", &v) == 0) t->unk = v < n ? (int32_t)v : -1;
     if (gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos) != 0)
-        t->add_bos = spm ? 1 : pretok_specs[t->pretok].add_bos;
+        t->add_bos = spm ? 1 : pretok_add_bos(t->pre);
     t->add_space_prefix = 0;
     if (spm && gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix) != 0) t->add_space_prefix = 1;
 
@@ -691,12 +648,11 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     if (spm) {
         if (load_scores(t, g, &m, rbuf, err) != 0 || spm_byte_tokens(t, g, &m, err) != 0) return -1;
     } else {
+        /* a byte without a token (-1) stays a symbol no merge takes and
+         * gives no id, as in llama.cpp (falcon's vocabulary has no 0x03) */
         for (int b = 0; b < 256; b++) {
             uint8_t c = (uint8_t)b;
             t->byte_token[b] = find_bytes(t, &c, 1);
-            if (t->byte_token[b] < 0)
-                return fail(err, g, m.tokens.file_index, m.tokens.value_offset,
-                            "tokenizer.ggml.tokens has no token for byte 0x%02X (byte-level BPE needs all 256)", b);
         }
         if (load_merges(t, g, &m, rbuf, err) != 0) return -1;
     }
@@ -734,283 +690,6 @@ int tokenizer_is_eog(const Tokenizer *t, int32_t id) { return id >= 0 && id < t-
 int tokenizer_is_control(const Tokenizer *t, int32_t id)
 {
     return id >= 0 && id < t->n_vocab && (t->attr[id] & TOKEN_CONTROL);
-}
-
-/* ---- pre-tokenizers: the regexes by hand ----------------------------------- */
-
-typedef struct {
-    const uint8_t *s;
-    size_t end;       /* the piece of text ends here: the regex's end of text */
-    int marks;        /* marks are UCLASS_MARK (qwen35), else UCLASS_OTHER */
-} Text;
-
-/* Class and length (1..4) of the character at p. */
-static int char_at(const Text *x, size_t p, int *cls)
-{
-    uint32_t cp;
-    int l = utf8_next(x->s + p, x->end - p, &cp);
-    *cls = unicode_class(cp);
-    if (x->marks && *cls == UCLASS_OTHER && unicode_is_mark(cp)) *cls = UCLASS_MARK;
-    return l > 0 ? l : 1;
-}
-
-static int is_crlf(const Text *x, size_t p) { return x->s[p] == '\r' || x->s[p] == '\n'; }
-
-static int lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
-
-/* End of the whitespace run starting at p; *last = start of its last char. */
-static size_t space_run(const Text *x, size_t p, size_t *last)
-{
-    int cls;
-    *last = p;
-    while (p < x->end) {
-        int l = char_at(x, p, &cls);
-        if (cls != UCLASS_SPACE) break;
-        *last = p;
-        p += (size_t)l;
-    }
-    return p;
-}
-
-/* End of the run of characters of class cls starting at q. */
-static size_t class_run(const Text *x, size_t q, int cls)
-{
-    int c;
-    while (q < x->end) {
-        int l = char_at(x, q, &c);
-        if (c != cls) break;
-        q += (size_t)l;
-    }
-    return q;
-}
-
-/* End of the run of letters (and marks, where they are told apart) from q. */
-static size_t letter_run(const Text *x, size_t q)
-{
-    int c;
-    while (q < x->end) {
-        int l = char_at(x, q, &c);
-        if (c != UCLASS_LETTER && c != UCLASS_MARK) break;
-        q += (size_t)l;
-    }
-    return q;
-}
-
-/* \p{N}{1,max_digits} from the number at p (l bytes long). */
-static size_t digit_run(const Text *x, size_t p, int l, int max_digits)
-{
-    int cls;
-    size_t q = p + (size_t)l;
-    for (int d = 1; d < max_digits && q < x->end; d++) {
-        int lq = char_at(x, q, &cls);
-        if (cls != UCLASS_NUMBER) break;
-        q += (size_t)lq;
-    }
-    return q;
-}
-
-/* \s*[\r\n]+ | \s+(?!\S) | \s+ from p: up to the last CR/LF of the
- * whitespace run; else all of it at the end of text, all but its last
- * character before a non-space, or all of a one-character run (p if
- * there is no whitespace at p). */
-static size_t space_piece(const Text *x, size_t p)
-{
-    size_t last, j = space_run(x, p, &last);
-    for (size_t k = j; k > p; k--)
-        if (is_crlf(x, k - 1)) return k;
-    if (j == x->end) return j;
-    if (last > p) return last;
-    return j;
-}
-
-/* llama3 family: end of the pre-token that starts at p (the first
- * alternative that matches, as a backtracking regex engine picks it). */
-static size_t llama3_next(const Text *x, size_t p, int max_digits)
-{
-    int cls, cls2;
-    size_t n = x->end - p;
-    /* (?i:'s|'t|'re|'ve|'m|'ll|'d) */
-    if (x->s[p] == '\'' && n >= 2) {
-        int a = lower(x->s[p + 1]), b = n >= 3 ? lower(x->s[p + 2]) : 0;
-        if (a == 's' || a == 't' || a == 'm' || a == 'd') return p + 2;
-        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return p + 3;
-    }
-    int l = char_at(x, p, &cls);
-    /* [^\r\n\p{L}\p{N}]?\p{L}+ (qwen35: [\p{L}\p{M}]+; a mark is itself such a run) */
-    size_t q = p;
-    if (cls == UCLASS_MARK) return letter_run(x, p);
-    if (cls != UCLASS_LETTER && cls != UCLASS_NUMBER && !is_crlf(x, p) && p + (size_t)l < x->end) q = p + (size_t)l;
-    if (q < x->end && char_at(x, q, &cls2) > 0 && (cls2 == UCLASS_LETTER || cls2 == UCLASS_MARK))
-        return letter_run(x, q);
-    if (cls == UCLASS_NUMBER) return digit_run(x, p, l, max_digits);
-    /* ?[^\s\p{L}\p{N}]+[\r\n]* */
-    q = x->s[p] == ' ' ? p + 1 : p;
-    if (q < x->end && char_at(x, q, &cls2) > 0 && cls2 == UCLASS_OTHER) {
-        q = class_run(x, q, UCLASS_OTHER);
-        while (q < x->end && is_crlf(x, q)) q++;
-        return q;
-    }
-    if (cls == UCLASS_SPACE) return space_piece(x, p);
-    return p + (size_t)l; /* not reached: every character is L, N, space or other */
-}
-
-/* gpt2 family: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
- * (case-sensitive contractions; the optional prefix is the space U+0020
- * only). Text no alternative matches - a lone whitespace character before
- * a non-space - becomes a piece by itself, as "\s+" would make it. */
-static size_t gpt2_next(const Text *x, size_t p)
-{
-    size_t n = x->end - p;
-    if (x->s[p] == '\'' && n >= 2) {
-        uint8_t a = x->s[p + 1], b = n >= 3 ? x->s[p + 2] : 0;
-        if (a == 's' || a == 't' || a == 'm' || a == 'd') return p + 2;
-        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return p + 3;
-    }
-    int cls;
-    int l = char_at(x, p, &cls);
-    size_t q = p;
-    if (x->s[p] == ' ' && p + 1 < x->end) {
-        q = p + 1; /* " ?" then the class of the next character decides */
-        char_at(x, q, &cls);
-    }
-    if (cls == UCLASS_LETTER || cls == UCLASS_NUMBER || cls == UCLASS_OTHER) return class_run(x, q, cls);
-    /* whitespace at p: \s+(?!\S) keeps the last one for the next piece
-     * unless the run reaches the end of the text */
-    size_t last, j = space_run(x, p, &last);
-    if (j > p && j < x->end && last > p) return last;
-    if (j > p) return j;
-    return p + (size_t)l; /* not reached */
-}
-
-/* gpt-4o family (o200k; Phi-4-mini). The tokenizer.json regex is
- *   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
- *   |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
- *   |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
- * but llama.cpp runs its own rewrite, "upper" = (?=\p{L})[^a-z] and
- * "lower" = (?=\p{L})[^A-Z], through std::regex on a copy of the text
- * where each non-ASCII character is replaced by one byte standing for its
- * class. So only ASCII letters have a case (a non-ASCII letter is both
- * upper and lower), and a mark (\p{M}) is not part of a word but
- * punctuation. These are the pieces that backtracking regex gives. */
-
-/* End of a contraction '[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD] at p, or p. */
-static size_t contraction_end(const Text *x, size_t p)
-{
-    size_t n = x->end - p;
-    if (n < 2 || x->s[p] != '\'') return p;
-    int a = lower(x->s[p + 1]), b = n >= 3 ? lower(x->s[p + 2]) : 0;
-    if (a == 's' || a == 't' || a == 'm' || a == 'd') return p + 2;
-    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return p + 3;
-    return p;
-}
-
-/* End of the word at q (a letter): the letters alternatives of the regex.
- * An "upper" run (anything but a-z) is taken greedily; a "lower" run
- * (anything but A-Z) must follow. If the next character is not a-z, the
- * regex backtracks to the last non-ASCII letter of the run, which serves
- * as the lower run; with none there (capitals only) the second
- * alternative takes the capitals. */
-static size_t gpt4o_word_end(const Text *x, size_t q)
-{
-    size_t e = q, after_last_wide = 0;
-    int cls;
-    while (e < x->end) { /* the upper run: A-Z and non-ASCII letters */
-        uint8_t c = x->s[e];
-        if (c >= 'A' && c <= 'Z') {
-            e++;
-            continue;
-        }
-        if (c < 0x80) break;
-        int l = char_at(x, e, &cls);
-        if (cls != UCLASS_LETTER) break;
-        e += (size_t)l;
-        after_last_wide = e;
-    }
-    if (e < x->end && x->s[e] >= 'a' && x->s[e] <= 'z') {
-        while (e < x->end) { /* the lower run: a-z and non-ASCII letters */
-            uint8_t c = x->s[e];
-            if (c >= 'a' && c <= 'z') {
-                e++;
-                continue;
-            }
-            if (c < 0x80) break;
-            int l = char_at(x, e, &cls);
-            if (cls != UCLASS_LETTER) break;
-            e += (size_t)l;
-        }
-    } else if (after_last_wide) {
-        e = after_last_wide;
-    }
-    return contraction_end(x, e);
-}
-
-static size_t gpt4o_next(const Text *x, size_t p, int max_digits)
-{
-    int cls, cls2;
-    int l = char_at(x, p, &cls);
-    /* [^\r\n\p{L}\p{N}]? then the letters alternatives */
-    size_t q = p;
-    if (cls != UCLASS_LETTER && cls != UCLASS_NUMBER && !is_crlf(x, p) && p + (size_t)l < x->end) q = p + (size_t)l;
-    if (char_at(x, q, &cls2) > 0 && cls2 == UCLASS_LETTER) return gpt4o_word_end(x, q);
-    if (cls == UCLASS_NUMBER) return digit_run(x, p, l, max_digits);
-    /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
-    q = x->s[p] == ' ' ? p + 1 : p;
-    if (q < x->end && char_at(x, q, &cls2) > 0 && cls2 == UCLASS_OTHER) {
-        q = class_run(x, q, UCLASS_OTHER);
-        while (q < x->end && (is_crlf(x, q) || x->s[q] == '/')) q++;
-        return q;
-    }
-    /* \s*[\r\n]+ | \s+(?!\S) | \s+ : as in the llama3 family */
-    size_t j = space_piece(x, p);
-    return j > p ? j : p + (size_t)l;
-}
-
-/* Walks a fragment piece by piece under one pre-tokenizer. smollm's
- * "\p{N}" split cuts the fragment into segments (a single digit, or a run
- * without digits); the gpt2 regex then runs inside the current segment. */
-typedef struct {
-    const PretokSpec *spec;
-    const uint8_t *s;
-    size_t end;       /* end of the fragment */
-    size_t seg_end;   /* end of the current segment (split_digits) */
-} PretokIter;
-
-static size_t pretok_piece_end(PretokIter *it, size_t p)
-{
-    Text x = {it->s, it->end, it->spec->marks};
-    if (it->spec->family == PRETOK_LLAMA3_FAMILY) return llama3_next(&x, p, it->spec->max_digits);
-    if (it->spec->family == PRETOK_GPT4O_FAMILY) return gpt4o_next(&x, p, it->spec->max_digits);
-    if (it->spec->split_digits) {
-        if (p >= it->seg_end) {
-            int cls;
-            size_t l = (size_t)char_at(&x, p, &cls);
-            if (cls == UCLASS_NUMBER) return p + l; /* a digit alone; the next call starts a new segment */
-            size_t q = p;
-            while (q < x.end) {
-                l = (size_t)char_at(&x, q, &cls);
-                if (cls == UCLASS_NUMBER) break;
-                q += l;
-            }
-            it->seg_end = q;
-        }
-        x.end = it->seg_end;
-    }
-    return gpt2_next(&x, p);
-}
-
-int tokenizer_pretokenize(const char *pre_name, const char *text, size_t len, uint32_t *ends, int cap)
-{
-    int k = pre_name ? pretok_find(pre_name) : -1;
-    if (k < 0 || cap < 0 || len > UINT32_MAX) return -1;
-    PretokIter it = {&pretok_specs[k], (const uint8_t *)text, len, 0};
-    int n = 0;
-    for (size_t p = 0; p < len;) {
-        size_t e = pretok_piece_end(&it, p);
-        if (n >= cap) return -1;
-        ends[n++] = (uint32_t)e;
-        p = e;
-    }
-    return n;
 }
 
 /* ---- merging symbols: an indexed heap of adjacent pairs -------------------- */
@@ -1113,7 +792,7 @@ static void bpe_pair_update(Tokenizer *t, int32_t sym, int32_t *n)
 static int bpe_word(Tokenizer *t, const uint8_t *w, int32_t len, int32_t *ids, int cap, int *n_out)
 {
     if (len == 0) return 0;
-    if (pretok_specs[t->pretok].ignore_merges) {
+    if (pretok_ignore_merges(t->pre)) {
         int32_t whole = find_bytes(t, w, (size_t)len); /* llama.cpp's ignore_merges */
         if (whole >= 0) {
             if (*n_out >= cap) return -1;
@@ -1137,36 +816,71 @@ static int bpe_word(Tokenizer *t, const uint8_t *w, int32_t len, int32_t *ids, i
         if (t->sym_prev[i] >= 0) bpe_pair_update(t, t->sym_prev[i], &n);
     }
     for (int32_t i = 0; i >= 0; i = t->sym_next[i]) {
+        if (t->sym_id[i] < 0) continue;
         if (*n_out >= cap) return -1;
         ids[(*n_out)++] = t->sym_id[i];
     }
     return 0;
 }
 
+typedef struct {
+    Tokenizer *t;
+    const uint8_t *s;
+    int32_t *ids;
+    int cap;
+    int *n_out;
+} BpeWalk;
+
+/* BPEs the piece s[a..e) of the pre-tokenizer; an invalid byte becomes U+FFFD's bytes. */
+static int bpe_piece(void *ctx, size_t a, size_t e)
+{
+    BpeWalk *w = ctx;
+    Tokenizer *t = w->t;
+    int32_t wn = 0;
+    for (size_t q = a; q < e;) {
+        uint32_t cp;
+        int l = utf8_next(w->s + q, e - q, &cp);
+        if (l < 0) {
+            t->word[wn++] = 0xEF, t->word[wn++] = 0xBF, t->word[wn++] = 0xBD;
+            q++;
+        } else {
+            memcpy(t->word + wn, w->s + q, (size_t)l);
+            wn += l;
+            q += (size_t)l;
+        }
+    }
+    return bpe_word(t, t->word, wn, w->ids, w->cap, w->n_out);
+}
+
 /* Pre-tokenizes text[a..b) (a fragment between special tokens) and BPEs each piece. */
 static int bpe_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int32_t *ids, int cap, int *n_out)
 {
-    PretokIter it = {&pretok_specs[t->pretok], s, b, 0};
-    for (size_t p = a; p < b;) {
-        size_t e = pretok_piece_end(&it, p);
-        /* the piece's bytes; an invalid byte becomes U+FFFD's bytes */
-        int32_t wn = 0;
-        for (size_t q = p; q < e;) {
-            uint32_t cp;
-            int l = utf8_next(s + q, e - q, &cp);
-            if (l < 0) {
-                t->word[wn++] = 0xEF, t->word[wn++] = 0xBF, t->word[wn++] = 0xBD;
-                q++;
-            } else {
-                memcpy(t->word + wn, s + q, (size_t)l);
-                wn += l;
-                q += (size_t)l;
-            }
-        }
-        if (bpe_word(t, t->word, wn, ids, cap, n_out) != 0) return -1;
-        p = e;
-    }
+    BpeWalk w = {t, s, ids, cap, n_out};
+    return pretok_split(t->pre, s, a, b, bpe_piece, &w);
+}
+
+typedef struct {
+    uint32_t *ends;
+    int cap, n;
+} EndsWalk;
+
+static int note_end(void *ctx, size_t a, size_t e)
+{
+    (void)a;
+    EndsWalk *w = ctx;
+    if (w->n >= w->cap) return -1;
+    w->ends[w->n++] = (uint32_t)e;
     return 0;
+}
+
+int tokenizer_pretokenize(const char *pre_name, const char *text, size_t len, uint32_t *ends, int cap)
+{
+    Pretokenizer pre; /* compiled on the stack: for tests and tools */
+    int row = pre_name ? pretok_find(pre_name) : -1;
+    if (row < 0 || cap < 0 || len > UINT32_MAX || pretok_compile(&pre, row, 1) != 0) return -1;
+    EndsWalk w = {ends, cap, 0};
+    if (pretok_split(&pre, (const uint8_t *)text, 0, len, note_end, &w) != 0) return -1;
+    return w.n;
 }
 
 /* ---- SPM over one fragment -------------------------------------------------- */

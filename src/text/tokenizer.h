@@ -59,6 +59,7 @@
 
 #include "../arena/arena.h"
 #include "../gguf/gguf.h"
+#include "pretokenizer.h"
 
 /* Token attributes (bits), from tokenizer.ggml.token_type plus llama.cpp's
  * name-based fixes (e.g. "<|im_end|>" is always control). */
@@ -90,7 +91,8 @@ typedef struct {
                                  llama.cpp's default (1 for SPM and the llama3 pre-tokenizers) */
     int add_space_prefix;     /* SPM: a space is put before the text (tokenizer.ggml.add_space_prefix,
                                  default 1); always 0 for BPE */
-    int pretok;               /* BPE: index in the pre-tokenizer table; -1 for SPM */
+    int pretok;               /* BPE: row of the pre-tokenizer table; -1 for SPM */
+    Pretokenizer *pre;        /* BPE: that row compiled (in the arena); NULL for SPM */
     uint32_t max_piece;       /* longest decoded piece, bytes */
     uint64_t max_text;        /* planned longest text, bytes */
 

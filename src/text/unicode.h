@@ -1,27 +1,31 @@
 /* unicode.h - the little Unicode the tokenizer needs: lenient UTF-8 decoding
- * and the character classes of the pre-tokenizer regex (\p{L}, \p{N}, \s).
+ * and the character classes of the pre-tokenizer regexes (\p{L}, \p{N},
+ * \p{M}, \p{P}, \p{S}, \s).
  *
- * The class tables are generated from the Unicode Character Database by
- * tests/tools/gen_unicode_tables.py into src/unicode_tables.c. */
+ * The class table is generated from the Unicode Character Database by
+ * tests/tools/gen_unicode_tables.py into src/text/unicode_tables.c. */
 #ifndef PITH_UNICODE_H
 #define PITH_UNICODE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum { UCLASS_OTHER = 0, UCLASS_LETTER = 1, UCLASS_NUMBER = 2, UCLASS_SPACE = 3,
-       UCLASS_MARK = 4 /* \p{M}, told apart from OTHER only where a pre-tokenizer asks (unicode_is_mark) */ };
+/* Classes of code points: what the pre-tokenizer regexes tell apart. */
+enum {
+    UCLASS_OTHER = 0,  /* control, format, unassigned, ... */
+    UCLASS_LETTER = 1, /* \p{L} */
+    UCLASS_NUMBER = 2, /* \p{N} */
+    UCLASS_SPACE = 3,  /* \s: the White_Space property (wins over the rest) */
+    UCLASS_MARK = 4,   /* \p{M} */
+    UCLASS_PUNCT = 5,  /* \p{P} */
+    UCLASS_SYMBOL = 6, /* \p{S} */
+};
 
 #define UNICODE_REPLACEMENT 0xFFFDu
 
-extern const uint32_t unicode_letter_ranges[][2];
-extern const int unicode_letter_ranges_count;
-extern const uint32_t unicode_number_ranges[][2];
-extern const int unicode_number_ranges_count;
-extern const uint32_t unicode_space_ranges[][2];
-extern const int unicode_space_ranges_count;
-extern const uint32_t unicode_mark_ranges[][2];
-extern const int unicode_mark_ranges_count;
+/* Runs of one class: (first code point << 3) | class, sorted (unicode_tables.c). */
+extern const uint32_t unicode_class_runs[];
+extern const int unicode_class_runs_count;
 
 static inline int unicode_in_ranges(const uint32_t (*r)[2], int n, uint32_t cp)
 {
@@ -35,26 +39,42 @@ static inline int unicode_in_ranges(const uint32_t (*r)[2], int n, uint32_t cp)
     return 0;
 }
 
-/* Class of a code point. White_Space wins (no code point is both). */
-static inline int unicode_class(uint32_t cp)
+/* The class (UCLASS_*) of a code point, marks, punctuation and symbols told
+ * apart. ASCII is answered without the table: llama.cpp's \s there is C's
+ * isspace (0x1C..0x1F are not whitespace). */
+static inline int unicode_category(uint32_t cp)
 {
     if (cp < 128) {
         if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z')) return UCLASS_LETTER;
         if (cp >= '0' && cp <= '9') return UCLASS_NUMBER;
         if (cp == ' ' || (cp >= 0x09 && cp <= 0x0D)) return UCLASS_SPACE;
-        return UCLASS_OTHER;
+        if (cp < 0x20 || cp == 0x7F) return UCLASS_OTHER;
+        /* $ + < = > ^ ` | ~ are symbols, the rest of the printable ASCII punctuation */
+        return cp == '$' || cp == '+' || cp == '<' || cp == '=' || cp == '>' || cp == '^' || cp == '`' || cp == '|' ||
+                       cp == '~'
+                   ? UCLASS_SYMBOL
+                   : UCLASS_PUNCT;
     }
-    if (unicode_in_ranges(unicode_space_ranges, unicode_space_ranges_count, cp)) return UCLASS_SPACE;
-    if (unicode_in_ranges(unicode_letter_ranges, unicode_letter_ranges_count, cp)) return UCLASS_LETTER;
-    if (unicode_in_ranges(unicode_number_ranges, unicode_number_ranges_count, cp)) return UCLASS_NUMBER;
-    return UCLASS_OTHER;
+    uint32_t key = (cp << 3) | 7;
+    int lo = 0, hi = unicode_class_runs_count - 1; /* the last run starting at or before cp */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (unicode_class_runs[mid] <= key) lo = mid;
+        else hi = mid - 1;
+    }
+    return (int)(unicode_class_runs[lo] & 7);
 }
 
-/* Whether a code point is a mark (\p{M}: Mn, Mc, Me; none below 0x300). */
-static inline int unicode_is_mark(uint32_t cp)
+/* The class with marks, punctuation and symbols as UCLASS_OTHER: what the
+ * hand-written splitters of the common pre-tokenizers need. */
+static inline int unicode_class(uint32_t cp)
 {
-    return cp >= 0x300 && unicode_in_ranges(unicode_mark_ranges, unicode_mark_ranges_count, cp);
+    int c = unicode_category(cp);
+    return c > UCLASS_SPACE ? UCLASS_OTHER : c;
 }
+
+/* Whether a code point is a mark (\p{M}: Mn, Mc, Me). */
+static inline int unicode_is_mark(uint32_t cp) { return cp >= 0x300 && unicode_category(cp) == UCLASS_MARK; }
 
 /* Decodes one character at s (n >= 1 bytes available), the way llama.cpp
  * does: a lead byte with the right number of continuation bytes is a code

@@ -8,7 +8,9 @@ Input: the Unicode Character Database as installed by Debian's `unicode-data`
 package (/usr/share/unicode, or the directory given as the first argument):
   * Letter (\\p{L}) = general categories Lu Ll Lt Lm Lo   (UnicodeData.txt)
   * Number (\\p{N}) = general categories Nd Nl No         (UnicodeData.txt)
-  * Mark (\\p{M}) = general categories Mn Mc Me           (UnicodeData.txt; Qwen3.5's letter runs)
+  * Mark (\\p{M}) = general categories Mn Mc Me           (UnicodeData.txt)
+  * Punctuation (\\p{P}) = Pc Pd Ps Pe Pi Pf Po           (UnicodeData.txt)
+  * Symbol (\\p{S}) = Sm Sc Sk So                         (UnicodeData.txt)
   * Whitespace (\\s) = the White_Space property           (PropList.txt)
 This is what llama.cpp's regex split uses for \\s: ASCII 0x09-0x0D and 0x20 (C
 locale isspace) plus every non-ASCII White_Space code point; 0x1C-0x1F are
@@ -70,47 +72,43 @@ def white_space():
     return out
 
 
-def ranges(cps):
-    out = []
-    for c in sorted(cps):
-        if out and out[-1][1] == c - 1:
-            out[-1][1] = c
-        else:
-            out.append([c, c])
-    return out
-
-
-def emit(name, rs, what):
-    print("/* %s: %d ranges */" % (what, len(rs)))
-    print("const uint32_t %s[][2] = {" % name)
-    line = "   "
-    for a, b in rs:
-        item = " {0x%X, 0x%X}," % (a, b)
-        if len(line) + len(item) > 100:
-            print(line)
-            line = "   "
-        line += item
-    print(line)
-    print("};")
-    print("const int %s_count = %d;" % (name, len(rs)))
-    print()
+def class_runs(cat, spaces):
+    """Maximal runs of code points of one class, as (start, class): every code
+    point from a run's start up to the next run's start has its class."""
+    code = {"L": 1, "N": 2, "M": 4, "P": 5, "S": 6}
+    runs = []
+    prev = -1
+    for c in range(0x110000):
+        k = 3 if c in spaces else code.get(cat.get(c, "Cn")[0], 0)
+        if k != prev:
+            runs.append((c, k))
+            prev = k
+    return runs
 
 
 cat = categories()
-letters = ranges(c for c, gc in cat.items() if gc[0] == "L")
-numbers = ranges(c for c, gc in cat.items() if gc[0] == "N")
-marks = ranges(c for c, gc in cat.items() if gc[0] == "M")
-spaces = ranges(white_space())
+runs = class_runs(cat, white_space())
 
 print("/* unicode_tables.c - GENERATED, do not edit.")
 print(" *")
 print(" * Made by: python3 tests/tools/gen_unicode_tables.py > src/text/unicode_tables.c")
 print(" * From the Unicode Character Database %s (Debian package unicode-data," % unicode_version())
-print(" * UnicodeData.txt and PropList.txt). Sorted, inclusive, non-overlapping")
-print(" * code point ranges; looked up by binary search (unicode.h). */")
+print(" * UnicodeData.txt and PropList.txt). */")
 print('#include "unicode.h"')
 print()
-emit("unicode_letter_ranges", letters, "Letter: general category L* (Lu Ll Lt Lm Lo)")
-emit("unicode_number_ranges", numbers, "Number: general category N* (Nd Nl No)")
-emit("unicode_mark_ranges", marks, "Mark: general category M* (Mn Mc Me)")
-emit("unicode_space_ranges", spaces, "Whitespace: property White_Space")
+print("/* The class of every code point, as runs: entry i is (first code point << 3) |")
+print(" * UCLASS_*, and the class holds up to the next entry's first code point.")
+print(" * Classes: letter = general category L*, number = N*, mark = M*, punctuation")
+print(" * = P*, symbol = S*, space = the White_Space property (which wins), other =")
+print(" * the rest (C*, unassigned). %d runs. */" % len(runs))
+print("const uint32_t unicode_class_runs[] = {")
+line = "   "
+for c, k in runs:
+    item = " 0x%X," % (c << 3 | k)
+    if len(line) + len(item) > 100:
+        print(line)
+        line = "   "
+    line += item
+print(line)
+print("};")
+print("const int unicode_class_runs_count = %d;" % len(runs))

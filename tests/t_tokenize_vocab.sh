@@ -1,0 +1,125 @@
+#!/bin/sh
+# t_tokenize_vocab.sh - pith's tokenizers on llama.cpp's own test vocabularies
+# and against llama.cpp (node-llama-cpp) under every pre-tokenizer name pith
+# knows:
+#   1. each models/ggml-vocab-*.gguf of llama.cpp's source (de3ff81) with its
+#      .inp/.out vectors (test-tokenizer-0: special tokens not parsed) gives
+#      exactly the .out ids, and those ids decode back to the text (not for
+#      SentencePiece, which adds a space, nor WordPiece, which lowercases);
+#      a vocabulary whose tokenizer model pith does not run is refused by
+#      that name;
+#   2. the vocabularies there without vectors (aquila and gpt-neox name no
+#      pre-tokenizer: llama.cpp's default split; baichuan) against llama.cpp
+#      on hand-picked and random texts;
+#   3. every row of src/text/pretokenizer.c's table: GPT-2's vocabulary with
+#      that name in tokenizer.ggml.pre against llama.cpp on the same file:
+#      the first name of each list of regexes on hand-picked and random
+#      texts (pretok_texts.mjs ... wide), the other names on the hand-picked
+#      ones, and the ids decode back to the text.
+. tests/lib.sh
+llamacpp_install() {
+    if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
+    else not_ok "$(cat "$TMP/install.err")"; finish; fi
+}
+llamacpp_install
+. tests/llamacpp_lib.sh
+TOKF=${TOKF:-build/asan/tools/tokenize_files}
+ED=${ED:-build/asan/tools/ggufedit}
+if SRC=$(sh tests/llamacpp_src.sh 2>"$TMP/src.err"); then ok "llama.cpp's source ($SRC)"
+else not_ok "$(cat "$TMP/src.err")"; finish; fi
+M=$SRC/models
+
+# ---- 1. the vectors ----
+# tokenizer models pith does not run: the vocabulary must be refused by name
+UNSUPPORTED="nomic-bert-moe:t5"
+# vocabularies whose ids do not decode to the text as it was
+NO_ROUND_TRIP="llama-spm phi-3 bert-bge"
+n_vec=0
+for inp in "$M"/ggml-vocab-*.gguf.inp; do
+    vocab=${inp%.inp} name=$(basename "${inp%.gguf.inp}") name=${name#ggml-vocab-}
+    decode=--decode
+    case " $NO_ROUND_TRIP " in *" $name "*) decode= ;; esac
+    # shellcheck disable=SC2086 # decode: empty or one word
+    if ! "$TOKF" "$vocab" $decode --vectors "$inp" >"$TMP/got" 2>"$TMP/err"; then
+        not_ok "$name: $(head -c 300 "$TMP/err")"; continue
+    fi
+    # (some .out files put a space before the ids, some do not)
+    sed 's/^ //' "$vocab.out" >"$TMP/want"
+    sed 's/^ //' "$TMP/got" >"$TMP/got1"
+    if cmp -s "$TMP/got1" "$TMP/want"; then ok "$name: all $(wc -l <"$TMP/want") vectors of llama.cpp${decode:+, decoded back}"
+    else not_ok "$name: $(diff "$TMP/got1" "$TMP/want" | head -c 400)"; fi
+    n_vec=$((n_vec + 1))
+done
+[ "$n_vec" -eq 15 ] && ok "15 vocabularies with vectors checked" || not_ok "$n_vec vocabularies with vectors (want 15)"
+for u in $UNSUPPORTED; do
+    name=${u%%:*} model=${u#*:}
+    if "$PITH" tokenize "$M/ggml-vocab-$name.gguf" "hi" >/dev/null 2>"$TMP/err"; then not_ok "$name: tokenized, expected a refusal"
+    elif grep -q "tokenizer.ggml.model '$model' is not supported" "$TMP/err"; then ok "$name: refused by name ($model)"
+    else not_ok "$name: $(head -c 300 "$TMP/err")"; fi
+done
+
+# ---- 2. and 3.: against llama.cpp ----
+cat >"$TMP/hand.json" <<'JSON'
+["Hello world", " Hello  world ", "HelloWorld camelCase snake_case SCREAMING_CASE XMLHttpRequest iPhone",
+ "ÉCOLE école Straße ΑΘΗΝΑ Αθήνα İstanbul ǅemal ABÉCD", "I'm you're HE'S they'VE we'LL she'd DON'T 'tis O'Neil",
+ "e\u0301cole cafe\u0301 n\u0303o \u0301start नमस्ते दुनिया สวัสดีครับ مَرْحَبًا",
+ "1 12 123 1234 12345 1234567 2025-11-24 3.14159 ١٢٣٤٥ ½ ²³ Ⅻ x1y22z333",
+ "Hello!\n/path //x\n\r\n!!/\n/ ...\n\n/usr/bin a/b/c http://x.y/z?q=1&r=2 :)\r\n/ end.\n\n\n",
+ "a  b   c\t\td \n\n  e   \n", "   leading", "trailing   ", "a\u00a0b\u2003c\u3000d \u00a0 e",
+ "東京は日本の首都です。カタカナ、ひらがな！", "Привет, МИР!", "안녕하세요 세계 ㄱㄴ", "שלום עולם",
+ "emoji 🙂👍🏽 and ✨ 👨‍👩‍👧 🇫🇷!", "<|endoftext|>x<|endoftext|>",
+ "def f(x):\n\treturn x**2  # square\r\n", "a+=b; c<=d || e>=f && g!=h ~i ^j `k` $l @m #n %o",
+ "price: 100€ or $5.99 (±2) → ok © 2024 µs", "“quoted” ‘single’ — dash… 。，、！：", "Ａｂｃ！ｚ～",
+ "\u0800\u4e00\u9fa5\u9fa6 ʔƻ Ꭰ ﬀ", "\u0001\u0002 x\u001cy\u0085z\u007f \u00ad\u2028", "\n", " ", ""]
+JSON
+node "$NODE_DIR/pretok_texts.mjs" 35 100 300 wide >"$TMP/random.json"
+
+# compare NAME VOCAB TEXTS.json [decode]: pith's ids of each text equal
+# llama.cpp's (special tokens parsed, as pith tokenize does)
+compare() {
+    name=$1 vocab=$2 texts=$3 decode=${4:-}
+    if ! ref_tokenize "$vocab" "$texts" "$TMP/ref"; then not_ok "$name: llama.cpp: $(tail -c 300 "$TMP/ref.err")"; return; fi
+    rm -f "$TMP"/text.*
+    node -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).forEach((t, i) =>
+                 require("fs").writeFileSync(process.argv[2] + "/text." + (i + 1), t))' "$texts" "$TMP"
+    n=$(ls "$TMP"/text.* | wc -l)
+    files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$TMP/text.$i"; done)
+    # shellcheck disable=SC2086 # files, decode: words
+    "$TOKF" "$vocab" $decode $files >"$TMP/got" 2>"$TMP/err"
+    status=$?
+    i=0 bad=0
+    while [ "$i" -lt "$n" ]; do
+        i=$((i + 1))
+        want=$(sed -n "${i}p" "$TMP/ref") got=$(sed -n "${i}p" "$TMP/got")
+        if [ "$got" != "$want" ]; then
+            bad=$((bad + 1))
+            [ "$bad" -le 3 ] && not_ok "$name text $i ($(head -c 60 "$TMP/text.$i" | tr '\n' ' ')): pith '$(echo "$got" | cut -c1-160)' llama.cpp '$(echo "$want" | cut -c1-160)'"
+        fi
+    done
+    [ "$status" -eq 0 ] || { bad=$((bad + 1)); not_ok "$name: $(head -c 300 "$TMP/err")"; }
+    [ "$bad" -eq 0 ] && ok "$name: $n texts, the same ids as llama.cpp${decode:+, decoded back}"
+}
+
+for name in aquila gpt-neox baichuan; do
+    decode=--decode; [ "$name" = baichuan ] && decode=
+    compare "$name hand-picked" "$M/ggml-vocab-$name.gguf" "$TMP/hand.json" $decode
+    compare "$name random" "$M/ggml-vocab-$name.gguf" "$TMP/random.json" $decode
+done
+
+# every row of the table: "name", its regex list
+sed -n 's/^ *{"\([^"]*\)", \(re_[a-z0-9_]*\),.*/\1 \2/p' src/text/pretokenizer.c >"$TMP/rows"
+[ "$(wc -l <"$TMP/rows")" -ge 50 ] && ok "$(wc -l <"$TMP/rows") pre-tokenizer names in the table" ||
+    not_ok "pre-tokenizer rows read from src/text/pretokenizer.c: $(wc -l <"$TMP/rows")"
+seen=" "
+while read -r pre list <&3; do
+    V=$TMP/pre.gguf
+    if ! "$ED" "$M/ggml-vocab-gpt-2.gguf" "$V" --set-str tokenizer.ggml.pre "$pre" >/dev/null 2>"$TMP/err"; then
+        not_ok "ggufedit $pre: $(head -c 200 "$TMP/err")"; continue
+    fi
+    compare "$pre hand-picked" "$V" "$TMP/hand.json" --decode
+    case "$seen" in *" $list "*) ;; *)
+        seen="$seen$list "
+        compare "$pre random" "$V" "$TMP/random.json" --decode ;;
+    esac
+done 3<"$TMP/rows"
+finish
