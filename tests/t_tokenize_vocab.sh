@@ -74,36 +74,39 @@ cat >"$TMP/hand.json" <<'JSON'
 JSON
 node "$NODE_DIR/pretok_texts.mjs" 35 100 300 wide >"$TMP/random.json"
 
-# compare NAME VOCAB TEXTS.json [decode]: pith's ids of each text equal
-# llama.cpp's (special tokens parsed, as pith tokenize does)
-compare() {
-    name=$1 vocab=$2 texts=$3 decode=${4:-}
-    if ! ref_tokenize "$vocab" "$texts" "$TMP/ref"; then not_ok "$name: llama.cpp: $(tail -c 300 "$TMP/ref.err")"; return; fi
-    rm -f "$TMP"/text.*
+# split_texts SET: $TMP/SET.json's texts into $TMP/SET/1, 2, ... (once)
+split_texts() {
+    mkdir -p "$TMP/$1"
     node -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).forEach((t, i) =>
-                 require("fs").writeFileSync(process.argv[2] + "/text." + (i + 1), t))' "$texts" "$TMP"
-    n=$(ls "$TMP"/text.* | wc -l)
-    files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$TMP/text.$i"; done)
+                 require("fs").writeFileSync(process.argv[2] + "/" + (i + 1), t))' "$TMP/$1.json" "$TMP/$1"
+}
+split_texts hand
+split_texts random
+
+# compare NAME VOCAB SET [decode]: pith's ids of each text of $TMP/SET.json
+# equal llama.cpp's (special tokens parsed, as pith tokenize does)
+compare() {
+    name=$1 vocab=$2 set=$3 decode=${4:-}
+    if ! ref_tokenize "$vocab" "$TMP/$set.json" "$TMP/ref"; then not_ok "$name: llama.cpp: $(tail -c 300 "$TMP/ref.err")"; return; fi
+    n=$(ls "$TMP/$set" | wc -l)
+    files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$TMP/$set/$i"; done)
     # shellcheck disable=SC2086 # files, decode: words
-    "$TOKF" "$vocab" $decode $files >"$TMP/got" 2>"$TMP/err"
-    status=$?
-    i=0 bad=0
-    while [ "$i" -lt "$n" ]; do
-        i=$((i + 1))
-        want=$(sed -n "${i}p" "$TMP/ref") got=$(sed -n "${i}p" "$TMP/got")
-        if [ "$got" != "$want" ]; then
-            bad=$((bad + 1))
-            [ "$bad" -le 3 ] && not_ok "$name text $i ($(head -c 60 "$TMP/text.$i" | tr '\n' ' ')): pith '$(echo "$got" | cut -c1-160)' llama.cpp '$(echo "$want" | cut -c1-160)'"
-        fi
-    done
-    [ "$status" -eq 0 ] || { bad=$((bad + 1)); not_ok "$name: $(head -c 300 "$TMP/err")"; }
-    [ "$bad" -eq 0 ] && ok "$name: $n texts, the same ids as llama.cpp${decode:+, decoded back}"
+    if ! "$TOKF" "$vocab" $decode $files >"$TMP/got" 2>"$TMP/err"; then
+        not_ok "$name: $(head -c 300 "$TMP/err")"
+    elif cmp -s "$TMP/got" "$TMP/ref" && [ "$(wc -l <"$TMP/got")" -eq "$n" ]; then
+        ok "$name: $n texts, the same ids as llama.cpp${decode:+, decoded back}"
+    else
+        # the first three texts that differ
+        paste -d '\t' "$TMP/got" "$TMP/ref" | awk -F '\t' -v name="$name" -v dir="$TMP/$set" \
+            '$1 != $2 && ++bad <= 3 { printf "not ok - %s text %d (%s): pith '"'"'%.160s'"'"' llama.cpp '"'"'%.160s'"'"'\n", name, NR, dir "/" NR, $1, $2 }'
+        failures=$((failures + 1))
+    fi
 }
 
-for name in aquila gpt-neox baichuan; do
-    decode=--decode; [ "$name" = baichuan ] && decode=
-    compare "$name hand-picked" "$M/ggml-vocab-$name.gguf" "$TMP/hand.json" $decode
-    compare "$name random" "$M/ggml-vocab-$name.gguf" "$TMP/random.json" $decode
+for v in aquila gpt-neox baichuan; do
+    dec=--decode; [ "$v" = baichuan ] && dec=
+    compare "$v hand-picked" "$M/ggml-vocab-$v.gguf" hand $dec
+    compare "$v random" "$M/ggml-vocab-$v.gguf" random $dec
 done
 
 # every row of the table: "name", its regex list
@@ -116,10 +119,10 @@ while read -r pre list <&3; do
     if ! "$ED" "$M/ggml-vocab-gpt-2.gguf" "$V" --set-str tokenizer.ggml.pre "$pre" >/dev/null 2>"$TMP/err"; then
         not_ok "ggufedit $pre: $(head -c 200 "$TMP/err")"; continue
     fi
-    compare "$pre hand-picked" "$V" "$TMP/hand.json" --decode
+    compare "$pre hand-picked" "$V" hand --decode
     case "$seen" in *" $list "*) ;; *)
         seen="$seen$list "
-        compare "$pre random" "$V" "$TMP/random.json" --decode ;;
+        compare "$pre random" "$V" random --decode ;;
     esac
 done 3<"$TMP/rows"
 finish

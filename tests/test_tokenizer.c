@@ -466,6 +466,8 @@ static const SplitCase split_cases[] = {
      "deepseek-coder: letter and punctuation runs, Hangul, single digits"},
     {"tekken", "HelloWorld 12 don't", {"Hello", "World", " ", "1", "2", " don", "'t", NULL},
      "tekken: GPT-4o's case split without contractions, single digits"},
+    {"deepseek-v3", "a+=b; x ~i", {"a", "+=", "b", ";", " x", " ~", "i", NULL},
+     "deepseek-v3: punctuation and symbols (\\p{P}, \\p{S}) run together"},
     {"youtu", "\xED\x95\x9C\xEA\xB8\x80 abc", {"\xED\x95\x9C\xEA\xB8\x80", " abc", NULL},
      "youtu: Hangul runs split before the words"},
 };

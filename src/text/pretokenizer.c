@@ -426,8 +426,10 @@ static const struct {
 enum { OP_SET, OP_SPLIT, OP_JMP, OP_END, OP_LOOK, OP_MATCH };
 enum { N_SET, N_CAT, N_ALT, N_REPEAT, N_LOOK, N_END };
 
-#define SET_SPACE 0x80 /* PretokSet.classes: \s */
-#define SET_DIGIT 0x40 /* \d */
+/* PretokSet.classes: bit UCLASS_* for \p{..} (bits 1..6), and these two */
+#define SET_SPACE 0x80 /* \s */
+#define SET_DIGIT 0x01 /* \d (bit 0, UCLASS_OTHER, is never named) */
+#define SET_NAMED_CLASSES 0x7E
 #define MAX_NODES 320
 #define REPEAT_INF 0xFFFF
 
@@ -841,7 +843,7 @@ static int read_char(const uint8_t *s, size_t q, size_t end, int by_class, Char 
 static int set_has(const Pretokenizer *p, const PretokSet *set, const Char *ch)
 {
     uint32_t e = ch->eff;
-    int in = (ch->cls != UCLASS_SPACE && (set->classes & (1 << ch->cls) & 0x3F)) ||
+    int in = (set->classes & (1 << ch->cls) & SET_NAMED_CLASSES & ~(1 << UCLASS_SPACE)) ||
              ((set->classes & SET_SPACE) && (e == ' ' || (e >= 0x09 && e <= 0x0D))) ||
              ((set->classes & SET_DIGIT) && e >= '0' && e <= '9');
     for (int i = 0; !in && i < set->count; i++)

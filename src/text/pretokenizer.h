@@ -33,7 +33,7 @@ typedef struct {
 
 typedef struct {
     uint8_t negate;
-    uint8_t classes;  /* bit per UCLASS_* named by \p{..}; bit 7: \s; bit 6: \d */
+    uint8_t classes;  /* bit per UCLASS_* named by \p{..}; bit 7: \s; bit 0: \d */
     uint16_t first, count; /* code point ranges in ranges */
 } PretokSet;
 

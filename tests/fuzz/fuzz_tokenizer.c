@@ -1,12 +1,18 @@
 /* fuzz_tokenizer - encoding arbitrary bytes and decoding arbitrary ids on
  * the Qwen3 vocabulary of the fixtures (tokenizer/qwen3-vocab.gguf; set
- * PITH_FIXTURES to find it elsewhere). The first byte picks the mode:
- *   bit 0: encode (0) or decode the rest as little-endian int32 ids (1)
+ * PITH_FIXTURES to find it elsewhere), and every pre-tokenizer of the
+ * table alone. The first byte picks the mode:
+ *   bit 2: split the rest (after a byte naming the table row) with that
+ *          pre-tokenizer, by its hand-written splitters and by the matcher
+ *   else bit 0: encode (0) or decode the rest as little-endian int32 ids (1)
  *   bit 1: parse special tokens when encoding
  * Properties: encoding never fails within the planned length; valid UTF-8
  * encoded without specials decodes back to the same bytes; decoding any
- * ids gives valid UTF-8 and never more than the planned bytes. */
+ * ids gives valid UTF-8 and never more than the planned bytes; the pieces of
+ * a split are non-empty, in order and cover the text, and the splitters and
+ * the matcher give the same pieces. */
 #include "../../src/text/json.h"
+#include "../../src/text/pretokenizer.h"
 #include "../../src/text/tokenizer.h"
 
 #include "fuzz_common.h"
@@ -80,6 +86,37 @@ static size_t decode(const int32_t *v, int n)
     return len;
 }
 
+typedef struct {
+    uint32_t ends[MAX_TEXT + 1];
+    int n;
+    size_t at;  /* end of the last piece */
+} Pieces;
+
+static int take_piece(void *ctx, size_t a, size_t b)
+{
+    Pieces *p = ctx;
+    FUZZ_ASSERT(a == p->at && b > a, "pieces are non-empty and follow each other");
+    FUZZ_ASSERT(p->n <= MAX_TEXT, "no more pieces than bytes");
+    p->ends[p->n++] = (uint32_t)b;
+    p->at = b;
+    return 0;
+}
+
+static Pretokenizer fast, slow;
+static Pieces by_fast, by_slow;
+
+static void split_both(int row, const uint8_t *text, size_t size)
+{
+    row %= pretok_rows_count();
+    FUZZ_ASSERT(pretok_compile(&fast, row, 1) == 0 && pretok_compile(&slow, row, 0) == 0, "every row compiles");
+    by_fast.n = by_slow.n = 0, by_fast.at = by_slow.at = 0;
+    FUZZ_ASSERT(pretok_split(&fast, text, 0, size, take_piece, &by_fast) == 0, "split");
+    FUZZ_ASSERT(pretok_split(&slow, text, 0, size, take_piece, &by_slow) == 0, "split by the matcher");
+    FUZZ_ASSERT(by_fast.at == size, "the pieces cover the text");
+    FUZZ_ASSERT(by_fast.n == by_slow.n && memcmp(by_fast.ends, by_slow.ends, (size_t)by_fast.n * 4) == 0,
+                "the hand-written splitters give the matcher's pieces");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     load_once();
@@ -87,6 +124,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int mode = data[0];
     data++, size--;
     if (size > MAX_TEXT) size = MAX_TEXT;
+    if (mode & 4) {
+        if (size >= 1) split_both(data[0], data + 1, size - 1);
+        return 0;
+    }
     if ((mode & 1) == 0) {
         int parse_special = (mode >> 1) & 1;
         int n = tokenizer_encode(&tok, (const char *)data, size, parse_special, ids, 3 * MAX_TEXT + 1);
