@@ -83,14 +83,16 @@ enum { TOKENIZER_BPE = 1, TOKENIZER_SPM = 2 };
 
 typedef struct {
     int32_t n_vocab;
-    int kind;                 /* TOKENIZER_BPE ("gpt2") or TOKENIZER_SPM ("llama") */
+    int kind;                 /* TOKENIZER_BPE ("gpt2", "gemma4") or TOKENIZER_SPM ("llama") */
+    int spm_texts;            /* token texts are SentencePiece-style (raw UTF-8, U+2581 for a space,
+                                 <0xNN> byte tokens): SPM and gemma4's BPE; 0 for byte-level BPE */
     int32_t bos, eos;         /* -1 when the model has none */
     int32_t unk;              /* unknown token (SPM: default 0), -1 if none */
     int add_bos;              /* callers put bos first: tokenizer.ggml.add_bos_token, else
                                  llama.cpp's default (1 for SPM and the llama3 pre-tokenizers) */
     int add_space_prefix;     /* SPM: a space is put before the text (tokenizer.ggml.add_space_prefix,
                                  default 1); always 0 for BPE */
-    int pretok;               /* BPE: index in the pre-tokenizer table; -1 for SPM */
+    int pretok;               /* BPE: index in the pre-tokenizer table; -1 for SPM and gemma4 */
     uint32_t max_piece;       /* longest decoded piece, bytes */
     uint64_t max_text;        /* planned longest text, bytes */
 
@@ -103,9 +105,10 @@ typedef struct {
     uint64_t merge_hash_mask;
     int32_t *specials;        /* matched in text before BPE, longest first */
     int32_t n_specials;
-    int32_t byte_token[256];  /* id of the token for each raw byte (SPM: <0xNN>, else unk) */
-    /* SPM only (NULL for BPE): */
-    uint32_t *score_key;      /* per token: a higher score gives a smaller key */
+    int32_t byte_token[256];  /* id of the token for each raw byte (SPM: <0xNN>, else unk;
+                                 gemma4: <0xNN>, else -1: the byte is dropped, as in llama.cpp) */
+    uint32_t *score_key;      /* SPM only: per token, a higher score gives a smaller key */
+    /* with spm_texts only (NULL for byte-level BPE): */
     uint32_t *raw_off;        /* n_vocab + 1 offsets into raw_bytes */
     uint8_t *raw_bytes;       /* token texts as stored (U+2581 for spaces) */
     uint32_t *raw_hash;       /* id + 1 by stored text; text_hash_mask + 1 slots */
@@ -113,7 +116,8 @@ typedef struct {
 
     /* scratch for one encode, sized from max_text */
     int32_t *special_at;      /* per text byte: special id starting here, -1 free, -2 covered */
-    uint8_t *word;            /* BPE: bytes of one pre-token (invalid bytes -> EF BF BD);
+    uint8_t *word;            /* BPE: bytes of one pre-token (invalid bytes -> EF BF BD;
+                                 gemma4: the whole fragment, spaces as U+2581);
                                  SPM: one fragment with U+2581 for its spaces */
     int32_t *sym_id, *sym_prev, *sym_next, *pair_merged, *heap, *heap_pos; /* by word byte */
     uint32_t *pair_rank;      /* BPE: merge rank; SPM: score key of the pair's token */
@@ -153,7 +157,7 @@ int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t 
  * writes the end offset of each piece to ends and returns their number, or
  * -1 if the name is unknown or cap is too small. For tests and tools. */
 int tokenizer_pretokenize(const char *pre_name, const char *text, size_t len, uint32_t *ends, int cap);
-/* The tokenizer model's name: "gpt2" or "llama". */
+/* The tokenizer model's name: "gpt2", "llama" or "gemma4". */
 const char *tokenizer_model_name(const Tokenizer *t);
 
 /* The decoded bytes of a token (not NUL-terminated), or NULL if id is out of

@@ -1,15 +1,19 @@
 /* tokenize_files - the ids of many texts on one vocabulary, loaded once.
  *
- *   tokenize_files VOCAB.gguf FILE...
+ *   tokenize_files [--no-special | --decode] VOCAB.gguf FILE...
  *
  * Prints one line per FILE, as `pith tokenize VOCAB --file FILE` does (the
  * ids space separated, special tokens parsed): the same tokenizer calls,
  * without loading a vocabulary of 200,000 pieces again for every text
  * (tests/t_tokenize_bpe.sh compares hundreds of texts under ASan).
+ * --no-special: special tokens as plain text (llama.cpp's test-tokenizer-0).
+ * --decode: each FILE holds ids (space separated); writes the text they
+ * decode to (token_stream_push, as generation streams it) to FILE.decoded.
  * Exit status 2 with one line on a read or load error. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../port/port.h"
 #include "../../src/arena/arena.h"
@@ -43,10 +47,40 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* Writes the text of the ids in text (space separated) to path + ".decoded". */
+static int decode_to_file(const Tokenizer *tok, const char *text, const char *path)
+{
+    char name[4096], *out = malloc(token_stream_out_max(tok));
+    snprintf(name, sizeof name, "%s.decoded", path);
+    FILE *f = fopen(name, "wb");
+    TokenStream ts;
+    token_stream_init(&ts);
+    int bad = !f || !out;
+    for (const char *p = text; !bad && *p;) {
+        char *end;
+        long id = strtol(p, &end, 10);
+        if (end == p) break;
+        p = end;
+        int n = token_stream_push(&ts, tok, (int32_t)id, out, token_stream_out_max(tok));
+        bad = n < 0 || fwrite(out, 1, (size_t)n, f) != (size_t)n;
+    }
+    if (!bad) {
+        int n = token_stream_flush(&ts, out, token_stream_out_max(tok));
+        bad = n < 0 || fwrite(out, 1, (size_t)n, f) != (size_t)n;
+    }
+    if (f && fclose(f) != 0) bad = 1;
+    free(out);
+    if (bad) fprintf(stderr, "tokenize_files: %s: cannot decode into %s\n", path, name);
+    return bad ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    int parse_special = 1, decode = 0;
+    if (argc > 1 && strcmp(argv[1], "--no-special") == 0) parse_special = 0, argc--, argv++;
+    else if (argc > 1 && strcmp(argv[1], "--decode") == 0) decode = 1, argc--, argv++;
     if (argc < 3) {
-        fprintf(stderr, "usage: tokenize_files VOCAB.gguf FILE...\n");
+        fprintf(stderr, "usage: tokenize_files [--no-special | --decode] VOCAB.gguf FILE...\n");
         return 2;
     }
     int n_files = argc - 2;
@@ -89,13 +123,17 @@ int main(int argc, char **argv)
     size_t max_ids = 3 * max_len + 1;
     int32_t *ids = malloc(max_ids * sizeof *ids);
     for (int f = 0; f < n_files; f++) {
-        int n = tokenizer_encode(&tok, texts[f], lens[f], 1, ids, (int)max_ids);
-        if (n < 0) {
-            fprintf(stderr, "tokenize_files: %s: the text does not fit the planned buffers\n", argv[f + 2]);
-            return 2;
+        if (decode) {
+            if (decode_to_file(&tok, texts[f], argv[f + 2]) != 0) return 2;
+        } else {
+            int n = tokenizer_encode(&tok, texts[f], lens[f], parse_special, ids, (int)max_ids);
+            if (n < 0) {
+                fprintf(stderr, "tokenize_files: %s: the text does not fit the planned buffers\n", argv[f + 2]);
+                return 2;
+            }
+            for (int i = 0; i < n; i++) printf(i ? " %d" : "%d", ids[i]);
+            printf("\n");
         }
-        for (int i = 0; i < n; i++) printf(i ? " %d" : "%d", ids[i]);
-        printf("\n");
         free(texts[f]);
     }
     free(ids);
