@@ -20,11 +20,14 @@ SRC=$(sh tests/llamacpp_src.sh 2>"$TMP/err") || { not_ok "llama.cpp source: $(ca
 V=$SRC/models/ggml-vocab-gemma-4.gguf
 [ -s "$V" ] && [ -s "$V.inp" ] && [ -s "$V.out" ] || { not_ok "no $V with .inp and .out"; finish; }
 
-# split_texts JSON DIR: each string of the JSON array into DIR/text.N
-# (no newline added); prints how many.
+# split_texts JSON DIR: each string of the JSON array into DIR/text.N (no
+# newline added), and the text its ids decode to into DIR/text.N.back: the
+# same, but a U+2581 written in the text comes back as the space it stands
+# for (llama.cpp's escaping makes them one); prints how many.
 split_texts() {
     node -e 'const fs = require("fs"), texts = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
-        texts.forEach((t, i) => fs.writeFileSync(process.argv[2] + "/text." + (i + 1), t));
+        texts.forEach((t, i) => { const f = process.argv[2] + "/text." + (i + 1);
+            fs.writeFileSync(f, t); fs.writeFileSync(f + ".back", t.replaceAll("\u2581", " ")); });
         console.log(texts.length)' "$1" "$2"
 }
 # ids_files IDS DIR: each line of IDS into DIR/ids.N.
@@ -41,7 +44,7 @@ round_trip() {
     i=0 bad=0
     while [ "$i" -lt "$n" ]; do
         i=$((i + 1))
-        cmp -s "$dir/ids.$i.decoded" "$dir/text.$i" && continue
+        cmp -s "$dir/ids.$i.decoded" "$dir/text.$i.back" && continue
         bad=$((bad + 1))
         not_ok "$name text $i ($(head -c 60 "$dir/text.$i" | tr '\n' ' ')): decodes to '$(head -c 100 "$dir/ids.$i.decoded")'"
     done
@@ -74,4 +77,77 @@ if "$TOKF" --no-special "$V" $files >"$TMP/got" 2>"$TMP/err"; then
 else not_ok "tokenize_files --no-special: $(head -c 300 "$TMP/err")"; fi
 ids_files "$V.out" "$D"
 round_trip ".out ids" "$D" "$n"
+
+# 2. llama.cpp itself (node-llama-cpp) on the same file, special tokens
+# parsed: hand-picked texts, Gemma 4's chat as `pith template` renders it,
+# and random ones (tests/llamacpp/pretok_texts.mjs)
+NODE_DIR=build/node-llama-cpp
+if sh tests/llamacpp/install.sh 2>"$TMP/install.err"; then ok "llama.cpp from node-llama-cpp (tests/llamacpp/install.sh)"
+else not_ok "$(cat "$TMP/install.err")"; finish; fi
+. tests/llamacpp_lib.sh
+cat >"$TMP/texts.json" <<'JSON'
+["Hello world", " Hello  world ", "   leading spaces and trailing   ", "a  b   c\t\td \n\n  e   \n", "\n", " ", "\t", "",
+ "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nend", " \n \n\n \t\n  \n  ",
+ "\r\n\r\n line\r\nnext\r\n", "def f(x):\n\tif x:\r\n\t\treturn x ** 2  # square\r\n\treturn 0\n",
+ "int main(void) {\n    printf(\"%d\\n\", 42);\n}\n", "    indented\n        more\n\t\ttabs\n\n",
+ "The year 2025 had 365 days; 3.14159 and 1,000,000.", "0123456789 00000 1234567890123 ١٢٣٤٥ ½ ²³ Ⅻ",
+ "naïve café, Straße, déjà vu", "e\u0301cole cafe\u0301 n\u0303o a\u0308\u0308b \u0301start",
+ "नमस्ते दुनिया สวัสดีครับ مَرْحَبًا", "東京は日本の首都です。", "Привет, мир! ПриВЕТ", "안녕하세요 세계 שלום עולם",
+ "Mixed: English, Français, Deutsch, 日本語, русский, العربية, हिन्दी", "emoji 🙂👍🏽 and ✨ 👨‍👩‍👧 🇫🇷!",
+ "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𓀀 \udbff\udffd \ue000", "\u0001\u0002 x\u001cy\u007fz\u0085", "a\u00a0b\u2003c\u3000d \u00a0 e",
+ "▁ already escaped ▁▁ spaces", "bytes <0x41><0xFF> as text", "I'm you're HE'S they'VE don't 'tis O'Neil rock'n'roll",
+ "math: ∑ x² ≤ ∞, α→β, 3×4=12 ﬁ ﬂ ẞ ǅ", "https://example.com/path?q=1&r=two#frag ==========----------",
+ "<|turn>user\nHi there<turn|>\n<|turn>model\n", "<bos><|turn>system\nYou are kind.<turn|>\n",
+ "<|tool>declaration:get_weather{}<tool|><|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>",
+ "<|tool_response>response:get_weather{temp:20}<tool_response|>", "<|channel>thought\n<channel|>The answer<turn|>",
+ "<|think|> <|image|> <|audio|> <eos> <pad> <unk> <mask>", "<|turn <turn| <|turn>> text< <|\"|"]
+JSON
+# compare NAME TEXTS.json: pith's ids equal llama.cpp's, and decode to the text.
+compare() {
+    name=$1 texts=$2 dir=$TMP/$1
+    mkdir -p "$dir"
+    if ! ref_tokenize "$V" "$texts" "$dir/ref"; then
+        not_ok "$name: llama.cpp tokenize failed: $(tail -c 300 "$TMP/ref.err")"; return
+    fi
+    n=$(split_texts "$texts" "$dir")
+    files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$dir/text.$i"; done)
+    # shellcheck disable=SC2086 # files: words
+    "$TOKF" "$V" $files >"$dir/got" 2>"$TMP/err" || { not_ok "$name: tokenize_files: $(head -c 300 "$TMP/err")"; return; }
+    i=0 bad=0
+    while [ "$i" -lt "$n" ]; do
+        i=$((i + 1))
+        want=$(sed -n "${i}p" "$dir/ref") got=$(sed -n "${i}p" "$dir/got")
+        [ "$got" = "$want" ] && continue
+        bad=$((bad + 1))
+        not_ok "$name text $i ($(head -c 60 "$dir/text.$i" | tr '\n' ' ')): pith '$(echo "$got" | cut -c1-200)' llama.cpp '$(echo "$want" | cut -c1-200)'"
+    done
+    [ "$bad" -eq 0 ] && [ "$n" -gt 0 ] && ok "$name: $n texts, the same ids as llama.cpp"
+    ids_files "$dir/ref" "$dir"
+    round_trip "$name" "$dir" "$n"
+}
+compare hand-picked "$TMP/texts.json"
+printf '[{"role": "system", "content": "You are kind."}, {"role": "user", "content": "Hi there!"}, {"role": "assistant", "content": "Hello.\\n\\n  Bye."}, {"role": "user", "content": "2+2?"}]' >"$TMP/msgs.json"
+if "$PITH" template "$V" --messages "$TMP/msgs.json" >"$TMP/chat.txt" 2>"$TMP/err"; then
+    node -e 'console.log(JSON.stringify([require("fs").readFileSync(process.argv[1], "utf8")]))' "$TMP/chat.txt" >"$TMP/chat.json"
+    compare chat "$TMP/chat.json"
+else not_ok "pith template: $(head -c 300 "$TMP/err")"; fi
+node "$NODE_DIR/pretok_texts.mjs" 4 40 600 >"$TMP/random.json"
+compare random "$TMP/random.json"
+
+# 3. pieces (escaped by pith: the messages show them with / for \, as
+# lib.sh's echo would read \n), and BOS on a prompt
+got=$("$PITH" tokenize "$V" --pieces "<|turn>user
+ Hi  ½" 2>&1 | tr '\n\\' '|/')
+[ "$got" = "105 '<|turn>'|2364 'user'|107 '/n'|18428 ' Hi'|138 '  '|238612 '½'|" ] && ok "pith tokenize --pieces: $got" ||
+    not_ok "pith tokenize --pieces: $got"
+# a prompt as `pith run` encodes it: <bos> (2) first, once, also when the
+# chat template wrote it
+printf 'Hi there' >"$TMP/p1"
+"$TOKF" --prompt "$V" "$TMP/p1" "$TMP/chat.txt" >"$TMP/prompt" 2>"$TMP/err" || not_ok "tokenize_files --prompt: $(head -c 300 "$TMP/err")"
+p1=$(sed -n 1p "$TMP/prompt") p2=$(sed -n 2p "$TMP/prompt") c=$(sed -n 1p "$TMP/chat/ref")
+[ "$p1" = "2 10979 993" ] && ok "prompt 'Hi there': <bos> first ($p1)" || not_ok "prompt 'Hi there': $p1"
+case $c in 2\ *) [ "$p2" = "$c" ] && ok "chat prompt starting with <bos>: one <bos>, llama.cpp's ids" ||
+    not_ok "chat prompt: pith '$(echo "$p2" | cut -c1-100)' llama.cpp '$(echo "$c" | cut -c1-100)'" ;;
+*) not_ok "the chat rendering does not start with <bos>: $(echo "$c" | cut -c1-100)" ;;
+esac
 finish

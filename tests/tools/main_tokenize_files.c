@@ -1,12 +1,14 @@
 /* tokenize_files - the ids of many texts on one vocabulary, loaded once.
  *
- *   tokenize_files [--no-special | --decode] VOCAB.gguf FILE...
+ *   tokenize_files [--no-special | --prompt | --decode] VOCAB.gguf FILE...
  *
  * Prints one line per FILE, as `pith tokenize VOCAB --file FILE` does (the
  * ids space separated, special tokens parsed): the same tokenizer calls,
  * without loading a vocabulary of 200,000 pieces again for every text
  * (tests/t_tokenize_bpe.sh compares hundreds of texts under ASan).
  * --no-special: special tokens as plain text (llama.cpp's test-tokenizer-0).
+ * --prompt: as a prompt is encoded for generation (tokenizer_encode_prompt:
+ * BOS first when the model asks for it).
  * --decode: each FILE holds ids (space separated); writes the text they
  * decode to (token_stream_push, as generation streams it) to FILE.decoded.
  * Exit status 2 with one line on a read or load error. */
@@ -76,11 +78,12 @@ static int decode_to_file(const Tokenizer *tok, const char *text, const char *pa
 
 int main(int argc, char **argv)
 {
-    int parse_special = 1, decode = 0;
+    int parse_special = 1, prompt = 0, decode = 0;
     if (argc > 1 && strcmp(argv[1], "--no-special") == 0) parse_special = 0, argc--, argv++;
+    else if (argc > 1 && strcmp(argv[1], "--prompt") == 0) prompt = 1, argc--, argv++;
     else if (argc > 1 && strcmp(argv[1], "--decode") == 0) decode = 1, argc--, argv++;
     if (argc < 3) {
-        fprintf(stderr, "usage: tokenize_files [--no-special | --decode] VOCAB.gguf FILE...\n");
+        fprintf(stderr, "usage: tokenize_files [--no-special | --prompt | --decode] VOCAB.gguf FILE...\n");
         return 2;
     }
     int n_files = argc - 2;
@@ -120,13 +123,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "tokenize_files: %s\n", base ? err.msg : "cannot map the arena");
         return 2;
     }
-    size_t max_ids = 3 * max_len + 1;
+    size_t max_ids = 3 * max_len + 2; /* tokenizer_encode's most, and a BOS */
     int32_t *ids = malloc(max_ids * sizeof *ids);
     for (int f = 0; f < n_files; f++) {
         if (decode) {
             if (decode_to_file(&tok, texts[f], argv[f + 2]) != 0) return 2;
         } else {
-            int n = tokenizer_encode(&tok, texts[f], lens[f], parse_special, ids, (int)max_ids);
+            int n = prompt ? tokenizer_encode_prompt(&tok, texts[f], lens[f], ids, (int)max_ids)
+                           : tokenizer_encode(&tok, texts[f], lens[f], parse_special, ids, (int)max_ids);
             if (n < 0) {
                 fprintf(stderr, "tokenize_files: %s: the text does not fit the planned buffers\n", argv[f + 2]);
                 return 2;
