@@ -872,6 +872,39 @@ static void run_gemma4_handmade(const char *path)
         CHECK(p && pl == 2 && !memcmp(p, " a", 2), "gemma4 handmade: U+2581 decodes to a space");
         p = tokenizer_piece(t, g4_byte(0xC3), &pl);
         CHECK(p && pl == 1 && (uint8_t)p[0] == 0xC3, "gemma4 handmade: <0xC3> decodes to that byte");
+        /* random texts: the ids spell the text with invalid bytes as U+FFFD,
+         * U+2581 as a space, and without the 0xA9 bytes (no <0xA9> token) */
+        static const char *const frag[] = {"a", "b", "c", " ", "\n", "\n\n\n", "\xC3\xBC", "\xC3\xA9", "\t",
+                                           "<|turn>", "<turn|>", "\xE2\x96\x81", "\xE2\x96"};
+        static uint8_t rnd[1024], fixed[3 * 1024], expect[3 * 1024];
+        uint64_t seed = 99;
+        int rt_ok = 1, cap_ok = 1;
+        for (int iter = 0; iter < 200; iter++) {
+            size_t len = 0, want_len = (size_t)(iter * 37 % 1000);
+            while (len < want_len) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t x = (uint32_t)(seed >> 33);
+                const char *f = frag[(x / 7) % (sizeof frag / sizeof frag[0])];
+                size_t fl = x % 7 ? strlen(f) : 1;
+                if (len + fl > want_len) break;
+                if (x % 7) memcpy(rnd + len, f, fl), len += fl;
+                else rnd[len++] = (uint8_t)(x >> 8);
+            }
+            n = tokenizer_encode(t, (const char *)rnd, len, 1, ids, MAX_IDS);
+            if (n < 0 || n > (int)(3 * len + 1)) {
+                cap_ok = 0;
+                continue;
+            }
+            size_t fl = replace_invalid(rnd, len, fixed), el = 0;
+            for (size_t i = 0; i < fl; i++) {
+                if (fl - i >= 3 && !memcmp(fixed + i, "\xE2\x96\x81", 3)) expect[el++] = ' ', i += 2;
+                else if (fixed[i] != 0xA9) expect[el++] = fixed[i];
+            }
+            size_t dl = decode_all(t, ids, n, buf, sizeof buf);
+            if (dl != el || memcmp(buf, expect, el) != 0) rt_ok = 0;
+        }
+        CHECK(cap_ok, "gemma4 handmade random texts: encode succeeds within 3*len+1 ids");
+        CHECK(rt_ok, "gemma4 handmade random texts: the ids spell the text (U+FFFD, spaces, 0xA9 dropped)");
         unload(&l);
     }
     static const char *const unknown_part[] = {"a b", "a zz"}, *const unknown_result[] = {"a c"},
