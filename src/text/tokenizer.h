@@ -1,9 +1,9 @@
 /* This folder: src/text/ - text in and out: the tokenizers and their
  * Unicode tables, chat templates, JSON, the sampler. May call src/arena/,
  * src/gguf/ (the vocabulary's metadata) and port/. */
-/* tokenizer.h - the two tokenizer models of llama.cpp that the llama and
- * Qwen families use, read from GGUF metadata, with llama.cpp's behaviour as
- * the reference:
+/* tokenizer.h - the three tokenizer models of llama.cpp that the llama,
+ * Qwen and Gemma 4 families use, read from GGUF metadata, with llama.cpp's
+ * behaviour as the reference:
  *
  * "gpt2" (byte-level BPE: Qwen2/2.5/3, Llama 3, SmolLM):
  *   1. special/added tokens (control, user-defined, unknown) are found in
@@ -41,6 +41,25 @@
  *   tokenizer_piece and TokenStream here. A caller printing a whole prompt
  *   back can drop it (see add_space_prefix).
  *
+ * "gemma4" (Gemma 4 E2B/E4B: llama.cpp's BPE with pre-type GEMMA4): BPE
+ * merges (tokenizer.ggml.merges, by rank as for "gpt2") over token texts
+ * stored as SentencePiece writes them (raw UTF-8, U+2581 for a space,
+ * <0xNN> byte tokens; Tokenizer.spm_texts), not the byte-level alphabet;
+ * tokenizer.ggml.pre is not read:
+ *   1. special tokens are found as above;
+ *   2. each space becomes U+2581 (no space is put in front: llama.cpp's
+ *      add_space_prefix is not used by BPE), each invalid byte U+FFFD;
+ *   3. the fragment is split only into runs of newlines and runs of
+ *      anything else; a run of newlines that is a token is that token;
+ *   4. each run is cut into characters and merged in rank order (as
+ *      "gpt2"); a final piece that is not a token becomes its bytes'
+ *      <0xNN> tokens, and a byte without one is dropped, as llama.cpp does.
+ *   add_bos is always on (llama.cpp forces it for Gemma 4, whatever the
+ *   file says), so a prompt starts with <bos>. Decoding as for "llama":
+ *   U+2581 is a space, <0xNN> is that byte. llama.cpp's clean_spaces (on
+ *   for gemma4) only applies in its whole-text detokenize, not to the
+ *   pieces generation streams, so it is not applied here.
+ *
  * llama.cpp's lstrip/rstrip token attributes are only set by model name for
  * a few models (jina, phi-3, modern-bert), so they are not applied: text
  * next to a special token is tokenized as its own fragment.
@@ -49,8 +68,8 @@
  * the arena exists; tokenizer_load() carves exactly those sizes. Decoded
  * token bytes are written once into the arena and a hash table maps them to
  * ids; BPE merges become a hash table (id, id) -> (rank, merged id); SPM
- * keeps the token texts as stored (with U+2581) in a second hash table and
- * each token's score as a sortable key. */
+ * and gemma4 keep the token texts as stored (with U+2581) in a second hash
+ * table; SPM keeps each token's score as a sortable key. */
 #ifndef PITH_TOKENIZER_H
 #define PITH_TOKENIZER_H
 
@@ -89,7 +108,8 @@ typedef struct {
     int32_t bos, eos;         /* -1 when the model has none */
     int32_t unk;              /* unknown token (SPM: default 0), -1 if none */
     int add_bos;              /* callers put bos first: tokenizer.ggml.add_bos_token, else
-                                 llama.cpp's default (1 for SPM and the llama3 pre-tokenizers) */
+                                 llama.cpp's default (1 for SPM and the llama3 pre-tokenizers);
+                                 always 1 for gemma4 */
     int add_space_prefix;     /* SPM: a space is put before the text (tokenizer.ggml.add_space_prefix,
                                  default 1); always 0 for BPE */
     int pretok;               /* BPE: index in the pre-tokenizer table; -1 for SPM and gemma4 */
