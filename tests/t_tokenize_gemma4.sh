@@ -11,9 +11,11 @@
 #     and CRLF, newline and space runs, digits, Gemma 4 chat turns with its
 #     special tokens) pith's ids equal llama.cpp's (node-llama-cpp, special
 #     tokens parsed) and decode to the text again;
-#   - `pith tokenize --pieces` prints the pieces with their spaces, and a
-#     prompt (tokenizer_encode_prompt, as `pith run` encodes it) starts with
-#     <bos> once: llama.cpp forces add_bos for Gemma 4.
+#   - `pith tokenize --pieces` prints the pieces with their spaces; bos,
+#     eos, add_bos and the end-of-generation ids are llama.cpp's
+#     (tests/llamacpp/vocab_info.mjs); a prompt (tokenizer_encode_prompt, as
+#     `pith run` encodes it) starts with <bos> once: llama.cpp forces
+#     add_bos for Gemma 4.
 . tests/lib.sh
 TOKF=${TOKF:-build/asan/tools/tokenize_files}
 SRC=$(sh tests/llamacpp_src.sh 2>"$TMP/err") || { not_ok "llama.cpp source: $(cat "$TMP/err")"; finish; }
@@ -35,12 +37,13 @@ ids_files() {
     i=0
     while IFS= read -r line; do i=$((i + 1)); printf '%s' "$line" >"$2/ids.$i"; done <"$1"
 }
-# round_trip NAME DIR N: the ids in DIR/ids.1..N decode to DIR/text.1..N.
+# round_trip NAME DIR N [VOCAB]: the ids in DIR/ids.1..N decode on VOCAB
+# (default $V) to DIR/text.1..N.
 round_trip() {
-    name=$1 dir=$2 n=$3
+    name=$1 dir=$2 n=$3 vocab=${4:-$V}
     files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$dir/ids.$i"; done)
     # shellcheck disable=SC2086 # files: words
-    if ! "$TOKF" --decode "$V" $files 2>"$TMP/err"; then not_ok "$name: decode: $(head -c 300 "$TMP/err")"; return; fi
+    if ! "$TOKF" --decode "$vocab" $files 2>"$TMP/err"; then not_ok "$name: decode: $(head -c 300 "$TMP/err")"; return; fi
     i=0 bad=0
     while [ "$i" -lt "$n" ]; do
         i=$((i + 1))
@@ -102,17 +105,18 @@ cat >"$TMP/texts.json" <<'JSON'
  "<|tool_response>response:get_weather{temp:20}<tool_response|>", "<|channel>thought\n<channel|>The answer<turn|>",
  "<|think|> <|image|> <|audio|> <eos> <pad> <unk> <mask>", "<|turn <turn| <|turn>> text< <|\"|"]
 JSON
-# compare NAME TEXTS.json: pith's ids equal llama.cpp's, and decode to the text.
+# compare NAME TEXTS.json [VOCAB]: pith's ids equal llama.cpp's on VOCAB
+# (default $V), and decode to the text.
 compare() {
-    name=$1 texts=$2 dir=$TMP/$1
+    name=$1 texts=$2 dir=$TMP/$1 vocab=${3:-$V}
     mkdir -p "$dir"
-    if ! ref_tokenize "$V" "$texts" "$dir/ref"; then
+    if ! ref_tokenize "$vocab" "$texts" "$dir/ref"; then
         not_ok "$name: llama.cpp tokenize failed: $(tail -c 300 "$TMP/ref.err")"; return
     fi
     n=$(split_texts "$texts" "$dir")
     files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$dir/text.$i"; done)
     # shellcheck disable=SC2086 # files: words
-    "$TOKF" "$V" $files >"$dir/got" 2>"$TMP/err" || { not_ok "$name: tokenize_files: $(head -c 300 "$TMP/err")"; return; }
+    "$TOKF" "$vocab" $files >"$dir/got" 2>"$TMP/err" || { not_ok "$name: tokenize_files: $(head -c 300 "$TMP/err")"; return; }
     i=0 bad=0
     while [ "$i" -lt "$n" ]; do
         i=$((i + 1))
@@ -123,7 +127,7 @@ compare() {
     done
     [ "$bad" -eq 0 ] && [ "$n" -gt 0 ] && ok "$name: $n texts, the same ids as llama.cpp"
     ids_files "$dir/ref" "$dir"
-    round_trip "$name" "$dir" "$n"
+    round_trip "$name" "$dir" "$n" "$vocab"
 }
 compare hand-picked "$TMP/texts.json"
 printf '[{"role": "system", "content": "You are kind."}, {"role": "user", "content": "Hi there!"}, {"role": "assistant", "content": "Hello.\\n\\n  Bye."}, {"role": "user", "content": "2+2?"}]' >"$TMP/msgs.json"
@@ -140,6 +144,22 @@ got=$("$PITH" tokenize "$V" --pieces "<|turn>user
  Hi  ½" 2>&1 | tr '\n\\' '|/')
 [ "$got" = "105 '<|turn>'|2364 'user'|107 '/n'|18428 ' Hi'|138 '  '|238612 '½'|" ] && ok "pith tokenize --pieces: $got" ||
     not_ok "pith tokenize --pieces: $got"
+# bos, eos, add_bos and the end-of-generation set as llama.cpp decides them
+# (its add_bos forced on; <eos>, <turn|> and <|tool_response> end generation)
+want=$(node "$NODE_DIR/vocab_info.mjs" "$V" 2>"$TMP/err") || not_ok "vocab_info.mjs: $(tail -c 300 "$TMP/err")"
+got=$("$TOKF" --info "$V" 2>&1)
+[ -n "$want" ] && [ "$got" = "model gemma4 $want" ] && ok "tokenize_files --info: $got, as llama.cpp" ||
+    not_ok "tokenize_files --info: pith '$got' llama.cpp '$want'"
+# the same file without add_bos_token and with another pre-tokenizer name:
+# llama.cpp still puts BOS first and ignores tokenizer.ggml.pre for gemma4
+V2=$TMP/gemma4-edited.gguf
+if build/asan/tools/ggufedit "$V" "$V2" --drop-key tokenizer.ggml.add_bos_token --set-str tokenizer.ggml.pre qwen2 \
+        >/dev/null 2>"$TMP/err"; then
+    want=$(node "$NODE_DIR/vocab_info.mjs" "$V2" 2>"$TMP/err") got=$("$TOKF" --info "$V2" 2>&1)
+    [ -n "$want" ] && [ "$got" = "model gemma4 $want" ] && ok "without add_bos_token: $got, as llama.cpp" ||
+        not_ok "without add_bos_token: pith '$got' llama.cpp '$want'"
+    compare edited "$TMP/texts.json" "$V2"
+else not_ok "ggufedit: $(head -c 300 "$TMP/err")"; fi
 # a prompt as `pith run` encodes it: <bos> (2) first, once, also when the
 # chat template wrote it
 printf 'Hi there' >"$TMP/p1"

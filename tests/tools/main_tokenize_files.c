@@ -1,6 +1,7 @@
 /* tokenize_files - the ids of many texts on one vocabulary, loaded once.
  *
  *   tokenize_files [--no-special | --prompt | --decode] VOCAB.gguf FILE...
+ *   tokenize_files --info VOCAB.gguf
  *
  * Prints one line per FILE, as `pith tokenize VOCAB --file FILE` does (the
  * ids space separated, special tokens parsed): the same tokenizer calls,
@@ -11,6 +12,8 @@
  * BOS first when the model asks for it).
  * --decode: each FILE holds ids (space separated); writes the text they
  * decode to (token_stream_push, as generation streams it) to FILE.decoded.
+ * --info: one line "model M bos B eos E add_bos A eog ID...": what the
+ * tokenizer read and decided, to compare with llama.cpp's.
  * Exit status 2 with one line on a read or load error. */
 #include <stdint.h>
 #include <stdio.h>
@@ -78,12 +81,14 @@ static int decode_to_file(const Tokenizer *tok, const char *text, const char *pa
 
 int main(int argc, char **argv)
 {
-    int parse_special = 1, prompt = 0, decode = 0;
+    int parse_special = 1, prompt = 0, decode = 0, info = 0;
     if (argc > 1 && strcmp(argv[1], "--no-special") == 0) parse_special = 0, argc--, argv++;
     else if (argc > 1 && strcmp(argv[1], "--prompt") == 0) prompt = 1, argc--, argv++;
     else if (argc > 1 && strcmp(argv[1], "--decode") == 0) decode = 1, argc--, argv++;
-    if (argc < 3) {
-        fprintf(stderr, "usage: tokenize_files [--no-special | --prompt | --decode] VOCAB.gguf FILE...\n");
+    else if (argc > 1 && strcmp(argv[1], "--info") == 0) info = 1, argc--, argv++;
+    if (info ? argc != 2 : argc < 3) {
+        fprintf(stderr, "usage: tokenize_files [--no-special | --prompt | --decode] VOCAB.gguf FILE...\n"
+                        "       tokenize_files --info VOCAB.gguf\n");
         return 2;
     }
     int n_files = argc - 2;
@@ -122,6 +127,13 @@ int main(int argc, char **argv)
     if (!base || gguf_index(&g, &arena, &err) != 0 || tokenizer_load(&tok, &g, max_len, &arena, &err) != 0) {
         fprintf(stderr, "tokenize_files: %s\n", base ? err.msg : "cannot map the arena");
         return 2;
+    }
+    if (info) {
+        printf("model %s bos %d eos %d add_bos %d eog", tokenizer_model_name(&tok), tokenizer_bos(&tok),
+               tokenizer_eos(&tok), tok.add_bos);
+        for (int32_t id = 0; id < tokenizer_n_vocab(&tok); id++)
+            if (tokenizer_is_eog(&tok, id)) printf(" %d", id);
+        printf("\n");
     }
     size_t max_ids = 3 * max_len + 2; /* tokenizer_encode's most, and a BOS */
     int32_t *ids = malloc(max_ids * sizeof *ids);
