@@ -7,10 +7,13 @@
 #   - every case of its .inp gives exactly the ids of its .out (llama.cpp's
 #     test-tokenizer-0: special tokens not parsed), and those ids decode
 #     (token_stream_push, as generation streams them) to the text again;
-#   - on 40 more texts (mixed scripts, emoji, combining marks, code with tabs
-#     and CRLF, newline and space runs, digits, Gemma 4 chat turns with its
-#     special tokens) pith's ids equal llama.cpp's (node-llama-cpp, special
-#     tokens parsed) and decode to the text again;
+#   - on 39 hand-picked texts (mixed scripts, emoji, combining marks, code
+#     with tabs and CRLF, newline and space runs, digits, a written U+2581,
+#     Gemma 4 chat turns with its special tokens), its chat as `pith
+#     template` renders it and 40 random texts, pith's ids equal llama.cpp's
+#     (node-llama-cpp, special tokens parsed) and decode to the text again
+#     (a written U+2581 as a space); the hand-picked ones also on the file
+#     without add_bos_token and with tokenizer.ggml.pre "qwen2" (ignored);
 #   - `pith tokenize --pieces` prints the pieces with their spaces; bos,
 #     eos, add_bos and the end-of-generation ids are llama.cpp's
 #     (tests/llamacpp/vocab_info.mjs); a prompt (tokenizer_encode_prompt, as
@@ -38,7 +41,7 @@ ids_files() {
     while IFS= read -r line; do i=$((i + 1)); printf '%s' "$line" >"$2/ids.$i"; done <"$1"
 }
 # round_trip NAME DIR N [VOCAB]: the ids in DIR/ids.1..N decode on VOCAB
-# (default $V) to DIR/text.1..N.
+# (default $V) to DIR/text.1..N.back.
 round_trip() {
     name=$1 dir=$2 n=$3 vocab=${4:-$V}
     files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$dir/ids.$i"; done)
