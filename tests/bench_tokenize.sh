@@ -14,8 +14,8 @@ set -u
 RUNS=${1:-5}
 LL=${LLAMA_TOKENIZE:-${LLAMACPP_DIR:-$HOME/.cache/llamacpp-native}/build/bin/llama-tokenize}
 FIX=${PITH_FIXTURES:-../shared/fixtures}
-TMP=${TMPDIR:-/tmp}/pith-bench-tokenize-$$
-trap 'rm -rf "$TMP"' EXIT
+TMP=${BENCH_TMP:-${TMPDIR:-/tmp}/pith-bench-tokenize-$$}   # BENCH_TMP: kept, to look at
+[ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$TMP"
 [ -x "$LL" ] || { echo "bench_tokenize: no $LL (sh ../shared/tools/llamacpp/build.sh)"; exit 1; }
 src=$(sh tests/llamacpp_src.sh) || exit 1
@@ -56,14 +56,15 @@ for v in "$FIX/tokenizer/qwen3-vocab.gguf" "$src/models/ggml-vocab-llama-bpe.ggu
          "$src/models/ggml-vocab-gpt-2.gguf" "$src/models/ggml-vocab-deepseek-llm.gguf" \
          "$src/models/ggml-vocab-command-r.gguf"; do
     # the same ids (llama-tokenize: no BOS; both parse special tokens)
-    ./pith tokenize "$v" --file "$TMP/text" >"$TMP/pith.ids" 2>"$TMP/err" || { cat "$TMP/err"; exit 1; }
-    "$LL" -m "$v" -f "$TMP/text" --ids --no-bos --log-disable 2>/dev/null | tr -d '[],' | tr -s ' \n' ' ' |
-        sed 's/^ //; s/ $//' >"$TMP/ll.ids"
+    # (one id a line on both sides; llama-tokenize must not read \t in the text as a tab)
+    ./pith tokenize "$v" --file "$TMP/text" 2>"$TMP/err" | tr ' ' '\n' >"$TMP/pith.ids" || { cat "$TMP/err"; exit 1; }
+    "$LL" -m "$v" -f "$TMP/text" --ids --no-bos --no-escape --log-disable 2>/dev/null | tr -d '[],' |
+        tr -s ' \n' '\n\n' | sed '/^$/d' >"$TMP/ll.ids"
     if ! cmp -s "$TMP/pith.ids" "$TMP/ll.ids"; then
         echo "$(basename "$v"): the ids differ ($(wc -w <"$TMP/pith.ids") vs $(wc -w <"$TMP/ll.ids"))"; continue
     fi
     pith_ms=$(best_ms ./pith tokenize "$v" --file "$TMP/text")
-    ll_ms=$(best_ms "$LL" -m "$v" -f "$TMP/text" --ids --no-bos --log-disable)
+    ll_ms=$(best_ms "$LL" -m "$v" -f "$TMP/text" --ids --no-bos --no-escape --log-disable)
     enc=$(./pith tokenize "$v" --file "$TMP/text" --time 2>&1 >/dev/null | sed -n 's/.*encode \([0-9.]*\) s.*/\1/p')
     printf '%-34s %9s %9s %9s %9s %7s\n' "$(basename "$v")" "$(wc -w <"$TMP/pith.ids")" "$pith_ms" "$ll_ms" \
         "${enc}s" "$(awk -v a="$ll_ms" -v b="$pith_ms" 'BEGIN { printf "%.2fx", a / b }')"

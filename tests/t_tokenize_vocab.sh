@@ -37,16 +37,16 @@ NO_ROUND_TRIP="llama-spm phi-3 bert-bge"
 n_vec=0
 for inp in "$M"/ggml-vocab-*.gguf.inp; do
     vocab=${inp%.inp} name=$(basename "${inp%.gguf.inp}") name=${name#ggml-vocab-}
-    decode=--decode
-    case " $NO_ROUND_TRIP " in *" $name "*) decode= ;; esac
-    # shellcheck disable=SC2086 # decode: empty or one word
-    if ! "$TOKF" "$vocab" $decode --vectors "$inp" >"$TMP/got" 2>"$TMP/err"; then
+    rt=--round-trip
+    case " $NO_ROUND_TRIP " in *" $name "*) rt= ;; esac
+    # shellcheck disable=SC2086 # rt: empty or one word
+    if ! "$TOKF" --vectors $rt "$vocab" "$inp" >"$TMP/got" 2>"$TMP/err"; then
         not_ok "$name: $(head -c 300 "$TMP/err")"; continue
     fi
     # (some .out files put a space before the ids, some do not)
     sed 's/^ //' "$vocab.out" >"$TMP/want"
     sed 's/^ //' "$TMP/got" >"$TMP/got1"
-    if cmp -s "$TMP/got1" "$TMP/want"; then ok "$name: all $(wc -l <"$TMP/want") vectors of llama.cpp${decode:+, decoded back}"
+    if cmp -s "$TMP/got1" "$TMP/want"; then ok "$name: all $(wc -l <"$TMP/want") vectors of llama.cpp${rt:+, decoded back}"
     else not_ok "$name: $(diff "$TMP/got1" "$TMP/want" | head -c 400)"; fi
     n_vec=$((n_vec + 1))
 done
@@ -83,18 +83,18 @@ split_texts() {
 split_texts hand
 split_texts random
 
-# compare NAME VOCAB SET [decode]: pith's ids of each text of $TMP/SET.json
+# compare NAME VOCAB SET [--round-trip]: pith's ids of each text of $TMP/SET.json
 # equal llama.cpp's (special tokens parsed, as pith tokenize does)
 compare() {
-    name=$1 vocab=$2 set=$3 decode=${4:-}
+    name=$1 vocab=$2 set=$3 rt=${4:-}
     if ! ref_tokenize "$vocab" "$TMP/$set.json" "$TMP/ref"; then not_ok "$name: llama.cpp: $(tail -c 300 "$TMP/ref.err")"; return; fi
     n=$(ls "$TMP/$set" | wc -l)
     files=$(i=0; while [ "$i" -lt "$n" ]; do i=$((i + 1)); printf '%s ' "$TMP/$set/$i"; done)
-    # shellcheck disable=SC2086 # files, decode: words
-    if ! "$TOKF" "$vocab" $decode $files >"$TMP/got" 2>"$TMP/err"; then
+    # shellcheck disable=SC2086 # files, rt: words
+    if ! "$TOKF" $rt "$vocab" $files >"$TMP/got" 2>"$TMP/err"; then
         not_ok "$name: $(head -c 300 "$TMP/err")"
     elif cmp -s "$TMP/got" "$TMP/ref" && [ "$(wc -l <"$TMP/got")" -eq "$n" ]; then
-        ok "$name: $n texts, the same ids as llama.cpp${decode:+, decoded back}"
+        ok "$name: $n texts, the same ids as llama.cpp${rt:+, decoded back}"
     else
         # the first three texts that differ
         paste -d '\t' "$TMP/got" "$TMP/ref" | awk -F '\t' -v name="$name" -v dir="$TMP/$set" \
@@ -104,7 +104,7 @@ compare() {
 }
 
 for v in aquila gpt-neox baichuan; do
-    dec=--decode; [ "$v" = baichuan ] && dec=
+    dec=--round-trip; [ "$v" = baichuan ] && dec=
     compare "$v hand-picked" "$M/ggml-vocab-$v.gguf" hand $dec
     compare "$v random" "$M/ggml-vocab-$v.gguf" random $dec
 done
@@ -119,10 +119,10 @@ while read -r pre list <&3; do
     if ! "$ED" "$M/ggml-vocab-gpt-2.gguf" "$V" --set-str tokenizer.ggml.pre "$pre" >/dev/null 2>"$TMP/err"; then
         not_ok "ggufedit $pre: $(head -c 200 "$TMP/err")"; continue
     fi
-    compare "$pre hand-picked" "$V" hand --decode
+    compare "$pre hand-picked" "$V" hand --round-trip
     case "$seen" in *" $list "*) ;; *)
         seen="$seen$list "
-        compare "$pre random" "$V" random --decode ;;
+        compare "$pre random" "$V" random --round-trip ;;
     esac
 done 3<"$TMP/rows"
 finish

@@ -5,7 +5,8 @@
  * chat renderings of chat/, the text prompts of the stories260K cases,
  * decoding round trips, the streaming decoder, random bytes, the
  * pre-tokenizers' splits on hand-derived examples, and small hand-made GGUF
- * files for merge order, score order and the validation errors. */
+ * files (byte-level BPE, SPM, gemma4) for merge order, score order, byte
+ * fallback and the validation errors. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -878,6 +879,129 @@ static void run_spm_handmade(const char *path)
     if (r == 0) unload(&l);
 }
 
+/* A small gemma4 vocabulary: specials, the <0xNN> tokens but <0xA9>, then
+ * the pieces below; add_bos_token false (llama.cpp forces it on). */
+static const char *const g4_specials[] = {"<pad>", "<eos>", "<bos>", "<unk>", "<|turn>", "<turn|>", "<|tool_response>", "</s>"};
+static const char *const g4_pieces[] = {"\xE2\x96\x81", "a", "b", "c", "\n", "\n\n", "\n\n\n",
+                                        "\xE2\x96\x81" "a", "ab", "bc", "aa", "\xC3\xBC", "\xC3\xBC\xC3\xBC"};
+enum { G4_BYTES = 8, G4_SP = 8 + 255, G4_A, G4_B, G4_C, G4_NL, G4_NL2, G4_NL3, G4_SP_A, G4_AB, G4_BC, G4_AA, G4_U, G4_UU, G4_N };
+
+static int32_t g4_byte(int b) { return G4_BYTES + b - (b > 0xA9); }
+
+static void write_gemma4(const char *path, const char *const *merges, int n_merges)
+{
+    W w = {fopen(path, "wb")};
+    w_u32(&w, GGUF_MAGIC), w_u32(&w, 3), w_u64(&w, 0), w_u64(&w, 7);
+    w_kv_str(&w, "tokenizer.ggml.model", "gemma4");
+    w_str(&w, "tokenizer.ggml.tokens"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_STRING), w_u64(&w, G4_N);
+    for (int i = 0; i < G4_BYTES; i++) w_str(&w, g4_specials[i]);
+    for (int b = 0; b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        if (b != 0xA9) w_str(&w, name);
+    }
+    for (int i = G4_SP; i < G4_N; i++) w_str(&w, g4_pieces[i - G4_SP]);
+    w_str(&w, "tokenizer.ggml.token_type"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_INT32), w_u64(&w, G4_N);
+    for (int i = 0; i < G4_N; i++) w_u32(&w, i == 6 ? 4u : i < G4_BYTES ? 3u : i < G4_SP ? 6u : 1u);
+    w_str(&w, "tokenizer.ggml.merges"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_STRING), w_u64(&w, (uint64_t)n_merges);
+    for (int i = 0; i < n_merges; i++) w_str(&w, merges[i]);
+    w_str(&w, "tokenizer.ggml.add_bos_token"), w_u32(&w, GGUF_TYPE_BOOL);
+    fwrite("", 1, 1, w.f);
+    w_str(&w, "tokenizer.ggml.bos_token_id"), w_u32(&w, GGUF_TYPE_UINT32), w_u32(&w, 2);
+    w_str(&w, "tokenizer.ggml.eos_token_id"), w_u32(&w, GGUF_TYPE_UINT32), w_u32(&w, 1);
+    fclose(w.f);
+}
+
+static void run_gemma4_handmade(const char *path)
+{
+    static const char *const merges[] = {"b c", "a b", "\xE2\x96\x81 a", "a a", "\n \n", "\xC3\xBC \xC3\xBC"};
+    write_gemma4(path, merges, 6);
+    Loaded l;
+    int r = load(&l, path, 0, 1024);
+    CHECK(r == 0, "gemma4 handmade: loads (%s)", r ? l.err : "");
+    if (r == 0) {
+        Tokenizer *t = &l.t;
+        CHECK(!strcmp(tokenizer_model_name(t), "gemma4") && t->add_bos == 1 && t->add_space_prefix == 0 &&
+                  t->bos == 2 && t->eos == 1,
+              "gemma4 handmade: model gemma4, add_bos forced on (the file says false), no space prefix");
+        CHECK(tokenizer_is_eog(t, 1) && tokenizer_is_eog(t, 5) && tokenizer_is_eog(t, 6) && !tokenizer_is_eog(t, 7) &&
+                  tokenizer_is_control(t, 6),
+              "gemma4 handmade: <eos> <turn|> <|tool_response> end generation, </s> does not");
+        CHECK(encode_is(t, "abc", (int32_t[]){G4_A, G4_BC}, 2), "gemma4 handmade: lower merge rank first");
+        CHECK(encode_is(t, " a a b", (int32_t[]){G4_SP_A, G4_SP_A, G4_SP, G4_B}, 4), "gemma4 handmade: spaces are U+2581");
+        CHECK(encode_is(t, "aaa", (int32_t[]){G4_AA, G4_A}, 2), "gemma4 handmade: a word that is a token is still merged");
+        CHECK(encode_is(t, "a\n\n\nb", (int32_t[]){G4_A, G4_NL3, G4_B}, 3) &&
+                  encode_is(t, "\n\n\n\n", (int32_t[]){G4_NL2, G4_NL2}, 2),
+              "gemma4 handmade: a newline run that is a token is taken whole, else merged");
+        CHECK(encode_is(t, "\xC3\xBC\xC3\xBC\xC3\xBC", (int32_t[]){G4_UU, G4_U}, 2), "gemma4 handmade: merges by character");
+        CHECK(encode_is(t, "\t\xC3\xA9", (int32_t[]){g4_byte('\t'), g4_byte(0xC3)}, 2),
+              "gemma4 handmade: <0xNN> fallback, a byte without one dropped (as llama.cpp)");
+        CHECK(encode_is(t, "\xFF", (int32_t[]){g4_byte(0xEF), g4_byte(0xBF), g4_byte(0xBD)}, 3),
+              "gemma4 handmade: an invalid byte is U+FFFD");
+        CHECK(encode_is(t, "<|turn>ab<turn|>", (int32_t[]){4, G4_AB, 5}, 3), "gemma4 handmade: special tokens");
+        int n = tokenizer_encode(t, "<|tool_response>", 16, 0, ids, MAX_IDS);
+        CHECK(n > 1, "gemma4 handmade: <|tool_response> (made control) is text without parse_special");
+        n = tokenizer_encode_prompt(t, "ab", 2, ids, MAX_IDS);
+        CHECK(n == 2 && ids[0] == 2 && ids[1] == G4_AB, "gemma4 handmade: encode_prompt puts <bos> first");
+        n = tokenizer_encode_prompt(t, "<bos>ab", 7, ids, MAX_IDS);
+        CHECK(n == 2 && ids[0] == 2 && ids[1] == G4_AB, "gemma4 handmade: encode_prompt does not double <bos>");
+        size_t pl;
+        const char *p = tokenizer_piece(t, G4_SP_A, &pl);
+        CHECK(p && pl == 2 && !memcmp(p, " a", 2), "gemma4 handmade: U+2581 decodes to a space");
+        p = tokenizer_piece(t, g4_byte(0xC3), &pl);
+        CHECK(p && pl == 1 && (uint8_t)p[0] == 0xC3, "gemma4 handmade: <0xC3> decodes to that byte");
+        /* random texts: the ids spell the text with invalid bytes as U+FFFD,
+         * U+2581 as a space, and without the 0xA9 bytes (no <0xA9> token) */
+        static const char *const frag[] = {"a", "b", "c", " ", "\n", "\n\n\n", "\xC3\xBC", "\xC3\xA9", "\t",
+                                           "<|turn>", "<turn|>", "\xE2\x96\x81", "\xE2\x96"};
+        static uint8_t rnd[1024], fixed[3 * 1024], expect[3 * 1024];
+        uint64_t seed = 99;
+        int rt_ok = 1, cap_ok = 1;
+        for (int iter = 0; iter < 200; iter++) {
+            size_t len = 0, want_len = (size_t)(iter * 37 % 1000);
+            while (len < want_len) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t x = (uint32_t)(seed >> 33);
+                const char *f = frag[(x / 7) % (sizeof frag / sizeof frag[0])];
+                size_t fl = x % 7 ? strlen(f) : 1;
+                if (len + fl > want_len) break;
+                if (x % 7) memcpy(rnd + len, f, fl), len += fl;
+                else rnd[len++] = (uint8_t)(x >> 8);
+            }
+            n = tokenizer_encode(t, (const char *)rnd, len, 1, ids, MAX_IDS);
+            if (n < 0 || n > (int)(3 * len + 1)) {
+                cap_ok = 0;
+                continue;
+            }
+            size_t fl = replace_invalid(rnd, len, fixed), el = 0;
+            for (size_t i = 0; i < fl; i++) {
+                if (fl - i >= 3 && !memcmp(fixed + i, "\xE2\x96\x81", 3)) expect[el++] = ' ', i += 2;
+                else if (fixed[i] != 0xA9) expect[el++] = fixed[i];
+            }
+            size_t dl = decode_all(t, ids, n, buf, sizeof buf);
+            if (dl != el || memcmp(buf, expect, el) != 0) rt_ok = 0;
+        }
+        CHECK(cap_ok, "gemma4 handmade random texts: encode succeeds within 3*len+1 ids");
+        CHECK(rt_ok, "gemma4 handmade random texts: the ids spell the text (U+FFFD, spaces, 0xA9 dropped)");
+        unload(&l);
+    }
+    static const char *const unknown_part[] = {"a b", "a zz"}, *const unknown_result[] = {"a c"},
+                             *const no_space[] = {"ab"};
+    const struct {
+        const char *const *merges;
+        const char *what;
+    } bad[] = {{unknown_part, "merge 1 ('a zz') uses or makes a token not in the vocabulary"},
+               {unknown_result, "merge 0 ('a c') uses or makes a token not in the vocabulary"},
+               {no_space, "merge 0 is not two tokens"}};
+    for (int i = 0; i < 3; i++) {
+        write_gemma4(path, bad[i].merges, i == 0 ? 2 : 1);
+        r = load(&l, path, 1, 1024);
+        CHECK(r == -1 && strstr(l.err, bad[i].what), "gemma4 handmade: refused: %s (%s)", bad[i].what,
+              r ? l.err : "loaded");
+        if (r == 0) unload(&l);
+    }
+}
+
 static void run_handmade(void)
 {
     char path[512];
@@ -933,6 +1057,7 @@ static void run_handmade(void)
     s = good, s.bad_type = 9;
     expect_error(&s, path, "token 0 has type 9", "unknown token type");
     run_spm_handmade(path);
+    run_gemma4_handmade(path);
     remove(path);
 }
 

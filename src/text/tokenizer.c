@@ -14,7 +14,7 @@
 static const char *const eog_names[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
     "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
-    "<|end_of_text|>", "<end_of_utterance>",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
     /* FIM pad, repo and file separator tokens also end generation */
     "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>",
     "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>",
@@ -80,24 +80,29 @@ static int on_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
 
 static uint64_t value_bytes(const GgufKV *kv) { return kv->value_end - kv->value_offset; }
 
-/* Checks the header-level facts; sets *kind and *pretok (-1 for SPM). */
-static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *pretok, GgufError *err)
+/* Checks the header-level facts; sets *kind, *spm_texts (Tokenizer.spm_texts)
+ * and *pretok (-1 for SPM and gemma4). */
+static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *spm_texts, int *pretok, GgufError *err)
 {
     if (!m->has_model) return fail(err, g, 0, 0, "tokenizer.ggml.model is missing (no tokenizer in this file)");
     int is_string = m->model_kv.type == GGUF_TYPE_STRING;
-    if (is_string && strcmp(m->model, "gpt2") == 0) *kind = TOKENIZER_BPE;
+    *spm_texts = 1;
+    if (is_string && strcmp(m->model, "gpt2") == 0) *kind = TOKENIZER_BPE, *spm_texts = 0;
     else if (is_string && strcmp(m->model, "llama") == 0) *kind = TOKENIZER_SPM;
+    else if (is_string && strcmp(m->model, "gemma4") == 0) *kind = TOKENIZER_BPE;
     else {
         fail(err, g, m->model_kv.file_index, m->model_kv.value_offset,
              "tokenizer.ggml.model '%s' is not supported (supported: 'gpt2' byte-level BPE, "
-             "'llama' SentencePiece BPE)", m->model);
+             "'llama' SentencePiece BPE, 'gemma4' BPE on SentencePiece-style texts)", m->model);
         err->status = PITH_UNSUPPORTED;
         return -1;
     }
     *pretok = -1;
-    if (*kind == TOKENIZER_BPE) {
+    if (!*spm_texts) {
         /* SPM has no pre-tokenizer: llama.cpp ignores tokenizer.ggml.pre
-         * there. Without the key llama.cpp splits with its "default". */
+         * there, and for gemma4 it sets "gemma4" whatever the file says
+         * (gemma4_fragment). Without the key llama.cpp splits with its
+         * "default". */
         if (m->has_pre && m->pre_kv.type != GGUF_TYPE_STRING)
             return fail(err, g, m->pre_kv.file_index, m->pre_kv.value_offset, "tokenizer.ggml.pre is not a string");
         *pretok = pretok_find(m->has_pre ? m->pre : NULL);
@@ -111,7 +116,7 @@ static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *pretok, G
     }
     if (!m->has_tokens) return fail(err, g, 0, 0, "tokenizer.ggml.tokens is missing");
     const GgufKV *k = &m->tokens;
-    uint64_t min_tokens = *kind == TOKENIZER_BPE ? 256 : 1; /* BPE needs its 256 byte tokens */
+    uint64_t min_tokens = *spm_texts ? 1 : 256; /* byte-level BPE needs its 256 byte tokens */
     if (k->type != GGUF_TYPE_ARRAY || k->arr_type != GGUF_TYPE_STRING)
         return fail(err, g, k->file_index, k->value_offset, "tokenizer.ggml.tokens is not an array of strings");
     if (k->arr_len < min_tokens || k->arr_len > (uint64_t)INT32_MAX / 4)
@@ -190,8 +195,8 @@ int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
     memset(&m, 0, sizeof m);
     GgufScanCallbacks cb = {on_kv, NULL, &m};
     if (gguf_walk(g, &cb, err) != 0) return -1;
-    int kind, pretok;
-    if (meta_check(&m, g, &kind, &pretok, err) != 0) return -1;
+    int kind, spm_texts, pretok;
+    if (meta_check(&m, g, &kind, &spm_texts, &pretok, err) != 0) return -1;
     if (max_text_bytes > MAX_TEXT_LIMIT)
         return fail(err, g, 0, 0, "text of %llu bytes is longer than the tokenizer accepts (%llu)",
                     (unsigned long long)max_text_bytes, MAX_TEXT_LIMIT);
@@ -202,9 +207,9 @@ int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
     plan_add(p, "tokenizer text hash", plan_mul(p, hash_slots(n), 4));
     plan_add(p, "tokenizer merge hash", plan_mul(p, hash_slots(nm), sizeof(TokMerge)));
     plan_add(p, "tokenizer specials", plan_mul(p, n, 4));
-    if (kind == TOKENIZER_BPE) plan_add(p, "tokenizer pre-tokenizer", sizeof(Pretokenizer));
-    if (kind == TOKENIZER_SPM) {
-        plan_add(p, "tokenizer scores", plan_mul(p, n, 4));
+    if (!spm_texts) plan_add(p, "tokenizer pre-tokenizer", sizeof(Pretokenizer));
+    if (kind == TOKENIZER_SPM) plan_add(p, "tokenizer scores", plan_mul(p, n, 4));
+    if (spm_texts) {
         plan_add(p, "tokenizer raw offsets", plan_mul(p, n + 1, 4));
         plan_add(p, "tokenizer raw texts", value_bytes(&m.tokens));
         plan_add(p, "tokenizer raw hash", plan_mul(p, hash_slots(n), 4));
@@ -225,7 +230,7 @@ static uint64_t hash_bytes(const uint8_t *s, size_t n)
 }
 
 /* A table of token texts: offsets into bytes, and an open-addressing hash
- * of id + 1. Both the decoded pieces and (SPM) the stored texts use one. */
+ * of id + 1. Both the decoded pieces and (spm_texts) the stored texts use one. */
 typedef struct {
     const uint32_t *off;
     const uint8_t *bytes;
@@ -276,11 +281,18 @@ static int32_t find_bytes(const Tokenizer *t, const uint8_t *s, size_t n)
     return table_find(&x, s, n);
 }
 
-/* SPM: id of the token whose stored text is s[0..n), or -1. */
+/* spm_texts: id of the token whose stored text is s[0..n), or -1. */
 static int32_t find_raw(const Tokenizer *t, const uint8_t *s, size_t n)
 {
     TextTable x = raw_table(t);
     return table_find(&x, s, n);
+}
+
+/* BPE: id of the token whose text, as the merges name it, is s[0..n):
+ * stored (gemma4) or decoded from the byte-level alphabet. */
+static int32_t find_merge_text(const Tokenizer *t, const uint8_t *s, size_t n)
+{
+    return t->spm_texts ? find_raw(t, s, n) : find_bytes(t, s, n);
 }
 
 static uint64_t merge_slot(uint64_t key, uint64_t mask) { return (key * 0x9E3779B97F4A7C15ull >> 20) & mask; }
@@ -412,7 +424,7 @@ static int load_tokens(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, G
                    hexval(s[3]) >= 0 && hexval(s[4]) >= 0) {
             dst[0] = (uint8_t)(hexval(s[3]) * 16 + hexval(s[4])); /* "<0xAB>" */
             dn = 1;
-        } else if (t->kind == TOKENIZER_SPM) {
+        } else if (t->spm_texts) {
             dn = spm_unescape(s, (size_t)len, dst);
         } else {
             dn = bytelevel_decode(t, s, (size_t)len, dst);
@@ -421,7 +433,7 @@ static int load_tokens(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, G
         t->piece_off[id + 1] = (uint32_t)out;
         if (dn > t->max_piece) t->max_piece = (uint32_t)dn;
         table_insert(&pieces, (uint32_t)id);
-        if (t->kind == TOKENIZER_SPM) {
+        if (t->spm_texts) {
             memcpy(t->raw_bytes + raw_out, s, (size_t)len);
             raw_out += len;
             t->raw_off[id + 1] = (uint32_t)raw_out;
@@ -454,13 +466,18 @@ static int load_scores(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, G
 }
 
 /* SPM byte fallback: the token "<0xNN>", else the token that is the byte
- * itself (as llama.cpp looks them up), else the unknown token. */
+ * itself (as llama.cpp looks them up), else the unknown token. gemma4's
+ * BPE only looks for "<0xNN>" (-1 if none: llama.cpp drops the byte). */
 static int spm_byte_tokens(Tokenizer *t, Gguf *g, const TokMeta *m, GgufError *err)
 {
     static const char hex[] = "0123456789ABCDEF";
     for (int b = 0; b < 256; b++) {
         uint8_t name[6] = {'<', '0', 'x', (uint8_t)hex[b >> 4], (uint8_t)hex[b & 15], '>'}, c = (uint8_t)b;
         int32_t id = find_raw(t, name, 6);
+        if (t->kind == TOKENIZER_BPE) {
+            t->byte_token[b] = id;
+            continue;
+        }
         if (id < 0) id = find_raw(t, &c, 1);
         if (id < 0) id = t->unk;
         if (id < 0)
@@ -545,9 +562,16 @@ static int load_merges(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, G
         if (sp > MERGE_PART_MAX || len - sp - 1 > MERGE_PART_MAX)
             return fail(err, g, k->file_index, at, "merge %llu is longer than %d bytes", (unsigned long long)r,
                         MERGE_PART_MAX);
-        size_t na = bytelevel_decode(t, s, (size_t)sp, both);
-        size_t nb = bytelevel_decode(t, s + sp + 1, (size_t)(len - sp - 1), both + na);
-        int32_t a = find_bytes(t, both, na), c = find_bytes(t, both + na, nb), ab = find_bytes(t, both, na + nb);
+        size_t na = (size_t)sp, nb = (size_t)(len - sp - 1);
+        if (t->spm_texts) {
+            memcpy(both, s, na);
+            memcpy(both + na, s + sp + 1, nb);
+        } else {
+            na = bytelevel_decode(t, s, na, both);
+            nb = bytelevel_decode(t, s + sp + 1, nb, both + na);
+        }
+        int32_t a = find_merge_text(t, both, na), c = find_merge_text(t, both + na, nb);
+        int32_t ab = find_merge_text(t, both, na + nb);
         if (a < 0 || c < 0 || ab < 0)
             return fail(err, g, k->file_index, at, "merge %llu ('%.*s') uses or makes a token not in the vocabulary",
                         (unsigned long long)r, (int)(len > 80 ? 80 : len), (const char *)s);
@@ -594,8 +618,8 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
         const GgufKV *kv = gguf_find_key(g, keys[i]);
         if (kv) meta_take(&m, g, kv);
     }
-    if (meta_check(&m, g, &t->kind, &t->pretok, err) != 0) return -1;
-    int spm = t->kind == TOKENIZER_SPM;
+    if (meta_check(&m, g, &t->kind, &t->spm_texts, &t->pretok, err) != 0) return -1;
+    int spm = t->kind == TOKENIZER_SPM, gemma4 = !spm && t->spm_texts;
 
     /* sizes exactly as tokenizer_plan added them */
     uint64_t n = m.tokens.arr_len, nm = merge_count(&m, t->kind);
@@ -609,19 +633,19 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     t->merge_hash = arena_take(a, (t->merge_hash_mask + 1) * sizeof(TokMerge));
     t->specials = arena_take(a, n * 4);
     int spm_ok = 1;
-    if (!spm) {
+    if (t->pretok >= 0) {
         t->pre = arena_take(a, sizeof(Pretokenizer));
         if (t->pre && pretok_compile(t->pre, t->pretok, 1) != 0)
             return fail(err, g, 0, 0, "tokenizer: pre-tokenizer '%s' does not compile (a defect of pith's table)",
                         m.pre);
         spm_ok = t->pre != NULL;
     }
-    if (spm) {
-        t->score_key = arena_take(a, n * 4);
+    if (spm) spm_ok = spm_ok && (t->score_key = arena_take(a, n * 4)) != NULL;
+    if (t->spm_texts) {
         t->raw_off = arena_take(a, (n + 1) * 4);
         t->raw_bytes = arena_take(a, value_bytes(&m.tokens));
         t->raw_hash = arena_take(a, (t->text_hash_mask + 1) * 4);
-        spm_ok = t->score_key && t->raw_off && t->raw_bytes && t->raw_hash;
+        spm_ok = spm_ok && t->raw_off && t->raw_bytes && t->raw_hash;
     }
     uint64_t rb = read_buffer_bytes(g, &m, t->kind);
     uint8_t *rbuf = rb ? arena_take(a, rb) : NULL;
@@ -638,15 +662,16 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     if (gguf_get_uint(g, "tokenizer.ggml.eos_token_id", &v) == 0) t->eos = v < n ? (int32_t)v : -1;
     if (gguf_get_uint(g, "tokenizer.ggml.unknown_token_id", &v) == 0) t->unk = v < n ? (int32_t)v : -1;
     if (gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos) != 0)
-        t->add_bos = spm ? 1 : pretok_add_bos(t->pre);
+        t->add_bos = spm ? 1 : t->pre ? pretok_add_bos(t->pre) : 0;
+    if (gemma4) t->add_bos = 1; /* llama.cpp forces it for Gemma 4, whatever the file says */
     t->add_space_prefix = 0;
     if (spm && gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix) != 0) t->add_space_prefix = 1;
 
     build_byte_alphabet(t);
     if (load_types(t, g, &m, rbuf, err) != 0) return -1;
     if (load_tokens(t, g, &m, rbuf, err) != 0) return -1;
-    if (spm) {
-        if (load_scores(t, g, &m, rbuf, err) != 0 || spm_byte_tokens(t, g, &m, err) != 0) return -1;
+    if (t->spm_texts) {
+        if (spm_byte_tokens(t, g, &m, err) != 0) return -1;
     } else {
         /* a byte without a token (-1) stays a symbol no merge takes and
          * gives no id, as in llama.cpp (falcon's vocabulary has no 0x03) */
@@ -654,8 +679,8 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
             uint8_t c = (uint8_t)b;
             t->byte_token[b] = find_bytes(t, &c, 1);
         }
-        if (load_merges(t, g, &m, rbuf, err) != 0) return -1;
     }
+    if ((spm ? load_scores(t, g, &m, rbuf, err) : load_merges(t, g, &m, rbuf, err)) != 0) return -1;
 
     mark_named_tokens(t);
     for (int32_t id = 0; id < t->n_vocab; id++)
@@ -781,33 +806,49 @@ static int32_t merge_best(Tokenizer *t, int32_t *n)
 
 /* ---- BPE over one pre-token ------------------------------------------------ */
 
-/* Recomputes the pair (sym, next) from the merge table. */
+/* Recomputes the pair (sym, next) from the merge table (a symbol that is no
+ * token, id -1, merges with nothing). */
 static void bpe_pair_update(Tokenizer *t, int32_t sym, int32_t *n)
 {
     int32_t nx = t->sym_next[sym];
-    const TokMerge *m = nx >= 0 ? find_merge(t, t->sym_id[sym], t->sym_id[nx]) : NULL;
+    const TokMerge *m =
+        nx >= 0 && t->sym_id[sym] >= 0 && t->sym_id[nx] >= 0 ? find_merge(t, t->sym_id[sym], t->sym_id[nx]) : NULL;
     heap_put(t, sym, m ? (int32_t)m->merged - 1 : -1, m ? m->rank : 0, n);
 }
 
-static int bpe_word(Tokenizer *t, const uint8_t *w, int32_t len, int32_t *ids, int cap, int *n_out)
+/* Characters by their lead byte only, as llama.cpp cuts them: 0xC0-0xDF
+ * starts 2 bytes, 0xE0-0xEF 3, 0xF0-0xFF 4, anything else 1 (cut short at
+ * the end of the text). No byte is ever changed. */
+static int32_t spm_char_len(uint8_t b) { return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
+
+/* BPE over w[0..len): byte-level, a symbol per byte; with spm_texts
+ * (gemma4), a symbol per character, and a final symbol that is no token
+ * becomes its bytes' <0xNN> tokens (llama.cpp's fallback). With whole_first
+ * a word that is a token as a whole is that token (ignore_merges). */
+static int bpe_word(Tokenizer *t, const uint8_t *w, int32_t len, int whole_first, int32_t *ids, int cap, int *n_out)
 {
     if (len == 0) return 0;
-    if (pretok_ignore_merges(t->pre)) {
-        int32_t whole = find_bytes(t, w, (size_t)len); /* llama.cpp's ignore_merges */
+    if (whole_first) {
+        int32_t whole = find_merge_text(t, w, (size_t)len);
         if (whole >= 0) {
             if (*n_out >= cap) return -1;
             ids[(*n_out)++] = whole;
             return 0;
         }
     }
-    for (int32_t i = 0; i < len; i++) {
-        t->sym_id[i] = t->byte_token[w[i]];
-        t->sym_prev[i] = i - 1;
-        t->sym_next[i] = i + 1 < len ? i + 1 : -1;
+    int32_t prev = -1;
+    for (int32_t i = 0; i < len;) {
+        int32_t l = t->spm_texts ? spm_char_len(w[i]) : 1;
+        if (l > len - i) l = len - i;
+        t->sym_id[i] = t->spm_texts ? find_raw(t, w + i, (size_t)l) : t->byte_token[w[i]];
+        t->sym_prev[i] = prev;
+        t->sym_next[i] = i + l < len ? i + l : -1;
         t->heap_pos[i] = -1;
+        prev = i;
+        i += l;
     }
     int32_t n = 0;
-    for (int32_t i = 0; i + 1 < len; i++) bpe_pair_update(t, i, &n);
+    for (int32_t i = 0; i >= 0; i = t->sym_next[i]) bpe_pair_update(t, i, &n);
     while (n > 0) {
         int32_t merged = t->pair_merged[t->heap[0]];
         int32_t i = merge_best(t, &n);
@@ -816,9 +857,17 @@ static int bpe_word(Tokenizer *t, const uint8_t *w, int32_t len, int32_t *ids, i
         if (t->sym_prev[i] >= 0) bpe_pair_update(t, t->sym_prev[i], &n);
     }
     for (int32_t i = 0; i >= 0; i = t->sym_next[i]) {
-        if (t->sym_id[i] < 0) continue;
-        if (*n_out >= cap) return -1;
-        ids[(*n_out)++] = t->sym_id[i];
+        int32_t id = t->sym_id[i], end = t->sym_next[i] >= 0 ? t->sym_next[i] : len;
+        if (id >= 0) {
+            if (*n_out >= cap) return -1;
+            ids[(*n_out)++] = id;
+            continue;
+        }
+        for (int32_t k = i; k < end; k++) {
+            if (t->byte_token[w[k]] < 0) continue;
+            if (*n_out >= cap) return -1;
+            ids[(*n_out)++] = t->byte_token[w[k]];
+        }
     }
     return 0;
 }
@@ -849,7 +898,7 @@ static int bpe_piece(void *ctx, size_t a, size_t e)
             q += (size_t)l;
         }
     }
-    return bpe_word(t, t->word, wn, w->ids, w->cap, w->n_out);
+    return bpe_word(t, t->word, wn, pretok_ignore_merges(t->pre), w->ids, w->cap, w->n_out);
 }
 
 /* Pre-tokenizes text[a..b) (a fragment between special tokens) and BPEs each piece. */
@@ -857,6 +906,39 @@ static int bpe_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int3
 {
     BpeWalk w = {t, s, ids, cap, n_out};
     return pretok_split(t->pre, s, a, b, bpe_piece, &w);
+}
+
+/* ---- gemma4 over one fragment ----------------------------------------------- */
+/* llama.cpp's BPE with pre-type GEMMA4: every space becomes U+2581 and each
+ * invalid byte U+FFFD; the fragment is split only into runs of newlines and
+ * runs of anything else ("[^\n]+|[\n]+", which llama.cpp also splits by
+ * hand; not a row of the pre-tokenizer table, as llama.cpp sets it for the
+ * gemma4 model whatever tokenizer.ggml.pre says); each run is BPE'd over
+ * characters. A
+ * run of newlines that is a token is taken whole (llama.cpp's fix for
+ * Gemma 4, whose merges would cut it otherwise). */
+static int gemma4_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int32_t *ids, int cap, int *n_out)
+{
+    int32_t wn = 0;
+    for (size_t q = a; q < b;) {
+        uint32_t cp;
+        int l = utf8_next(s + q, b - q, &cp);
+        if (l < 0 || s[q] == ' ') {
+            memcpy(t->word + wn, s[q] == ' ' ? SPM_SPACE : "\xEF\xBF\xBD", 3);
+            wn += 3, q++;
+        } else {
+            memcpy(t->word + wn, s + q, (size_t)l);
+            wn += l, q += (size_t)l;
+        }
+    }
+    for (int32_t p = 0; p < wn;) {
+        int newlines = t->word[p] == '\n';
+        int32_t e = p;
+        while (e < wn && (t->word[e] == '\n') == newlines) e++;
+        if (bpe_word(t, t->word + p, e - p, newlines, ids, cap, n_out) != 0) return -1;
+        p = e;
+    }
+    return 0;
 }
 
 typedef struct {
@@ -900,11 +982,6 @@ static void spm_pair_update(Tokenizer *t, int32_t sym, int32_t wlen, int32_t *n)
     if (nx >= 0) id = find_raw(t, t->word + sym, spm_sym_end(t, nx, wlen) - (size_t)sym);
     heap_put(t, sym, id, id >= 0 ? t->score_key[id] : 0, n);
 }
-
-/* Characters by their lead byte only, as llama.cpp cuts them: 0xC0-0xDF
- * starts 2 bytes, 0xE0-0xEF 3, 0xF0-0xFF 4, anything else 1 (cut short at
- * the end of the text). No byte is ever changed. */
-static int32_t spm_char_len(uint8_t b) { return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
 
 static int spm_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int prefix, int32_t *ids, int cap,
                         int *n_out)
@@ -1001,9 +1078,9 @@ int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_speci
         }
         size_t j = i;
         while (j < len && t->special_at[j] == -1) j++;
-        int r = t->kind == TOKENIZER_SPM
-                    ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
-                    : bpe_fragment(t, s, i, j, ids, cap, &n_out);
+        int r = t->kind == TOKENIZER_SPM ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
+                : t->spm_texts           ? gemma4_fragment(t, s, i, j, ids, cap, &n_out)
+                                         : bpe_fragment(t, s, i, j, ids, cap, &n_out);
         if (r != 0) return -1;
         after_special = 0;
         i = j;
@@ -1024,7 +1101,10 @@ int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t 
     return n;
 }
 
-const char *tokenizer_model_name(const Tokenizer *t) { return t->kind == TOKENIZER_SPM ? "llama" : "gpt2"; }
+const char *tokenizer_model_name(const Tokenizer *t)
+{
+    return t->kind == TOKENIZER_SPM ? "llama" : t->spm_texts ? "gemma4" : "gpt2";
+}
 
 /* ---- streaming decoder ----------------------------------------------------- */
 

@@ -1,9 +1,9 @@
 /* This folder: src/text/ - text in and out: the tokenizers and their
  * Unicode tables, chat templates, JSON, the sampler. May call src/arena/,
  * src/gguf/ (the vocabulary's metadata) and port/. */
-/* tokenizer.h - the two tokenizer models of llama.cpp that the llama and
- * Qwen families use, read from GGUF metadata, with llama.cpp's behaviour as
- * the reference:
+/* tokenizer.h - the three tokenizer models of llama.cpp that the llama,
+ * Qwen and Gemma 4 families use, read from GGUF metadata, with llama.cpp's
+ * behaviour as the reference:
  *
  * "gpt2" (byte-level BPE: Qwen2/2.5/3, Llama 3, SmolLM):
  *   1. special/added tokens (control, user-defined, unknown) are found in
@@ -41,6 +41,25 @@
  *   tokenizer_piece and TokenStream here. A caller printing a whole prompt
  *   back can drop it (see add_space_prefix).
  *
+ * "gemma4" (Gemma 4 E2B/E4B: llama.cpp's BPE with pre-type GEMMA4): BPE
+ * merges (tokenizer.ggml.merges, by rank as for "gpt2") over token texts
+ * stored as SentencePiece writes them (raw UTF-8, U+2581 for a space,
+ * <0xNN> byte tokens; Tokenizer.spm_texts), not the byte-level alphabet;
+ * tokenizer.ggml.pre is not read:
+ *   1. special tokens are found as above;
+ *   2. each space becomes U+2581 (no space is put in front: llama.cpp's
+ *      add_space_prefix is not used by BPE), each invalid byte U+FFFD;
+ *   3. the fragment is split only into runs of newlines and runs of
+ *      anything else; a run of newlines that is a token is that token;
+ *   4. each run is cut into characters and merged in rank order (as
+ *      "gpt2"); a final piece that is not a token becomes its bytes'
+ *      <0xNN> tokens, and a byte without one is dropped, as llama.cpp does.
+ *   add_bos is always on (llama.cpp forces it for Gemma 4, whatever the
+ *   file says), so a prompt starts with <bos>. Decoding as for "llama":
+ *   U+2581 is a space, <0xNN> is that byte. llama.cpp's clean_spaces (on
+ *   for gemma4) only applies in its whole-text detokenize, not to the
+ *   pieces generation streams, so it is not applied here.
+ *
  * llama.cpp's lstrip/rstrip token attributes are only set by model name for
  * a few models (jina, phi-3, modern-bert), so they are not applied: text
  * next to a special token is tokenized as its own fragment.
@@ -49,8 +68,8 @@
  * the arena exists; tokenizer_load() carves exactly those sizes. Decoded
  * token bytes are written once into the arena and a hash table maps them to
  * ids; BPE merges become a hash table (id, id) -> (rank, merged id); SPM
- * keeps the token texts as stored (with U+2581) in a second hash table and
- * each token's score as a sortable key. */
+ * and gemma4 keep the token texts as stored (with U+2581) in a second hash
+ * table; SPM keeps each token's score as a sortable key. */
 #ifndef PITH_TOKENIZER_H
 #define PITH_TOKENIZER_H
 
@@ -84,15 +103,18 @@ enum { TOKENIZER_BPE = 1, TOKENIZER_SPM = 2 };
 
 typedef struct {
     int32_t n_vocab;
-    int kind;                 /* TOKENIZER_BPE ("gpt2") or TOKENIZER_SPM ("llama") */
+    int kind;                 /* TOKENIZER_BPE ("gpt2", "gemma4") or TOKENIZER_SPM ("llama") */
+    int spm_texts;            /* token texts are SentencePiece-style (raw UTF-8, U+2581 for a space,
+                                 <0xNN> byte tokens): SPM and gemma4's BPE; 0 for byte-level BPE */
     int32_t bos, eos;         /* -1 when the model has none */
     int32_t unk;              /* unknown token (SPM: default 0), -1 if none */
     int add_bos;              /* callers put bos first: tokenizer.ggml.add_bos_token, else
-                                 llama.cpp's default (1 for SPM and the llama3 pre-tokenizers) */
+                                 llama.cpp's default (1 for SPM and the llama3 pre-tokenizers);
+                                 always 1 for gemma4 */
     int add_space_prefix;     /* SPM: a space is put before the text (tokenizer.ggml.add_space_prefix,
                                  default 1); always 0 for BPE */
-    int pretok;               /* BPE: row of the pre-tokenizer table; -1 for SPM */
-    Pretokenizer *pre;        /* BPE: that row compiled (in the arena); NULL for SPM */
+    int pretok;               /* BPE: row of the pre-tokenizer table; -1 for SPM and gemma4 */
+    Pretokenizer *pre;        /* that row compiled (in the arena); NULL for SPM and gemma4 */
     uint32_t max_piece;       /* longest decoded piece, bytes */
     uint64_t max_text;        /* planned longest text, bytes */
 
@@ -105,9 +127,10 @@ typedef struct {
     uint64_t merge_hash_mask;
     int32_t *specials;        /* matched in text before BPE, longest first */
     int32_t n_specials;
-    int32_t byte_token[256];  /* id of the token for each raw byte (SPM: <0xNN>, else unk) */
-    /* SPM only (NULL for BPE): */
-    uint32_t *score_key;      /* per token: a higher score gives a smaller key */
+    int32_t byte_token[256];  /* id of the token for each raw byte (SPM: <0xNN>, else unk;
+                                 gemma4: <0xNN>, else -1: the byte is dropped, as in llama.cpp) */
+    uint32_t *score_key;      /* SPM only: per token, a higher score gives a smaller key */
+    /* with spm_texts only (NULL for byte-level BPE): */
     uint32_t *raw_off;        /* n_vocab + 1 offsets into raw_bytes */
     uint8_t *raw_bytes;       /* token texts as stored (U+2581 for spaces) */
     uint32_t *raw_hash;       /* id + 1 by stored text; text_hash_mask + 1 slots */
@@ -115,7 +138,8 @@ typedef struct {
 
     /* scratch for one encode, sized from max_text */
     int32_t *special_at;      /* per text byte: special id starting here, -1 free, -2 covered */
-    uint8_t *word;            /* BPE: bytes of one pre-token (invalid bytes -> EF BF BD);
+    uint8_t *word;            /* BPE: bytes of one pre-token (invalid bytes -> EF BF BD;
+                                 gemma4: the whole fragment, spaces as U+2581);
                                  SPM: one fragment with U+2581 for its spaces */
     int32_t *sym_id, *sym_prev, *sym_next, *pair_merged, *heap, *heap_pos; /* by word byte */
     uint32_t *pair_rank;      /* BPE: merge rank; SPM: score key of the pair's token */
@@ -155,7 +179,7 @@ int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t 
  * writes the end offset of each piece to ends and returns their number, or
  * -1 if the name is unknown or cap is too small. For tests and tools. */
 int tokenizer_pretokenize(const char *pre_name, const char *text, size_t len, uint32_t *ends, int cap);
-/* The tokenizer model's name: "gpt2" or "llama". */
+/* The tokenizer model's name: "gpt2", "llama" or "gemma4". */
 const char *tokenizer_model_name(const Tokenizer *t);
 
 /* The decoded bytes of a token (not NUL-terminated), or NULL if id is out of
