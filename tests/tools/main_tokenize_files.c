@@ -84,8 +84,10 @@ static int decode_to_file(const Tokenizer *tok, const char *text, const char *pa
     return bad ? -1 : 0;
 }
 
-/* Splits llama.cpp's .inp text into its texts (in place): returns their number. */
-static int split_vectors(char *inp, char ***texts, size_t **lens)
+/* Splits llama.cpp's .inp text into its texts as test-tokenizer-0 does:
+ * each separator ends one, and what follows the last is one unless empty.
+ * Returns their number. */
+static int split_vectors(char *inp, size_t len, char ***texts, size_t **lens)
 {
     const char *sep = "\n__ggml_vocab_test__\n";
     int n = 0;
@@ -99,6 +101,7 @@ static int split_vectors(char *inp, char ***texts, size_t **lens)
         (*lens)[i] = (size_t)(e - p);
         p = e + strlen(sep);
     }
+    if (p < inp + len) (*texts)[n] = p, (*lens)[n] = (size_t)(inp + len - p), n++;
     return n;
 }
 
@@ -138,7 +141,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "tokenize_files: %s: cannot read\n", argv[2]);
             return 2;
         }
-        n_files = split_vectors(inp, &texts, &lens);
+        n_files = split_vectors(inp, len, &texts, &lens);
     } else {
         texts = calloc((size_t)n_files, sizeof *texts);
         lens = calloc((size_t)n_files, sizeof *lens);
