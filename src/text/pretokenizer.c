@@ -941,6 +941,19 @@ typedef struct {
     void *ctx;
 } Walk;
 
+/* Whether s[a..b) holds an overlong form of an ASCII character (C0 8A is a
+ * newline to llama.cpp's decoder, as to utf8_next): the hand-written
+ * splitters look at ASCII by its byte, so such text goes to the matcher. */
+static int has_ascii_overlong(const uint8_t *s, size_t a, size_t b)
+{
+    for (size_t q = a; q < b; q++) {
+        if (s[q] < 0xC0) continue;
+        if (s[q] <= 0xC1 || (q + 1 < b && ((s[q] == 0xE0 && s[q + 1] < 0x82) || (s[q] == 0xF0 && s[q + 1] == 0x80))))
+            return 1;
+    }
+    return 0;
+}
+
 /* Splits s[a..b) with stage k and hands each piece to the next stage. */
 static int split_stage(const Walk *w, int k, size_t a, size_t b)
 {
@@ -948,7 +961,7 @@ static int split_stage(const Walk *w, int k, size_t a, size_t b)
     if (k == w->p->n_stages) return w->piece(w->ctx, a, b);
     const PretokStage *st = &w->p->stage[k];
     int r;
-    if (st->builtin >= 0) {
+    if (st->builtin >= 0 && !has_ascii_overlong(w->s, a, b)) {
         Text x = {w->s, b, builtins[st->builtin].marks};
         for (size_t q = a; q < b;) {
             size_t e = builtins[st->builtin].next(&x, q, builtins[st->builtin].max_digits);
