@@ -1,5 +1,5 @@
 /* tokenizer.c - byte-level BPE and SentencePiece-style BPE from GGUF
- * metadata (see tokenizer.h). */
+ * metadata (see tokenizer.h); WordPiece's words are in wordpiece.c. */
 #include "tokenizer.h"
 
 #include <stdarg.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "unicode.h"
+#include "wordpiece.h"
 
 /* ---- pre-tokenizers: described as data ------------------------------------
  * Two families of regexes, each matched by hand below.
@@ -141,16 +142,17 @@ static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *pretok, G
     int is_string = m->model_kv.type == GGUF_TYPE_STRING;
     if (is_string && strcmp(m->model, "gpt2") == 0) *kind = TOKENIZER_BPE;
     else if (is_string && strcmp(m->model, "llama") == 0) *kind = TOKENIZER_SPM;
+    else if (is_string && strcmp(m->model, "bert") == 0) *kind = TOKENIZER_WPM;
     else {
         fail(err, g, m->model_kv.file_index, m->model_kv.value_offset,
              "tokenizer.ggml.model '%s' is not supported (supported: 'gpt2' byte-level BPE, "
-             "'llama' SentencePiece BPE)", m->model);
+             "'llama' SentencePiece BPE, 'bert' WordPiece)", m->model);
         err->status = PITH_UNSUPPORTED;
         return -1;
     }
     *pretok = -1;
     if (*kind == TOKENIZER_BPE) {
-        /* SPM has no pre-tokenizer: llama.cpp ignores tokenizer.ggml.pre there */
+        /* SPM and WPM have none: llama.cpp ignores tokenizer.ggml.pre there */
         if (!m->has_pre) return fail(err, g, 0, 0, "tokenizer.ggml.pre is missing (pre-tokenizer unknown)");
         if (m->pre_kv.type == GGUF_TYPE_STRING) *pretok = pretok_find(m->pre);
         if (*pretok < 0) {
@@ -190,6 +192,7 @@ static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *pretok, G
                         (unsigned long long)k->arr_len, (unsigned long long)m->tokens.arr_len);
         return 0;
     }
+    if (*kind == TOKENIZER_WPM) return 0; /* no merges, no scores */
     if (!m->has_merges) return fail(err, g, 0, 0, "tokenizer.ggml.merges is missing (needed by BPE)");
     k = &m->merges;
     if (k->type != GGUF_TYPE_ARRAY || k->arr_type != GGUF_TYPE_STRING)
@@ -212,7 +215,7 @@ static uint64_t hash_slots(uint64_t n)
 static uint64_t read_buffer_bytes(const Gguf *g, const TokMeta *m, int kind)
 {
     const GgufKV *kvs[3] = {&m->tokens, m->has_token_type ? &m->token_type : NULL,
-                            kind == TOKENIZER_SPM ? &m->scores : &m->merges};
+                            kind == TOKENIZER_SPM ? &m->scores : kind == TOKENIZER_BPE ? &m->merges : NULL};
     uint64_t most = 0;
     for (int i = 0; i < 3; i++) {
         if (!kvs[i] || g->files[kvs[i]->file_index].map) continue;
@@ -253,8 +256,8 @@ int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
     plan_add(p, "tokenizer text hash", plan_mul(p, hash_slots(n), 4));
     plan_add(p, "tokenizer merge hash", plan_mul(p, hash_slots(nm), sizeof(TokMerge)));
     plan_add(p, "tokenizer specials", plan_mul(p, n, 4));
-    if (kind == TOKENIZER_SPM) {
-        plan_add(p, "tokenizer scores", plan_mul(p, n, 4));
+    if (kind == TOKENIZER_SPM) plan_add(p, "tokenizer scores", plan_mul(p, n, 4));
+    if (kind != TOKENIZER_BPE) {
         plan_add(p, "tokenizer raw offsets", plan_mul(p, n + 1, 4));
         plan_add(p, "tokenizer raw texts", value_bytes(&m.tokens));
         plan_add(p, "tokenizer raw hash", plan_mul(p, hash_slots(n), 4));
@@ -267,11 +270,16 @@ int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
 
 /* ---- hashing --------------------------------------------------------------- */
 
+/* FNV-1a, a byte at a time (so WordPiece hashes every prefix in one pass) */
+#define FNV_START 1469598103934665603ull
+static uint64_t fnv_step(uint64_t h, uint8_t c) { return (h ^ c) * 1099511628211ull; }
+static uint64_t fnv_end(uint64_t h) { return h ^ (h >> 29); }
+
 static uint64_t hash_bytes(const uint8_t *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
-    return h ^ (h >> 29);
+    uint64_t h = FNV_START;
+    for (size_t i = 0; i < n; i++) h = fnv_step(h, s[i]);
+    return fnv_end(h);
 }
 
 /* A table of token texts: offsets into bytes, and an open-addressing hash
@@ -295,10 +303,10 @@ static TextTable raw_table(const Tokenizer *t)
     return x;
 }
 
-/* Slot of the text s[0..n): where it is, or the empty slot it would take. */
-static uint64_t table_slot(const TextTable *x, const uint8_t *s, size_t n)
+/* Slot of the text s[0..n) with hash h: where it is, or the empty slot it would take. */
+static uint64_t table_slot_hashed(const TextTable *x, uint64_t h, const uint8_t *s, size_t n)
 {
-    uint64_t i = hash_bytes(s, n) & x->mask;
+    uint64_t i = h & x->mask;
     for (;;) {
         uint32_t v = x->hash[i];
         if (v == 0) return i;
@@ -306,6 +314,11 @@ static uint64_t table_slot(const TextTable *x, const uint8_t *s, size_t n)
         if (x->off[id + 1] - x->off[id] == n && memcmp(x->bytes + x->off[id], s, n) == 0) return i;
         i = (i + 1) & x->mask;
     }
+}
+
+static uint64_t table_slot(const TextTable *x, const uint8_t *s, size_t n)
+{
+    return table_slot_hashed(x, hash_bytes(s, n), s, n);
 }
 
 static int32_t table_find(const TextTable *x, const uint8_t *s, size_t n)
@@ -331,6 +344,21 @@ static int32_t find_raw(const Tokenizer *t, const uint8_t *s, size_t n)
 {
     TextTable x = raw_table(t);
     return table_find(&x, s, n);
+}
+
+/* WPM: every prefix up to the longest token, hashed as it grows. */
+int32_t tokenizer_longest_stored_prefix(const Tokenizer *t, const uint8_t *s, size_t n, size_t *len)
+{
+    TextTable x = raw_table(t);
+    int32_t best = -1;
+    uint64_t h = FNV_START;
+    if (n > t->max_token_len) n = t->max_token_len;
+    for (size_t k = 0; k < n; k++) {
+        h = fnv_step(h, s[k]);
+        int32_t id = (int32_t)x.hash[table_slot_hashed(&x, fnv_end(h), s, k + 1)] - 1;
+        if (id >= 0) best = id, *len = k + 1;
+    }
+    return best;
 }
 
 static uint64_t merge_slot(uint64_t key, uint64_t mask) { return (key * 0x9E3779B97F4A7C15ull >> 20) & mask; }
@@ -462,16 +490,20 @@ static int load_tokens(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, G
                    hexval(s[3]) >= 0 && hexval(s[4]) >= 0) {
             dst[0] = (uint8_t)(hexval(s[3]) * 16 + hexval(s[4])); /* "<0xAB>" */
             dn = 1;
-        } else if (t->kind == TOKENIZER_SPM) {
-            dn = spm_unescape(s, (size_t)len, dst);
+        } else if (t->kind != TOKENIZER_BPE) {
+            dn = spm_unescape(s, (size_t)len, dst); /* WPM: "\u2581the" is " the", "##ing" was stored "ing" */
         } else {
             dn = bytelevel_decode(t, s, (size_t)len, dst);
         }
         out += dn;
         t->piece_off[id + 1] = (uint32_t)out;
         if (dn > t->max_piece) t->max_piece = (uint32_t)dn;
+        if (len > t->max_token_len) t->max_token_len = (uint32_t)len;
+        if (t->kind == TOKENIZER_WPM && len > WORDPIECE_TOKEN_MAX)
+            return fail(err, g, k->file_index, k->value_offset + pos, "token %d is %llu bytes (WordPiece tokens: at most %d)",
+                        id, (unsigned long long)len, WORDPIECE_TOKEN_MAX);
         table_insert(&pieces, (uint32_t)id);
-        if (t->kind == TOKENIZER_SPM) {
+        if (t->kind != TOKENIZER_BPE) {
             memcpy(t->raw_bytes + raw_out, s, (size_t)len);
             raw_out += len;
             t->raw_off[id + 1] = (uint32_t)raw_out;
@@ -645,7 +677,7 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
         if (kv) meta_take(&m, g, kv);
     }
     if (meta_check(&m, g, &t->kind, &t->pretok, err) != 0) return -1;
-    int spm = t->kind == TOKENIZER_SPM;
+    int spm = t->kind == TOKENIZER_SPM, wpm = t->kind == TOKENIZER_WPM;
 
     /* sizes exactly as tokenizer_plan added them */
     uint64_t n = m.tokens.arr_len, nm = merge_count(&m, t->kind);
@@ -659,12 +691,12 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     t->merge_hash = arena_take(a, (t->merge_hash_mask + 1) * sizeof(TokMerge));
     t->specials = arena_take(a, n * 4);
     int spm_ok = 1;
-    if (spm) {
-        t->score_key = arena_take(a, n * 4);
+    if (spm) t->score_key = arena_take(a, n * 4);
+    if (spm || wpm) {
         t->raw_off = arena_take(a, (n + 1) * 4);
         t->raw_bytes = arena_take(a, value_bytes(&m.tokens));
         t->raw_hash = arena_take(a, (t->text_hash_mask + 1) * 4);
-        spm_ok = t->score_key && t->raw_off && t->raw_bytes && t->raw_hash;
+        spm_ok = (t->score_key || !spm) && t->raw_off && t->raw_bytes && t->raw_hash;
     }
     uint64_t rb = read_buffer_bytes(g, &m, t->kind);
     uint8_t *rbuf = rb ? arena_take(a, rb) : NULL;
@@ -672,16 +704,23 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
         (rb && !rbuf))
         return fail(err, g, 0, 0, "tokenizer: arena too small (planner bug)");
 
-    /* llama.cpp's defaults for the llama model, then the file's ids */
-    t->bos = spm && n > 1 ? 1 : -1;
+    /* llama.cpp's defaults for the llama and bert models (an id past the
+     * vocabulary is none), then the file's ids */
+    t->bos = spm && n > 1 ? 1 : wpm && n > 101 ? 101 : -1;
     t->eos = spm && n > 2 ? 2 : -1;
-    t->unk = spm ? 0 : -1;
+    t->unk = spm ? 0 : wpm && n > 100 ? 100 : -1;
+    t->sep = wpm && n > 102 ? 102 : -1;
     uint64_t v;
     if (gguf_get_uint(g, "tokenizer.ggml.bos_token_id", &v) == 0) t->bos = v < n ? (int32_t)v : -1;
     if (gguf_get_uint(g, "tokenizer.ggml.eos_token_id", &v) == 0) t->eos = v < n ? (int32_t)v : -1;
     if (gguf_get_uint(g, "tokenizer.ggml.unknown_token_id", &v) == 0) t->unk = v < n ? (int32_t)v : -1;
+    if (wpm && gguf_get_uint(g, "tokenizer.ggml.seperator_token_id", &v) == 0) t->sep = v < n ? (int32_t)v : -1;
     if (gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos) != 0)
-        t->add_bos = spm ? 1 : pretok_specs[t->pretok].add_bos;
+        t->add_bos = spm || wpm ? 1 : pretok_specs[t->pretok].add_bos;
+    /* BERT's normalizer (llama.cpp reads it for every model; only WPM uses it) */
+    if (gguf_get_bool(g, "tokenizer.ggml.normalizer.lowercase", &t->lowercase) != 0) t->lowercase = 1;
+    if (gguf_get_bool(g, "tokenizer.ggml.normalizer.strip_accents", &t->strip_accents) != 0)
+        t->strip_accents = t->lowercase;
     t->add_space_prefix = 0;
     if (spm && gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix) != 0) t->add_space_prefix = 1;
 
@@ -690,7 +729,7 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     if (load_tokens(t, g, &m, rbuf, err) != 0) return -1;
     if (spm) {
         if (load_scores(t, g, &m, rbuf, err) != 0 || spm_byte_tokens(t, g, &m, err) != 0) return -1;
-    } else {
+    } else if (!wpm) {
         for (int b = 0; b < 256; b++) {
             uint8_t c = (uint8_t)b;
             t->byte_token[b] = find_bytes(t, &c, 1);
@@ -1287,9 +1326,9 @@ int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_speci
         }
         size_t j = i;
         while (j < len && t->special_at[j] == -1) j++;
-        int r = t->kind == TOKENIZER_SPM
-                    ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
-                    : bpe_fragment(t, s, i, j, ids, cap, &n_out);
+        int r = t->kind == TOKENIZER_SPM   ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
+                : t->kind == TOKENIZER_WPM ? wordpiece_fragment(t, s, i, j, ids, cap, &n_out)
+                                           : bpe_fragment(t, s, i, j, ids, cap, &n_out);
         if (r != 0) return -1;
         after_special = 0;
         i = j;
@@ -1299,18 +1338,21 @@ int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_speci
 
 int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t *ids, int cap)
 {
+    /* WPM: [CLS] first and [SEP] last, always, as llama.cpp's add_special does there */
+    int wpm = t->kind == TOKENIZER_WPM, sep = wpm && t->sep >= 0;
     if (cap < 1) return -1;
-    int n = tokenizer_encode(t, text, len, 1, ids + 1, cap - 1);
+    int n = tokenizer_encode(t, text, len, 1, ids + 1, cap - 1 - sep);
     if (n < 0) return -1;
-    if (t->add_bos && t->bos >= 0 && !(n > 0 && ids[1] == t->bos)) {
-        ids[0] = t->bos;
-        return n + 1;
-    }
-    memmove(ids, ids + 1, (size_t)n * sizeof *ids);
+    if (t->bos >= 0 && (wpm || (t->add_bos && !(n > 0 && ids[1] == t->bos)))) ids[0] = t->bos, n++;
+    else memmove(ids, ids + 1, (size_t)n * sizeof *ids);
+    if (sep) ids[n++] = t->sep;
     return n;
 }
 
-const char *tokenizer_model_name(const Tokenizer *t) { return t->kind == TOKENIZER_SPM ? "llama" : "gpt2"; }
+const char *tokenizer_model_name(const Tokenizer *t)
+{
+    return t->kind == TOKENIZER_SPM ? "llama" : t->kind == TOKENIZER_WPM ? "bert" : "gpt2";
+}
 
 /* ---- streaming decoder ----------------------------------------------------- */
 

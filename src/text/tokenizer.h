@@ -79,19 +79,23 @@ typedef struct {
 } TokMerge;
 
 /* Tokenizer models (Tokenizer.kind). */
-enum { TOKENIZER_BPE = 1, TOKENIZER_SPM = 2 };
+enum { TOKENIZER_BPE = 1, TOKENIZER_SPM = 2, TOKENIZER_WPM = 3 };
 
 typedef struct {
     int32_t n_vocab;
-    int kind;                 /* TOKENIZER_BPE ("gpt2") or TOKENIZER_SPM ("llama") */
-    int32_t bos, eos;         /* -1 when the model has none */
-    int32_t unk;              /* unknown token (SPM: default 0), -1 if none */
+    int kind;                 /* TOKENIZER_BPE ("gpt2"), TOKENIZER_SPM ("llama") or TOKENIZER_WPM ("bert") */
+    int32_t bos, eos;         /* -1 when the model has none (WPM: bos is [CLS], default 101) */
+    int32_t unk;              /* unknown token (SPM: default 0, WPM: 100), -1 if none */
+    int32_t sep;              /* WPM: [SEP], put last by tokenizer_encode_prompt (default 102); else -1 */
+    int lowercase, strip_accents; /* WPM normalizer: tokenizer.ggml.normalizer.lowercase (default 1),
+                                     .strip_accents (default: lowercase's value) */
     int add_bos;              /* callers put bos first: tokenizer.ggml.add_bos_token, else
                                  llama.cpp's default (1 for SPM and the llama3 pre-tokenizers) */
     int add_space_prefix;     /* SPM: a space is put before the text (tokenizer.ggml.add_space_prefix,
                                  default 1); always 0 for BPE */
     int pretok;               /* BPE: index in the pre-tokenizer table; -1 for SPM */
     uint32_t max_piece;       /* longest decoded piece, bytes */
+    uint32_t max_token_len;   /* longest stored token text, bytes */
     uint64_t max_text;        /* planned longest text, bytes */
 
     uint8_t *attr;            /* n_vocab TOKEN_* bits */
@@ -104,8 +108,8 @@ typedef struct {
     int32_t *specials;        /* matched in text before BPE, longest first */
     int32_t n_specials;
     int32_t byte_token[256];  /* id of the token for each raw byte (SPM: <0xNN>, else unk) */
-    /* SPM only (NULL for BPE): */
-    uint32_t *score_key;      /* per token: a higher score gives a smaller key */
+    /* SPM and WPM (NULL for BPE): */
+    uint32_t *score_key;      /* SPM: per token, a higher score gives a smaller key */
     uint32_t *raw_off;        /* n_vocab + 1 offsets into raw_bytes */
     uint8_t *raw_bytes;       /* token texts as stored (U+2581 for spaces) */
     uint32_t *raw_hash;       /* id + 1 by stored text; text_hash_mask + 1 slots */

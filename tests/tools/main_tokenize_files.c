@@ -1,15 +1,17 @@
 /* tokenize_files - the ids of many texts on one vocabulary, loaded once.
  *
- *   tokenize_files VOCAB.gguf FILE...
+ *   tokenize_files [--no-special] VOCAB.gguf FILE...
  *
  * Prints one line per FILE, as `pith tokenize VOCAB --file FILE` does (the
- * ids space separated, special tokens parsed): the same tokenizer calls,
+ * ids space separated, special tokens parsed unless --no-special, as llama.cpp's
+ * test vectors were made): the same tokenizer calls,
  * without loading a vocabulary of 200,000 pieces again for every text
  * (tests/t_tokenize_bpe.sh compares hundreds of texts under ASan).
  * Exit status 2 with one line on a read or load error. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../port/port.h"
 #include "../../src/arena/arena.h"
@@ -45,8 +47,10 @@ static char *read_file(const char *path, size_t *len)
 
 int main(int argc, char **argv)
 {
+    int parse_special = !(argc > 1 && strcmp(argv[1], "--no-special") == 0);
+    if (!parse_special) argc--, argv++;
     if (argc < 3) {
-        fprintf(stderr, "usage: tokenize_files VOCAB.gguf FILE...\n");
+        fprintf(stderr, "usage: tokenize_files [--no-special] VOCAB.gguf FILE...\n");
         return 2;
     }
     int n_files = argc - 2;
@@ -89,7 +93,7 @@ int main(int argc, char **argv)
     size_t max_ids = 3 * max_len + 1;
     int32_t *ids = malloc(max_ids * sizeof *ids);
     for (int f = 0; f < n_files; f++) {
-        int n = tokenizer_encode(&tok, texts[f], lens[f], 1, ids, (int)max_ids);
+        int n = tokenizer_encode(&tok, texts[f], lens[f], parse_special, ids, (int)max_ids);
         if (n < 0) {
             fprintf(stderr, "tokenize_files: %s: the text does not fit the planned buffers\n", argv[f + 2]);
             return 2;
