@@ -1,12 +1,14 @@
 /* tokenize_files - the ids of many texts on one vocabulary, loaded once.
  *
  *   tokenize_files [--no-special] VOCAB.gguf FILE...
+ *   tokenize_files --pieces VOCAB.gguf
  *
  * Prints one line per FILE, as `pith tokenize VOCAB --file FILE` does (the
  * ids space separated, special tokens parsed unless --no-special, as llama.cpp's
  * test vectors were made): the same tokenizer calls,
  * without loading a vocabulary of 200,000 pieces again for every text
  * (tests/t_tokenize_bpe.sh compares hundreds of texts under ASan).
+ * With --pieces, every token's piece (tokenizer_piece) in hex, a line per id.
  * Exit status 2 with one line on a read or load error. */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,9 +50,10 @@ static char *read_file(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
     int parse_special = !(argc > 1 && strcmp(argv[1], "--no-special") == 0);
-    if (!parse_special) argc--, argv++;
-    if (argc < 3) {
-        fprintf(stderr, "usage: tokenize_files [--no-special] VOCAB.gguf FILE...\n");
+    int pieces = argc > 1 && strcmp(argv[1], "--pieces") == 0;
+    if (!parse_special || pieces) argc--, argv++;
+    if (argc < 3 - pieces) {
+        fprintf(stderr, "usage: tokenize_files [--no-special] VOCAB.gguf FILE... | --pieces VOCAB.gguf\n");
         return 2;
     }
     int n_files = argc - 2;
@@ -89,6 +92,12 @@ int main(int argc, char **argv)
     if (!base || gguf_index(&g, &arena, &err) != 0 || tokenizer_load(&tok, &g, max_len, &arena, &err) != 0) {
         fprintf(stderr, "tokenize_files: %s\n", base ? err.msg : "cannot map the arena");
         return 2;
+    }
+    for (int32_t id = 0; pieces && id < tokenizer_n_vocab(&tok); id++) {
+        size_t len;
+        const char *p = tokenizer_piece(&tok, id, &len);
+        for (size_t i = 0; i < len; i++) printf("%02x", (unsigned char)p[i]);
+        printf("\n");
     }
     size_t max_ids = 3 * max_len + 1;
     int32_t *ids = malloc(max_ids * sizeof *ids);
