@@ -1,9 +1,9 @@
 /* This folder: src/text/ - text in and out: the tokenizers and their
  * Unicode tables, chat templates, JSON, the sampler. May call src/arena/,
  * src/gguf/ (the vocabulary's metadata) and port/. */
-/* tokenizer.h - the two tokenizer models of llama.cpp that the llama and
- * Qwen families use, read from GGUF metadata, with llama.cpp's behaviour as
- * the reference:
+/* tokenizer.h - the tokenizer models of llama.cpp that the llama and Qwen
+ * families and the BERT embedding models use, read from GGUF metadata, with
+ * llama.cpp's behaviour as the reference:
  *
  * "gpt2" (byte-level BPE: Qwen2/2.5/3, Llama 3, SmolLM):
  *   1. special/added tokens (control, user-defined, unknown) are found in
@@ -41,6 +41,27 @@
  *   tokenizer_piece and TokenStream here. A caller printing a whole prompt
  *   back can drop it (see add_space_prefix).
  *
+ * "bert" (WordPiece: bge, nomic-embed-text, all-MiniLM; llama.cpp's
+ * llm_tokenizer_wpm_session, in wordpiece.c):
+ *   1. special tokens are found as above;
+ *   2. BERT's normalizer, per code point (invalid UTF-8 is U+FFFD): with
+ *      strip_accents, the first code point of its NFD decomposition (one
+ *      code point for one, as llama.cpp: e-acute -> e, a Hangul syllable ->
+ *      its leading consonant); white space ends a word; NUL, U+FFFD and
+ *      control characters (Cc Cf Co Cs) are dropped, and with strip_accents
+ *      the marks (M*) too; with lowercase, the simple lowercase mapping;
+ *      punctuation (P*), ASCII symbols and CJK ideographs are words of their
+ *      own. tokenizer.ggml.normalizer.lowercase defaults to on, and
+ *      .strip_accents to lowercase's value (llama.cpp's defaults);
+ *   3. each word gets U+2581 in front (BERT's "##" continuations are stored
+ *      without it, word starts with it) and is cut greedily, longest token
+ *      first; a word with a position no token starts is [UNK] alone.
+ *   [CLS] is bos (default id 101), [SEP] sep (102), [UNK] 100; with
+ *   special tokens added (tokenizer_encode_prompt) the ids are [CLS] ...
+ *   [SEP], whatever add_bos_token says, as llama.cpp's add_special.
+ *   Decoding: U+2581 is a space (" hello", "ing"); llama.cpp's
+ *   detokenize() also drops spaces before ?!., (clean_spaces): not done here.
+ *
  * llama.cpp's lstrip/rstrip token attributes are only set by model name for
  * a few models (jina, phi-3, modern-bert), so they are not applied: text
  * next to a special token is tokenized as its own fragment.
@@ -49,8 +70,8 @@
  * the arena exists; tokenizer_load() carves exactly those sizes. Decoded
  * token bytes are written once into the arena and a hash table maps them to
  * ids; BPE merges become a hash table (id, id) -> (rank, merged id); SPM
- * keeps the token texts as stored (with U+2581) in a second hash table and
- * each token's score as a sortable key. */
+ * and WPM keep the token texts as stored (with U+2581) in a second hash
+ * table, and SPM each token's score as a sortable key. */
 #ifndef PITH_TOKENIZER_H
 #define PITH_TOKENIZER_H
 
@@ -143,13 +164,15 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
  * ids, or -1 if len is more than planned or cap is too small. At most
  * 3 * len + 1 ids are produced, except by an SPM vocabulary without a U+2581
  * token: each space, and each one it puts in front of a fragment, is then
- * 3 byte tokens (real SPM vocabularies have the token). */
+ * 3 byte tokens (real SPM vocabularies have the token), and by a WPM one
+ * whose tokens cut U+2581 itself apart (none does). */
 int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_special, int32_t *ids, int cap);
 /* As tokenizer_encode with parse_special, for a prompt fed from the start
  * of the context: puts t->bos first when the model asks for it (add_bos)
  * and the text does not already start with it (a chat template that
  * writes "<|begin_of_text|>" itself), as llama.cpp's prompt handling ends
- * up with exactly one BOS. Returns the number of ids or -1 as above. */
+ * up with exactly one BOS. WPM: [CLS] first and [SEP] last, always (one
+ * more id). Returns the number of ids or -1 as above. */
 int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t *ids, int cap);
 
 /* Pre-token boundaries of text[0..len) under the named BPE pre-tokenizer
@@ -157,7 +180,7 @@ int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t 
  * writes the end offset of each piece to ends and returns their number, or
  * -1 if the name is unknown or cap is too small. For tests and tools. */
 int tokenizer_pretokenize(const char *pre_name, const char *text, size_t len, uint32_t *ends, int cap);
-/* The tokenizer model's name: "gpt2" or "llama". */
+/* The tokenizer model's name: "gpt2", "llama" or "bert". */
 const char *tokenizer_model_name(const Tokenizer *t);
 
 /* The decoded bytes of a token (not NUL-terminated), or NULL if id is out of
