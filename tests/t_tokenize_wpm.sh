@@ -14,6 +14,7 @@
 #      normalizer keys: lowercase and strip_accents on) and rewritten by
 #      ggufedit with tokenizer.ggml.normalizer.lowercase / .strip_accents
 #      set (lowercase off alone turns strip_accents off too, as llama.cpp);
+#      and 150 random texts (seeded) the same five ways;
 #   3. invalid UTF-8: each bad byte is U+FFFD and dropped, as in llama.cpp
 #      (which is given U+FFFD itself: a JSON text cannot hold the bytes);
 #   4. decoding: every token's piece is llama.cpp's (its llama_detokenize of
@@ -106,6 +107,28 @@ compare() {
     cp "$TMP/ref" "$TMP/ref.$name"
 }
 compare bge "$V" "$TMP/texts.json"
+# random texts (seeded): code points from blocks with every class the
+# normalizer tells apart, white space and special tokens between them
+node -e '
+let x = 20261129;
+const rnd = n => { x = (x * 1103515245 + 12345) % 2147483648; return x % n; };
+const blocks = [[0x20, 0x7E], [0, 0x1F], [0x80, 0x24F], [0x300, 0x36F], [0x370, 0x4FF], [0x1E00, 0x1FFF],
+    [0x2000, 0x206F], [0x3000, 0x30FF], [0x4E00, 0x9FFF], [0xAC00, 0xD7A3], [0xF900, 0xFAFF], [0xFF00, 0xFFEF],
+    [0x1F300, 0x1FAFF], [0x20000, 0x2FA1F], [0x10000, 0x10FFFF], [0xE000, 0xF8FF], [0x2B800, 0x2B93F],
+    [0x1D100, 0x1D1FF], [0x900, 0xDFF], [0x10A0, 0x10FF], [0x2C00, 0x2C7F], [0xA640, 0xA7FF]];
+const extra = [" ", "  ", "\t", "\n", "\r\n", " [CLS] ", "[SEP]", "[MASK]", "##", "\u2581"];
+const texts = [];
+for (let i = 0; i < 150; i++) {
+    let t = "";
+    for (let n = rnd(61); n > 0; n--) {
+        if (rnd(100) < 15) t += extra[rnd(extra.length)];
+        const [a, b] = blocks[rnd(blocks.length)], c = a + rnd(b - a + 1);
+        if (c < 0xD800 || c > 0xDFFF) t += String.fromCodePoint(c);
+    }
+    texts.push(t);
+}
+process.stdout.write(JSON.stringify(texts));' >"$TMP/random.json"
+compare bge-random "$V" "$TMP/random.json"
 # normalizer variants: K=lowercase,strip_accents ("-": key absent)
 for v in 0,- 1,0 0,1 0,0; do
     low=${v%,*} strip=${v#*,} args="--set-bool tokenizer.ggml.normalizer.lowercase $low"
@@ -113,6 +136,7 @@ for v in 0,- 1,0 0,1 0,0; do
     # shellcheck disable=SC2086 # args: words
     if "$EDIT" "$V" "$TMP/bge-$low$strip.gguf" $args 2>"$TMP/err"; then
         compare "bge-lowercase$low-strip$strip" "$TMP/bge-$low$strip.gguf" "$TMP/texts.json"
+        compare "bge-lowercase$low-strip$strip-random" "$TMP/bge-$low$strip.gguf" "$TMP/random.json"
     else not_ok "ggufedit $args: $(head -c 300 "$TMP/err")"; fi
 done
 # the keys matter to llama.cpp: each variant changes some texts' ids
