@@ -74,6 +74,7 @@ int wordpiece_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int32
 {
     uint8_t *w = t->word;
     size_t wn = 3;
+    int after_alone = 0;
     memcpy(w, PHANTOM_SPACE, 3);
     for (size_t q = a; q <= b;) {
         uint32_t cp = ' '; /* past the end: a space ends the last word */
@@ -84,26 +85,22 @@ int wordpiece_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int32
             q++;
         }
         if (t->strip_accents) cp = unicode_nfd_base(cp);
-        int cls = unicode_class(cp), alone = 0;
-        if (cls != UCLASS_SPACE) {
+        int cls = unicode_class(cp), space = cls == UCLASS_SPACE, alone = 0;
+        if (!space) {
             if (cp == 0 || cp == UNICODE_REPLACEMENT || unicode_is_control(cp) ||
                 (t->strip_accents && unicode_is_mark(cp)))
                 continue;
             /* punctuation, ASCII symbols and CJK ideographs are words of their own */
             alone = cp < 0x80 ? cls == UCLASS_OTHER
                               : unicode_is_punct(cp) || unicode_in_ranges(chinese_ranges, 8, cp);
-            if (!alone) {
-                wn += utf8_put(w + wn, t->lowercase ? unicode_tolower(cp) : cp);
-                continue;
-            }
         }
-        if (wn > 3 && match_word(t, w, wn, ids, cap, n_out) != 0) return -1;
-        wn = 3;
-        if (alone) {
-            wn += utf8_put(w + wn, t->lowercase ? unicode_tolower(cp) : cp);
-            if (match_word(t, w, wn, ids, cap, n_out) != 0) return -1;
+        /* the word ends at a space, and before and after a word of its own */
+        if (space || alone || after_alone) {
+            if (wn > 3 && match_word(t, w, wn, ids, cap, n_out) != 0) return -1;
             wn = 3;
         }
+        after_alone = alone;
+        if (!space) wn += utf8_put(w + wn, t->lowercase ? unicode_tolower(cp) : cp);
     }
     return 0;
 }
