@@ -229,13 +229,13 @@ static uint64_t merge_count(const TokMeta *m, int kind) { return kind == TOKENIZ
 
 /* Scratch per encode: special_at (4/byte), word (3/byte: a space can grow
  * to U+2581, invalid UTF-8 to U+FFFD), 7 symbol arrays of 4 bytes indexed
- * by word bytes. */
-static void plan_scratch(Plan *p, uint64_t max_text)
+ * by word bytes (BPE and SPM; WordPiece has no symbols). */
+static void plan_scratch(Plan *p, uint64_t max_text, int kind)
 {
     uint64_t n = max_text + 1;
     plan_add(p, "tokenizer special marks", plan_mul(p, n, 4));
     plan_add(p, "tokenizer word", plan_mul(p, n, 3));
-    plan_add(p, "tokenizer bpe symbols", plan_mul(p, plan_mul(p, n, 3), 7 * 4));
+    if (kind != TOKENIZER_WPM) plan_add(p, "tokenizer bpe symbols", plan_mul(p, plan_mul(p, n, 3), 7 * 4));
 }
 
 int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
@@ -264,7 +264,7 @@ int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
     }
     uint64_t rb = read_buffer_bytes(g, &m, kind);
     if (rb) plan_add(p, "tokenizer file read", rb);
-    plan_scratch(p, max_text_bytes);
+    plan_scratch(p, max_text_bytes, kind);
     return 0;
 }
 
@@ -652,6 +652,8 @@ static int carve_scratch(Tokenizer *t, uint64_t max_text, Arena *a)
     uint64_t n = max_text + 1, w = 3 * n;
     t->special_at = arena_take(a, n * 4);
     t->word = arena_take(a, n * 3);
+    t->max_text = max_text;
+    if (t->kind == TOKENIZER_WPM) return t->special_at && t->word ? 0 : -1;
     int32_t *s = arena_take(a, w * 7 * 4);
     if (!t->special_at || !t->word || !s) return -1;
     t->sym_id = s;
@@ -661,7 +663,6 @@ static int carve_scratch(Tokenizer *t, uint64_t max_text, Arena *a)
     t->heap = s + 4 * w;
     t->heap_pos = s + 5 * w;
     t->pair_rank = (uint32_t *)(s + 6 * w);
-    t->max_text = max_text;
     return 0;
 }
 

@@ -140,7 +140,7 @@ typedef struct {
     int32_t *special_at;      /* per text byte: special id starting here, -1 free, -2 covered */
     uint8_t *word;            /* BPE: bytes of one pre-token (invalid bytes -> EF BF BD);
                                  SPM: one fragment with U+2581 for its spaces */
-    int32_t *sym_id, *sym_prev, *sym_next, *pair_merged, *heap, *heap_pos; /* by word byte */
+    int32_t *sym_id, *sym_prev, *sym_next, *pair_merged, *heap, *heap_pos; /* by word byte (not WPM) */
     uint32_t *pair_rank;      /* BPE: merge rank; SPM: score key of the pair's token */
 } Tokenizer;
 
