@@ -500,8 +500,9 @@ static int load_tokens(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, G
         if (dn > t->max_piece) t->max_piece = (uint32_t)dn;
         if (len > t->max_token_len) t->max_token_len = (uint32_t)len;
         if (t->kind == TOKENIZER_WPM && len > WORDPIECE_TOKEN_MAX)
-            return fail(err, g, k->file_index, k->value_offset + pos, "token %d is %llu bytes (WordPiece tokens: at most %d)",
-                        id, (unsigned long long)len, WORDPIECE_TOKEN_MAX);
+            return fail(err, g, k->file_index, k->value_offset + pos,
+                        "token %d is %llu bytes (WordPiece tokens: at most %d)", id, (unsigned long long)len,
+                        WORDPIECE_TOKEN_MAX);
         table_insert(&pieces, (uint32_t)id);
         if (t->kind != TOKENIZER_BPE) {
             memcpy(t->raw_bytes + raw_out, s, (size_t)len);
@@ -691,17 +692,17 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
     t->merge_hash_mask = hash_slots(nm) - 1;
     t->merge_hash = arena_take(a, (t->merge_hash_mask + 1) * sizeof(TokMerge));
     t->specials = arena_take(a, n * 4);
-    int spm_ok = 1;
+    int raw_ok = 1;
     if (spm) t->score_key = arena_take(a, n * 4);
     if (spm || wpm) {
         t->raw_off = arena_take(a, (n + 1) * 4);
         t->raw_bytes = arena_take(a, value_bytes(&m.tokens));
         t->raw_hash = arena_take(a, (t->text_hash_mask + 1) * 4);
-        spm_ok = (t->score_key || !spm) && t->raw_off && t->raw_bytes && t->raw_hash;
+        raw_ok = (t->score_key || !spm) && t->raw_off && t->raw_bytes && t->raw_hash;
     }
     uint64_t rb = read_buffer_bytes(g, &m, t->kind);
     uint8_t *rbuf = rb ? arena_take(a, rb) : NULL;
-    if (!t->attr || !t->piece_off || !t->piece_bytes || !t->text_hash || !t->merge_hash || !t->specials || !spm_ok ||
+    if (!t->attr || !t->piece_off || !t->piece_bytes || !t->text_hash || !t->merge_hash || !t->specials || !raw_ok ||
         (rb && !rbuf))
         return fail(err, g, 0, 0, "tokenizer: arena too small (planner bug)");
 
@@ -1327,7 +1328,8 @@ int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_speci
         }
         size_t j = i;
         while (j < len && t->special_at[j] == -1) j++;
-        int r = t->kind == TOKENIZER_SPM   ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
+        int r = t->kind == TOKENIZER_SPM
+                    ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
                 : t->kind == TOKENIZER_WPM ? wordpiece_fragment(t, s, i, j, ids, cap, &n_out)
                                            : bpe_fragment(t, s, i, j, ids, cap, &n_out);
         if (r != 0) return -1;
