@@ -68,8 +68,8 @@ done <"$TMP/stories.tsv"
 expect_out "stories260K: --pieces keeps the space of the first piece" "403 ' Once'" $PITH tokenize "$FIX/models/stories260K.gguf" --pieces "Once"
 
 # refused tokenizers: one line naming what is not supported
-printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\024\000\000\000\000\000\000\000tokenizer.ggml.model\010\000\000\000\004\000\000\000\000\000\000\000bert' >"$TMP/bert.gguf"
-expect_fail2 "a 'bert' tokenizer is refused" $PITH tokenize "$TMP/bert.gguf" hi
-if grep -q "tokenizer.ggml.model 'bert' is not supported" "$TMP/err"; then ok "the refusal names the tokenizer model"
+printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\024\000\000\000\000\000\000\000tokenizer.ggml.model\010\000\000\000\004\000\000\000\000\000\000\000nope' >"$TMP/nope.gguf"
+expect_fail2 "an unknown tokenizer model ('nope') is refused" $PITH tokenize "$TMP/nope.gguf" hi
+if grep -q "tokenizer.ggml.model 'nope' is not supported" "$TMP/err"; then ok "the refusal names the tokenizer model"
 else not_ok "refusal message: $(cat "$TMP/err")"; fi
 finish

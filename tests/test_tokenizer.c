@@ -1000,6 +1000,93 @@ static void run_gemma4_handmade(const char *path)
               r ? l.err : "loaded");
         if (r == 0) unload(&l);
     }
+
+/* A small WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] (control),
+ * then the pieces below (U+2581 starts a word, as convert_hf_to_gguf.py
+ * writes BERT's vocabulary). */
+typedef struct {
+    int special_ids;   /* write unknown/bos/seperator ids 1, 2, 3 (else llama.cpp's 100, 101, 102: none here) */
+    int lowercase;     /* -1: key absent */
+    int long_token;    /* add a token of 1025 bytes */
+} WpmSpec;
+
+static const char *const wpm_pieces[] = {"\xE2\x96\x81hello", "\xE2\x96\x81" "a", "b", "bc", "\xE2\x96\x81!", "\xE2\x96\x81" "e"};
+#define WPM_N (5 + (int)(sizeof wpm_pieces / sizeof wpm_pieces[0]))
+
+static void write_wpm(const char *path, const WpmSpec *s)
+{
+    static char long_token[1026];
+    memset(long_token, 'x', 1025);
+    int n_tok = WPM_N + (s->long_token ? 1 : 0);
+    W w = {fopen(path, "wb")};
+    w_u32(&w, GGUF_MAGIC), w_u32(&w, 3), w_u64(&w, 0);
+    w_u64(&w, 3 + (s->special_ids ? 3 : 0) + (s->lowercase >= 0 ? 1 : 0));
+    w_kv_str(&w, "tokenizer.ggml.model", "bert");
+    w_str(&w, "tokenizer.ggml.tokens"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_STRING), w_u64(&w, (uint64_t)n_tok);
+    const char *special[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+    for (int i = 0; i < 5; i++) w_str(&w, special[i]);
+    for (int i = 0; i < WPM_N - 5; i++) w_str(&w, wpm_pieces[i]);
+    if (s->long_token) w_str(&w, long_token);
+    w_str(&w, "tokenizer.ggml.token_type"), w_u32(&w, GGUF_TYPE_ARRAY), w_u32(&w, GGUF_TYPE_INT32), w_u64(&w, (uint64_t)n_tok);
+    for (int i = 0; i < n_tok; i++) w_u32(&w, i < 5 ? 3u : 1u);
+    const char *keys[] = {"tokenizer.ggml.unknown_token_id", "tokenizer.ggml.bos_token_id",
+                          "tokenizer.ggml.seperator_token_id"};
+    for (int i = 0; s->special_ids && i < 3; i++) w_str(&w, keys[i]), w_u32(&w, GGUF_TYPE_UINT32), w_u32(&w, (uint32_t)i + 1);
+    if (s->lowercase >= 0) {
+        w_str(&w, "tokenizer.ggml.normalizer.lowercase"), w_u32(&w, GGUF_TYPE_BOOL);
+        uint8_t v = (uint8_t)s->lowercase;
+        fwrite(&v, 1, 1, w.f);
+    }
+    fclose(w.f);
+}
+
+static void run_wpm_handmade(const char *path)
+{
+    enum { UNK = 1, CLS, SEP, MASK, HELLO, SP_A, B, BC, SP_BANG, SP_E };
+    WpmSpec good = {1, -1, 0};
+    write_wpm(path, &good);
+    Loaded l;
+    int r = load(&l, path, 1, 1024);
+    CHECK(r == 0, "wpm handmade: loads (%s)", r ? l.err : "");
+    if (r == 0) {
+        Tokenizer *t = &l.t;
+        CHECK(t->kind == TOKENIZER_WPM && t->unk == UNK && t->bos == CLS && t->sep == SEP && t->eos == -1 &&
+                  t->lowercase == 1 && t->strip_accents == 1 && strcmp(tokenizer_model_name(t), "bert") == 0,
+              "wpm handmade: the file's ids, normalizer on by default");
+        CHECK(encode_is(t, "hello abc", (int32_t[]){HELLO, SP_A, BC}, 3), "wpm handmade: longest token first");
+        CHECK(encode_is(t, "H\xC3\x89LLO!", (int32_t[]){HELLO, SP_BANG}, 2),
+              "wpm handmade: lowercased, accent stripped, punctuation a word of its own");
+        CHECK(encode_is(t, "ab abz", (int32_t[]){SP_A, B, UNK}, 3), "wpm handmade: a word without a full match is [UNK]");
+        CHECK(encode_is(t, "[CLS]e[MASK]", (int32_t[]){CLS, SP_E, MASK}, 3), "wpm handmade: control tokens in the text");
+        int n = tokenizer_encode_prompt(t, "hello", 5, ids, MAX_IDS);
+        CHECK(n == 3 && ids[0] == CLS && ids[1] == HELLO && ids[2] == SEP, "wpm handmade: prompt is [CLS] hello [SEP]");
+        n = tokenizer_encode_prompt(t, "[CLS]", 5, ids, MAX_IDS);
+        CHECK(n == 3 && ids[0] == CLS && ids[1] == CLS && ids[2] == SEP, "wpm handmade: [CLS] put first even before [CLS]");
+        CHECK(tokenizer_encode_prompt(t, "hello", 5, ids, 2) == -1, "wpm handmade: no room for [SEP] is an error");
+        size_t len;
+        const char *p = tokenizer_piece(t, HELLO, &len);
+        CHECK(len == 6 && memcmp(p, " hello", 6) == 0, "wpm handmade: U+2581 decodes to a space");
+        unload(&l);
+    }
+    WpmSpec s = good;
+    s.special_ids = 0, s.lowercase = 0;
+    write_wpm(path, &s);
+    r = load(&l, path, 1, 1024);
+    CHECK(r == 0 && l.t.unk == -1 && l.t.bos == -1 && l.t.sep == -1 && l.t.lowercase == 0 && l.t.strip_accents == 0,
+          "wpm handmade: llama.cpp's default ids past the vocabulary are none; strip_accents follows lowercase");
+    if (r == 0) {
+        CHECK(encode_is(&l.t, "HELLO hello xyz", (int32_t[]){HELLO}, 1),
+              "wpm handmade: no lowercase; no unknown token, so unmatched words give nothing");
+        int n = tokenizer_encode_prompt(&l.t, "hello", 5, ids, MAX_IDS);
+        CHECK(n == 1 && ids[0] == HELLO, "wpm handmade: no [CLS] or [SEP] in the vocabulary: none put");
+        unload(&l);
+    }
+    s = good, s.long_token = 1;
+    write_wpm(path, &s);
+    r = load(&l, path, 1, 1024);
+    CHECK(r == -1 && strstr(l.err, "is 1025 bytes (WordPiece tokens: at most 1024)"), "wpm handmade: too long a token refused (%s)",
+          r ? l.err : "loaded");
+    if (r == 0) unload(&l);
 }
 
 static void run_handmade(void)
@@ -1044,8 +1131,8 @@ static void run_handmade(void)
     s.pre = "kimi-k2";
     expect_error(&s, path, "pre-tokenizer 'kimi-k2' (tokenizer.ggml.pre) is not supported",
                  "another pre-tokenizer is refused by name");
-    s = good, s.model = "bert";
-    expect_error(&s, path, "tokenizer.ggml.model 'bert' is not supported", "another tokenizer model is refused");
+    s = good, s.model = "no-such-model";
+    expect_error(&s, path, "tokenizer.ggml.model 'no-such-model' is not supported", "another tokenizer model is refused");
     static const char *const merges_bad[] = {"a a", "a zz"};
     s = good, s.merges = merges_bad, s.n_merges = 2;
     expect_error(&s, path, "merge 1 ('a zz') uses or makes a token not in the vocabulary", "merge of an unknown token");
@@ -1058,6 +1145,7 @@ static void run_handmade(void)
     expect_error(&s, path, "token 0 has type 9", "unknown token type");
     run_spm_handmade(path);
     run_gemma4_handmade(path);
+    run_wpm_handmade(path);
     remove(path);
 }
 

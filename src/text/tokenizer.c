@@ -1,5 +1,5 @@
 /* tokenizer.c - byte-level BPE and SentencePiece-style BPE from GGUF
- * metadata (see tokenizer.h). */
+ * metadata (see tokenizer.h); WordPiece's words are in wordpiece.c. */
 #include "tokenizer.h"
 
 #include <stdarg.h>
@@ -8,6 +8,7 @@
 
 #include "pretokenizer.h"
 #include "unicode.h"
+#include "wordpiece.h"
 
 /* Token texts that llama.cpp always treats as control tokens (by name), and
  * the subset that ends generation. Mirrors llama-vocab.cpp. */
@@ -81,7 +82,7 @@ static int on_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
 static uint64_t value_bytes(const GgufKV *kv) { return kv->value_end - kv->value_offset; }
 
 /* Checks the header-level facts; sets *kind, *spm_texts (Tokenizer.spm_texts)
- * and *pretok (-1 for SPM and gemma4). */
+ * and *pretok (-1 for SPM, gemma4 and WPM). */
 static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *spm_texts, int *pretok, GgufError *err)
 {
     if (!m->has_model) return fail(err, g, 0, 0, "tokenizer.ggml.model is missing (no tokenizer in this file)");
@@ -90,19 +91,20 @@ static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *spm_texts
     if (is_string && strcmp(m->model, "gpt2") == 0) *kind = TOKENIZER_BPE, *spm_texts = 0;
     else if (is_string && strcmp(m->model, "llama") == 0) *kind = TOKENIZER_SPM;
     else if (is_string && strcmp(m->model, "gemma4") == 0) *kind = TOKENIZER_BPE;
+    else if (is_string && strcmp(m->model, "bert") == 0) *kind = TOKENIZER_WPM;
     else {
         fail(err, g, m->model_kv.file_index, m->model_kv.value_offset,
              "tokenizer.ggml.model '%s' is not supported (supported: 'gpt2' byte-level BPE, "
-             "'llama' SentencePiece BPE, 'gemma4' BPE on SentencePiece-style texts)", m->model);
+             "'llama' SentencePiece BPE, 'gemma4' BPE on SentencePiece-style texts, 'bert' WordPiece)", m->model);
         err->status = PITH_UNSUPPORTED;
         return -1;
     }
     *pretok = -1;
     if (!*spm_texts) {
-        /* SPM has no pre-tokenizer: llama.cpp ignores tokenizer.ggml.pre
-         * there, and for gemma4 it sets "gemma4" whatever the file says
-         * (gemma4_fragment). Without the key llama.cpp splits with its
-         * "default". */
+        /* SPM and WPM have no pre-tokenizer: llama.cpp ignores
+         * tokenizer.ggml.pre there, and for gemma4 it sets "gemma4"
+         * whatever the file says (gemma4_fragment). Without the key
+         * llama.cpp splits with its "default". */
         if (m->has_pre && m->pre_kv.type != GGUF_TYPE_STRING)
             return fail(err, g, m->pre_kv.file_index, m->pre_kv.value_offset, "tokenizer.ggml.pre is not a string");
         *pretok = pretok_find(m->has_pre ? m->pre : NULL);
@@ -144,6 +146,7 @@ static int meta_check(const TokMeta *m, const Gguf *g, int *kind, int *spm_texts
                         (unsigned long long)k->arr_len, (unsigned long long)m->tokens.arr_len);
         return 0;
     }
+    if (*kind == TOKENIZER_WPM) return 0; /* no merges, no scores */
     if (!m->has_merges) return fail(err, g, 0, 0, "tokenizer.ggml.merges is missing (needed by BPE)");
     k = &m->merges;
     if (k->type != GGUF_TYPE_ARRAY || k->arr_type != GGUF_TYPE_STRING)
@@ -166,7 +169,7 @@ static uint64_t hash_slots(uint64_t n)
 static uint64_t read_buffer_bytes(const Gguf *g, const TokMeta *m, int kind)
 {
     const GgufKV *kvs[3] = {&m->tokens, m->has_token_type ? &m->token_type : NULL,
-                            kind == TOKENIZER_SPM ? &m->scores : &m->merges};
+                            kind == TOKENIZER_SPM ? &m->scores : kind == TOKENIZER_BPE ? &m->merges : NULL};
     uint64_t most = 0;
     for (int i = 0; i < 3; i++) {
         if (!kvs[i] || g->files[kvs[i]->file_index].map) continue;
@@ -180,13 +183,13 @@ static uint64_t merge_count(const TokMeta *m, int kind) { return kind == TOKENIZ
 
 /* Scratch per encode: special_at (4/byte), word (3/byte: a space can grow
  * to U+2581, invalid UTF-8 to U+FFFD), 7 symbol arrays of 4 bytes indexed
- * by word bytes. */
-static void plan_scratch(Plan *p, uint64_t max_text)
+ * by word bytes (BPE and SPM; WordPiece has no symbols). */
+static void plan_scratch(Plan *p, uint64_t max_text, int kind)
 {
     uint64_t n = max_text + 1;
     plan_add(p, "tokenizer special marks", plan_mul(p, n, 4));
     plan_add(p, "tokenizer word", plan_mul(p, n, 3));
-    plan_add(p, "tokenizer bpe symbols", plan_mul(p, plan_mul(p, n, 3), 7 * 4));
+    if (kind != TOKENIZER_WPM) plan_add(p, "tokenizer bpe symbols", plan_mul(p, plan_mul(p, n, 3), 7 * 4));
 }
 
 int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
@@ -216,17 +219,22 @@ int tokenizer_plan(Gguf *g, uint64_t max_text_bytes, Plan *p, GgufError *err)
     }
     uint64_t rb = read_buffer_bytes(g, &m, kind);
     if (rb) plan_add(p, "tokenizer file read", rb);
-    plan_scratch(p, max_text_bytes);
+    plan_scratch(p, max_text_bytes, kind);
     return 0;
 }
 
 /* ---- hashing --------------------------------------------------------------- */
 
+/* FNV-1a, a byte at a time (so WordPiece hashes every prefix in one pass) */
+#define FNV_START 1469598103934665603ull
+static uint64_t fnv_step(uint64_t h, uint8_t c) { return (h ^ c) * 1099511628211ull; }
+static uint64_t fnv_end(uint64_t h) { return h ^ (h >> 29); }
+
 static uint64_t hash_bytes(const uint8_t *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
-    return h ^ (h >> 29);
+    uint64_t h = FNV_START;
+    for (size_t i = 0; i < n; i++) h = fnv_step(h, s[i]);
+    return fnv_end(h);
 }
 
 /* A table of token texts: offsets into bytes, and an open-addressing hash
@@ -250,10 +258,10 @@ static TextTable raw_table(const Tokenizer *t)
     return x;
 }
 
-/* Slot of the text s[0..n): where it is, or the empty slot it would take. */
-static uint64_t table_slot(const TextTable *x, const uint8_t *s, size_t n)
+/* Slot of the text s[0..n) with hash h: where it is, or the empty slot it would take. */
+static uint64_t table_slot_hashed(const TextTable *x, uint64_t h, const uint8_t *s, size_t n)
 {
-    uint64_t i = hash_bytes(s, n) & x->mask;
+    uint64_t i = h & x->mask;
     for (;;) {
         uint32_t v = x->hash[i];
         if (v == 0) return i;
@@ -261,6 +269,11 @@ static uint64_t table_slot(const TextTable *x, const uint8_t *s, size_t n)
         if (x->off[id + 1] - x->off[id] == n && memcmp(x->bytes + x->off[id], s, n) == 0) return i;
         i = (i + 1) & x->mask;
     }
+}
+
+static uint64_t table_slot(const TextTable *x, const uint8_t *s, size_t n)
+{
+    return table_slot_hashed(x, hash_bytes(s, n), s, n);
 }
 
 static int32_t table_find(const TextTable *x, const uint8_t *s, size_t n)
@@ -293,6 +306,21 @@ static int32_t find_raw(const Tokenizer *t, const uint8_t *s, size_t n)
 static int32_t find_merge_text(const Tokenizer *t, const uint8_t *s, size_t n)
 {
     return t->spm_texts ? find_raw(t, s, n) : find_bytes(t, s, n);
+}
+
+/* WPM: every prefix up to the longest token, hashed as it grows. */
+int32_t tokenizer_longest_stored_prefix(const Tokenizer *t, const uint8_t *s, size_t n, size_t *len)
+{
+    TextTable x = raw_table(t);
+    int32_t best = -1;
+    uint64_t h = FNV_START;
+    if (n > t->max_token_len) n = t->max_token_len;
+    for (size_t k = 0; k < n; k++) {
+        h = fnv_step(h, s[k]);
+        int32_t id = (int32_t)x.hash[table_slot_hashed(&x, fnv_end(h), s, k + 1)] - 1;
+        if (id >= 0) best = id, *len = k + 1;
+    }
+    return best;
 }
 
 static uint64_t merge_slot(uint64_t key, uint64_t mask) { return (key * 0x9E3779B97F4A7C15ull >> 20) & mask; }
@@ -425,13 +453,18 @@ static int load_tokens(Tokenizer *t, Gguf *g, const TokMeta *m, uint8_t *rbuf, G
             dst[0] = (uint8_t)(hexval(s[3]) * 16 + hexval(s[4])); /* "<0xAB>" */
             dn = 1;
         } else if (t->spm_texts) {
-            dn = spm_unescape(s, (size_t)len, dst);
+            dn = spm_unescape(s, (size_t)len, dst); /* WPM: "\u2581the" is " the", "##ing" was stored "ing" */
         } else {
             dn = bytelevel_decode(t, s, (size_t)len, dst);
         }
         out += dn;
         t->piece_off[id + 1] = (uint32_t)out;
         if (dn > t->max_piece) t->max_piece = (uint32_t)dn;
+        if (len > t->max_token_len) t->max_token_len = (uint32_t)len;
+        if (t->kind == TOKENIZER_WPM && len > WORDPIECE_TOKEN_MAX)
+            return fail(err, g, k->file_index, k->value_offset + pos,
+                        "token %d is %llu bytes (WordPiece tokens: at most %d)", id, (unsigned long long)len,
+                        WORDPIECE_TOKEN_MAX);
         table_insert(&pieces, (uint32_t)id);
         if (t->spm_texts) {
             memcpy(t->raw_bytes + raw_out, s, (size_t)len);
@@ -594,6 +627,8 @@ static int carve_scratch(Tokenizer *t, uint64_t max_text, Arena *a)
     uint64_t n = max_text + 1, w = 3 * n;
     t->special_at = arena_take(a, n * 4);
     t->word = arena_take(a, n * 3);
+    t->max_text = max_text;
+    if (t->kind == TOKENIZER_WPM) return t->special_at && t->word ? 0 : -1;
     int32_t *s = arena_take(a, w * 7 * 4);
     if (!t->special_at || !t->word || !s) return -1;
     t->sym_id = s;
@@ -603,7 +638,6 @@ static int carve_scratch(Tokenizer *t, uint64_t max_text, Arena *a)
     t->heap = s + 4 * w;
     t->heap_pos = s + 5 * w;
     t->pair_rank = (uint32_t *)(s + 6 * w);
-    t->max_text = max_text;
     return 0;
 }
 
@@ -619,7 +653,8 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
         if (kv) meta_take(&m, g, kv);
     }
     if (meta_check(&m, g, &t->kind, &t->spm_texts, &t->pretok, err) != 0) return -1;
-    int spm = t->kind == TOKENIZER_SPM, gemma4 = !spm && t->spm_texts;
+    int spm = t->kind == TOKENIZER_SPM, wpm = t->kind == TOKENIZER_WPM;
+    int gemma4 = t->kind == TOKENIZER_BPE && t->spm_texts;
 
     /* sizes exactly as tokenizer_plan added them */
     uint64_t n = m.tokens.arr_len, nm = merge_count(&m, t->kind);
@@ -653,26 +688,33 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
         (rb && !rbuf))
         return fail(err, g, 0, 0, "tokenizer: arena too small (planner bug)");
 
-    /* llama.cpp's defaults for the llama model, then the file's ids */
-    t->bos = spm && n > 1 ? 1 : -1;
+    /* llama.cpp's defaults for the llama and bert models (an id past the
+     * vocabulary is none), then the file's ids */
+    t->bos = spm && n > 1 ? 1 : wpm && n > 101 ? 101 : -1;
     t->eos = spm && n > 2 ? 2 : -1;
-    t->unk = spm ? 0 : -1;
+    t->unk = spm ? 0 : wpm && n > 100 ? 100 : -1;
+    t->sep = wpm && n > 102 ? 102 : -1;
     uint64_t v;
     if (gguf_get_uint(g, "tokenizer.ggml.bos_token_id", &v) == 0) t->bos = v < n ? (int32_t)v : -1;
     if (gguf_get_uint(g, "tokenizer.ggml.eos_token_id", &v) == 0) t->eos = v < n ? (int32_t)v : -1;
     if (gguf_get_uint(g, "tokenizer.ggml.unknown_token_id", &v) == 0) t->unk = v < n ? (int32_t)v : -1;
+    if (wpm && gguf_get_uint(g, "tokenizer.ggml.seperator_token_id", &v) == 0) t->sep = v < n ? (int32_t)v : -1;
     if (gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos) != 0)
-        t->add_bos = spm ? 1 : t->pre ? pretok_add_bos(t->pre) : 0;
+        t->add_bos = spm || wpm ? 1 : t->pre ? pretok_add_bos(t->pre) : 0;
     if (gemma4) t->add_bos = 1; /* llama.cpp forces it for Gemma 4, whatever the file says */
+    /* BERT's normalizer (llama.cpp reads it for every model; only WPM uses it) */
+    if (gguf_get_bool(g, "tokenizer.ggml.normalizer.lowercase", &t->lowercase) != 0) t->lowercase = 1;
+    if (gguf_get_bool(g, "tokenizer.ggml.normalizer.strip_accents", &t->strip_accents) != 0)
+        t->strip_accents = t->lowercase;
     t->add_space_prefix = 0;
     if (spm && gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix) != 0) t->add_space_prefix = 1;
 
     build_byte_alphabet(t);
     if (load_types(t, g, &m, rbuf, err) != 0) return -1;
     if (load_tokens(t, g, &m, rbuf, err) != 0) return -1;
-    if (t->spm_texts) {
+    if (t->spm_texts && !wpm) {
         if (spm_byte_tokens(t, g, &m, err) != 0) return -1;
-    } else {
+    } else if (!wpm) {
         /* a byte without a token (-1) stays a symbol no merge takes and
          * gives no id, as in llama.cpp (falcon's vocabulary has no 0x03) */
         for (int b = 0; b < 256; b++) {
@@ -680,7 +722,7 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
             t->byte_token[b] = find_bytes(t, &c, 1);
         }
     }
-    if ((spm ? load_scores(t, g, &m, rbuf, err) : load_merges(t, g, &m, rbuf, err)) != 0) return -1;
+    if (spm ? load_scores(t, g, &m, rbuf, err) != 0 : !wpm && load_merges(t, g, &m, rbuf, err) != 0) return -1;
 
     mark_named_tokens(t);
     for (int32_t id = 0; id < t->n_vocab; id++)
@@ -1078,9 +1120,11 @@ int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_speci
         }
         size_t j = i;
         while (j < len && t->special_at[j] == -1) j++;
-        int r = t->kind == TOKENIZER_SPM ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
-                : t->spm_texts           ? gemma4_fragment(t, s, i, j, ids, cap, &n_out)
-                                         : bpe_fragment(t, s, i, j, ids, cap, &n_out);
+        int r = t->kind == TOKENIZER_SPM
+                    ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
+                : t->kind == TOKENIZER_WPM ? wordpiece_fragment(t, s, i, j, ids, cap, &n_out)
+                : t->spm_texts             ? gemma4_fragment(t, s, i, j, ids, cap, &n_out)
+                                           : bpe_fragment(t, s, i, j, ids, cap, &n_out);
         if (r != 0) return -1;
         after_special = 0;
         i = j;
@@ -1090,20 +1134,20 @@ int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_speci
 
 int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t *ids, int cap)
 {
+    /* WPM: [CLS] first and [SEP] last, always, as llama.cpp's add_special does there */
+    int wpm = t->kind == TOKENIZER_WPM, sep = wpm && t->sep >= 0;
     if (cap < 1) return -1;
-    int n = tokenizer_encode(t, text, len, 1, ids + 1, cap - 1);
+    int n = tokenizer_encode(t, text, len, 1, ids + 1, cap - 1 - sep);
     if (n < 0) return -1;
-    if (t->add_bos && t->bos >= 0 && !(n > 0 && ids[1] == t->bos)) {
-        ids[0] = t->bos;
-        return n + 1;
-    }
-    memmove(ids, ids + 1, (size_t)n * sizeof *ids);
+    if (t->bos >= 0 && (wpm || (t->add_bos && !(n > 0 && ids[1] == t->bos)))) ids[0] = t->bos, n++;
+    else memmove(ids, ids + 1, (size_t)n * sizeof *ids);
+    if (sep) ids[n++] = t->sep;
     return n;
 }
 
 const char *tokenizer_model_name(const Tokenizer *t)
 {
-    return t->kind == TOKENIZER_SPM ? "llama" : t->spm_texts ? "gemma4" : "gpt2";
+    return t->kind == TOKENIZER_SPM ? "llama" : t->kind == TOKENIZER_WPM ? "bert" : t->spm_texts ? "gemma4" : "gpt2";
 }
 
 /* ---- streaming decoder ----------------------------------------------------- */

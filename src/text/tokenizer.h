@@ -1,17 +1,17 @@
 /* This folder: src/text/ - text in and out: the tokenizers and their
  * Unicode tables, chat templates, JSON, the sampler. May call src/arena/,
  * src/gguf/ (the vocabulary's metadata) and port/. */
-/* tokenizer.h - the three tokenizer models of llama.cpp that the llama,
- * Qwen and Gemma 4 families use, read from GGUF metadata, with llama.cpp's
- * behaviour as the reference:
+/* tokenizer.h - the tokenizer models of llama.cpp that the llama, Qwen and
+ * Gemma 4 families and the BERT embedding models use, read from GGUF
+ * metadata, with llama.cpp's behaviour as the reference:
  *
  * "gpt2" (byte-level BPE: Qwen2/2.5/3, Llama 3, SmolLM):
  *   1. special/added tokens (control, user-defined, unknown) are found in
  *      the text first, longest token first, as llama.cpp does;
- *   2. the text between them is split by the pre-tokenizer regex of the
- *      model (tokenizer.ggml.pre), written by hand: "qwen2", "llama-bpe"
- *      (also "llama3", "llama-v3"), "smollm" and "gpt-2"; any other name is
- *      refused by name;
+ *   2. the text between them is split by the pre-tokenizer of the model
+ *      (tokenizer.ggml.pre): one of llama.cpp's names, a row of the table in
+ *      pretokenizer.c (llama.cpp's "default" without the key); any other
+ *      name is refused by name;
  *   3. each piece is turned into bytes, one byte token per byte, and merged
  *      by BPE in rank order (lowest rank first, leftmost on a tie). With the
  *      llama3 pre-tokenizers a piece that is itself a token is not merged
@@ -59,6 +59,26 @@
  *   U+2581 is a space, <0xNN> is that byte. llama.cpp's clean_spaces (on
  *   for gemma4) only applies in its whole-text detokenize, not to the
  *   pieces generation streams, so it is not applied here.
+ * "bert" (WordPiece: bge, nomic-embed-text, all-MiniLM; llama.cpp's
+ * llm_tokenizer_wpm_session, in wordpiece.c):
+ *   1. special tokens are found as above;
+ *   2. BERT's normalizer, per code point (invalid UTF-8 is U+FFFD): with
+ *      strip_accents, the first code point of its NFD decomposition (one
+ *      code point for one, as llama.cpp: e-acute -> e, a Hangul syllable ->
+ *      its leading consonant); white space ends a word; NUL, U+FFFD and
+ *      control characters (Cc Cf Co Cs) are dropped, and with strip_accents
+ *      the marks (M*) too; with lowercase, the simple lowercase mapping;
+ *      punctuation (P*), ASCII symbols and CJK ideographs are words of their
+ *      own. tokenizer.ggml.normalizer.lowercase defaults to on, and
+ *      .strip_accents to lowercase's value (llama.cpp's defaults);
+ *   3. each word gets U+2581 in front (BERT's "##" continuations are stored
+ *      without it, word starts with it) and is cut greedily, longest token
+ *      first; a word with a position no token starts is [UNK] alone.
+ *   [CLS] is bos (default id 101), [SEP] sep (102), [UNK] 100; with
+ *   special tokens added (tokenizer_encode_prompt) the ids are [CLS] ...
+ *   [SEP], whatever add_bos_token says, as llama.cpp's add_special.
+ *   Decoding: U+2581 is a space (" hello", "ing"); llama.cpp's
+ *   detokenize() also drops spaces before ?!., (clean_spaces): not done here.
  *
  * llama.cpp's lstrip/rstrip token attributes are only set by model name for
  * a few models (jina, phi-3, modern-bert), so they are not applied: text
@@ -68,8 +88,8 @@
  * the arena exists; tokenizer_load() carves exactly those sizes. Decoded
  * token bytes are written once into the arena and a hash table maps them to
  * ids; BPE merges become a hash table (id, id) -> (rank, merged id); SPM
- * and gemma4 keep the token texts as stored (with U+2581) in a second hash
- * table; SPM keeps each token's score as a sortable key. */
+ * and gemma4 and WPM keep the token texts as stored (with U+2581) in a
+ * second hash table, and SPM each token's score as a sortable key. */
 #ifndef PITH_TOKENIZER_H
 #define PITH_TOKENIZER_H
 
@@ -99,15 +119,19 @@ typedef struct {
 } TokMerge;
 
 /* Tokenizer models (Tokenizer.kind). */
-enum { TOKENIZER_BPE = 1, TOKENIZER_SPM = 2 };
+enum { TOKENIZER_BPE = 1, TOKENIZER_SPM = 2, TOKENIZER_WPM = 3 };
 
 typedef struct {
     int32_t n_vocab;
-    int kind;                 /* TOKENIZER_BPE ("gpt2", "gemma4") or TOKENIZER_SPM ("llama") */
+    int kind;                 /* TOKENIZER_BPE ("gpt2", "gemma4"), TOKENIZER_SPM ("llama") or
+                                 TOKENIZER_WPM ("bert") */
     int spm_texts;            /* token texts are SentencePiece-style (raw UTF-8, U+2581 for a space,
-                                 <0xNN> byte tokens): SPM and gemma4's BPE; 0 for byte-level BPE */
-    int32_t bos, eos;         /* -1 when the model has none */
-    int32_t unk;              /* unknown token (SPM: default 0), -1 if none */
+                                 <0xNN> byte tokens): SPM, gemma4's BPE and WPM; 0 for byte-level BPE */
+    int32_t bos, eos;         /* -1 when the model has none (WPM: bos is [CLS], default 101) */
+    int32_t unk;              /* unknown token (SPM: default 0, WPM: 100), -1 if none */
+    int32_t sep;              /* WPM: [SEP], put last by tokenizer_encode_prompt (default 102); else -1 */
+    int lowercase, strip_accents; /* WPM normalizer: tokenizer.ggml.normalizer.lowercase (default 1),
+                                     .strip_accents (default: lowercase's value) */
     int add_bos;              /* callers put bos first: tokenizer.ggml.add_bos_token, else
                                  llama.cpp's default (1 for SPM and the llama3 pre-tokenizers);
                                  always 1 for gemma4 */
@@ -116,6 +140,7 @@ typedef struct {
     int pretok;               /* BPE: row of the pre-tokenizer table; -1 for SPM and gemma4 */
     Pretokenizer *pre;        /* that row compiled (in the arena); NULL for SPM and gemma4 */
     uint32_t max_piece;       /* longest decoded piece, bytes */
+    uint32_t max_token_len;   /* longest stored token text, bytes */
     uint64_t max_text;        /* planned longest text, bytes */
 
     uint8_t *attr;            /* n_vocab TOKEN_* bits */
@@ -141,7 +166,7 @@ typedef struct {
     uint8_t *word;            /* BPE: bytes of one pre-token (invalid bytes -> EF BF BD;
                                  gemma4: the whole fragment, spaces as U+2581);
                                  SPM: one fragment with U+2581 for its spaces */
-    int32_t *sym_id, *sym_prev, *sym_next, *pair_merged, *heap, *heap_pos; /* by word byte */
+    int32_t *sym_id, *sym_prev, *sym_next, *pair_merged, *heap, *heap_pos; /* by word byte (not WPM) */
     uint32_t *pair_rank;      /* BPE: merge rank; SPM: score key of the pair's token */
 } Tokenizer;
 
@@ -165,13 +190,15 @@ int tokenizer_load(Tokenizer *t, Gguf *g, uint64_t max_text_bytes, Arena *a, Ggu
  * ids, or -1 if len is more than planned or cap is too small. At most
  * 3 * len + 1 ids are produced, except by an SPM vocabulary without a U+2581
  * token: each space, and each one it puts in front of a fragment, is then
- * 3 byte tokens (real SPM vocabularies have the token). */
+ * 3 byte tokens (real SPM vocabularies have the token), and by a WPM one
+ * whose tokens cut U+2581 itself apart (none does). */
 int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_special, int32_t *ids, int cap);
 /* As tokenizer_encode with parse_special, for a prompt fed from the start
  * of the context: puts t->bos first when the model asks for it (add_bos)
  * and the text does not already start with it (a chat template that
  * writes "<|begin_of_text|>" itself), as llama.cpp's prompt handling ends
- * up with exactly one BOS. Returns the number of ids or -1 as above. */
+ * up with exactly one BOS. WPM: [CLS] first and [SEP] last, always (one
+ * more id). Returns the number of ids or -1 as above. */
 int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t *ids, int cap);
 
 /* Pre-token boundaries of text[0..len) under the named BPE pre-tokenizer
@@ -179,7 +206,7 @@ int tokenizer_encode_prompt(Tokenizer *t, const char *text, size_t len, int32_t 
  * writes the end offset of each piece to ends and returns their number, or
  * -1 if the name is unknown or cap is too small. For tests and tools. */
 int tokenizer_pretokenize(const char *pre_name, const char *text, size_t len, uint32_t *ends, int cap);
-/* The tokenizer model's name: "gpt2", "llama" or "gemma4". */
+/* The tokenizer model's name: "gpt2", "llama", "gemma4" or "bert". */
 const char *tokenizer_model_name(const Tokenizer *t);
 
 /* The decoded bytes of a token (not NUL-terminated), or NULL if id is out of

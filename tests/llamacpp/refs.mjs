@@ -10,6 +10,8 @@
 //   logits MODEL IDS OUT    every position's logits, as logits.mjs
 //   greedy MODEL IDS N OUT  N greedy tokens "id:gap,...", as greedy.mjs
 //   tokenize MODEL TEXTS.json OUT  one line of ids per text, as tokenize.mjs
+//   detokenize MODEL IDS.json OUT  a JSON string per list of ids (IDS.json: an
+//                           array of arrays), llama_detokenize with special tokens
 // The settings are those of logits.mjs and greedy.mjs: F32 KV cache, no
 // flash attention, one thread.
 import {getLlama} from "node-llama-cpp";
@@ -71,6 +73,13 @@ async function tokenize(modelPath, textsPath) {
         .map(text => Array.from(model.tokenize(text, true)).join(" ") + "\n").join("");
 }
 
+async function detokenize(modelPath, idsPath) {
+    const st = statSync(modelPath), key = `${modelPath}\t${st.size}\t${st.mtimeMs}`;
+    if (!vocabs.has(key)) vocabs.set(key, await llama.loadModel({modelPath, vocabOnly: true}));
+    const model = vocabs.get(key);
+    return JSON.parse(readFileSync(idsPath, "utf8")).map(ids => JSON.stringify(model.detokenize(ids, true)) + "\n").join("");
+}
+
 // The answer, once OUT is written: one line.
 function done(text) {
     process.stdout.write("refs: " + text.replace(/\n/g, " ") + "\n");
@@ -81,8 +90,9 @@ for await (const line of createInterface({input: process.stdin})) {
     const f = line.split("\t");
     const out = f[f.length - 1];
     try {
-        const ids = f[0] === "tokenize" ? [] : f[2].split(",").map(Number);
+        const ids = f[0] === "tokenize" || f[0] === "detokenize" ? [] : f[2].split(",").map(Number);
         if (f[0] === "tokenize" && f.length === 4) writeFileSync(out, await tokenize(f[1], f[2]));
+        else if (f[0] === "detokenize" && f.length === 4) writeFileSync(out, await detokenize(f[1], f[2]));
         else if (f[0] === "logits" && f.length === 4) writeFileSync(out, await logits(f[1], ids));
         else if (f[0] === "greedy" && f.length === 5) writeFileSync(out, await greedy(f[1], ids, Number(f[3])));
         else throw new Error(`bad request '${line.slice(0, 200)}'`);

@@ -4,6 +4,7 @@
  *   ggufedit IN OUT [edits...]
  *     --set-u32 KEY N        set (or add) an unsigned 32-bit key
  *     --set-str KEY TEXT     set (or add) a string key
+ *     --set-bool KEY 0|1     set (or add) a bool key
  *     --drop-key KEY         leave a key out
  *     --drop-tensor NAME     leave a tensor out
  *     --nan NAME             every element of an F32/F16 tensor becomes NaN
@@ -71,6 +72,7 @@ static int on_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
     if ((e = find("--drop-key", kv->key))) return e->used = 1, 0;
     if ((e = find("--set-u32", kv->key))) return e->used = 1, gw_kv_u32(w, kv->key, (uint32_t)strtoul(e->value, NULL, 10)), 0;
     if ((e = find("--set-str", kv->key))) return e->used = 1, gw_kv_str(w, kv->key, e->value), 0;
+    if ((e = find("--set-bool", kv->key))) return e->used = 1, gw_kv_bool(w, kv->key, atoi(e->value) != 0), 0;
     if ((e = find("--shrink-array", kv->key))) {
         e->used = 1;
         uint64_t n = strtoull(e->value, NULL, 10);
@@ -134,13 +136,14 @@ static int on_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) die("usage: ggufedit IN OUT [--set-u32 K N] [--set-str K S] [--drop-key K] [--drop-tensor T] "
+    if (argc < 3) die("usage: ggufedit IN OUT [--set-u32 K N] [--set-str K S] [--set-bool K 0|1] [--drop-key K] [--drop-tensor T] "
                       "[--nan T] [--nan-row T ROW] [--inf T] [--shrink-array K N]", NULL);
     for (int i = 3; i < argc; i++) {
         if (n_edits == MAX_EDITS) die("too many edits", NULL);
         Edit *e = &edits[n_edits++];
         e->op = argv[i];
-        int two = !strcmp(e->op, "--set-u32") || !strcmp(e->op, "--set-str") || !strcmp(e->op, "--shrink-array") ||
+        int two = !strcmp(e->op, "--set-u32") || !strcmp(e->op, "--set-str") || !strcmp(e->op, "--set-bool") ||
+                  !strcmp(e->op, "--shrink-array") ||
                   !strcmp(e->op, "--nan-row");
         int one = !strcmp(e->op, "--drop-key") || !strcmp(e->op, "--drop-tensor") || !strcmp(e->op, "--nan") ||
                   !strcmp(e->op, "--inf");
@@ -161,6 +164,7 @@ int main(int argc, char **argv)
         if (e->used) continue;
         if (!strcmp(e->op, "--set-u32")) gw_kv_u32(w, e->name, (uint32_t)strtoul(e->value, NULL, 10)), e->used = 1;
         else if (!strcmp(e->op, "--set-str")) gw_kv_str(w, e->name, e->value), e->used = 1;
+        else if (!strcmp(e->op, "--set-bool")) gw_kv_bool(w, e->name, atoi(e->value) != 0), e->used = 1;
     }
     if (gguf_walk(&g, &t_cb, &err) != 0) die(err.msg, NULL);
     for (int i = 0; i < n_edits; i++)

@@ -3,9 +3,11 @@
  *   tokenize_files [--no-special | --prompt | --decode | --round-trip] VOCAB.gguf FILE...
  *   tokenize_files --vectors [--round-trip] VOCAB.gguf FILE.inp
  *   tokenize_files --info VOCAB.gguf
+ *   tokenize_files --pieces VOCAB.gguf
  *
  * Prints one line per FILE, as `pith tokenize VOCAB --file FILE` does (the
- * ids space separated, special tokens parsed): the same tokenizer calls,
+ * ids space separated, special tokens parsed unless --no-special, as llama.cpp's
+ * test vectors were made): the same tokenizer calls,
  * without loading a vocabulary of 200,000 pieces again for every text
  * (tests/t_tokenize_bpe.sh compares hundreds of texts under ASan).
  * --no-special: special tokens as plain text (llama.cpp's test-tokenizer-0).
@@ -19,6 +21,7 @@
  * "__ggml_vocab_test__"), special tokens not parsed, as test-tokenizer-0.
  * --info: one line "model M bos B eos E add_bos A eog ID...": what the
  * tokenizer read and decided, to compare with llama.cpp's.
+ * --pieces: every token's piece (tokenizer_piece) in hex, a line per id.
  * Exit status 2 with one line on a read or load error. */
 #include <stdint.h>
 #include <stdio.h>
@@ -119,17 +122,18 @@ static int round_trips(const Tokenizer *tok, const int32_t *ids, int n, const ch
 
 int main(int argc, char **argv)
 {
-    int parse_special = 1, prompt = 0, decode = 0, info = 0, vectors = 0, round_trip = 0;
+    int parse_special = 1, prompt = 0, decode = 0, info = 0, vectors = 0, round_trip = 0, pieces = 0;
     if (argc > 1 && strcmp(argv[1], "--no-special") == 0) parse_special = 0, argc--, argv++;
     else if (argc > 1 && strcmp(argv[1], "--prompt") == 0) prompt = 1, argc--, argv++;
     else if (argc > 1 && strcmp(argv[1], "--decode") == 0) decode = 1, argc--, argv++;
     else if (argc > 1 && strcmp(argv[1], "--info") == 0) info = 1, argc--, argv++;
+    else if (argc > 1 && strcmp(argv[1], "--pieces") == 0) pieces = 1, argc--, argv++;
     else if (argc > 1 && strcmp(argv[1], "--vectors") == 0) vectors = 1, parse_special = 0, argc--, argv++;
     if (argc > 1 && strcmp(argv[1], "--round-trip") == 0) round_trip = 1, argc--, argv++;
-    if (info ? argc != 2 : vectors ? argc != 3 : argc < 3) {
+    if (info || pieces ? argc != 2 : vectors ? argc != 3 : argc < 3) {
         fprintf(stderr, "usage: tokenize_files [--no-special | --prompt | --decode | --round-trip] VOCAB.gguf FILE...\n"
                         "       tokenize_files --vectors [--round-trip] VOCAB.gguf FILE.inp\n"
-                        "       tokenize_files --info VOCAB.gguf\n");
+                        "       tokenize_files --info | --pieces VOCAB.gguf\n");
         return 2;
     }
     int n_files = argc - 2;
@@ -179,6 +183,12 @@ int main(int argc, char **argv)
     if (!base || gguf_index(&g, &arena, &err) != 0 || tokenizer_load(&tok, &g, max_len, &arena, &err) != 0) {
         fprintf(stderr, "tokenize_files: %s\n", base ? err.msg : "cannot map the arena");
         return 2;
+    }
+    for (int32_t id = 0; pieces && id < tokenizer_n_vocab(&tok); id++) {
+        size_t len;
+        const char *p = tokenizer_piece(&tok, id, &len);
+        for (size_t i = 0; i < len; i++) printf("%02x", (unsigned char)p[i]);
+        printf("\n");
     }
     if (info) {
         printf("model %s bos %d eos %d add_bos %d eog", tokenizer_model_name(&tok), tokenizer_bos(&tok),
