@@ -1000,6 +1000,7 @@ static void run_gemma4_handmade(const char *path)
               r ? l.err : "loaded");
         if (r == 0) unload(&l);
     }
+}
 
 /* A small WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] (control),
  * then the pieces below (U+2581 starts a word, as convert_hf_to_gguf.py
