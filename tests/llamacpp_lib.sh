@@ -5,6 +5,7 @@
 #   ref_logits MODEL IDS OUT      llama.cpp's logits of every position into OUT
 #   ref_greedy MODEL IDS N OUT    its N greedy tokens "id:gap,..." into OUT
 #   ref_tokenize VOCAB TEXTS.json OUT   its ids of each text (special tokens parsed), a line each
+#   ref_info VOCAB OUT            "bos B eos E add_bos A eog ID...", as tokenize_files --info
 #   ref_detokenize VOCAB IDS.json OUT   its text of each list of ids (IDS.json: an array
 #                                 of arrays; special tokens as text), a JSON string a line
 # Each returns 0, or 1 with the reason in $TMP/ref.err.
@@ -43,4 +44,5 @@ ref_request() {
 ref_logits() { ref_request "$3" "$(printf 'logits\t%s\t%s\t%s' "$1" "$2" "$3")"; }
 ref_greedy() { ref_request "$4" "$(printf 'greedy\t%s\t%s\t%s\t%s' "$1" "$2" "$3" "$4")"; }
 ref_tokenize() { ref_request "$3" "$(printf 'tokenize\t%s\t%s\t%s' "$1" "$2" "$3")"; }
+ref_info() { ref_request "$2" "$(printf 'info\t%s\t%s' "$1" "$2")"; }
 ref_detokenize() { ref_request "$3" "$(printf 'detokenize\t%s\t%s\t%s' "$1" "$2" "$3")"; }

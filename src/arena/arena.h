@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define ARENA_ALIGN 64   /* cache line; also enough for any SIMD load */
-#define PLAN_MAX_ITEMS 48
+#define PLAN_MAX_ITEMS 64  /* about 40 rows and one KV cache per slot (ENGINE_MAX_SLOTS 16) */
 
 typedef struct {
     const char *what;   /* static string naming the buffer */

@@ -309,7 +309,7 @@ static int32_t find_merge_text(const Tokenizer *t, const uint8_t *s, size_t n)
 }
 
 /* WPM: every prefix up to the longest token, hashed as it grows. */
-int32_t tokenizer_longest_stored_prefix(const Tokenizer *t, const uint8_t *s, size_t n, size_t *len)
+static int32_t longest_stored_prefix(const Tokenizer *t, const uint8_t *s, size_t n, size_t *len)
 {
     TextTable x = raw_table(t);
     int32_t best = -1;
@@ -1122,7 +1122,7 @@ int tokenizer_encode(Tokenizer *t, const char *text, size_t len, int parse_speci
         while (j < len && t->special_at[j] == -1) j++;
         int r = t->kind == TOKENIZER_SPM
                     ? spm_fragment(t, s, i, j, t->add_space_prefix && after_special, ids, cap, &n_out)
-                : t->kind == TOKENIZER_WPM ? wordpiece_fragment(t, s, i, j, ids, cap, &n_out)
+                : t->kind == TOKENIZER_WPM ? wordpiece_fragment(t, s, i, j, longest_stored_prefix, ids, cap, &n_out)
                 : t->spm_texts             ? gemma4_fragment(t, s, i, j, ids, cap, &n_out)
                                            : bpe_fragment(t, s, i, j, ids, cap, &n_out);
         if (r != 0) return -1;

@@ -51,12 +51,13 @@ static int push(int32_t id, int32_t *ids, int cap, int *n_out)
 /* w[0..n): U+2581 and a word. Longest token at each position; if some
  * position has none, the word is the unknown token alone (nothing if the
  * vocabulary has none: llama.cpp would give the id -1). */
-static int match_word(const Tokenizer *t, const uint8_t *w, size_t n, int32_t *ids, int cap, int *n_out)
+static int match_word(const Tokenizer *t, WordpiecePrefix longest, const uint8_t *w, size_t n, int32_t *ids, int cap,
+                      int *n_out)
 {
     int start = *n_out;
     for (size_t i = 0; i < n;) {
         size_t len;
-        int32_t id = tokenizer_longest_stored_prefix(t, w + i, n - i, &len);
+        int32_t id = longest(t, w + i, n - i, &len);
         if (id < 0) {
             *n_out = start;
             break;
@@ -70,7 +71,8 @@ static int match_word(const Tokenizer *t, const uint8_t *w, size_t n, int32_t *i
 /* The word is built in t->word after U+2581. Each character there takes at
  * most 1.5 times its bytes in the text (gen_unicode_fold.py checks the
  * mappings), so one word fits the 3 bytes per text byte of t->word. */
-int wordpiece_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int32_t *ids, int cap, int *n_out)
+int wordpiece_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, WordpiecePrefix longest, int32_t *ids,
+                       int cap, int *n_out)
 {
     uint8_t *w = t->word;
     size_t wn = 3;
@@ -96,7 +98,7 @@ int wordpiece_fragment(Tokenizer *t, const uint8_t *s, size_t a, size_t b, int32
         }
         /* the word ends at a space, and before and after a word of its own */
         if (space || alone || after_alone) {
-            if (wn > 3 && match_word(t, w, wn, ids, cap, n_out) != 0) return -1;
+            if (wn > 3 && match_word(t, longest, w, wn, ids, cap, n_out) != 0) return -1;
             wn = 3;
         }
         after_alone = alone;

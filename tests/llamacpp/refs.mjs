@@ -65,19 +65,32 @@ async function greedy(modelPath, ids, n) {
 // 128,000-200,000 pieces, a few CPU seconds to load each time): keyed by
 // path, size and modification time.
 const vocabs = new Map();
-async function tokenize(modelPath, textsPath) {
+async function vocab(modelPath) {
     const st = statSync(modelPath), key = `${modelPath}\t${st.size}\t${st.mtimeMs}`;
     if (!vocabs.has(key)) vocabs.set(key, await llama.loadModel({modelPath, vocabOnly: true}));
-    const model = vocabs.get(key);
+    return vocabs.get(key);
+}
+
+async function tokenize(modelPath, textsPath) {
+    const model = await vocab(modelPath);
     return JSON.parse(readFileSync(textsPath, "utf8"))
         .map(text => Array.from(model.tokenize(text, true)).join(" ") + "\n").join("");
 }
 
 async function detokenize(modelPath, idsPath) {
-    const st = statSync(modelPath), key = `${modelPath}\t${st.size}\t${st.mtimeMs}`;
-    if (!vocabs.has(key)) vocabs.set(key, await llama.loadModel({modelPath, vocabOnly: true}));
-    const model = vocabs.get(key);
+    const model = await vocab(modelPath);
     return JSON.parse(readFileSync(idsPath, "utf8")).map(ids => JSON.stringify(model.detokenize(ids, true)) + "\n").join("");
+}
+
+// What llama.cpp makes of a vocabulary, as tests/tools/tokenize_files --info
+// prints pith's: "bos B eos E add_bos A eog ID..." (add_bos: whether a prompt
+// gets BOS; eog: every id that ends generation).
+async function info(modelPath) {
+    const model = await vocab(modelPath);
+    const n = model.fileInfo.metadata.tokenizer.ggml.tokens.length, eog = [];
+    for (let id = 0; id < n; id++) if (model.isEogToken(id)) eog.push(id);
+    return `bos ${model.tokens.bos ?? -1} eos ${model.tokens.eos ?? -1} ` +
+           `add_bos ${model.tokens.shouldPrependBosToken ? 1 : 0} eog ${eog.join(" ")}\n`;
 }
 
 // The answer, once OUT is written: one line.
@@ -90,8 +103,9 @@ for await (const line of createInterface({input: process.stdin})) {
     const f = line.split("\t");
     const out = f[f.length - 1];
     try {
-        const ids = f[0] === "tokenize" || f[0] === "detokenize" ? [] : f[2].split(",").map(Number);
+        const ids = ["tokenize", "detokenize", "info"].includes(f[0]) ? [] : f[2].split(",").map(Number);
         if (f[0] === "tokenize" && f.length === 4) writeFileSync(out, await tokenize(f[1], f[2]));
+        else if (f[0] === "info" && f.length === 3) writeFileSync(out, await info(f[1]));
         else if (f[0] === "detokenize" && f.length === 4) writeFileSync(out, await detokenize(f[1], f[2]));
         else if (f[0] === "logits" && f.length === 4) writeFileSync(out, await logits(f[1], ids));
         else if (f[0] === "greedy" && f.length === 5) writeFileSync(out, await greedy(f[1], ids, Number(f[3])));
