@@ -58,6 +58,20 @@ for u in $UNSUPPORTED; do
     else not_ok "$name: $(head -c 300 "$TMP/err")"; fi
 done
 
+# bos, eos, add_bos and the ids that end generation, as llama.cpp decides
+# them (Gemma 4's: t_tokenize_gemma4.sh, which loads its 262k tokens anyway)
+bad=0 n_info=0
+for vocab in "$M"/ggml-vocab-*.gguf; do
+    case $vocab in *gemma-4*|*nomic-bert-moe*) continue ;; esac
+    n_info=$((n_info + 1))
+    got=$("$TOKF" --info "$vocab" 2>&1 | sed 's/^model [^ ]* //')
+    if ! ref_info "$vocab" "$TMP/info"; then bad=$((bad + 1)); not_ok "$vocab: llama.cpp: $(tail -c 300 "$TMP/ref.err")"
+    elif [ "$got" != "$(cat "$TMP/info")" ]; then
+        bad=$((bad + 1)); not_ok "$(basename "$vocab"): pith '$got' llama.cpp '$(cat "$TMP/info")'"
+    fi
+done
+[ "$bad" -eq 0 ] && ok "$n_info vocabularies: bos, eos, add_bos and the end-of-generation ids are llama.cpp's"
+
 # ---- 2. and 3.: against llama.cpp ----
 cat >"$TMP/hand.json" <<'JSON'
 ["Hello world", " Hello  world ", "HelloWorld camelCase snake_case SCREAMING_CASE XMLHttpRequest iPhone",

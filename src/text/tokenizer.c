@@ -17,14 +17,19 @@ static const char *const eog_names[] = {
     "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
     "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
     /* FIM pad, repo and file separator tokens also end generation */
-    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>",
-    "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>",
+    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+    "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>",
     "<|file_sep|>",
+    "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>", /* <｜end▁of▁sentence｜>: DeepSeek's */
+    "[e~[", /* MiniMax's */
 };
 static const char *const control_names[] = {
-    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<PRE>",
-    "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<SUF>",
-    "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<MID>",
+    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<PRE>", "<|code_prefix|>", "<|prefix|>",
+    "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<SUF>", "<|code_suffix|>", "<|suffix|>",
+    "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<MID>", "<|code_middle|>", "<|middle|>",
+    /* DeepSeek's <｜fim▁begin｜>, <｜fim▁hole｜>, <｜fim▁end｜> */
+    "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>",
+    "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>",
 };
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
