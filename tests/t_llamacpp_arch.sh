@@ -139,6 +139,23 @@ compare gemma3-f16 F16 "" $GEMMA --type f16 --seed 71
 compare gemma3-q8_0 QUANT "" $GEMMA --type q8_0 --seed 72
 greedy gemma3-q8_0 0.3 ""
 compare gemma3-q4_k_m QUANT "" $GEMMA --type q4_k_m --seed 73
+# Gemma 3 4B-27B: linear RoPE scaling (rope.scaling.type linear, factor 8)
+# on the global layers only, as llama.cpp applies it; the scaling matters:
+# the same weights without it are outside the class of llama.cpp's logits.
+compare gemma3-linear8-f16 F16 "" $GEMMA --rope-linear 8 --type f16 --seed 76
+if "$MK" "$TMP/gemma3-unscaled.gguf" $GEMMA --type f16 --seed 76 >/dev/null 2>&1 &&
+        "$FWD" logits "$TMP/gemma3-unscaled.gguf" --prompt-ids "$IDS" --out "$TMP/unscaled.f32" --kv-type f32 >/dev/null 2>&1 &&
+        ! "$CMP" --ref "$TMP/gemma3-linear8-f16.ref.f32" --class F16 \
+            --vocab "$("$PITH" inspect "$TMP/gemma3-unscaled.gguf" --tensors | awk '$1 == "token_embd.weight" { print $4 }')" \
+            "$TMP/unscaled.f32" >"$TMP/cmp" 2>&1; then
+    ok "gemma3: without the scaling, outside the class ($(sed 's/^[^ ]* //' "$TMP/cmp" | head -c 120))"
+else not_ok "gemma3: the linear scaling made no difference: $(head -c 300 "$TMP/cmp")"; fi
+# other scalings (yarn, ...) are still refused by name
+build/rel/tools/ggufedit "$TMP/gemma3-linear8-f16.gguf" "$TMP/gemma3-yarn.gguf" --set-str gemma3.rope.scaling.type yarn \
+    >/dev/null 2>&1 || not_ok "ggufedit: rope.scaling.type yarn"
+if "$PITH" run "$TMP/gemma3-yarn.gguf" -p hi -n 1 >/dev/null 2>"$TMP/err"; then not_ok "gemma3 with yarn scaling: not refused"
+elif grep -q "gemma3.rope.scaling.type 'yarn' is not supported" "$TMP/err"; then ok "gemma3 with yarn scaling: refused by name"
+else not_ok "gemma3 with yarn scaling: $(head -c 300 "$TMP/err")"; fi
 # F32 weights: llama.cpp computes GELU through an F16 table, so its own
 # logits move by ~1.3e-4 of the largest between a whole-prompt step and one
 # token at a time on 6 such layers (rounding flips): the F32 class holds on

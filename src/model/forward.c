@@ -411,9 +411,11 @@ static void rope_fill(const Model *m, Workspace *ws, uint64_t t0, uint64_t t1)
     double freq[FORWARD_MAX_HEAD_DIM / 2]; /* a table's frequencies, once for the tokens */
     for (uint32_t k = 0; k < layer_rope_tables(c); k++) {
         rope_freqs(freq, c->n_rot, k ? c->rope_base_swa : c->rope_base);
+        /* linear scaling divides the positions of the global layers' table (0) */
+        double scale = k ? 1.0 : (double)c->rope_freq_scale;
         for (uint64_t t = t0; t < t1; t++) {
             float *cs = ws->rope + (t * layer_rope_tables(c) + k) * c->n_rot;
-            rope_angles(cs, c->n_rot, (double)ws->tok_pos[t], freq, m->rope_freqs);
+            rope_angles(cs, c->n_rot, (double)ws->tok_pos[t] * scale, freq, m->rope_freqs);
             if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
                 for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
         }

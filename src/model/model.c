@@ -221,6 +221,7 @@ typedef struct {
     char arch[64];
     int have_arch;
     int keys_before_arch;   /* "<x>.*" keys came before general.architecture: walk again */
+    int rope_scaling_none;  /* rope.scaling.type is "none": a factor does not apply */
     int rescan;             /* this is that second walk */
     int keys_done;          /* the configuration is complete (at the first tensor) */
     int have[K_COUNT];
@@ -370,10 +371,11 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
     if (strncmp(kv->key, w->arch, alen) != 0 || kv->key[alen] != '.') return 0;
     const char *suffix = kv->key + alen + 1;
     if (strcmp(suffix, "rope.scaling.type") == 0) {
-        /* scaled RoPE (linear, yarn, ...) would silently change every position */
+        /* linear scaling is done; others (yarn, ...) would silently change every position */
         char type[32];
         int64_t len = gguf_kv_string(g, kv, type, sizeof type);
-        if (len < 0 || (strcmp(type, "none") != 0)) {
+        w->rope_scaling_none = len >= 0 && strcmp(type, "none") == 0;
+        if (len < 0 || (strcmp(type, "none") != 0 && strcmp(type, "linear") != 0)) {
             snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s '%s' is not supported yet", w->path,
                      (unsigned long long)kv->value_offset, kv->key, len < 0 ? "?" : type);
             err->status = PITH_UNSUPPORTED;
@@ -506,13 +508,12 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     cfg->rope_base_swa = w->have[K_ROPE_BASE_SWA] ? (float)w->val[K_ROPE_BASE_SWA] : 10000.0f;
     cfg->logit_softcap = w->have[K_SOFTCAP] ? (float)w->val[K_SOFTCAP] : 0.0f;
     cfg->n_ctx_orig = w->have[K_ROPE_ORIG_CTX] ? (uint32_t)w->val[K_ROPE_ORIG_CTX] : cfg->n_ctx_train;
-    /* a scaling factor without a type is linear scaling to llama.cpp */
-    if (w->have[K_ROPE_SCALE] && w->val[K_ROPE_SCALE] != 0.0 && w->val[K_ROPE_SCALE] != 1.0) {
-        snprintf(err->msg, sizeof err->msg, "%s: %s.rope.scaling.factor = %g: scaled RoPE is not supported yet",
-                 w->path, w->arch, w->val[K_ROPE_SCALE]);
-        err->status = PITH_UNSUPPORTED;
-        return -1;
-    }
+    /* linear scaling, as llama.cpp: a factor (with type linear, or no type)
+     * divides the positions; type none turns it off. Windowed layers keep
+     * theirs unscaled (llama.cpp's rope_freq_scale_train_swa, 1). */
+    cfg->rope_freq_scale = 1.0f;
+    if (w->have[K_ROPE_SCALE] && w->val[K_ROPE_SCALE] != 0.0 && !w->rope_scaling_none)
+        cfg->rope_freq_scale = (float)(1.0 / w->val[K_ROPE_SCALE]);
     if (w->n_kv_per_layer && w->n_kv_per_layer != cfg->n_layer) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv has %llu entries for %u layers", w->path,
                  w->arch, (unsigned long long)w->n_kv_per_layer, cfg->n_layer);

@@ -152,6 +152,8 @@ typedef struct {
     uint32_t n_rot;       /* rope.dimension_count: elements of a head that rotate (= head_dim, but
                              for an arch with partial_rope: the first n_rot, the rest pass through) */
     float rope_attn_factor; /* rope.scaling.attn_factor (default 1): scales the rotated elements */
+    float rope_freq_scale; /* 1 / rope.scaling.factor with linear scaling (default 1): positions are
+                              multiplied by it in the global layers' RoPE (not the windowed ones) */
     uint32_t n_ctx_orig;  /* rope.scaling.original_context_length (default context_length): with
                              rope_factors, a context above it takes the long factors */
     uint8_t has[LT_COUNT];/* the layers have this tensor (required ones, and optional ones present) */

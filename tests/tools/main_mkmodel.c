@@ -6,6 +6,7 @@
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
  *               [--rope-dim N] [--rope-freqs] [--rope-factors ORIG_CTX] [--bias]
  *               [--window N] [--swa-pattern P] [--softcap C] [--attn-layers L,L,...] [--conv-l N]
+ *               [--rope-linear F]
  *               [--ssm-kheads N] [--ssm-vheads N] [--ssm-state N] [--ssm-conv N] [--full-attn N]
  *               [--recurrent-layers] [--pre NAME]
  *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
@@ -22,7 +23,9 @@
  * architecture, not a key). gemma3 has qwen3's q/k norms and norms after
  * attention and the FFN; --window N writes attention.sliding_window (and
  * rope.freq_base_swa 10000), --swa-pattern P the pattern key (else
- * llama.cpp's default 6), --softcap C final_logit_softcapping. lfm2 has
+ * llama.cpp's default 6), --softcap C final_logit_softcapping;
+ * --rope-linear F writes rope.scaling.type linear and rope.scaling.factor F
+ * (any architecture; Gemma 3 4B-27B have factor 8). lfm2 has
  * short-convolution layers (shortconv.conv/in_proj/out_proj, kernel of
  * --conv-l taps, default 3) except the attention layers of --attn-layers
  * (default LFM2-350M's 2,5,8,10,12,14 below --layers), which have qwen3's
@@ -320,7 +323,7 @@ int main(int argc, char **argv)
     int q4_k_m = 0;
     uint64_t split = 1;
     int tied = 1, rope_freqs = 0, bias = 0;
-    uint64_t rope_dim = 0, rope_factors_orig = 0, window = 0, swa_pattern = 0, softcap = 0;
+    uint64_t rope_dim = 0, rope_factors_orig = 0, window = 0, swa_pattern = 0, softcap = 0, rope_linear = 0;
     const char *attn_layers = "2,5,8,10,12,14";
     uint64_t conv_l = 3;
     /* qwen35: the DeltaNet layers (Qwen3.5-0.8B: 16 key and 16 value heads of 128, kernel 4, attention every 4) */
@@ -339,6 +342,7 @@ int main(int argc, char **argv)
         NUM("--layers", layers) NUM("--embd", embd) NUM("--ff", ff) NUM("--heads", heads) NUM("--kv-heads", kv_heads)
         NUM("--head-dim", head_dim) NUM("--vocab", vocab) NUM("--ctx", ctx) NUM("--seed", seed) NUM("--split", split)
         NUM("--rope-dim", rope_dim) NUM("--window", window) NUM("--swa-pattern", swa_pattern) NUM("--softcap", softcap)
+        NUM("--rope-linear", rope_linear)
         NUM("--conv-l", conv_l)
         NUM("--ssm-kheads", ssm_kheads) NUM("--ssm-vheads", ssm_vheads) NUM("--ssm-state", ssm_state)
         NUM("--ssm-conv", ssm_conv) NUM("--full-attn", full_attn)
@@ -456,6 +460,10 @@ int main(int argc, char **argv)
         gw_kv_u32(w, key(arch, "rope.scaling.original_context_length"), (uint32_t)rope_factors_orig);
         gw_kv_f32(w, key(arch, "rope.scaling.attn_factor"),
                   scale > 1.0 ? (float)sqrt(1.0 + log(scale) / log((double)rope_factors_orig)) : 1.0f);
+    }
+    if (rope_linear) { /* as Gemma 3 4B-27B's files: linear scaling, factor 8 */
+        gw_kv_str(w, key(arch, "rope.scaling.type"), "linear");
+        gw_kv_f32(w, key(arch, "rope.scaling.factor"), (float)rope_linear);
     }
     if (strcmp(arch, "phi3") == 0) gw_kv_u32(w, key(arch, "attention.sliding_window"), 0); /* as Phi-4's converter */
     if (window) { /* Gemma 3: local layers on base 10000, the global ones on rope.freq_base */
