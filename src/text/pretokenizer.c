@@ -248,18 +248,24 @@ static size_t space_piece(const Text *x, size_t p)
     return j;
 }
 
+/* End of a contraction '[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD] at p, or p. */
+static size_t contraction_end(const Text *x, size_t p)
+{
+    size_t n = x->end - p;
+    if (n < 2 || x->s[p] != '\'') return p;
+    int a = lower(x->s[p + 1]), b = n >= 3 ? lower(x->s[p + 2]) : 0;
+    if (a == 's' || a == 't' || a == 'm' || a == 'd') return p + 2;
+    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return p + 3;
+    return p;
+}
+
 /* llama3 family: end of the pre-token that starts at p (the first
  * alternative that matches, as a backtracking regex engine picks it). */
 static size_t llama3_next(const Text *x, size_t p, int max_digits)
 {
     int cls, cls2;
-    size_t n = x->end - p;
-    /* (?i:'s|'t|'re|'ve|'m|'ll|'d) */
-    if (x->s[p] == '\'' && n >= 2) {
-        int a = lower(x->s[p + 1]), b = n >= 3 ? lower(x->s[p + 2]) : 0;
-        if (a == 's' || a == 't' || a == 'm' || a == 'd') return p + 2;
-        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return p + 3;
-    }
+    size_t c = contraction_end(x, p); /* (?i:'s|'t|'re|'ve|'m|'ll|'d) */
+    if (c > p) return c;
     int l = char_at(x, p, &cls);
     /* [^\r\n\p{L}\p{N}]?\p{L}+ (qwen35: [\p{L}\p{M}]+; a mark is itself such a run) */
     size_t q = p;
@@ -318,16 +324,6 @@ static size_t gpt2_next(const Text *x, size_t p)
  * upper and lower), and a mark (\p{M}) is not part of a word but
  * punctuation. These are the pieces that backtracking regex gives. */
 
-/* End of a contraction '[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD] at p, or p. */
-static size_t contraction_end(const Text *x, size_t p)
-{
-    size_t n = x->end - p;
-    if (n < 2 || x->s[p] != '\'') return p;
-    int a = lower(x->s[p + 1]), b = n >= 3 ? lower(x->s[p + 2]) : 0;
-    if (a == 's' || a == 't' || a == 'm' || a == 'd') return p + 2;
-    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return p + 3;
-    return p;
-}
 
 /* End of the word at q (a letter): the letters alternatives of the regex.
  * An "upper" run (anything but a-z) is taken greedily; a "lower" run
@@ -335,13 +331,14 @@ static size_t contraction_end(const Text *x, size_t p)
  * regex backtracks to the last non-ASCII letter of the run, which serves
  * as the lower run; with none there (capitals only) the second
  * alternative takes the capitals. */
-static size_t gpt4o_word_end(const Text *x, size_t q)
+/* End of the run from e of ASCII letters in [lo, hi] and non-ASCII letters;
+ * *after_wide: the end of its last non-ASCII letter (unchanged if none). */
+static size_t case_run(const Text *x, size_t e, uint8_t lo, uint8_t hi, size_t *after_wide)
 {
-    size_t e = q, after_last_wide = 0;
     int cls;
-    while (e < x->end) { /* the upper run: A-Z and non-ASCII letters */
+    while (e < x->end) {
         uint8_t c = x->s[e];
-        if (c >= 'A' && c <= 'Z') {
+        if (c >= lo && c <= hi) {
             e++;
             continue;
         }
@@ -349,23 +346,17 @@ static size_t gpt4o_word_end(const Text *x, size_t q)
         int l = char_at(x, e, &cls);
         if (cls != UCLASS_LETTER) break;
         e += (size_t)l;
-        after_last_wide = e;
+        *after_wide = e;
     }
-    if (e < x->end && x->s[e] >= 'a' && x->s[e] <= 'z') {
-        while (e < x->end) { /* the lower run: a-z and non-ASCII letters */
-            uint8_t c = x->s[e];
-            if (c >= 'a' && c <= 'z') {
-                e++;
-                continue;
-            }
-            if (c < 0x80) break;
-            int l = char_at(x, e, &cls);
-            if (cls != UCLASS_LETTER) break;
-            e += (size_t)l;
-        }
-    } else if (after_last_wide) {
-        e = after_last_wide;
-    }
+    return e;
+}
+
+static size_t gpt4o_word_end(const Text *x, size_t q)
+{
+    size_t after_last_wide = 0, ignored;
+    size_t e = case_run(x, q, 'A', 'Z', &after_last_wide); /* the upper run */
+    if (e < x->end && x->s[e] >= 'a' && x->s[e] <= 'z') e = case_run(x, e, 'a', 'z', &ignored); /* the lower run */
+    else if (after_last_wide) e = after_last_wide;
     return contraction_end(x, e);
 }
 
