@@ -196,6 +196,27 @@ greedy lfm2-q8_0 0.3 ""
 compare lfm2-q4_k_m QUANT "" $LFM --type q4_k_m --seed 84
 # kernels of 5 taps (a state of 4 per channel, deeper than a step of 1 or 3)
 compare lfm2-l5-f32 F32 "" $LFM --conv-l 5 --attn-layers 1,3 --layers 4 --seed 85
+# LFM2.5's attention.sliding_window: every attention layer sees the last 8
+# positions (rings), with the model's one RoPE base (llama.cpp ignores
+# rope.freq_base_swa here, which mkmodel writes); without the window the
+# same weights fall outside the class
+compare lfm2-window8-f32 F32 "" $LFM --window 8 --seed 86
+greedy lfm2-window8-f32 1e-3 ""
+compare lfm2-window8-q8_0 QUANT "" $LFM --window 8 --type q8_0 --seed 87
+if "$MK" "$TMP/lfm2-nowindow.gguf" $LFM --seed 86 >/dev/null 2>&1 &&
+        "$FWD" logits "$TMP/lfm2-nowindow.gguf" --prompt-ids "$IDS" --out "$TMP/nowindow.f32" --kv-type f32 >/dev/null 2>&1 &&
+        ! "$CMP" --ref "$TMP/lfm2-window8-f32.ref.f32" --class F32 \
+            --vocab "$("$PITH" inspect "$TMP/lfm2-nowindow.gguf" --tensors | awk '$1 == "token_embd.weight" { print $4 }')" \
+            "$TMP/nowindow.f32" >"$TMP/cmp" 2>&1; then
+    ok "lfm2: without the window, outside the class ($(sed 's/^[^ ]* //' "$TMP/cmp" | head -c 120))"
+else not_ok "lfm2: the window made no difference: $(head -c 300 "$TMP/cmp")"; fi
+# the plan: rings of window + batch - 1 rows for the 6 attention layers
+"$PITH" run "$TMP/lfm2-window8-f32.gguf" -p hi --plan -c 256 -b 32 >"$TMP/plan" 2>&1
+if grep -q "kv cache, windowed layers (ring) *119808 bytes" "$TMP/plan" && ! grep -q "^  kv cache  " "$TMP/plan"; then
+    ok "lfm2 window 8 --plan: rings of 39 rows for the 6 attention layers, no full cache"
+else
+    not_ok "lfm2 window 8 --plan: $(grep -E 'kv|conv' "$TMP/plan")"
+fi
 . tests/lfm2_lib.sh
 
 # Qwen3.5-0.8B: 24 layers (attention in every fourth), 8 q heads on 2 kv
@@ -212,6 +233,19 @@ compare qwen35-f16 F16 "" $Q35 --type f16 --untied --seed 83
 compare qwen35-q8_0 QUANT "" $Q35 --type q8_0 --seed 84
 greedy qwen35-q8_0 0.3 ""
 compare qwen35-q4_k_m QUANT "" $Q35 --type q4_k_m --seed 85
+# a file that keeps the multi-token prediction block (nextn_predict_layers 1,
+# block_count 9, as llama.cpp's converter writes Qwen3.5 by default): the
+# block is left unused, by llama.cpp as by pith; its trunk is qwen35-f32's
+# (mkmodel writes the block last), so pith's logits are those bit for bit
+compare qwen35-mtp-f32 F32 "" $Q35 --seed 81 --mtp 1 --recurrent-layers
+if cmp -s "$TMP/qwen35-mtp-f32.f32" "$TMP/qwen35-f32.f32"; then
+    ok "qwen35 with an MTP block: the trunk's logits, bit for bit"
+else not_ok "qwen35 with an MTP block: logits differ from the same trunk without it"; fi
+"$PITH" run "$TMP/qwen35-mtp-f32.gguf" -p hi --plan -c 256 >"$TMP/plan" 2>&1
+"$PITH" run "$TMP/qwen35-f32.gguf" -p hi --plan -c 256 >"$TMP/plan0" 2>&1
+if grep -q "^decision:" "$TMP/plan" && [ "$(grep -E '^  (kv|norm|layer|recurrent)' "$TMP/plan")" = "$(grep -E '^  (kv|norm|layer|recurrent)' "$TMP/plan0")" ]; then
+    ok "qwen35 with an MTP block --plan: nothing planned for it (mapped, never read)"
+else not_ok "qwen35 MTP --plan: $(grep -E '^  (kv|norm|layer|recurrent)|decision' "$TMP/plan" | head -c 300)"; fi
 IDS=$SAVED_IDS
 # the plan: a recurrent state per sequence (6 DeltaNet layers x (3 x 1536
 # conv inputs + 4 heads x (128 x 128 + 1)) floats), a KV cache for the 2
@@ -273,8 +307,10 @@ check "qwen35 with attention.recurrent_layers matching the interval runs" "$PITH
 # (t_robust.sh runs the ASan one)
 ED=${ED:-build/rel/tools/ggufedit}
 Q35F=$TMP/qwen35-f32.gguf
-"$ED" "$Q35F" "$TMP/q35-nextn.gguf" --set-u32 qwen35.nextn_predict_layers 1 >/dev/null 2>&1
-expect_fail2 "qwen35 with multi-token prediction layers is refused" "$PITH" run "$TMP/q35-nextn.gguf" -p hi
+"$ED" "$Q35F" "$TMP/q35-nextn.gguf" --set-u32 qwen35.nextn_predict_layers 8 >/dev/null 2>&1
+expect_fail2 "qwen35 whose multi-token prediction layers are all its blocks is refused" "$PITH" run "$TMP/q35-nextn.gguf" -p hi
+"$ED" "$TMP/smollm3-f32.gguf" "$TMP/smol-nextn.gguf" --set-u32 smollm3.nextn_predict_layers 1 >/dev/null 2>&1
+expect_fail2 "smollm3 with multi-token prediction layers is refused" "$PITH" run "$TMP/smol-nextn.gguf" -p hi
 "$ED" "$TMP/q35-pattern.gguf" "$TMP/q35-pattern-bad.gguf" --set-u32 qwen35.full_attention_interval 4 >/dev/null 2>&1
 expect_fail2 "qwen35 whose attention.recurrent_layers is not the interval's pattern is refused" "$PITH" run "$TMP/q35-pattern-bad.gguf" -p hi
 "$ED" "$Q35F" "$TMP/q35-sections.gguf" --shrink-array qwen35.rope.dimension_sections 1 >/dev/null 2>&1

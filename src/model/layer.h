@@ -124,18 +124,19 @@ void layer_rows(Workspace *ws, const Weight *w, int mid, const float *x, uint64_
  * (w[i]->rows apart). */
 void layer_rows_group(const Step *s, const Weight *const *w, float *const *out, int nw, int ith, int nth);
 /* RoPE tables per token, filled once per step (forward.c: rope_fill): one,
- * or two when windowed layers have a base of their own (table
+ * or two when windowed layers have a base of their own (ATTN_SWA: table
  * model_layer_swa(c, layer)). */
 static inline uint32_t layer_rope_tables(const ModelConfig *c)
 {
-    return c->n_swa ? 2 : 1;
+    return c->n_swa && c->arch->attn == ATTN_SWA ? 2 : 1;
 }
 
 /* Token t's RoPE table for layer `layer`. */
 static inline const float *layer_rope(const Model *m, const Workspace *ws, uint32_t layer, uint64_t t)
 {
     const ModelConfig *c = &m->cfg;
-    return ws->rope + (t * layer_rope_tables(c) + (uint32_t)model_layer_swa(c, layer)) * c->n_rot;
+    uint32_t n = layer_rope_tables(c);
+    return ws->rope + (t * n + (n == 2 ? (uint32_t)model_layer_swa(c, layer) : 0)) * c->n_rot;
 }
 
 #endif

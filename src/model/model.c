@@ -57,8 +57,9 @@ static const ArchInfo arch_table[] = {
      .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R, [LT_ATTN_POST_NORM] = R, [LT_FFN_POST_NORM] = R},
      .embd_scale = 1},
     /* LFM2: short-convolution layers (head_count_kv[l] = 0) among
-     * attention layers with q/k norms; the final norm is token_embd_norm */
-    {.name = "lfm2", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     * attention layers with q/k norms, all windowed when the file has a
+     * sliding_window (LFM2.5); the final norm is token_embd_norm */
+    {.name = "lfm2", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_SWA_ALL,
      .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R, [LT_CONV] = R, [LT_CONV_IN] = R, [LT_CONV_OUT] = R},
      .shortconv = 1, .output_norm = "token_embd_norm.weight"},
     /* Qwen3.5: the attention layers (A) have qwen3's q/k norms, q and its
@@ -70,7 +71,7 @@ static const ArchInfo arch_table[] = {
                [LT_K] = A, [LT_V] = A, [LT_OUT] = A, [LT_GATE] = R, [LT_UP] = R, [LT_DOWN] = R,
                [LT_SSM_QKV] = D, [LT_SSM_Z] = D, [LT_SSM_BETA] = D, [LT_SSM_ALPHA] = D, [LT_SSM_OUT] = D,
                [LT_SSM_CONV] = D, [LT_SSM_DT] = D, [LT_SSM_A] = D, [LT_SSM_NORM] = D},
-     .partial_rope = 1},
+     .partial_rope = 1, .mtp_layers = 1},
 };
 #undef LLAMA_LAYER
 #undef R
@@ -421,12 +422,6 @@ static int finish_deltanet(ConfigWalk *w, GgufError *err)
             snprintf(err->msg, sizeof err->msg, "%s: missing key %s.%s", w->path, w->arch, config_keys[need[i]].suffix);
             return -1;
         }
-    if (w->have[K_NEXTN] && w->val[K_NEXTN] > 0) {
-        snprintf(err->msg, sizeof err->msg, "%s: %s.nextn_predict_layers = %g: multi-token prediction layers are not supported yet",
-                 w->path, w->arch, w->val[K_NEXTN]);
-        err->status = PITH_UNSUPPORTED;
-        return -1;
-    }
     cfg->ssm_d_conv = (uint32_t)w->val[K_SSM_CONV];
     cfg->ssm_d_state = (uint32_t)w->val[K_SSM_STATE];
     cfg->ssm_n_k = (uint32_t)w->val[K_SSM_GROUPS];
@@ -445,8 +440,10 @@ static int finish_deltanet(ConfigWalk *w, GgufError *err)
         return -1;
     }
     if (w->have_recur_layers) {
-        int bad = (uint32_t)w->have_recur_layers != cfg->n_layer;
-        for (uint32_t l = 0; !bad && l < cfg->n_layer; l++) bad = !w->recur_layers[l] != !model_layer_recurrent(cfg, l);
+        /* an entry per block, the multi-token prediction layers' 0 */
+        int bad = (uint32_t)w->have_recur_layers != cfg->n_layer + cfg->n_layer_mtp;
+        for (uint32_t l = 0; !bad && l < (uint32_t)w->have_recur_layers; l++)
+            bad = !w->recur_layers[l] != !(l < cfg->n_layer && model_layer_recurrent(cfg, l));
         if (bad) {
             snprintf(err->msg, sizeof err->msg,
                      "%s: byte %llu: %s.attention.recurrent_layers: a pattern other than attention every %u layers is not "
@@ -491,6 +488,16 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
         }
     }
     cfg->n_layer = (uint32_t)w->val[K_BLOCKS];
+    if (w->have[K_NEXTN] && w->val[K_NEXTN] > 0) {
+        if (!cfg->arch->mtp_layers || w->val[K_NEXTN] >= cfg->n_layer) {
+            snprintf(err->msg, sizeof err->msg, "%s: %s.nextn_predict_layers = %g: multi-token prediction layers %s", w->path,
+                     w->arch, w->val[K_NEXTN], cfg->arch->mtp_layers ? "must be fewer than the blocks" : "are not supported");
+            if (!cfg->arch->mtp_layers) err->status = PITH_UNSUPPORTED;
+            return -1;
+        }
+        cfg->n_layer_mtp = (uint32_t)w->val[K_NEXTN];
+        cfg->n_layer -= cfg->n_layer_mtp;
+    }
     cfg->n_embd = (uint32_t)w->val[K_EMBD];
     cfg->n_ff = (uint32_t)w->val[K_FF];
     cfg->n_head = (uint32_t)w->val[K_HEADS];
@@ -500,10 +507,11 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     cfg->norm_eps = (float)w->val[K_EPS];
     cfg->rope_attn_factor = w->have[K_ROPE_ATTN_FACTOR] ? (float)w->val[K_ROPE_ATTN_FACTOR] : 1.0f;
     /* a window only where the architecture has one (Phi-3 files carry a
-     * sliding_window that llama.cpp ignores, and so does pith) */
-    if (cfg->arch->attn == ATTN_SWA && w->have[K_SWA] && w->val[K_SWA] > 0) {
+     * sliding_window that llama.cpp ignores, and so does pith); LFM2.5's
+     * applies to every attention layer */
+    if (cfg->arch->attn != ATTN_FULL && w->have[K_SWA] && w->val[K_SWA] > 0) {
         cfg->n_swa = (uint32_t)w->val[K_SWA];
-        cfg->swa_pattern = w->have[K_SWA_PATTERN] ? (uint32_t)w->val[K_SWA_PATTERN] : 6;
+        if (cfg->arch->attn == ATTN_SWA) cfg->swa_pattern = w->have[K_SWA_PATTERN] ? (uint32_t)w->val[K_SWA_PATTERN] : 6;
     }
     cfg->rope_base_swa = w->have[K_ROPE_BASE_SWA] ? (float)w->val[K_ROPE_BASE_SWA] : 10000.0f;
     cfg->logit_softcap = w->have[K_SOFTCAP] ? (float)w->val[K_SOFTCAP] : 0.0f;
@@ -514,9 +522,9 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     cfg->rope_freq_scale = 1.0f;
     if (w->have[K_ROPE_SCALE] && w->val[K_ROPE_SCALE] != 0.0 && !w->rope_scaling_none)
         cfg->rope_freq_scale = (float)(1.0 / w->val[K_ROPE_SCALE]);
-    if (w->n_kv_per_layer && w->n_kv_per_layer != cfg->n_layer) {
+    if (w->n_kv_per_layer && w->n_kv_per_layer != cfg->n_layer + cfg->n_layer_mtp) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv has %llu entries for %u layers", w->path,
-                 w->arch, (unsigned long long)w->n_kv_per_layer, cfg->n_layer);
+                 w->arch, (unsigned long long)w->n_kv_per_layer, cfg->n_layer + cfg->n_layer_mtp);
         return -1;
     }
     if (model_conv_before(cfg, cfg->n_layer)) {
@@ -525,12 +533,6 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
             return -1;
         }
         cfg->conv_l = (uint32_t)w->val[K_CONV_L];
-    }
-    if (cfg->arch->shortconv && w->have[K_SWA] && w->val[K_SWA] > 0) {
-        snprintf(err->msg, sizeof err->msg, "%s: %s.attention.sliding_window = %g: windowed attention in %s is not supported yet",
-                 w->path, w->arch, w->val[K_SWA], w->arch);
-        err->status = PITH_UNSUPPORTED;
-        return -1;
     }
     if (cfg->n_head_kv > cfg->n_head || cfg->n_head % cfg->n_head_kv != 0) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv = %u does not divide head_count = %u",
@@ -580,7 +582,7 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
  * (a matrix), output_norm, rope_freqs where allowed; anything else has no
  * use (refused: an unused tensor means a variant of the architecture that
  * pith would silently get wrong). */
-enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS, ROLE_ROPE_FACTORS };
+enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS, ROLE_ROPE_FACTORS, ROLE_UNUSED };
 
 /* Layers that must have tensor i (if the rule requires it): those of the
  * kind (attention or recurrent) its part and rule name, or all. */
@@ -606,7 +608,9 @@ static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
     uint64_t layer = 0;
     int digits = 0;
     while (*p >= '0' && *p <= '9' && digits < 10) layer = layer * 10 + (uint64_t)(*p++ - '0'), digits++;
-    if (digits == 0 || *p != '.' || layer >= cfg->n_layer) return ROLE_NONE;
+    if (digits == 0 || *p != '.') return ROLE_NONE;
+    /* a multi-token prediction layer: stays in the file, never read */
+    if (layer >= cfg->n_layer) return layer < (uint64_t)cfg->n_layer + cfg->n_layer_mtp ? ROLE_UNUSED : ROLE_NONE;
     p++;
     /* a name may have two meanings (ffn_up: up, or gate and up fused):
      * the one the architecture allows */
@@ -658,6 +662,7 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
         err->status = PITH_UNSUPPORTED;
         return -1;
     }
+    if (role == ROLE_UNUSED) return 0;
     if (role == ROLE_LAYER) w->n_present[lt]++;
     if (role == ROLE_MATRIX || (role == ROLE_LAYER && layer_tensors[lt].matrix)) {
         uint64_t r = arena_round(t->n_bytes);

@@ -56,9 +56,12 @@ typedef enum {
 } NormPlacement;
 typedef enum {
     ATTN_FULL = 0, /* causal attention over every cached position */
-    ATTN_SWA = 1   /* with attention.sliding_window: most layers see only the last `window`
+    ATTN_SWA = 1,  /* with attention.sliding_window: most layers see only the last `window`
                       positions (attention.sliding_window_pattern: of every P layers the
-                      first P - 1, default 6), their cache a ring; the others see all */
+                      first P - 1, default 6), their cache a ring, their RoPE of
+                      rope.freq_base_swa; the others see all */
+    ATTN_SWA_ALL = 2 /* with attention.sliding_window: every attention layer sees only the
+                        last `window` positions, with the model's one RoPE (LFM2.5) */
 } AttentionKind;
 
 typedef enum {
@@ -130,6 +133,8 @@ typedef struct {
     uint8_t partial_rope; /* rope.dimension_count may be below the head dimension (Phi-4-mini) */
     uint8_t embd_scale;   /* the token embeddings are multiplied by sqrt(n_embd) (Gemma) */
     uint8_t shortconv;    /* layers whose attention.head_count_kv[l] is 0 are short convolutions (LFM2) */
+    uint8_t mtp_layers;   /* nextn_predict_layers extra layers may follow the trunk (Qwen3.5's
+                             multi-token prediction): their tensors are left in the file, unused */
     const char *output_norm; /* the final norm's tensor when not output_norm.weight */
 } ArchInfo;
 
@@ -139,7 +144,8 @@ typedef struct {
 
 typedef struct {
     const ArchInfo *arch;
-    uint32_t n_layer;     /* block_count */
+    uint32_t n_layer;     /* block_count, less the multi-token prediction layers */
+    uint32_t n_layer_mtp; /* nextn_predict_layers (arch->mtp_layers): blk.n_layer .. are not used */
     uint32_t n_embd;      /* embedding_length */
     uint32_t n_ff;        /* feed_forward_length */
     uint32_t n_head;      /* attention.head_count */
@@ -161,7 +167,7 @@ typedef struct {
     int rope_factors;     /* the file has rope_factors_short.weight and rope_factors_long.weight */
     float norm_eps;       /* attention.layer_norm_rms_epsilon */
     uint32_t n_swa;       /* ATTN_SWA: attention.sliding_window (0: every layer is global) */
-    uint32_t swa_pattern; /* attention.sliding_window_pattern (0: every layer windowed) */
+    uint32_t swa_pattern; /* attention.sliding_window_pattern (0: every attention layer windowed) */
     float rope_base_swa;  /* rope.freq_base_swa (default 10000): the windowed layers' base */
     float attn_scale;     /* of q.k: 1/sqrt(head_dim) (Gemma 3 27B: 1/sqrt(n_embd/n_head), as llama.cpp) */
     float logit_softcap;  /* final_logit_softcapping: logits = c * tanh(logits / c) (0: none) */
@@ -280,21 +286,6 @@ static inline const Weight *layer_matrix(const LayerWeights *lw, int i)
  * layer lands in a slot). */
 void model_layer_views(const ModelConfig *c, LayerWeights *lw);
 
-/* Whether layer l attends through a sliding window (its cache a ring). */
-static inline int model_layer_swa(const ModelConfig *c, uint32_t l)
-{
-    return c->n_swa != 0 && (c->swa_pattern == 0 || l % c->swa_pattern < c->swa_pattern - 1);
-}
-
-/* Windowed layers among layers 0..l-1. */
-static inline uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
-{
-    if (c->n_swa == 0) return 0;
-    if (c->swa_pattern == 0) return l;
-    uint32_t p = c->swa_pattern, r = l % p;
-    return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
-}
-
 /* Whether layer l is a short convolution (LFM2) instead of attention. */
 static inline int model_layer_conv(const ModelConfig *c, uint32_t l)
 {
@@ -332,6 +323,24 @@ static inline int model_layer_recurrent(const ModelConfig *c, uint32_t l)
 static inline uint32_t model_recurrent_before(const ModelConfig *c, uint32_t l)
 {
     return model_conv_before(c, l) + (c->full_attn_interval ? l - l / c->full_attn_interval : 0);
+}
+
+/* Whether layer l attends through a sliding window (its cache a ring):
+ * with swa_pattern 0, every attention layer. */
+static inline int model_layer_swa(const ModelConfig *c, uint32_t l)
+{
+    if (c->n_swa == 0) return 0;
+    if (c->swa_pattern == 0) return !model_layer_recurrent(c, l);
+    return l % c->swa_pattern < c->swa_pattern - 1;
+}
+
+/* Windowed layers among layers 0..l-1. */
+static inline uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
+{
+    if (c->n_swa == 0) return 0;
+    if (c->swa_pattern == 0) return l - model_recurrent_before(c, l);
+    uint32_t p = c->swa_pattern, r = l % p;
+    return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
 }
 
 /* Whether a layer of l's kind (attention or recurrent) may have tensor i:

@@ -8,7 +8,7 @@
  *               [--window N] [--swa-pattern P] [--softcap C] [--attn-layers L,L,...] [--conv-l N]
  *               [--rope-linear F]
  *               [--ssm-kheads N] [--ssm-vheads N] [--ssm-state N] [--ssm-conv N] [--full-attn N]
- *               [--recurrent-layers] [--pre NAME]
+ *               [--recurrent-layers] [--mtp N] [--pre NAME]
  *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
  *
  * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
@@ -37,6 +37,9 @@
  * gated DeltaNet layers of --ssm-kheads key and --ssm-vheads value heads
  * of --ssm-state (4, 4, 128) and a convolution of --ssm-conv (4);
  * --recurrent-layers writes the attention.recurrent_layers array too.
+ * --mtp N adds N multi-token prediction blocks after the trunk, as current
+ * llama.cpp's converter keeps them (block_count counts them,
+ * nextn_predict_layers says how many).
  * --pre NAME writes tokenizer.ggml.pre NAME (default qwen2); with qwen35
  * the self-made vocabulary also spells a few words with combining marks.
  * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
@@ -327,7 +330,7 @@ int main(int argc, char **argv)
     const char *attn_layers = "2,5,8,10,12,14";
     uint64_t conv_l = 3;
     /* qwen35: the DeltaNet layers (Qwen3.5-0.8B: 16 key and 16 value heads of 128, kernel 4, attention every 4) */
-    uint64_t ssm_kheads = 4, ssm_vheads = 4, ssm_state = 128, ssm_conv = 4, full_attn = 4, recur_array = 0;
+    uint64_t ssm_kheads = 4, ssm_vheads = 4, ssm_state = 128, ssm_conv = 4, full_attn = 4, recur_array = 0, mtp = 0;
     const char *arch = "qwen3";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -345,7 +348,7 @@ int main(int argc, char **argv)
         NUM("--rope-linear", rope_linear)
         NUM("--conv-l", conv_l)
         NUM("--ssm-kheads", ssm_kheads) NUM("--ssm-vheads", ssm_vheads) NUM("--ssm-state", ssm_state)
-        NUM("--ssm-conv", ssm_conv) NUM("--full-attn", full_attn)
+        NUM("--ssm-conv", ssm_conv) NUM("--full-attn", full_attn) NUM("--mtp", mtp)
 #undef NUM
         if (strcmp(a, "--version") == 0 && v) {
             version = (uint32_t)arg_u(a, v);
@@ -426,7 +429,9 @@ int main(int argc, char **argv)
                                               : 32;
     gw_kv_u32(w, "general.file_type", ftype);
     gw_kv_u32(w, "general.quantization_version", 2);
-    gw_kv_u32(w, key(arch, "block_count"), (uint32_t)layers);
+    if (mtp && strcmp(arch, "qwen35") != 0) die("--mtp: only with --arch qwen35%s", "");
+    gw_kv_u32(w, key(arch, "block_count"), (uint32_t)(layers + mtp));
+    if (mtp) gw_kv_u32(w, key(arch, "nextn_predict_layers"), (uint32_t)mtp);
     gw_kv_u32(w, key(arch, "context_length"), (uint32_t)ctx);
     gw_kv_u32(w, key(arch, "embedding_length"), (uint32_t)embd);
     gw_kv_u32(w, key(arch, "feed_forward_length"), (uint32_t)ff);
@@ -482,8 +487,9 @@ int main(int argc, char **argv)
         gw_kv_u32(w, key(arch, "full_attention_interval"), (uint32_t)full_attn);
         if (recur_array) {
             static uint8_t recur[4096];
-            for (uint64_t l = 0; l < layers && l < 4096; l++) recur[l] = (l + 1) % full_attn != 0;
-            gw_kv_array(w, key(arch, "attention.recurrent_layers"), GGUF_TYPE_BOOL, recur, layers);
+            if (layers + mtp > 4096) die("--layers: at most 4096 for %s", arch);
+            for (uint64_t l = 0; l < layers; l++) recur[l] = (l + 1) % full_attn != 0;
+            gw_kv_array(w, key(arch, "attention.recurrent_layers"), GGUF_TYPE_BOOL, recur, layers + mtp);
         }
         /* [11, 11, 10, 0] of Qwen3.5's 32 rotated pairs, scaled to this model's */
         uint64_t pairs = (rope_dim ? rope_dim : head_dim) / 2;
@@ -618,6 +624,31 @@ int main(int argc, char **argv)
     }
     tensor(w, seed, lfm2 ? "token_embd_norm.weight" : "output_norm.weight", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f);
     if (!tied) tensor(w, seed, "output.weight", embd, n_vocab, type, 2.0f * FAN(embd), 0);
+    /* Qwen3.5's multi-token prediction blocks, after every other tensor (the
+     * trunk's values are those of the same file without them): a full
+     * attention block, and the projection of [embedding, hidden] to one */
+    for (uint64_t l = layers; l < layers + mtp; l++) {
+        char t[64];
+#define T(suffix, ne0, ne1, ty, scale, bias)                                  \
+    snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
+    tensor(w, seed, t, ne0, ne1, ty, scale, bias);
+        T("attn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("attn_q", embd, 2 * q_dim, type, FAN(embd), 0)
+        T("attn_k", embd, kv_dim, type, FAN(embd), 0)
+        T("attn_v", embd, kv_dim, type, FAN(embd), 0)
+        T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
+        T("ffn_gate", embd, ff, type, FAN(embd), 0)
+        T("ffn_up", embd, ff, type, FAN(embd), 0)
+        T("ffn_down", ff, embd, type, FAN(ff), 0)
+        T("nextn.eh_proj", 2 * embd, embd, type, FAN(2 * embd), 0)
+        T("nextn.enorm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("nextn.hnorm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+        T("nextn.shared_head_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+#undef T
+    }
 #undef FAN
     if (split > 1) {
         size_t len = strlen(out);
