@@ -14,6 +14,8 @@
 #            rotate, 3 q heads per kv head, LongRoPE factors (short ones
 #            below the original context, long ones above it, with the
 #            attention factor); Phi-3-mini: heads of 96, no GQA, no factors
+#   mistral3 Ministral 3 3B: llama's layers with YaRN and the attention
+#            temperature (and YaRN on a qwen3 file, as Qwen3's 128k files)
 #   gemma3   Gemma 3 270M/1B: heads of 256, sliding-window layers (rings)
 #            and a global one of every six, q/k norms, post-norms, GELU
 #   lfm2     LFM2-350M/700M/1.2B: short-convolution layers (a state of 2
@@ -102,6 +104,19 @@ greedy() {
     esac
 }
 
+# outside NAME CLASS MODEL WHAT: pith's logits of MODEL (the weights of
+# NAME's model with a feature taken away) must fall outside CLASS against
+# llama.cpp's logits of NAME: the feature matters.
+outside() {
+    name=$1 class=$2 model=$3 what=$4
+    if "$FWD" logits "$model" --prompt-ids "$IDS" --out "$TMP/outside.f32" --kv-type f32 >/dev/null 2>"$TMP/err" &&
+            ! "$CMP" --ref "$TMP/$name.ref.f32" --class "$class" \
+                --vocab "$("$PITH" inspect "$model" --tensors | awk '$1 == "token_embd.weight" { print $4 }')" \
+                "$TMP/outside.f32" >"$TMP/cmp" 2>&1; then
+        ok "$name: $what, outside the class ($(sed 's/^[^ ]* //' "$TMP/cmp" | head -c 120))"
+    else not_ok "$name: $what made no difference: $(head -c 300 "$TMP/cmp" "$TMP/err")"; fi
+}
+
 SMOL="--arch smollm3 --layers 8 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 128"
 compare smollm3-f32 F32 "" $SMOL --seed 41
 greedy smollm3-f32 1e-3 ""
@@ -129,6 +144,30 @@ PHI3="--arch phi3 --layers 4 --embd 384 --ff 512 --heads 4 --kv-heads 4 --head-d
 compare phi3-f32 F32 "" $PHI3 --seed 56
 compare phi3-q8_0 QUANT "" $PHI3 --type q8_0 --seed 57
 
+# Ministral 3 3B (mistral3): llama's layers (26; 32 q heads on 8 kv heads
+# of 128) with YaRN (factor 16 over 16384 positions, beta 32 and 1, log
+# multiplier 1) and the attention temperature 0.1 per original context; here
+# 4 layers, 4 q heads on 1, and an original context of 16 so that the
+# 40-token prompt crosses two temperature steps and YaRN's ramp lies within
+# the 64 pairs. Each of the two matters: without either, outside the class.
+MIN3="--arch mistral3 --layers 4 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 128 --ctx 4096 --yarn 16 --yarn-orig 16 --yarn-log-mul 1"
+compare mistral3-f32 F32 "" $MIN3 --attn-temp 0.1 --seed 91
+greedy mistral3-f32 1e-3 ""
+compare mistral3-q8_0 QUANT "" $MIN3 --attn-temp 0.1 --type q8_0 --seed 92
+"$MK" "$TMP/mistral3-notemp.gguf" $MIN3 --seed 91 >/dev/null 2>&1
+outside mistral3-f32 F32 "$TMP/mistral3-notemp.gguf" "without the attention temperature"
+build/rel/tools/ggufedit "$TMP/mistral3-f32.gguf" "$TMP/mistral3-noyarn.gguf" --set-str mistral3.rope.scaling.type none \
+    >/dev/null 2>&1 || not_ok "ggufedit: rope.scaling.type none"
+outside mistral3-f32 F32 "$TMP/mistral3-noyarn.gguf" "without YaRN"
+# YaRN on any architecture, with llama.cpp's defaults (Qwen3's 128k files:
+# factor 4 over 32768; here over 16): no log multiplier, so the rotated
+# values grow by 1 + 0.1 ln 4; as linear scaling, outside the class
+compare qwen3-yarn4-f32 F32 "" --arch qwen3 --layers 4 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 128 \
+    --ctx 4096 --yarn 4 --yarn-orig 16 --seed 93
+build/rel/tools/ggufedit "$TMP/qwen3-yarn4-f32.gguf" "$TMP/qwen3-linear4.gguf" --set-str qwen3.rope.scaling.type linear \
+    >/dev/null 2>&1 || not_ok "ggufedit: rope.scaling.type linear"
+outside qwen3-yarn4-f32 F32 "$TMP/qwen3-linear4.gguf" "linear scaling instead of YaRN"
+
 # Gemma 3 (270M: 18 layers, 4 q heads on 1 kv head of 256, window 512,
 # every sixth layer global; 1B: 26 layers, the same heads): 6 layers
 # (windowed 0-4, global 5) with a window of 16 under the 40-token prompt,
@@ -143,19 +182,18 @@ compare gemma3-q4_k_m QUANT "" $GEMMA --type q4_k_m --seed 73
 # on the global layers only, as llama.cpp applies it; the scaling matters:
 # the same weights without it are outside the class of llama.cpp's logits.
 compare gemma3-linear8-f16 F16 "" $GEMMA --rope-linear 8 --type f16 --seed 76
-if "$MK" "$TMP/gemma3-unscaled.gguf" $GEMMA --type f16 --seed 76 >/dev/null 2>&1 &&
-        "$FWD" logits "$TMP/gemma3-unscaled.gguf" --prompt-ids "$IDS" --out "$TMP/unscaled.f32" --kv-type f32 >/dev/null 2>&1 &&
-        ! "$CMP" --ref "$TMP/gemma3-linear8-f16.ref.f32" --class F16 \
-            --vocab "$("$PITH" inspect "$TMP/gemma3-unscaled.gguf" --tensors | awk '$1 == "token_embd.weight" { print $4 }')" \
-            "$TMP/unscaled.f32" >"$TMP/cmp" 2>&1; then
-    ok "gemma3: without the scaling, outside the class ($(sed 's/^[^ ]* //' "$TMP/cmp" | head -c 120))"
-else not_ok "gemma3: the linear scaling made no difference: $(head -c 300 "$TMP/cmp")"; fi
-# other scalings (yarn, ...) are still refused by name
+"$MK" "$TMP/gemma3-unscaled.gguf" $GEMMA --type f16 --seed 76 >/dev/null 2>&1
+outside gemma3-linear8-f16 F16 "$TMP/gemma3-unscaled.gguf" "without the scaling"
+# YaRN with windowed layers (no file has both) and unknown scalings are refused by name
 build/rel/tools/ggufedit "$TMP/gemma3-linear8-f16.gguf" "$TMP/gemma3-yarn.gguf" --set-str gemma3.rope.scaling.type yarn \
     >/dev/null 2>&1 || not_ok "ggufedit: rope.scaling.type yarn"
 if "$PITH" run "$TMP/gemma3-yarn.gguf" -p hi -n 1 >/dev/null 2>"$TMP/err"; then not_ok "gemma3 with yarn scaling: not refused"
-elif grep -q "gemma3.rope.scaling.type 'yarn' is not supported" "$TMP/err"; then ok "gemma3 with yarn scaling: refused by name"
+elif grep -q "gemma3.rope.scaling.type 'yarn' with windowed layers is not supported" "$TMP/err"; then
+    ok "gemma3 with yarn scaling: refused by name"
 else not_ok "gemma3 with yarn scaling: $(head -c 300 "$TMP/err")"; fi
+build/rel/tools/ggufedit "$TMP/gemma3-linear8-f16.gguf" "$TMP/gemma3-x.gguf" --set-str gemma3.rope.scaling.type dynamic \
+    >/dev/null 2>&1 || not_ok "ggufedit: rope.scaling.type dynamic"
+expect_fail2 "gemma3 with rope.scaling.type dynamic is refused" "$PITH" run "$TMP/gemma3-x.gguf" -p hi -n 1
 # F32 weights: llama.cpp computes GELU through an F16 table, so its own
 # logits move by ~1.3e-4 of the largest between a whole-prompt step and one
 # token at a time on 6 such layers (rounding flips): the F32 class holds on
@@ -203,13 +241,8 @@ compare lfm2-l5-f32 F32 "" $LFM --conv-l 5 --attn-layers 1,3 --layers 4 --seed 8
 compare lfm2-window8-f32 F32 "" $LFM --window 8 --seed 86
 greedy lfm2-window8-f32 1e-3 ""
 compare lfm2-window8-q8_0 QUANT "" $LFM --window 8 --type q8_0 --seed 87
-if "$MK" "$TMP/lfm2-nowindow.gguf" $LFM --seed 86 >/dev/null 2>&1 &&
-        "$FWD" logits "$TMP/lfm2-nowindow.gguf" --prompt-ids "$IDS" --out "$TMP/nowindow.f32" --kv-type f32 >/dev/null 2>&1 &&
-        ! "$CMP" --ref "$TMP/lfm2-window8-f32.ref.f32" --class F32 \
-            --vocab "$("$PITH" inspect "$TMP/lfm2-nowindow.gguf" --tensors | awk '$1 == "token_embd.weight" { print $4 }')" \
-            "$TMP/nowindow.f32" >"$TMP/cmp" 2>&1; then
-    ok "lfm2: without the window, outside the class ($(sed 's/^[^ ]* //' "$TMP/cmp" | head -c 120))"
-else not_ok "lfm2: the window made no difference: $(head -c 300 "$TMP/cmp")"; fi
+"$MK" "$TMP/lfm2-nowindow.gguf" $LFM --seed 86 >/dev/null 2>&1
+outside lfm2-window8-f32 F32 "$TMP/lfm2-nowindow.gguf" "without the window"
 # the plan: rings of window + batch - 1 rows for the 6 attention layers
 "$PITH" run "$TMP/lfm2-window8-f32.gguf" -p hi --plan -c 256 -b 32 >"$TMP/plan" 2>&1
 if grep -q "kv cache, windowed layers (ring) *119808 bytes" "$TMP/plan" && ! grep -q "^  kv cache  " "$TMP/plan"; then

@@ -11,7 +11,8 @@
  * them: on the 4-layer fixture model the test checks the
  * layer-0 rows against a fresh run, that kept values of every layer moved
  * unchanged, and that generation goes on with finite logits.
- * Both RoPE pairings are covered: qwen3 (NEOX) and llama (NORM). */
+ * Both RoPE pairings are covered: qwen3 (NEOX) and llama (NORM), and
+ * YaRN's per-pair frequencies with Ministral 3's attention temperature. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +73,10 @@ static void tensor(GgufWriter *w, GwRng *rng, const char *name, uint64_t ne0, ui
     free(v);
 }
 
-static void write_model(const char *path, const char *arch, uint32_t layers, float rope_base)
+/* yarn: Ministral 3's scaling (YaRN, factor 16 over an original context
+ * of 16, so that its ramp lies within the head's pairs) and attention
+ * temperature (a step every 16 positions) */
+static void write_model(const char *path, const char *arch, uint32_t layers, float rope_base, int yarn)
 {
     GgufWriter *w = gw_new(3, 0);
     GwRng rng = {7};
@@ -90,6 +94,12 @@ static void write_model(const char *path, const char *arch, uint32_t layers, flo
     gw_kv_u32(w, KEY("context_length"), 512);
     gw_kv_f32(w, KEY("rope.freq_base"), rope_base);
     gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-6f);
+    if (yarn) {
+        gw_kv_str(w, KEY("rope.scaling.type"), "yarn");
+        gw_kv_f32(w, KEY("rope.scaling.factor"), 16.0f);
+        gw_kv_u32(w, KEY("rope.scaling.original_context_length"), 16);
+        gw_kv_f32(w, KEY("attention.temperature_scale"), 0.1f);
+    }
 #undef KEY
     tensor(w, &rng, "token_embd.weight", EMBD, VOCAB, 0);
     tensor(w, &rng, "output_norm.weight", EMBD, 1, 1);
@@ -330,11 +340,13 @@ static void deep_case(const char *path, KvType kv)
 int main(void)
 {
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    char qwen[256], llama[256], fixture[512];
+    char qwen[256], llama[256], yarn[256], fixture[512];
     snprintf(qwen, sizeof qwen, "%s/pith-test-shift-qwen3-%d.gguf", tmp, (int)getpid());
     snprintf(llama, sizeof llama, "%s/pith-test-shift-llama-%d.gguf", tmp, (int)getpid());
-    write_model(qwen, "qwen3", 1, 1e4f);
-    write_model(llama, "llama", 1, 1e4f);
+    write_model(qwen, "qwen3", 1, 1e4f, 0);
+    write_model(llama, "llama", 1, 1e4f, 0);
+    snprintf(yarn, sizeof yarn, "%s/pith-test-shift-mistral3-%d.gguf", tmp, (int)getpid());
+    write_model(yarn, "mistral3", 1, 1e4f, 1);
 
     CHECK(context_shift_amount(48, 4) == 22 && context_shift_amount(5, 4) == 1 && context_shift_amount(4, 4) == 0,
           "context_shift_amount: half of what follows --keep, at least one, none when nothing follows");
@@ -344,6 +356,7 @@ int main(void)
         exact_case(qwen, "qwen3", kvs[i], 0, 1);
         exact_case(llama, "llama", kvs[i], 4, 22);
         exact_case(llama, "llama", kvs[i], 1, 40);
+        exact_case(yarn, "mistral3 (YaRN, temperature)", kvs[i], 4, 22);
     }
     snprintf(fixture, sizeof fixture, "%s/models/tiny-qwen3-f32.gguf", FIXTURES_DIR);
     deep_case(fixture, KV_F32);
@@ -351,5 +364,6 @@ int main(void)
     deep_case(fixture, KV_Q8_0);
     remove(qwen);
     remove(llama);
+    remove(yarn);
     CHECK_DONE();
 }

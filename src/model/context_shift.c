@@ -80,10 +80,12 @@ int context_shift(const Model *m, SeqState *seq, uint32_t n_keep, uint32_t n_dro
         snprintf(err, cap, "context shift: head dimension %u is not supported", c->head_dim);
         return -1;
     }
-    /* One rotation by -n_drop positions (scaled as the positions are, with
-     * linear RoPE scaling) serves every moved key. */
+    /* One rotation by -n_drop positions (at the frequencies of the model's
+     * scaling, linear or YaRN) serves every moved key. */
     float cs[FORWARD_MAX_HEAD_DIM];
-    forward_rope_table(cs, c->n_rot, -(double)n_drop * (double)c->rope_freq_scale, c->rope_base, m->rope_freqs);
+    double freq[FORWARD_MAX_HEAD_DIM / 2];
+    forward_rope_freqs(c, 0, freq);
+    forward_rope_angles(cs, c->n_rot, -(double)n_drop, freq, m->rope_freqs);
     ShiftJob j = {m, seq, n_keep, n_drop, seq->n_past - n_keep - n_drop, cs};
     port_parallel(shift_worker, &j);
     seq->n_past -= n_drop;

@@ -293,7 +293,7 @@ static void rope_freqs(double *freq, uint32_t n_rot, float base)
     for (uint32_t i = 0; i < n_rot / 2; i++) freq[i] = exp(-2.0 * (double)i / (double)n_rot * log_base);
 }
 
-static void rope_angles(float *cs, uint32_t n_rot, double pos, const double *freq, const float *freq_factors)
+void forward_rope_angles(float *cs, uint32_t n_rot, double pos, const double *freq, const float *freq_factors)
 {
     for (uint32_t i = 0; i < n_rot / 2; i++) {
         double theta = pos * freq[i];
@@ -309,7 +309,22 @@ void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const
 {
     double freq[FORWARD_MAX_HEAD_DIM / 2];
     rope_freqs(freq, n_rot, base);
-    rope_angles(cs, n_rot, pos, freq, freq_factors);
+    forward_rope_angles(cs, n_rot, pos, freq, freq_factors);
+}
+
+void forward_rope_freqs(const ModelConfig *c, uint32_t table, double *freq)
+{
+    rope_freqs(freq, c->n_rot, table ? c->rope_base_swa : c->rope_base);
+    if (table || c->rope_freq_scale == 1.0f) return; /* the windowed layers' positions are not scaled */
+    double scale = (double)c->rope_freq_scale;
+    for (uint32_t i = 0; i < c->n_rot / 2; i++) {
+        double mix = 0.0; /* linear: every pair scaled */
+        if (c->rope_yarn) { /* ggml's ramp, in float as ggml computes it */
+            float y = ((float)i - c->yarn_low) / (c->yarn_high - c->yarn_low > 0.001f ? c->yarn_high - c->yarn_low : 0.001f);
+            mix = 1.0 - (y < 0.0f ? 0.0 : y > 1.0f ? 1.0 : (double)y);
+        }
+        freq[i] *= scale * (1.0 - mix) + mix;
+    }
 }
 
 int forward_argmax(const float *v, int n)
@@ -410,13 +425,11 @@ static void rope_fill(const Model *m, Workspace *ws, uint64_t t0, uint64_t t1)
     const ModelConfig *c = &m->cfg;
     double freq[FORWARD_MAX_HEAD_DIM / 2]; /* a table's frequencies, once for the tokens */
     for (uint32_t k = 0; k < layer_rope_tables(c); k++) {
-        rope_freqs(freq, c->n_rot, k ? c->rope_base_swa : c->rope_base);
-        /* linear scaling divides the positions of the global layers' table (0) */
-        double scale = k ? 1.0 : (double)c->rope_freq_scale;
+        forward_rope_freqs(c, k, freq);
         for (uint64_t t = t0; t < t1; t++) {
             float *cs = ws->rope + (t * layer_rope_tables(c) + k) * c->n_rot;
-            rope_angles(cs, c->n_rot, (double)ws->tok_pos[t] * scale, freq, m->rope_freqs);
-            if (c->rope_attn_factor != 1.0f) /* LongRoPE's attention factor scales what rotates, as ggml does */
+            forward_rope_angles(cs, c->n_rot, (double)ws->tok_pos[t], freq, m->rope_freqs);
+            if (c->rope_attn_factor != 1.0f) /* LongRoPE's and YaRN's factors scale what rotates, as ggml does */
                 for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
         }
     }

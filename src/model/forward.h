@@ -134,6 +134,11 @@ int forward_prompt(const Model *m, Workspace *ws, SeqState *s, const int32_t *to
  * forward_rope rotates one head's vector with them, pairing (2i, 2i+1) for
  * ROPE_NORM or (i, i + n_rot/2) for ROPE_NEOX. */
 void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const float *freq_factors);
+/* The model's frequencies of RoPE table `table` (0: global layers, 1:
+ * windowed ones), with its linear or YaRN scaling (model.h), and the
+ * cos, sin table of a position with them. */
+void forward_rope_freqs(const ModelConfig *c, uint32_t table, double *freq);
+void forward_rope_angles(float *cs, uint32_t n_rot, double pos, const double *freq, const float *freq_factors);
 void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style);
 
 /* Index of the largest of n values (lowest index on a tie). */

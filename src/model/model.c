@@ -14,6 +14,7 @@
 #include "../base/ggml_type.h"
 #include "../kernels/kernels.h"
 #include "../kernels/quant.h"
+#include "rope_math.h"
 
 #define R TENSOR_REQUIRED
 #define O TENSOR_OPTIONAL
@@ -46,6 +47,10 @@ static const ArchInfo arch_table[] = {
      .layer = {LLAMA_LAYER, [LT_Q_BIAS] = R, [LT_K_BIAS] = R, [LT_V_BIAS] = R}},
     {.name = "llama", .rope = ROPE_NORM, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
      .layer = {LLAMA_LAYER, [LT_Q_BIAS] = O, [LT_K_BIAS] = O, [LT_V_BIAS] = O}, .rope_freqs = O},
+    /* Ministral 3 (mistral3): llama with YaRN's own options and attention
+     * temperature (its MoE variant is refused by its tensors) */
+    {.name = "mistral3", .rope = ROPE_NORM, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {LLAMA_LAYER}, .rope_freqs = O, .yarn_options = 1},
     {.name = "smollm3", .rope = ROPE_NORM, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
      .layer = {LLAMA_LAYER, [LT_Q_BIAS] = O, [LT_K_BIAS] = O, [LT_V_BIAS] = O}, .no_rope_every = 4},
     {.name = "phi3", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
@@ -179,6 +184,7 @@ enum {
     K_BLOCKS, K_EMBD, K_FF, K_HEADS, K_HEADS_KV, K_KEY_LEN, K_VAL_LEN, K_CTX, K_ROPE_BASE, K_EPS, K_ROPE_DIM,
     K_ROPE_ATTN_FACTOR, K_ROPE_ORIG_CTX, K_ROPE_SCALE, K_SWA, K_SWA_PATTERN, K_ROPE_BASE_SWA, K_SOFTCAP,
     K_CONV_L, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_RANK, K_SSM_GROUPS, K_FULL_ATTN, K_NEXTN,
+    K_YARN_BETA_FAST, K_YARN_BETA_SLOW, K_YARN_LOG_MUL, K_ATTN_TEMP,
     K_COUNT
 };
 
@@ -214,6 +220,10 @@ static const struct {
     [K_SSM_GROUPS] = {"ssm.group_count", 0, 0, 1, 4096},
     [K_FULL_ATTN] = {"full_attention_interval", 0, 0, 1, 4096},
     [K_NEXTN] = {"nextn_predict_layers", 0, 0, 0, 4096},
+    [K_YARN_BETA_FAST] = {"rope.scaling.yarn_beta_fast", 1, 0, 1e-3, 1e4},
+    [K_YARN_BETA_SLOW] = {"rope.scaling.yarn_beta_slow", 1, 0, 1e-3, 1e4},
+    [K_YARN_LOG_MUL] = {"rope.scaling.yarn_log_multiplier", 1, 0, 0, 1e3},
+    [K_ATTN_TEMP] = {"attention.temperature_scale", 1, 0, 0, 1e3},
 };
 
 typedef struct {
@@ -223,6 +233,7 @@ typedef struct {
     int have_arch;
     int keys_before_arch;   /* "<x>.*" keys came before general.architecture: walk again */
     int rope_scaling_none;  /* rope.scaling.type is "none": a factor does not apply */
+    int rope_scaling_yarn;  /* rope.scaling.type is "yarn" */
     int rescan;             /* this is that second walk */
     int keys_done;          /* the configuration is complete (at the first tensor) */
     int have[K_COUNT];
@@ -356,7 +367,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         w->cfg->arch = model_arch(w->arch);
         if (!w->cfg->arch) {
-            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2, qwen35)",
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2, qwen35)",
                      w->path, w->arch);
             err->status = PITH_UNSUPPORTED;
             return -1;
@@ -372,11 +383,13 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
     if (strncmp(kv->key, w->arch, alen) != 0 || kv->key[alen] != '.') return 0;
     const char *suffix = kv->key + alen + 1;
     if (strcmp(suffix, "rope.scaling.type") == 0) {
-        /* linear scaling is done; others (yarn, ...) would silently change every position */
+        /* linear and yarn scaling are done; others (longrope by name, ...)
+         * would silently change every position */
         char type[32];
         int64_t len = gguf_kv_string(g, kv, type, sizeof type);
         w->rope_scaling_none = len >= 0 && strcmp(type, "none") == 0;
-        if (len < 0 || (strcmp(type, "none") != 0 && strcmp(type, "linear") != 0)) {
+        w->rope_scaling_yarn = len >= 0 && strcmp(type, "yarn") == 0;
+        if (len < 0 || (strcmp(type, "none") != 0 && strcmp(type, "linear") != 0 && strcmp(type, "yarn") != 0)) {
             snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s '%s' is not supported yet", w->path,
                      (unsigned long long)kv->value_offset, kv->key, len < 0 ? "?" : type);
             err->status = PITH_UNSUPPORTED;
@@ -473,6 +486,49 @@ static int finish_deltanet(ConfigWalk *w, GgufError *err)
     return 0;
 }
 
+/* YaRN as llama.cpp sets it up (llama-context.cpp) and ggml applies it
+ * (ggml_rope_yarn_corr_dims, rope_yarn with ext_factor 1): the pairs below
+ * the correction range turn unscaled, those above it scaled by
+ * rope_freq_scale, a ramp between; the rotated values are multiplied by
+ * YaRN's magnitude, which with yarn_log_multiplier m != 0 is
+ * mscale(f, 1) / mscale(f, m), else mscale(f, 1), where
+ * mscale(f, k) = 1 + 0.1 k ln f (f > 1), and by rope.scaling.attn_factor. */
+static float yarn_corr_dim(const ModelConfig *cfg, double beta)
+{
+    const double two_pi = 6.283185307179586;
+    return (float)((double)cfg->n_rot * rope_log((double)cfg->n_ctx_orig / (beta * two_pi)) /
+                   (2.0 * rope_log((double)cfg->rope_base)));
+}
+
+static double yarn_mscale(double factor, double k)
+{
+    return factor <= 1.0 ? 1.0 : 0.1 * k * rope_log(factor) + 1.0;
+}
+
+static int finish_yarn(ConfigWalk *w, GgufError *err)
+{
+    ModelConfig *cfg = w->cfg;
+    if (cfg->rope_freq_scale == 1.0f) return 0; /* no factor: nothing scales */
+    if (cfg->n_swa) { /* llama.cpp's windowed layers would take YaRN's ramp unscaled: no reference */
+        snprintf(err->msg, sizeof err->msg, "%s: %s.rope.scaling.type 'yarn' with windowed layers is not supported",
+                 w->path, w->arch);
+        err->status = PITH_UNSUPPORTED;
+        return -1;
+    }
+    int own = cfg->arch->yarn_options;
+    double beta_fast = own && w->have[K_YARN_BETA_FAST] ? w->val[K_YARN_BETA_FAST] : 32.0;
+    double beta_slow = own && w->have[K_YARN_BETA_SLOW] ? w->val[K_YARN_BETA_SLOW] : 1.0;
+    double log_mul = own && w->have[K_YARN_LOG_MUL] ? w->val[K_YARN_LOG_MUL] : 0.0;
+    float low = floorf(yarn_corr_dim(cfg, beta_fast)), high = ceilf(yarn_corr_dim(cfg, beta_slow));
+    cfg->yarn_low = low > 0.0f ? low : 0.0f;
+    cfg->yarn_high = high < (float)(cfg->n_rot - 1) ? high : (float)(cfg->n_rot - 1);
+    double factor = 1.0 / (double)cfg->rope_freq_scale;
+    double mscale = log_mul != 0.0 ? yarn_mscale(factor, 1.0) / yarn_mscale(factor, log_mul) : yarn_mscale(factor, 1.0);
+    cfg->rope_attn_factor = (float)(mscale * (double)cfg->rope_attn_factor);
+    cfg->rope_yarn = 1;
+    return 0;
+}
+
 /* Every key has been seen: the numbers of the configuration, checked. */
 static int finish_keys(ConfigWalk *w, GgufError *err)
 {
@@ -522,6 +578,7 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     cfg->rope_freq_scale = 1.0f;
     if (w->have[K_ROPE_SCALE] && w->val[K_ROPE_SCALE] != 0.0 && !w->rope_scaling_none)
         cfg->rope_freq_scale = (float)(1.0 / w->val[K_ROPE_SCALE]);
+    if (cfg->arch->yarn_options && w->have[K_ATTN_TEMP]) cfg->attn_temp_scale = (float)w->val[K_ATTN_TEMP];
     if (w->n_kv_per_layer && w->n_kv_per_layer != cfg->n_layer + cfg->n_layer_mtp) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.attention.head_count_kv has %llu entries for %u layers", w->path,
                  w->arch, (unsigned long long)w->n_kv_per_layer, cfg->n_layer + cfg->n_layer_mtp);
@@ -570,6 +627,7 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
                  w->path, w->arch, cfg->n_rot, cfg->head_dim);
         return -1;
     }
+    if (w->rope_scaling_yarn && finish_yarn(w, err) != 0) return -1;
     if (model_arch_deltanet(cfg->arch) && finish_deltanet(w, err) != 0) return -1;
     /* every derived width stays far below 2^32: heads <= 4096, dims <= 1024 */
     cfg->tied_output = 1;

@@ -133,6 +133,9 @@ typedef struct {
     uint8_t partial_rope; /* rope.dimension_count may be below the head dimension (Phi-4-mini) */
     uint8_t embd_scale;   /* the token embeddings are multiplied by sqrt(n_embd) (Gemma) */
     uint8_t shortconv;    /* layers whose attention.head_count_kv[l] is 0 are short convolutions (LFM2) */
+    uint8_t yarn_options; /* reads rope.scaling.yarn_beta_fast/_slow, yarn_log_multiplier and
+                             attention.temperature_scale (Ministral 3); others take llama.cpp's
+                             defaults (32, 1, 0, none) */
     uint8_t mtp_layers;   /* nextn_predict_layers extra layers may follow the trunk (Qwen3.5's
                              multi-token prediction): their tensors are left in the file, unused */
     const char *output_norm; /* the final norm's tensor when not output_norm.weight */
@@ -162,6 +165,12 @@ typedef struct {
                               multiplied by it in the global layers' RoPE (not the windowed ones) */
     uint32_t n_ctx_orig;  /* rope.scaling.original_context_length (default context_length): with
                              rope_factors, a context above it takes the long factors */
+    int rope_yarn;        /* rope.scaling.type yarn: pair i turns at its frequency times
+                             rope_freq_scale + (1 - rope_freq_scale) * ramp(i) (ggml's YaRN with
+                             ext_factor 1), and rope_attn_factor holds YaRN's magnitude too */
+    float yarn_low, yarn_high; /* YaRN's correction range of pairs: ramp(i) is 1 up to low, 0 from high */
+    float attn_temp_scale; /* attention.temperature_scale (0: none): q of position p is multiplied by
+                              1 + attn_temp_scale * ln(floor(p / n_ctx_orig) + 1) (Llama 4's tuning) */
     uint8_t has[LT_COUNT];/* the layers have this tensor (required ones, and optional ones present) */
     int rope_freqs;       /* the file has rope_freqs.weight (n_rot/2 floats) */
     int rope_factors;     /* the file has rope_factors_short.weight and rope_factors_long.weight */

@@ -1,6 +1,6 @@
 /* mkmodel - writes a random Qwen3-, Qwen2-, llama-, SmolLM3-, Phi-3-, Gemma 3- or LFM2-architecture GGUF model.
  *
- *   mkmodel OUT [--arch qwen3|qwen2|llama|smollm3|phi3|gemma3|lfm2] [--layers N] [--embd N] [--ff N]
+ *   mkmodel OUT [--arch qwen3|qwen2|llama|mistral3|smollm3|phi3|gemma3|lfm2|qwen35] [--layers N] [--embd N] [--ff N]
  *               [--heads N] [--kv-heads N] [--head-dim N] [--vocab N] [--ctx N]
  *               [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
@@ -37,6 +37,9 @@
  * gated DeltaNet layers of --ssm-kheads key and --ssm-vheads value heads
  * of --ssm-state (4, 4, 128) and a convolution of --ssm-conv (4);
  * --recurrent-layers writes the attention.recurrent_layers array too.
+ * --yarn F writes YaRN scaling by F over --yarn-orig N positions (default
+ * the context / F); with mistral3 also its beta_fast 32, beta_slow 1 and
+ * --yarn-log-mul M (0); --attn-temp S writes attention.temperature_scale.
  * --mtp N adds N multi-token prediction blocks after the trunk, as current
  * llama.cpp's converter keeps them (block_count counts them,
  * nextn_predict_layers says how many).
@@ -327,6 +330,9 @@ int main(int argc, char **argv)
     uint64_t split = 1;
     int tied = 1, rope_freqs = 0, bias = 0;
     uint64_t rope_dim = 0, rope_factors_orig = 0, window = 0, swa_pattern = 0, softcap = 0, rope_linear = 0;
+    /* YaRN (Ministral 3: factor 16 over 16384 positions, log multiplier 1, temperature 0.1) */
+    uint64_t yarn = 0, yarn_orig = 0, yarn_log_mul = 0;
+    double attn_temp = 0;
     const char *attn_layers = "2,5,8,10,12,14";
     uint64_t conv_l = 3;
     /* qwen35: the DeltaNet layers (Qwen3.5-0.8B: 16 key and 16 value heads of 128, kernel 4, attention every 4) */
@@ -345,7 +351,14 @@ int main(int argc, char **argv)
         NUM("--layers", layers) NUM("--embd", embd) NUM("--ff", ff) NUM("--heads", heads) NUM("--kv-heads", kv_heads)
         NUM("--head-dim", head_dim) NUM("--vocab", vocab) NUM("--ctx", ctx) NUM("--seed", seed) NUM("--split", split)
         NUM("--rope-dim", rope_dim) NUM("--window", window) NUM("--swa-pattern", swa_pattern) NUM("--softcap", softcap)
-        NUM("--rope-linear", rope_linear)
+        NUM("--rope-linear", rope_linear) NUM("--yarn", yarn) NUM("--yarn-orig", yarn_orig) NUM("--yarn-log-mul", yarn_log_mul)
+        if (strcmp(a, "--attn-temp") == 0 && v) {
+            char *end;
+            attn_temp = strtod(v, &end);
+            if (*end || !(attn_temp > 0)) die("--attn-temp: '%s' is not a positive number", v);
+            i++;
+            continue;
+        }
         NUM("--conv-l", conv_l)
         NUM("--ssm-kheads", ssm_kheads) NUM("--ssm-vheads", ssm_vheads) NUM("--ssm-state", ssm_state)
         NUM("--ssm-conv", ssm_conv) NUM("--full-attn", full_attn) NUM("--mtp", mtp)
@@ -376,8 +389,8 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--arch") == 0 && v) {
             if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0 &&
                 strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0 && strcmp(v, "lfm2") != 0 &&
-                strcmp(v, "qwen35") != 0)
-                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2 or qwen35", v);
+                strcmp(v, "qwen35") != 0 && strcmp(v, "mistral3") != 0)
+                die("--arch: '%s' is not qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2 or qwen35", v);
             arch = v, i++;
         } else if (strcmp(a, "--attn-layers") == 0 && v) {
             attn_layers = v, i++;
@@ -470,6 +483,17 @@ int main(int argc, char **argv)
         gw_kv_str(w, key(arch, "rope.scaling.type"), "linear");
         gw_kv_f32(w, key(arch, "rope.scaling.factor"), (float)rope_linear);
     }
+    if (yarn) { /* as Ministral 3's and Qwen3's long-context files */
+        gw_kv_str(w, key(arch, "rope.scaling.type"), "yarn");
+        gw_kv_f32(w, key(arch, "rope.scaling.factor"), (float)yarn);
+        gw_kv_u32(w, key(arch, "rope.scaling.original_context_length"), (uint32_t)(yarn_orig ? yarn_orig : ctx / yarn));
+        if (strcmp(arch, "mistral3") == 0) {
+            gw_kv_f32(w, key(arch, "rope.scaling.yarn_beta_fast"), 32.0f);
+            gw_kv_f32(w, key(arch, "rope.scaling.yarn_beta_slow"), 1.0f);
+            gw_kv_f32(w, key(arch, "rope.scaling.yarn_log_multiplier"), (float)yarn_log_mul);
+        }
+    }
+    if (attn_temp) gw_kv_f32(w, key(arch, "attention.temperature_scale"), (float)attn_temp);
     if (strcmp(arch, "phi3") == 0) gw_kv_u32(w, key(arch, "attention.sliding_window"), 0); /* as Phi-4's converter */
     if (window) { /* Gemma 3: local layers on base 10000, the global ones on rope.freq_base */
         gw_kv_u32(w, key(arch, "attention.sliding_window"), (uint32_t)window);
