@@ -46,9 +46,15 @@ model phi4-q8_0 QUANT "-c 256" $PHI4 --rope-factors 4096 --type q8_0 --seed 53
 GEMMA="--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16"
 model gemma3-f16 F16 "" $GEMMA --type f16 --seed 71
 model gemma3-q4_k_m QUANT "" $GEMMA --type q4_k_m --seed 73
+model gemma3-linear8-f16 F16 "" $GEMMA --rope-linear 8 --type f16 --seed 76
+# Ministral 3 (YaRN, attention temperature), as t_llamacpp_arch.sh
+MIN3="--arch mistral3 --layers 4 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 128 --ctx 4096 --yarn 16 --yarn-orig 16 --yarn-log-mul 1 --attn-temp 0.1"
+model mistral3-f32 F32 "" $MIN3 --seed 91
+model mistral3-q4_k_m QUANT "" $MIN3 --type q4_k_m --seed 94
 LFM="--arch lfm2 --layers 16 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64"
 model lfm2-f32 F32 "" $LFM --seed 81
 model lfm2-q4_k_m QUANT "" $LFM --type q4_k_m --seed 84
+model lfm2-window8-f32 F32 "" $LFM --window 8 --seed 86
 # Qwen3.5 as t_llamacpp_arch.sh: a prompt of 100 tokens, longer than the
 # DeltaNet chunk of 64
 IDS=$(awk 'BEGIN { for (i = 0; i < 100; i++) printf "%s%d", i ? "," : "", (i * 7919 + 13) % 1200 + 3 }')

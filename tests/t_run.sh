@@ -29,6 +29,26 @@ if [ "$(wc -l <"$TMP/trace.jsonl")" -eq 4 ] && grep -q '"top":\[' "$TMP/trace.js
 else not_ok "--trace: $(head -c 200 "$TMP/trace.jsonl")"; fi
 check "run --plan" $PITH run "$M" -p "Hi" --plan
 grep -qi 'kv cache' "$TMP/out" && ok "--plan shows the KV cache" || not_ok "--plan output: $(head -c 300 "$TMP/out")"
+
+# -f FILE and --system-file FILE (llama-cli's -f: one final newline
+# dropped) give exactly the ids of the same text given as -p and --system
+printf 'Tell me a story about a cat.\n' >"$TMP/prompt.txt"; printf 'You are terse.\n' >"$TMP/system.txt"
+a=$($PITH run "$M" -f "$TMP/prompt.txt" --system-file "$TMP/system.txt" -n 8 --temp 0 -t 1 --print-ids 2>"$TMP/err")
+b=$($PITH run "$M" -p "Tell me a story about a cat." --system "You are terse." -n 8 --temp 0 -t 1 --print-ids 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "run -f FILE --system-file FILE: the ids of -p and --system" \
+    || not_ok "run -f: $a vs -p: $b $(head -c 200 "$TMP/err")"
+printf 'Tell me a story about a cat.\n' | $PITH chat "$M" -n 8 --temp 0 -t 1 --system-file "$TMP/system.txt" \
+    --ids-out "$TMP/ids-f" >/dev/null 2>"$TMP/err"
+printf 'Tell me a story about a cat.\n' | $PITH chat "$M" -n 8 --temp 0 -t 1 --system "You are terse." \
+    --ids-out "$TMP/ids-s" >/dev/null 2>&1
+[ -s "$TMP/ids-f" ] && cmp -s "$TMP/ids-f" "$TMP/ids-s" && ok "chat --system-file FILE: the ids of --system" \
+    || not_ok "chat --system-file: $(head -c 200 "$TMP/err")"
+: >"$TMP/empty.txt"; printf 'a\000b' >"$TMP/nul.txt"
+expect_fail2 "run -f of an empty file: one line" $PITH run "$M" -f "$TMP/empty.txt"
+expect_fail2 "run -f of a missing file: one line" $PITH run "$M" -f "$TMP/missing.txt"
+expect_fail2 "run -f of a file with a NUL byte: one line" $PITH run "$M" -f "$TMP/nul.txt"
+expect_fail2 "run -f with -p: one line" $PITH run "$M" -f "$TMP/prompt.txt" -p hi
+expect_fail2 "run --system with --system-file: one line" $PITH run "$M" -p hi --system x --system-file "$TMP/system.txt"
 # Closed stdout: quiet exit.
 $PITH run "$M" -p "Hello" -n 64 --temp 0 2>"$TMP/err2" | head -c 3 >/dev/null
 [ ! -s "$TMP/err2" ] || grep -q '^load: ' "$TMP/err2" && ok "closed stdout ends quietly" || not_ok "closed stdout: $(head -c 200 "$TMP/err2")"

@@ -175,6 +175,13 @@ typedef struct {
     uint64_t bytes;
 } CliPlanItem;
 void cli_plan_item(void *ctx, Plan *p);
+/* A text file as a prompt (cli_text.c): its size before the plan (at most
+ * CLI_TEXT_MAX bytes; missing, unreadable or empty: exit 2), then its text
+ * taken from the arena (size + 1 bytes planned), NUL-terminated, one final
+ * newline dropped, its length in *len. */
+#define CLI_TEXT_MAX (256u << 20)
+uint64_t cli_text_size(const char *flag, const char *path);
+const char *cli_text_read(Arena *arena, const char *flag, const char *path, uint64_t size, size_t *len);
 /* Maps the one arena for a finished plan and initialises `a`; dies with
  * one line naming `owner` (a file) if the plan overflowed or the system
  * refuses the memory. */

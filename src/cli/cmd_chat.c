@@ -59,12 +59,13 @@ static int interrupted(void *ctx)
 }
 
 typedef struct {
-    const char *system, *ids_out;
+    const char *system, *system_file, *ids_out;
     int64_t n_reply;
 } ChatArgs;
 
 const CliOpt chat_options[] = {
     OPT_STRING("--system TEXT\ta system turn first", ChatArgs, system),
+    OPT_STRING("--system-file FILE\tthe system turn from a file", ChatArgs, system_file),
     OPT_INT64("-n, --n-predict N\tlongest reply (2048)", ChatArgs, n_reply, 1, 1 << 24),
     OPT_STRING("--ids-out FILE\tids of every turn", ChatArgs, ids_out),
     OPT_INCLUDE(cli_context_options),
@@ -82,7 +83,10 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
     cli_parse(cmd, argc, argv, &o, &a);
     const char *system = a.system, *ids_out = a.ids_out;
     int64_t n_reply = a.n_reply;
-    uint64_t sys_len = system ? strlen(system) : 0;
+    if (system && a.system_file) port_die("chat: give --system or --system-file, not both");
+    uint64_t sys_len = system ? strlen(system) : a.system_file ? cli_text_size("--system-file", a.system_file) : 0;
+    CliPlanItem file = {"prompt files", a.system_file ? arena_round(sys_len + 1) : 0};
+    if (a.system_file) o.plan_extra = cli_plan_item, o.plan_extra_ctx = &file;
     o.max_text = chat_render_bound(2, 0, 0, MAX_MESSAGE + sys_len) + 16;
     o.max_out_ids = ids_out ? (uint64_t)n_reply : 0; /* a reply's ids, for --ids-out */
 
@@ -90,6 +94,8 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
     cli_open_engine(&e, &o);
     Slot *s = engine_slot(&e, 0);
     cli_grammar_load(&e, s);
+    size_t file_len;
+    if (a.system_file) system = cli_text_read(&e.arena, "--system-file", a.system_file, sys_len, &file_len);
     if (ids_out) {
         char err[512];
         if (port_write_file(ids_out, "", 0, 0, err, sizeof err) != 0) port_die("--ids-out: %s", err);

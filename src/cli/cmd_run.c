@@ -56,18 +56,20 @@ static int on_token(void *ctx, int32_t id)
 }
 
 typedef struct {
-    const char *prompt, *prompt_ids, *system;
+    const char *prompt, *prompt_ids, *system, *prompt_file, *system_file;
     int64_t n_predict;
     int raw, print_ids, echo; /* echo -1: on a terminal */
 } RunArgs;
 
 const CliOpt run_options[] = {
     OPT_STRING("-p, --prompt TEXT\tthe prompt", RunArgs, prompt),
+    OPT_STRING("-f, --file FILE\tthe prompt from a file", RunArgs, prompt_file),
     OPT_STRING("--prompt-ids 1,2,3\ttoken ids, fed exactly", RunArgs, prompt_ids),
     OPT_FLAG("--print-ids\tgenerated ids only, on stdout", RunArgs, print_ids, 1),
     OPT_FLAG("--raw\tno chat template", RunArgs, raw, 1),
     OPT_FLAG("--echo, --no-echo\tprint a raw prompt first (on a terminal)", RunArgs, echo, 1),
     OPT_STRING("--system TEXT\ta system turn first", RunArgs, system),
+    OPT_STRING("--system-file FILE\tthe system turn from a file", RunArgs, system_file),
     OPT_INT64("-n, --n-predict N\ttokens to generate (256)", RunArgs, n_predict, 0, 1 << 24),
     OPT_INCLUDE(cli_context_options),
     OPT_INCLUDE(cli_model_options),
@@ -85,13 +87,21 @@ int cmd_run(const CliCommand *cmd, int argc, char **argv)
     const char *prompt = a.prompt, *prompt_ids = a.prompt_ids, *system = a.system;
     int64_t n_predict = a.n_predict;
     int raw = a.raw, print_ids = a.print_ids, echo = a.echo;
-    if (!prompt && !prompt_ids) port_die("run: missing -p TEXT or --prompt-ids IDS");
-    if (prompt && prompt_ids) port_die("run: give -p or --prompt-ids, not both");
+    if ((prompt != NULL) + (prompt_ids != NULL) + (a.prompt_file != NULL) != 1)
+        port_die("run: give one of -p TEXT, -f FILE or --prompt-ids IDS");
     if (prompt && !*prompt) port_die("-p: the prompt is empty");
+    if (system && a.system_file) port_die("run: give --system or --system-file, not both");
+    /* prompt files: their sizes now, their text in the arena once it is mapped */
+    uint64_t prompt_size = a.prompt_file ? cli_text_size("-f", a.prompt_file) : 0;
+    uint64_t system_size = a.system_file ? cli_text_size("--system-file", a.system_file) : 0;
+    CliPlanItem files = {"prompt files", (prompt_size ? arena_round(prompt_size + 1) : 0) +
+                                             (system_size ? arena_round(system_size + 1) : 0)};
+    if (files.bytes) o.plan_extra = cli_plan_item, o.plan_extra_ctx = &files;
 
     /* Scratch for text and ids must hold the rendered prompt and the
      * prompt ids; generated ids are kept only for --print-ids. */
-    uint64_t text = prompt ? chat_render_bound(2, 0, 0, strlen(prompt) + (system ? strlen(system) : 0)) : 0;
+    uint64_t prompt_len = prompt ? strlen(prompt) : prompt_size, system_len = system ? strlen(system) : system_size;
+    uint64_t text = prompt_ids ? 0 : chat_render_bound(2, 0, 0, prompt_len + system_len);
     uint64_t ids = prompt_ids ? (uint64_t)cli_count_ids(prompt_ids) : 0;
     o.max_text = text;
     if (o.max_text < ids) o.max_text = ids;
@@ -106,12 +116,14 @@ int cmd_run(const CliCommand *cmd, int argc, char **argv)
     cli_open_engine(&e, &o);
     Slot *s = engine_slot(&e, 0);
     cli_grammar_load(&e, s);
+    size_t len;
+    if (a.prompt_file) prompt = cli_text_read(&e.arena, "-f", a.prompt_file, prompt_size, &len);
+    if (a.system_file) system = cli_text_read(&e.arena, "--system-file", a.system_file, system_size, &len);
 
     int n_prompt;
     if (prompt_ids) {
         n_prompt = cli_ids("--prompt-ids", prompt_ids, e.ids, e.max_ids, e.n_vocab);
     } else {
-        size_t len;
         const char *src = prompt;
         if (raw || e.no_template || engine_template_is_raw(&e)) {
             if (!raw) cli_template_note(&e, "feeding the prompt as is");
