@@ -582,7 +582,19 @@ int json_end(Json *j)
     return 0;
 }
 
+static size_t escape(const char *s, size_t n, char *out, size_t cap, int valid);
+
 size_t json_escape(const char *s, size_t n, char *out, size_t cap)
+{
+    return escape(s, n, out, cap, 0);
+}
+
+size_t json_escape_valid(const char *s, size_t n, char *out, size_t cap)
+{
+    return escape(s, n, out, cap, 1);
+}
+
+static size_t escape(const char *s, size_t n, char *out, size_t cap, int valid)
 {
     static const char hex[] = "0123456789abcdef";
     size_t len = 0;
@@ -606,6 +618,15 @@ size_t json_escape(const char *s, size_t n, char *out, size_t cap)
             if (c < 0x20) {
                 EMIT('\\'); EMIT('u'); EMIT('0'); EMIT('0');
                 EMIT(hex[c >> 4]); EMIT(hex[c & 15]);
+            } else if (valid && c >= 0x80) {
+                unsigned cp;
+                int k = json_utf8_decode((const unsigned char *)s + i, n - i, &cp);
+                if (k == 0) {
+                    EMIT(0xef); EMIT(0xbf); EMIT(0xbd); /* U+FFFD */
+                } else {
+                    for (int b = 0; b < k; b++) EMIT(s[i + (size_t)b]);
+                    i += (size_t)k - 1;
+                }
             } else {
                 EMIT(c);
             }
