@@ -359,18 +359,22 @@ static int read_request(Request *rq, const char *body, size_t len, Arena *ra)
 
 /* ---- Writing the reply ---------------------------------------------------- */
 
-/* A token's text as a JSON string's contents, each byte that is not valid
- * UTF-8 as U+FFFD ("bytes" has them exactly). */
-static void out_token_text(Server *sv, const char *p, size_t n)
+/* A token's text as a JSON string, each byte that is not valid UTF-8 as
+ * U+FFFD ("bytes" has them exactly); returns its length in bytes. */
+static size_t out_token(Server *sv, int32_t id)
 {
+    size_t n;
+    const char *p = tokenizer_piece(&sv->e->tok, id, &n);
     char esc[16];
-    for (size_t i = 0; i < n;) {
+    OUT_LIT(sv, "\"");
+    for (size_t i = 0, len; i < n; i += len) {
         unsigned cp;
         int k = json_utf8_decode((const unsigned char *)p + i, n - i, &cp);
-        size_t len = k ? (size_t)k : 1, e = json_escape_valid(p + i, len, esc, sizeof esc);
-        server_out(sv, esc + 1, e - 2);
-        i += len;
+        len = k ? (size_t)k : 1;
+        server_out(sv, esc + 1, json_escape_valid(p + i, len, esc, sizeof esc) - 2);
     }
+    OUT_LIT(sv, "\"");
+    return n;
 }
 
 /* {"id":..,"token":..,"logprob":..,"bytes":[..] (the object left open) */
@@ -378,9 +382,9 @@ static void out_candidate(Server *sv, SamplerLogprob c)
 {
     size_t n;
     const char *p = tokenizer_piece(&sv->e->tok, c.id, &n);
-    server_outf(sv, "{\"id\":%d,\"token\":\"", (int)c.id);
-    out_token_text(sv, p, n);
-    server_outf(sv, "\",\"logprob\":%.9g,\"bytes\":[", (double)c.logprob);
+    server_outf(sv, "{\"id\":%d,\"token\":", (int)c.id);
+    out_token(sv, c.id);
+    server_outf(sv, ",\"logprob\":%.9g,\"bytes\":[", (double)c.logprob);
     for (size_t i = 0; i < n; i++) server_outf(sv, "%s%u", i ? "," : "", (unsigned char)p[i]);
     OUT_LIT(sv, "]");
 }
@@ -426,15 +430,10 @@ static void write_logprobs(Reply *rp, int from, int to)
         OUT_LIT(sv, "]}");
         return;
     }
-    size_t n;
-    const char *p;
     OUT_LIT(sv, "{\"tokens\":[");
     for (int i = from; i < to; i++) {
-        p = tokenizer_piece(&sv->e->tok, t[i].chosen.id, &n);
         if (i > from) OUT_LIT(sv, ",");
-        OUT_LIT(sv, "\"");
-        out_token_text(sv, p, n);
-        OUT_LIT(sv, "\"");
+        out_token(sv, t[i].chosen.id);
     }
     OUT_LIT(sv, "],\"token_logprobs\":[");
     for (int i = from; i < to; i++) server_outf(sv, "%s%.9g", i > from ? "," : "", (double)t[i].chosen.logprob);
@@ -447,18 +446,17 @@ static void write_logprobs(Reply *rp, int from, int to)
             /* the best top_n, then the chosen token when it is not among them */
             SamplerLogprob c = k < rq->top_n && k < t[i].n_top ? t[i].top[k] : t[i].chosen;
             if (c.id == t[i].chosen.id && chosen_in++) break;
-            p = tokenizer_piece(&sv->e->tok, c.id, &n);
             if (k) OUT_LIT(sv, ",");
-            OUT_LIT(sv, "\"");
-            out_token_text(sv, p, n);
-            server_outf(sv, "\":%.9g", (double)c.logprob);
+            out_token(sv, c.id);
+            server_outf(sv, ":%.9g", (double)c.logprob);
         }
         OUT_LIT(sv, "}");
     }
     OUT_LIT(sv, "],\"text_offset\":[");
     for (int i = from; i < to; i++) {
-        server_outf(sv, "%s%llu", i > from ? "," : "", (unsigned long long)rp->text_offset);
+        size_t n;
         tokenizer_piece(&sv->e->tok, t[i].chosen.id, &n);
+        server_outf(sv, "%s%llu", i > from ? "," : "", (unsigned long long)rp->text_offset);
         rp->text_offset += n;
     }
     OUT_LIT(sv, "]");

@@ -666,7 +666,7 @@ void sampler_trace_chosen(SamplerTrace *t, int32_t id, float logit)
 
 static float log_p(float p)
 {
-    return p > 0 ? (float)log((double)p) : -FLT_MAX;
+    return p > 0 ? logf(p) : -FLT_MAX; /* logf: log() would link musl's double log and its table (2.7 KB) */
 }
 
 void sampler_logprobs(const SamplerTrace *drawn, const SamplerTrace *raw, SamplerLogprobs *out)
