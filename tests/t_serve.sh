@@ -143,6 +143,16 @@ if NPM=$(sh tests/npm_clients.sh 2>"$TMP/npm.err"); then
         u=$(jget "$TMP/oa.json" '[r.json_usage.completion_tokens, r.stream_usage.completion_tokens, r.stream_finish, r.wrong_key].join(" ")')
         [ "$u" = "$N $N length AuthenticationError 401" ] && ok "openai client: usage, finish_reason, wrong key is AuthenticationError 401" || not_ok "openai client: $u"
     else not_ok "openai client: $(head -c 600 "$TMP/oa.err")"; fi
+    # logprobs: the values pith run --trace prints for the same prompt and seed
+    $PITH run "$M" -p "$PROMPT" -n 8 -t 1 -c 256 --seed 7 --temp 0.9 --top-k 8 --top-p 0.9 --min-p 0.05 \
+        --trace "$TMP/trace_sampled" >/dev/null 2>&1
+    $PITH run "$M" --raw -p "Once upon a time" --temp 0 -n 8 -t 1 -c 256 --trace "$TMP/trace_greedy" >/dev/null 2>&1
+    timeout 60 node "$NPM/openai_logprobs.mjs" "$URL/v1" "$KEY" "$PROMPT" "Once upon a time" 8 7 "$TMP/trace_sampled" \
+        "$TMP/trace_greedy" >"$TMP/lp.out" 2>"$TMP/lp.err"
+    grep -q . "$TMP/lp.out" || not_ok "openai client logprobs: $(head -c 600 "$TMP/lp.err")"
+    while read -r line; do
+        case $line in "ok "*) ok "logprobs: ${line#ok }" ;; *) not_ok "logprobs: ${line#not ok }" ;; esac
+    done <"$TMP/lp.out"
 else not_ok "$(cat "$TMP/npm.err")"; fi
 
 # ---- hostile HTTP ----------------------------------------------------------
@@ -168,10 +178,17 @@ code=$(curl -s -m 10 -o "$TMP/body" -w '%{http_code}' -H "Authorization: Bearer 
 for bad in '{"messages":[{"role":"user","content":"hi"}' 'not json' '[]' '{"messages":[{"role":"wizard","content":"hi"}]}' \
            '{"messages":[{"role":"user","content":"hi"}],"temperature":"hot"}' '{"messages":"hi"}' \
            '{"messages":[{"role":"user","content":"hi"}],"max_tokens":1.5}' '{"messages":[{"role":"user","content":"hi"}],"stop":[1]}' \
-           '{"messages":[{"role":"user","content":"hi"}],"n":2}' '{"prompt":"x"}' '{"messages":[{"role":"user","content":"\ud800"}]}'; do
+           '{"messages":[{"role":"user","content":"hi"}],"n":2}' '{"prompt":"x"}' '{"messages":[{"role":"user","content":"\ud800"}]}' \
+           '{"messages":[{"role":"user","content":"hi"}],"logprobs":1}' '{"messages":[{"role":"user","content":"hi"}],"top_logprobs":2}' \
+           '{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21}' \
+           '{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"post_sampling_probs":"yes"}'; do
     code=$(post /v1/chat/completions "$bad")
     t=$(jget "$TMP/body" 'r.error.type + " " + typeof r.error.message + " " + typeof r.error.code' 2>/dev/null)
     [ "$code" = 400 ] && [ "$t" = "invalid_request_error string string" ] && ok "bad request $bad: 400" || not_ok "bad request $bad: $code $(cat "$TMP/body")"
+done
+for bad in '{"prompt":"x","logprobs":true}' '{"prompt":"x","logprobs":-1}' '{"prompt":"x","logprobs":2,"top_logprobs":2}'; do
+    code=$(post /v1/completions "$bad")
+    [ "$code" = 400 ] && [ -n "$(jget "$TMP/body" r.error.message)" ] && ok "bad completions request $bad: 400" || not_ok "bad completions $bad: $code $(cat "$TMP/body")"
 done
 long=$(awk 'BEGIN { for (i = 0; i < 400; i++) printf "word%d ", i }')
 code=$(post /v1/chat/completions "{\"messages\":[{\"role\":\"user\",\"content\":\"$long\"}]}")

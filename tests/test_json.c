@@ -180,6 +180,9 @@ static void test_escape(void)
     CHECK(json_escape("abcdef", 6, small, sizeof small) == 8 && memcmp(small, "\"abc", 4) == 0,
           "escape: truncated into a short buffer, full length returned");
     CHECK(json_escape("", 0, out, sizeof out) == 2 && strcmp(out, "\"\"") == 0, "escape: empty string");
+    n = json_escape_valid("a\xe4\xbd\xa0\xe4\xbd\n\xff", 8, out, sizeof out);
+    want = "\"a\xe4\xbd\xa0\xef\xbf\xbd\xef\xbf\xbd\\n\xef\xbf\xbd\"";
+    CHECK(n == strlen(want) && strcmp(out, want) == 0, "escape_valid: a malformed byte each is U+FFFD, valid UTF-8 kept");
     /* round trip: escape then decode gives the bytes back */
     const char raw[] = "x\x01\n\"\\\xe2\x82\xac";
     n = json_escape(raw, sizeof raw - 1, out, sizeof out);

@@ -1,6 +1,6 @@
 /* test_sampler.c - greedy and tie rule, PRNG, seed reproducibility, top-k=1
  * equals greedy, sampling frequencies, penalties, top-k/top-p/min-p sets,
- * the trace line, top-k in one pass against loading the whole
+ * the trace line, the logprobs an API reports, top-k in one pass against loading the whole
  * vocabulary, the filtered (grammar) sampler against masking then
  * sampling. */
 #include <math.h>
@@ -538,6 +538,53 @@ static void test_filtered(void)
     }
 }
 
+/* What an API's logprobs report: the drawn distribution (greedy: the
+ * chosen token alone, ln 1), or the raw logits' softmax, which is greedy's
+ * trace when no penalty is on; each cut's count; the chosen token's p
+ * outside the top list. */
+static void test_logprobs(void)
+{
+    float l[5] = {logf(0.4f), logf(0.3f), logf(0.2f), logf(0.1f), -INFINITY};
+    SamplerParams p = params(1.0f, 4, 0.65f, 0);
+    Box b;
+    box_init(&b, 5, &p);
+    SamplerTrace t, raw;
+    SamplerLogprobs lp;
+    sampler_raw_trace(&b.s, l, &raw);
+    int id = sampler_sample(&b.s, l, &t);
+    sampler_trace_chosen(&raw, id, l[id]);
+    sampler_logprobs(&t, NULL, &lp);
+    CHECK(lp.chosen.id == id && fabsf(lp.chosen.logprob - logf(t.p)) < 1e-6f && lp.n_top == 2 &&
+              fabsf(lp.top[0].logprob - logf(0.4f / 0.7f)) < 1e-5f && lp.cut_top_k == 1 && lp.cut_top_p == 2 &&
+              lp.cut_min_p == 0 && lp.n_kept == 2 && fabsf(lp.kept_mass - 0.7f) < 1e-5f,
+          "logprobs, drawn: top-k 4 cuts 1, top-p 0.65 cuts 2, p renormalized over the 2 kept");
+    sampler_logprobs(&t, &raw, &lp);
+    CHECK(lp.chosen.id == id && fabsf(lp.chosen.logprob - l[id]) < 1e-5f && lp.n_top == 4 &&
+              fabsf(lp.top[3].logprob - logf(0.1f)) < 1e-5f && lp.cut_top_p == 2,
+          "logprobs, raw: the logits' softmax, all 4 with p > 0; the cuts still the drawn ones");
+    raw.n_top = 2; /* the chosen token outside the list: p from the best one's */
+    sampler_trace_chosen(&raw, 3, l[3]);
+    CHECK(fabsf(raw.p - 0.1f) < 1e-6f, "raw: a chosen token outside the top list, p %.6f", raw.p);
+    box_free(&b);
+
+    p = params(0, 0, 1, 0);
+    box_init(&b, 5, &p);
+    id = sampler_sample(&b.s, l, &t);
+    sampler_raw_trace(&b.s, l, &raw);
+    sampler_trace_chosen(&raw, id, l[id]);
+    int same = raw.n_top == t.n_top && raw.p == t.p;
+    for (int i = 0; same && i < t.n_top; i++) same = raw.top[i].id == t.top[i].id && raw.top[i].p == t.top[i].p;
+    sampler_logprobs(&t, NULL, &lp);
+    CHECK(same && id == 0 && lp.chosen.logprob == 0 && lp.n_top == 1 && lp.top[0].id == 0 && lp.top[0].logprob == 0,
+          "logprobs, greedy: drawn is the chosen token alone at ln 1; raw equals the greedy trace");
+    for (int i = 0; i < 5; i++) l[i] = -INFINITY;
+    sampler_raw_trace(&b.s, l, &raw);
+    sampler_trace_chosen(&raw, 0, l[0]);
+    sampler_logprobs(&t, &raw, &lp);
+    CHECK(raw.n_top == 0 && lp.chosen.logprob < -1e38f, "logprobs: every logit -inf: no candidate, p = 0 is -FLT_MAX");
+    box_free(&b);
+}
+
 int main(void)
 {
     test_prng();
@@ -551,6 +598,7 @@ int main(void)
     test_topk_ties();
     test_topk_fast();
     test_trace_json();
+    test_logprobs();
     test_params();
     test_filtered();
     CHECK_DONE();

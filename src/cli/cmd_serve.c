@@ -116,6 +116,7 @@ int cmd_serve(const CliCommand *cmd, int argc, char **argv)
     o.no_shift = 1; /* a full context ends the reply ("length"), never drops the prompt */
     o.grammar = 1;  /* response_format and forced tool calls: one grammar state per slot */
     o.tool_calls = 1; /* and a tool-call splitter per slot */
+    o.token_probs = 1; /* and room for a reply's log probabilities per slot */
     o.slots = (uint32_t)(so.slots > 0 ? so.slots : 1);
     if (o.batch < (int64_t)o.slots)
         port_die("-b: a step holds a token of each of the %u slots: -b %lld is too small", o.slots, (long long)o.batch);

@@ -195,6 +195,9 @@ static void engine_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t strea
     forward_plan(&cfg, &mo, p);
     if (!e->opt.model_only) /* one piece per slot, as carved (each rounded) */
         for (uint32_t i = 0; i < e->n_slots; i++) plan_add(p, "token history", plan_mul(p, n_ctx, sizeof(int32_t)));
+    /* a reply of a slot is shorter than its context (serve never shifts) */
+    for (uint32_t i = 0; e->opt.token_probs && i < e->n_slots; i++)
+        plan_add(p, "token probabilities (logprobs)", plan_mul(p, n_ctx, sizeof(SamplerLogprobs)));
 }
 
 /* The planner's answer (mem_decide) made final: a refusal is one line in
@@ -231,6 +234,8 @@ static int load_slots_text(Engine *e)
         if (i > 0) s->sampler.history = arena_take(&e->arena, SAMPLER_MAX_HISTORY * sizeof(int32_t));
         s->history = arena_take(&e->arena, (uint64_t)e->n_ctx * sizeof(int32_t));
         if (!s->history || !s->sampler.history) return fail(e, PITH_INTERNAL, "internal error: the memory plan is too small");
+        if (o->token_probs && !(s->probs = arena_take(&e->arena, (uint64_t)e->n_ctx * sizeof(SamplerLogprobs))))
+            return fail(e, PITH_INTERNAL, "internal error: the memory plan is too small");
         if (o->max_out_ids && !(s->out_ids = arena_take(&e->arena, o->max_out_ids * sizeof(int32_t))))
             return fail(e, PITH_INTERNAL, "internal error: the memory plan is too small");
         if (o->grammar && grammar_init(&s->grammar, &e->arena, ENGINE_GRAMMAR_PIECE, (int32_t)e->cfg.n_vocab) != 0)

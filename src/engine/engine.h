@@ -115,6 +115,7 @@ typedef struct {
     const char *grammar_file;/* --grammar FILE or --json-schema FILE (read by the command) */
     int grammar_is_schema;
     int tool_calls;          /* plan a tool-call splitter per slot (serve) */
+    int token_probs;         /* plan Slot.probs: a SamplerLogprobs per position per slot (serve's logprobs) */
 } EngineOptions;
 
 /* ---- Slots ---------------------------------------------------------------- */
@@ -168,7 +169,12 @@ typedef struct {
     const char *tool_body;   /* TOOL_FORMAT_XML: the request and the offset of its tools, for */
     size_t tool_body_len;    /* tool_split_schemas (TOOL_ABSENT: none) */
     size_t tool_offset;
+    int probs;               /* SLOT_PROBS_*: each generated token's log probabilities into Slot.probs */
 } SlotRequest;
+
+/* Which distribution SlotRequest.probs reports (sampler_logprobs): the
+ * one each token was drawn from, or the model's own (the raw logits). */
+enum { SLOT_PROBS_NONE = 0, SLOT_PROBS_DRAWN, SLOT_PROBS_RAW };
 
 /* Fills a request with no limit, no stop string, no grammar, no tools
  * and the engine's sampling settings. */
@@ -183,6 +189,7 @@ typedef struct Slot {
     Grammar grammar;         /* with EngineOptions.grammar */
     int grammar_on;
     int32_t *out_ids;        /* EngineOptions.max_out_ids generated ids, or NULL */
+    SamplerLogprobs *probs;  /* EngineOptions.token_probs: generated token i's (n_ctx of them), or NULL */
     ToolSplit split;         /* with EngineOptions.tool_calls */
     char *split_buf;         /* its block buffer and the table of string parameters */
     /* the prompt and reply under way */

@@ -393,18 +393,24 @@ static int sample_held(Engine *e, Slot *s, float *logits, SamplerTrace *tp, int3
     return 0;
 }
 
-/* The slot's next token from its row of logits, with a --trace line when
- * asked. The scan's best is the choice when nothing else decides it. */
+/* The slot's next token from its row of logits, with a --trace line and
+ * its log probabilities (Slot.probs) when asked. The scan's best is the
+ * choice when nothing else decides it. */
 static int sample(Engine *e, Slot *s, float *logits, const Scan *sc, int32_t *out)
 {
-    SamplerTrace trace, *tp = e->opt.trace_path ? &trace : NULL;
+    int probs = s->probs && s->rq.probs && (uint32_t)s->n_gen < e->n_ctx ? s->rq.probs : SLOT_PROBS_NONE;
+    SamplerTrace trace, raw, *tp = e->opt.trace_path || probs ? &trace : NULL;
     if (!s->grammar_on && !tp && sampler_plain_greedy(&s->sampler)) {
         sampler_accept(&s->sampler, sc->best);
         *out = sc->best;
         return 0;
     }
+    /* the model's own distribution before a grammar masks the logits */
+    if (probs == SLOT_PROBS_RAW) sampler_raw_trace(&s->sampler, logits, &raw);
     if (sample_held(e, s, logits, tp, out) != 0) return -1;
-    if (tp) {
+    if (probs == SLOT_PROBS_RAW) sampler_trace_chosen(&raw, *out, logits[*out]);
+    if (probs) sampler_logprobs(&trace, probs == SLOT_PROBS_RAW ? &raw : NULL, &s->probs[s->n_gen]);
+    if (e->opt.trace_path) {
         size_t len = 0;
         const char *piece = tokenizer_piece(&e->tok, *out, &len);
         trace.pos = s->seq.n_past;

@@ -20,7 +20,8 @@
  * served (the conversation read from JSON and its rendered text, bounded
  * by chat_arena_bound(--max-body)), and per slot an output buffer and
  * the tool_calls array of its reply (SERVE_CALLS_CAP: a reply outlives the request
- * region, which the next request reuses). A flood of
+ * region, which the next request reuses); the tokens' log probabilities
+ * are the engine's (Slot.probs, planned per context position). A flood of
  * connections cannot grow anything: past the table, a new connection gets
  * an immediate 503 and is closed.
  *

@@ -31,6 +31,11 @@ typedef struct {
     size_t messages, messages_len; /* the messages array in the body */
     size_t kwargs, kwargs_len;     /* chat_template_kwargs in the body, or TOOL_ABSENT */
     int thinking_given;      /* enable_thinking was in the request */
+    int logprobs;            /* log probabilities asked (chat: logprobs, completions: logprobs N) */
+    int top_n;               /* top candidates each (chat: top_logprobs) */
+    int top_given;           /* top_logprobs was in the request */
+    int post_sampling;       /* post_sampling_probs: the drawn distribution, not the raw logits' */
+    int pith_sampling;       /* pith_sampling: each token's cuts and nucleus too */
     ReplyText text;          /* the stop strings read, and the think split */
     char why[400];           /* what is wrong with the request */
 } Request;
@@ -39,12 +44,14 @@ typedef struct {
 typedef struct {
     Server *sv;
     Request *rq;
+    const Slot *es;          /* the engine's slot: the tokens' log probabilities (Slot.probs) */
     uint64_t id;
     int64_t created;
     int field;               /* string open in the output: 0 none, 1 content, 2 reasoning */
     int chunk_open;          /* streaming: a data: chunk has been started for this token */
     int any_content;
     int tools;               /* the engine's slot splits tool calls out of the content */
+    uint64_t text_offset;    /* completions' logprobs: bytes of the tokens so far */
     char *calls;             /* non-streamed: the tool_calls array so far */
     size_t calls_n, calls_cap;
 } Reply;
@@ -323,6 +330,17 @@ static int read_request(Request *rq, const char *body, size_t len, Arena *ra)
             rq->thinking_given = 1;
         } else if (!strcmp(key, "chat_template_kwargs")) {
             if (read_kwargs(rq, &j) < 0) return -1;
+        } else if (!strcmp(key, "logprobs") && rq->chat) {
+            if (read_bool(rq, &j, key, &rq->logprobs) < 0) return -1;
+        } else if (!strcmp(key, "logprobs") || !strcmp(key, "top_logprobs")) {
+            if (read_number(rq, &j, key, 0, SAMPLER_TRACE_TOP, 1, &v) < 0) return -1;
+            rq->top_n = (int)v;
+            if (key[0] == 't') rq->top_given = 1;
+            else rq->logprobs = 1;
+        } else if (!strcmp(key, "post_sampling_probs")) {
+            if (read_bool(rq, &j, key, &rq->post_sampling) < 0) return -1;
+        } else if (!strcmp(key, "pith_sampling")) {
+            if (read_bool(rq, &j, key, &rq->pith_sampling) < 0) return -1;
         } else if (!strcmp(key, "n")) {
             if (read_number(rq, &j, key, 1, 1, 1, &v) < 0) return bad(rq, "n", "only n = 1 is supported");
         } else {
@@ -333,10 +351,125 @@ static int read_request(Request *rq, const char *body, size_t len, Arena *ra)
     if (r < 0 || json_end(&j) < 0) return json_bad(rq, &j);
     if (rq->chat && !have_messages) return bad(rq, "messages", "missing");
     if (!rq->chat && !rq->prompt) return bad(rq, "prompt", "missing");
+    if (rq->top_given && (!rq->chat || !rq->logprobs))
+        return bad(rq, "top_logprobs", rq->chat ? "needs logprobs: true" : "is for chat completions (here: logprobs N)");
+    rq->logprobs |= rq->pith_sampling;
     return 0;
 }
 
 /* ---- Writing the reply ---------------------------------------------------- */
+
+/* A token's text as a JSON string, each byte that is not valid UTF-8 as
+ * U+FFFD ("bytes" has them exactly); returns its length in bytes. */
+static size_t out_token(Server *sv, int32_t id)
+{
+    size_t n;
+    const char *p = tokenizer_piece(&sv->e->tok, id, &n);
+    char esc[16];
+    OUT_LIT(sv, "\"");
+    for (size_t i = 0, len; i < n; i += len) {
+        unsigned cp;
+        int k = json_utf8_decode((const unsigned char *)p + i, n - i, &cp);
+        len = k ? (size_t)k : 1;
+        server_out(sv, esc + 1, json_escape_valid(p + i, len, esc, sizeof esc) - 2);
+    }
+    OUT_LIT(sv, "\"");
+    return n;
+}
+
+/* {"id":..,"token":..,"logprob":..,"bytes":[..] (the object left open) */
+static void out_candidate(Server *sv, SamplerLogprob c)
+{
+    size_t n;
+    const char *p = tokenizer_piece(&sv->e->tok, c.id, &n);
+    server_outf(sv, "{\"id\":%d,\"token\":", (int)c.id);
+    out_token(sv, c.id);
+    server_outf(sv, ",\"logprob\":%.9g,\"bytes\":[", (double)c.logprob);
+    for (size_t i = 0; i < n; i++) server_outf(sv, "%s%u", i ? "," : "", (unsigned char)p[i]);
+    OUT_LIT(sv, "]");
+}
+
+/* pith's own: how the distribution a token was drawn from was cut */
+static void out_pith_sampling(Server *sv, const SamplerLogprobs *lp)
+{
+    server_outf(sv,
+                "{\"greedy\":%s,\"n_kept\":%d,\"kept_mass\":%.6g,\"cut_top_k\":%d,\"cut_top_p\":%d,"
+                "\"cut_min_p\":%d,\"masked\":%d}",
+                lp->greedy ? "true" : "false", lp->n_kept, (double)lp->kept_mass, lp->cut_top_k, lp->cut_top_p,
+                lp->cut_min_p, lp->n_masked);
+}
+
+/* The logprobs object of generated tokens [from, to): chat's
+ * {"content": [...]}, or the completions' legacy parallel arrays (their
+ * top_logprobs an object token -> logprob with the chosen token too, as
+ * OpenAI's; text_offset in bytes of the reply's text). */
+static void write_logprobs(Reply *rp, int from, int to)
+{
+    Server *sv = rp->sv;
+    const Request *rq = rp->rq;
+    const SamplerLogprobs *t = rp->es->probs;
+    if (to > (int)sv->e->n_ctx) to = (int)sv->e->n_ctx; /* cannot happen: a reply is shorter than its context */
+    if (rq->chat) {
+        OUT_LIT(sv, "{\"content\":[");
+        for (int i = from; i < to; i++) {
+            if (i > from) OUT_LIT(sv, ",");
+            out_candidate(sv, t[i].chosen);
+            OUT_LIT(sv, ",\"top_logprobs\":[");
+            for (int k = 0; k < t[i].n_top && k < rq->top_n; k++) {
+                if (k) OUT_LIT(sv, ",");
+                out_candidate(sv, t[i].top[k]);
+                OUT_LIT(sv, "}");
+            }
+            OUT_LIT(sv, "]");
+            if (rq->pith_sampling) {
+                OUT_LIT(sv, ",\"pith_sampling\":");
+                out_pith_sampling(sv, &t[i]);
+            }
+            OUT_LIT(sv, "}");
+        }
+        OUT_LIT(sv, "]}");
+        return;
+    }
+    OUT_LIT(sv, "{\"tokens\":[");
+    for (int i = from; i < to; i++) {
+        if (i > from) OUT_LIT(sv, ",");
+        out_token(sv, t[i].chosen.id);
+    }
+    OUT_LIT(sv, "],\"token_logprobs\":[");
+    for (int i = from; i < to; i++) server_outf(sv, "%s%.9g", i > from ? "," : "", (double)t[i].chosen.logprob);
+    OUT_LIT(sv, "],\"top_logprobs\":[");
+    for (int i = from; i < to; i++) {
+        if (i > from) OUT_LIT(sv, ",");
+        OUT_LIT(sv, "{");
+        int chosen_in = 0;
+        for (int k = 0; k <= rq->top_n && k <= t[i].n_top; k++) {
+            /* the best top_n, then the chosen token when it is not among them */
+            SamplerLogprob c = k < rq->top_n && k < t[i].n_top ? t[i].top[k] : t[i].chosen;
+            if (c.id == t[i].chosen.id && chosen_in++) break;
+            if (k) OUT_LIT(sv, ",");
+            out_token(sv, c.id);
+            server_outf(sv, ":%.9g", (double)c.logprob);
+        }
+        OUT_LIT(sv, "}");
+    }
+    OUT_LIT(sv, "],\"text_offset\":[");
+    for (int i = from; i < to; i++) {
+        size_t n;
+        tokenizer_piece(&sv->e->tok, t[i].chosen.id, &n);
+        server_outf(sv, "%s%llu", i > from ? "," : "", (unsigned long long)rp->text_offset);
+        rp->text_offset += n;
+    }
+    OUT_LIT(sv, "]");
+    if (rq->pith_sampling) {
+        OUT_LIT(sv, ",\"pith_sampling\":[");
+        for (int i = from; i < to; i++) {
+            if (i > from) OUT_LIT(sv, ",");
+            out_pith_sampling(sv, &t[i]);
+        }
+        OUT_LIT(sv, "]");
+    }
+    OUT_LIT(sv, "}");
+}
 
 static void chunk_open(Reply *rp)
 {
@@ -354,17 +487,33 @@ static void chunk_open(Reply *rp)
     rp->chunk_open = 1;
 }
 
-/* Ends this token's chunk (streaming) and sends it. */
-static void chunk_close(Reply *rp)
+/* Ends this token's chunk (streaming) and sends it, with the log
+ * probabilities of generated token `tok` when it is not -1 (in a chunk of
+ * its own when the token showed no text: held by a stop string, a
+ * character not complete yet). */
+static void chunk_end(Reply *rp, int tok)
 {
     Server *sv = rp->sv;
-    if (!rp->chunk_open) return;
+    if (!rp->chunk_open) {
+        if (tok < 0) return;
+        chunk_open(rp);
+        if (!rp->rq->chat) OUT_LIT(sv, "\"text\":\"\"");
+    }
     if (rp->field) OUT_LIT(sv, "\"");
-    if (rp->rq->chat) OUT_LIT(sv, "},\"finish_reason\":null}]}\n\n");
-    else OUT_LIT(sv, ",\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+    if (rp->rq->chat) OUT_LIT(sv, "}");
+    if (tok >= 0) {
+        OUT_LIT(sv, ",\"logprobs\":");
+        write_logprobs(rp, tok, tok + 1);
+    } else if (!rp->rq->chat) OUT_LIT(sv, ",\"logprobs\":null");
+    OUT_LIT(sv, ",\"finish_reason\":null}]}\n\n");
     rp->field = 0;
     rp->chunk_open = 0;
     server_out_flush(sv);
+}
+
+static void chunk_close(Reply *rp)
+{
+    chunk_end(rp, -1);
 }
 
 static void write_text(Reply *rp, int kind, const char *p, size_t n)
@@ -555,10 +704,13 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
                     server_out(sv, rp->calls, rp->calls_n);
                     OUT_LIT(sv, "]");
                 }
-                server_outf(sv, "},\"finish_reason\":\"%s\"}],", finish);
-            } else {
-                server_outf(sv, ",\"logprobs\":null,\"finish_reason\":\"%s\"}],", finish);
+                OUT_LIT(sv, "}");
             }
+            if (rq->logprobs) {
+                OUT_LIT(sv, ",\"logprobs\":");
+                write_logprobs(rp, 0, n_gen);
+            } else if (!rq->chat) OUT_LIT(sv, ",\"logprobs\":null");
+            server_outf(sv, ",\"finish_reason\":\"%s\"}],", finish);
             write_usage(sv, n, k, n_gen, t_prompt, t_gen);
             OUT_LIT(sv, "}\n");
         }
@@ -685,7 +837,7 @@ static int on_token(void *ctx, int32_t id)
     int i = sink_slot(ctx);
     sv->n_gen_tokens++;
     slot_enter(sv, i);
-    if (sl->rq.stream) chunk_close(&sl->rp);
+    if (sl->rq.stream) chunk_end(&sl->rp, sl->rq.logprobs ? sl->es->n_gen - 1 : -1);
     int gone = sv->out_failed;
     slot_leave(sv, i);
     return gone;
@@ -1104,6 +1256,7 @@ void api_generate(Server *sv, Conn *c)
     if (rq.max_tokens >= 0 && rq.max_tokens < srq.n_predict) srq.n_predict = rq.max_tokens;
     srq.text = rq.text;
     srq.sink = (SlotSink){on_begin, on_text, on_call, on_args, on_token, sl};
+    srq.probs = !rq.logprobs ? SLOT_PROBS_NONE : rq.post_sampling ? SLOT_PROBS_DRAWN : SLOT_PROBS_RAW;
     if (ac.parse) {
         srq.tools = 1;
         srq.tool_format = ac.format;
@@ -1127,6 +1280,7 @@ void api_generate(Server *sv, Conn *c)
     sl->rq = rq;
     sl->rp = rp;
     sl->rp.rq = &sl->rq;
+    sl->rp.es = sl->es;
     if (ac.parse) {
         /* the slot's tool_calls array: the request scratch is the next request's */
         sl->rp.tools = 1;

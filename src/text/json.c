@@ -582,37 +582,45 @@ int json_end(Json *j)
     return 0;
 }
 
+static size_t escape(const char *s, size_t n, char *out, size_t cap, int valid);
+
 size_t json_escape(const char *s, size_t n, char *out, size_t cap)
 {
-    static const char hex[] = "0123456789abcdef";
+    return escape(s, n, out, cap, 0);
+}
+
+size_t json_escape_valid(const char *s, size_t n, char *out, size_t cap)
+{
+    return escape(s, n, out, cap, 1);
+}
+
+static size_t escape(const char *s, size_t n, char *out, size_t cap, int valid)
+{
+    static const char hex[] = "0123456789abcdef", named[] = "\"\\\b\f\n\r\t", letter[] = "\"\\bfnrt";
     size_t len = 0;
-#define EMIT(ch)                                  \
-    do {                                          \
-        if (len < cap) out[len] = (char)(ch);     \
-        len++;                                    \
-    } while (0)
-    EMIT('"');
+    if (cap) out[0] = '"';
+    len++;
     for (size_t i = 0; i < n; i++) {
+        /* what byte i becomes: seq[0, k), or k bytes from `from` */
         unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"': EMIT('\\'); EMIT('"'); break;
-        case '\\': EMIT('\\'); EMIT('\\'); break;
-        case '\b': EMIT('\\'); EMIT('b'); break;
-        case '\f': EMIT('\\'); EMIT('f'); break;
-        case '\n': EMIT('\\'); EMIT('n'); break;
-        case '\r': EMIT('\\'); EMIT('r'); break;
-        case '\t': EMIT('\\'); EMIT('t'); break;
-        default:
-            if (c < 0x20) {
-                EMIT('\\'); EMIT('u'); EMIT('0'); EMIT('0');
-                EMIT(hex[c >> 4]); EMIT(hex[c & 15]);
-            } else {
-                EMIT(c);
-            }
-        }
+        char seq[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+        const char *from = seq, *e = c ? memchr(named, c, sizeof named - 1) : NULL;
+        int k = 6;
+        if (e) seq[1] = letter[e - named], k = 2;
+        else if (valid && c >= 0x80) {
+            /* a whole character, or U+FFFD for a malformed byte */
+            unsigned cp;
+            k = json_utf8_decode((const unsigned char *)s + i, n - i, &cp);
+            from = k ? s + i : "\xef\xbf\xbd";
+            i += k ? (size_t)k - 1 : 0;
+            k = k ? k : 3;
+        } else if (c >= 0x20)
+            from = s + i, k = 1;
+        for (int b = 0; b < k; b++, len++)
+            if (len < cap) out[len] = from[b];
     }
-    EMIT('"');
-#undef EMIT
+    if (len < cap) out[len] = '"';
+    len++;
     if (len < cap) out[len] = '\0';
     return len;
 }

@@ -93,6 +93,9 @@ int json_end(Json *j);
  * hex); all other bytes (UTF-8) copied. Writes at most cap bytes and a NUL
  * if there is room; returns the full length (without NUL), like snprintf. */
 size_t json_escape(const char *s, size_t n, char *out, size_t cap);
+/* The same, with each byte that is not part of valid UTF-8 written as
+ * U+FFFD: always valid JSON text (a token's piece may end mid-character). */
+size_t json_escape_valid(const char *s, size_t n, char *out, size_t cap);
 
 /* Validates one UTF-8 sequence at s[0..n): returns its length (1..4) and
  * the code point, or 0 if it is malformed. */

@@ -1,6 +1,7 @@
 /* sampler.c - penalties, greedy, top-k, top-p, min-p, temperature, draw. */
 #include "sampler.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -299,7 +300,19 @@ static void load_candidates(Sampler *s, const float *logits)
     apply_penalties(s);
 }
 
-static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, SamplerTrace *trace, double z_full);
+static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, SamplerTrace *trace, double z_full,
+                         size_t n_all);
+
+/* The trace of the whole of c[0, n) at temperature 1 (greedy's, and the
+ * raw logits'): its SAMPLER_TRACE_TOP best, p = exp(logit - max) / z. */
+static void whole_trace(SamplerCand *c, size_t n, float max, double z, SamplerTrace *trace)
+{
+    memset(trace, 0, sizeof *trace);
+    take_top(c, n, SAMPLER_TRACE_TOP);
+    fill_top(trace, c, (int)(n < SAMPLER_TRACE_TOP ? n : SAMPLER_TRACE_TOP), max, 1.0f, z);
+    trace->greedy = 1;
+    trace->n_kept = 1;
+}
 
 /* Greedy, or top-k then draw_from, over the loaded candidates c[0, n)
  * (the whole vocabulary, or the tokens a filter allows, in id order). */
@@ -322,19 +335,15 @@ static int32_t choose(Sampler *s, size_t n, SamplerTrace *trace)
     if (p->temperature <= 0) {
         int32_t id = c[best].id;
         if (trace) {
-            memset(trace, 0, sizeof *trace);
-            take_top(c, n, SAMPLER_TRACE_TOP);
-            fill_top(trace, c, (int)(n < SAMPLER_TRACE_TOP ? n : SAMPLER_TRACE_TOP), max, 1.0f, z_full);
+            whole_trace(c, n, max, z_full, trace);
             trace->id = id;
-            trace->greedy = 1;
             trace->p = trace->n_top > 0 ? trace->top[0].p : 0;
-            trace->n_kept = 1;
             trace->kept_mass = trace->p;
         }
         return id;
     }
 
-    size_t sorted = 0; /* c[0, sorted) are the best, in order */
+    size_t sorted = 0, n_all = n; /* c[0, sorted) are the best, in order */
     if (p->top_k > 0 && (size_t)p->top_k < (size_t)s->n_vocab) {
         /* top-k of the whole vocabulary; over fewer candidates (the allowed
          * ones) the same sort, so the sums below run in the same order */
@@ -342,7 +351,7 @@ static int32_t choose(Sampler *s, size_t n, SamplerTrace *trace)
         take_top(c, n, k);
         n = sorted = k;
     }
-    return draw_from(s, n, sorted, max, trace, z_full);
+    return draw_from(s, n, sorted, max, trace, z_full, n_all);
 }
 
 static size_t top_of(Sampler *s, const float *logits, const uint64_t *bits, int sparse, size_t k);
@@ -361,18 +370,20 @@ int32_t sampler_sample(Sampler *s, const float *logits, SamplerTrace *trace)
          * serve --slots samples every slot while the other threads wait) */
         size_t k = top_of(s, logits, NULL, 0, p->temperature <= 0 ? 1 : (size_t)p->top_k);
         if (p->temperature <= 0) return s->cand[0].id;
-        return draw_from(s, k, k, s->cand[0].logit == -INFINITY ? 0 : s->cand[0].logit, NULL, 0);
+        return draw_from(s, k, k, s->cand[0].logit == -INFINITY ? 0 : s->cand[0].logit, NULL, 0, k);
     }
     load_candidates(s, logits);
     return choose(s, (size_t)s->n_vocab, trace);
 }
 
 /* top-p, min-p, temperature and the draw over c[0, n) (c[0, sorted) the
- * best in order; max the largest logit). */
-static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, SamplerTrace *trace, double z_full)
+ * best in order; max the largest logit; n_all candidates before top-k). */
+static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, SamplerTrace *trace, double z_full,
+                         size_t n_all)
 {
     const SamplerParams *p = &s->params;
     SamplerCand *c = s->cand;
+    size_t n_k = n, n_p;
 
     if (p->top_p < 1.0f) {
         double z = 0;
@@ -397,6 +408,7 @@ static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, Sampler
         }
     }
 
+    n_p = n;
     if (p->min_p > 0.0f) {
         float threshold = max + logf(p->min_p);
         size_t k = 0;
@@ -434,6 +446,9 @@ static int32_t draw_from(Sampler *s, size_t n, size_t sorted, float max, Sampler
         memset(trace, 0, sizeof *trace);
         trace->id = id;
         trace->n_kept = (int)n;
+        trace->cut_top_k = (int)(n_all - n_k);
+        trace->cut_top_p = (int)(n_k - n_p);
+        trace->cut_min_p = (int)(n_p - n);
         double kept = 0;
         for (size_t i = 0; i < n; i++) kept += exp((double)(c[i].logit - max));
         trace->kept_mass = z_full > 0 ? (float)(kept / z_full) : 0;
@@ -595,15 +610,18 @@ int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, 
         if (allowed < 0 || (kept < k && !allowed)) return -1;
         if (kept < k) kept = top_of(s, logits, bits, (size_t)allowed < n / 4, k);
         if (p->temperature <= 0) return c[0].id;
-        return draw_from(s, kept, kept, c[0].logit == -INFINITY ? 0 : c[0].logit, NULL, 0);
+        return draw_from(s, kept, kept, c[0].logit == -INFINITY ? 0 : c[0].logit, NULL, 0, kept);
     }
     if (!allowed) allowed = f->allowed(f->ctx, 0, &bits);
     if (allowed <= 0) return -1;
     if (trace) {
         /* the trace reports the whole masked vocabulary */
+        int masked = 0;
         for (size_t id = 0; id < n; id++)
-            if (!(bits[id >> 6] >> (id & 63) & 1)) logits[id] = -INFINITY;
-        return sampler_sample(s, logits, trace);
+            if (!(bits[id >> 6] >> (id & 63) & 1)) logits[id] = -INFINITY, masked++;
+        int32_t id = sampler_sample(s, logits, trace);
+        trace->n_masked = masked;
+        return id;
     }
     size_t a = 0;
     for (size_t w = 0; w < (n + 63) / 64; w++)
@@ -615,6 +633,62 @@ int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, 
         }
     apply_penalties_sparse(s, a);
     return choose(s, a, NULL);
+}
+
+/* ---- For an API: the raw distribution, log probabilities ----------------------- */
+
+void sampler_raw_trace(Sampler *s, const float *logits, SamplerTrace *t)
+{
+    SamplerCand *c = s->cand;
+    size_t n = (size_t)s->n_vocab;
+    float max = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        c[i].logit = isnan(logits[i]) ? -INFINITY : logits[i];
+        c[i].id = (int32_t)i;
+        if (c[i].logit > max) max = c[i].logit;
+    }
+    if (max == -INFINITY) max = 0;
+    double z = 0;
+    for (size_t i = 0; i < n; i++) z += exp((double)(c[i].logit - max));
+    whole_trace(c, n, max, z, t);
+}
+
+void sampler_trace_chosen(SamplerTrace *t, int32_t id, float logit)
+{
+    t->id = id;
+    t->p = 0;
+    if (t->n_top == 0 || isnan(logit)) return;
+    /* p / p_best = exp(logit - logit_best): no second sum */
+    t->p = (float)((double)t->top[0].p * exp((double)(logit - t->top[0].logit)));
+    for (int i = 0; i < t->n_top; i++)
+        if (t->top[i].id == id) t->p = t->top[i].p;
+}
+
+static float log_p(float p)
+{
+    return p > 0 ? logf(p) : -FLT_MAX; /* logf: log() would link musl's double log and its table (2.7 KB) */
+}
+
+void sampler_logprobs(const SamplerTrace *drawn, const SamplerTrace *raw, SamplerLogprobs *out)
+{
+    memset(out, 0, sizeof *out);
+    const SamplerTrace *t = raw ? raw : drawn;
+    out->chosen = (SamplerLogprob){drawn->id, log_p(t->p)};
+    if (!raw && drawn->greedy) { /* nothing drawn: the chosen token had p = 1 */
+        out->chosen.logprob = 0;
+        out->n_top = 1;
+        out->top[0] = out->chosen;
+    } else {
+        out->n_top = t->n_top;
+        for (int i = 0; i < t->n_top; i++) out->top[i] = (SamplerLogprob){t->top[i].id, log_p(t->top[i].p)};
+    }
+    out->greedy = drawn->greedy;
+    out->n_kept = drawn->n_kept;
+    out->kept_mass = drawn->kept_mass;
+    out->cut_top_k = drawn->cut_top_k;
+    out->cut_top_p = drawn->cut_top_p;
+    out->cut_min_p = drawn->cut_min_p;
+    out->n_masked = drawn->n_masked;
 }
 
 /* ---- Trace as JSON --------------------------------------------------------------- */
@@ -654,23 +728,11 @@ static void line_float(Line *l, double v)
 size_t sampler_trace_json(const SamplerTrace *t, const char *piece, size_t piece_len, char *buf, size_t cap)
 {
     Line l = {buf, cap, 0};
-    line_printf(&l, "{\"pos\":%lld,\"id\":%d,\"piece\":\"", (long long)t->pos, (int)t->id);
-    int valid = 1;
-    for (size_t i = 0; i < piece_len;) {
-        unsigned cp;
-        int k = json_utf8_decode((const unsigned char *)piece + i, piece_len - i, &cp);
-        char esc[16];
-        if (k == 0) {
-            valid = 0;
-            line_put(&l, "\xef\xbf\xbd", 3); /* U+FFFD */
-            i++;
-            continue;
-        }
-        size_t e = json_escape(piece + i, (size_t)k, esc, sizeof esc);
-        line_put(&l, esc + 1, e - 2);
-        i += (size_t)k;
-    }
-    line_put(&l, "\"", 1);
+    line_printf(&l, "{\"pos\":%lld,\"id\":%d,\"piece\":", (long long)t->pos, (int)t->id);
+    size_t e = json_escape_valid(piece, piece_len, l.len < cap ? buf + l.len : NULL, l.len < cap ? cap - l.len : 0);
+    l.len += e;
+    /* each malformed byte became the 3 bytes of U+FFFD: a longer text */
+    int valid = e == json_escape(piece, piece_len, NULL, 0);
     if (!valid) {
         line_put(&l, ",\"piece_hex\":\"", 14);
         for (size_t i = 0; i < piece_len; i++) line_printf(&l, "%02x", (unsigned char)piece[i]);

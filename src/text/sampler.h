@@ -100,6 +100,9 @@ typedef struct {
     float kept_mass;
     int n_top;           /* min(SAMPLER_TRACE_TOP, tokens with p > 0 in the reported distribution) */
     SamplerTraceCand top[SAMPLER_TRACE_TOP]; /* descending p, lowest id first on ties */
+    /* candidates each cut removed (0 for greedy), and those a grammar
+     * masked (they count as candidates of the cuts: logit -infinity) */
+    int cut_top_k, cut_top_p, cut_min_p, n_masked;
 } SamplerTrace;
 
 /* Whether the next token is simply the best logit (temperature <= 0, no
@@ -129,6 +132,37 @@ typedef struct {
  * each is exact). With a trace, masks logits in place. Returns the id, or
  * -1 if the filter leaves nothing. */
 int32_t sampler_sample_filtered(Sampler *s, float *logits, SamplerTrace *trace, const SamplerFilter *f);
+
+/* The model's own distribution, for an API's logprobs (llama-server's
+ * default, post_sampling_probs false): the softmax of logits[n_vocab] as
+ * they are (no penalty, temperature, cut or grammar) in the trace's form
+ * (greedy set, as nothing is drawn from it). Before sampling the same
+ * logits (a grammar's sampling masks them); then sampler_trace_chosen. */
+void sampler_raw_trace(Sampler *s, const float *logits, SamplerTrace *t);
+/* Sets the chosen token of a trace made by sampler_raw_trace: its id and
+ * p (its logit as given, unmasked: the chosen token is allowed). */
+void sampler_trace_chosen(SamplerTrace *t, int32_t id, float logit);
+
+/* One step's log probabilities as an API reports them: the chosen token
+ * and the best SAMPLER_TRACE_TOP, ln p (p = 0: -FLT_MAX, as llama-server
+ * writes it), from the distribution the token was drawn from (drawn:
+ * sampler_sample's trace, where greedy means p = 1 for the chosen token
+ * and 0 for every other) or, when raw is not NULL, from raw
+ * (sampler_raw_trace's); and the drawn distribution's shape. */
+typedef struct {
+    int32_t id;
+    float logprob;
+} SamplerLogprob;
+
+typedef struct {
+    SamplerLogprob chosen;
+    int n_top;
+    SamplerLogprob top[SAMPLER_TRACE_TOP];
+    int greedy, n_kept, cut_top_k, cut_top_p, cut_min_p, n_masked; /* as in the trace */
+    float kept_mass;
+} SamplerLogprobs;
+
+void sampler_logprobs(const SamplerTrace *drawn, const SamplerTrace *raw, SamplerLogprobs *out);
 
 /* Writes the trace as one JSON line (with '\n'):
  * {"pos":P,"id":I,"piece":"...","p":..,"greedy":false,"n_kept":K,
