@@ -1007,6 +1007,7 @@ static int start_request(Server *sv, Conn *c, Request *rq, int chat, int generat
     rq->chat = chat;
     rq->thinking = e->opt.thinking;
     rq->max_tokens = -1;
+    rq->post_sampling = 1; /* logprobs of the distribution each token was drawn from (the choice) */
     rq->sp = sv->cli_sampling;
     rq->response_format = rq->tool_choice = rq->tools = rq->kwargs = TOOL_ABSENT;
     reply_text_init(&rq->text, 0, NULL, NULL);

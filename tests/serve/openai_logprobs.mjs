@@ -106,9 +106,10 @@ for (const stream of [false, true]) {
   check(`chat (${how}, sampled, post_sampling_probs): p in [0, 1], sorted, sum <= 1, chosen in its top`, general(t));
   check(`chat (${how}, sampled): equals pith run --trace (ids, p, n_kept, kept_mass; cuts + nucleus = vocabulary)`, againstSampled(t));
 
-  // greedy, the raw logits' softmax (the default): the chosen token is the
-  // top one, and the values are the greedy trace's (no penalty: the same softmax)
-  const c = await completion({ temperature: 0, logprobs: 20, stream });
+  // greedy, the raw logits' softmax (post_sampling_probs false): the chosen
+  // token is the top one, and the values are the greedy trace's (no penalty:
+  // the same softmax)
+  const c = await completion({ temperature: 0, logprobs: 20, post_sampling_probs: false, stream });
   const e = general(c);
   c.forEach((t, i) => {
     const g = greedy[i];
@@ -124,7 +125,8 @@ for (const stream of [false, true]) {
   check(`completions (${how}, temperature 0, logprobs 20): the top one, equals pith run --trace, text_offset`, e);
 
   // greedy in the drawn view: p = 1 for the chosen token, nothing else
-  const d = await chat({ temperature: 0, logprobs: true, top_logprobs: 5, post_sampling_probs: true, stream });
+  // (the default view: no post_sampling_probs given)
+  const d = await chat({ temperature: 0, logprobs: true, top_logprobs: 5, stream });
   const de = general(d);
   d.forEach((t, i) => {
     if (t.logprob !== 0 || t.top.length !== 1 || t.top[0].key !== t.key) de.push(`token ${i}: ${JSON.stringify(t)}`);
