@@ -4,10 +4,22 @@
 # batched step keeps each sequence's arithmetic, so it is bit for bit);
 # prefix reuse goes to the slot holding the conversation; a client leaving
 # mid-stream frees its slot; /slots, /metrics; the plan and its refusal.
+#
+# The replies alone (the references) come from the release build (./pith,
+# as t_grammar.sh) with the same options: the same bytes as the ASan
+# build's (the comparisons below hold between the two builds), where the
+# ASan build spent a third of its time on them and checked no more code
+# (one request at a time goes through it in t_serve.sh, and here whenever
+# one of the requests at once is left alone); the requests at once stay
+# on the ASan build.
 . tests/lib.sh
 . tests/serve_lib.sh
+REL=${PITH_REL:-./pith}
+[ -x "$REL" ] || { not_ok "$REL is not built (make pith)"; finish; }
 
 start_server() { model=$1; shift; serve_start "$PITH" "$model" "$@"; } # MODEL [options]
+# the release build's server, for the replies alone
+alone_server() { model=$1; shift; serve_start "$REL" "$model" "$@"; } # MODEL [options]
 post() { # OUT PATH JSON
     curl -s -m 60 -o "$1" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$3" "$URL$2"
 }
@@ -53,11 +65,15 @@ for (const f of process.argv.slice(1)) {
 
 for model in tiny-qwen3-f32.gguf tiny-qwen3-Q8_0.gguf; do
     M=$FIX/models/$model
+    # alone: one request at a time
+    alone_server "$M" --slots 4 -t 2 --kv-type f32 -c 512 --metrics
+    [ -n "$PORT" ] || { not_ok "$model: release server did not start: $(cat "$TMP/server.err")"; continue; }
+    for i in 0 1 2 3 4 5; do post "$TMP/alone$i" "$(path $i)" "$(req $i)" >/dev/null; done
+    stop_server
     start_server "$M" --slots 4 -t 2 --kv-type f32 -c 512 --metrics
     [ -n "$PORT" ] || { not_ok "$model: server did not start: $(cat "$TMP/server.err")"; continue; }
-    # alone: one request at a time
-    for i in 0 1 2 3 4 5; do post "$TMP/alone$i" "$(path $i)" "$(req $i)" >/dev/null; done
-    # all at once, twice (the second time, with the slots' caches holding other requests' prompts)
+    # all at once, twice (the first time on empty slots, the second with the
+    # slots' caches holding other requests' prompts)
     s0=$(metric pith_forward_steps_total); g0=$(metric pith_tokens_generated_total)
     for round in a b; do
         pids=
@@ -144,9 +160,11 @@ if (s.startsWith("data: ")) {
 console.log(JSON.stringify({content, reasoning, calls, finish}));
 } catch (e) { console.log("ERROR " + f + ": " + e.message); } }' "$@"
 }
+alone_server "$M" --slots 2 -t 1 --kv-type f32 -c 2048 --template qwen3
+for i in 0 1 2 3 4 5; do post "$TMP/galone$i" "$(gpath $i)" "$(greq $i)" >/dev/null; done
+stop_server
 start_server "$M" --slots 2 -t 1 --kv-type f32 -c 2048 --template qwen3
 if [ -z "$PORT" ]; then not_ok "grammar slots: server did not start: $(cat "$TMP/server.err")"; else
-    for i in 0 1 2 3 4 5; do post "$TMP/galone$i" "$(gpath $i)" "$(greq $i)" >/dev/null; done
     # pairs at once on the 2 slots: two schemas; a forced call beside a plain reply (twice, streamed and not)
     for pair in "0 1" "2 3" "4 5"; do
         pids=
@@ -208,8 +226,10 @@ slots_twice() { # NAME LABEL MIN_PROMPT_TOKENS MKMODEL_ARGS... -> 1 when mkmodel
     name=$1 label=$2 min_prompt=$3; shift 3
     model=$TMP/$name.gguf
     if ! "$MK" "$model" "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return 1; fi
-    start_server "$model" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
+    alone_server "$model" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
     for i in 0 1; do post "$TMP/${name}alone$i" /v1/completions "$(wreq $i)" >/dev/null; done
+    stop_server
+    start_server "$model" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
     for round in a b; do
         pids=
         for i in 0 1; do post "$TMP/$name$round$i" /v1/completions "$(wreq $i)" >/dev/null & pids="$pids $!"; done
