@@ -215,10 +215,13 @@ wreq() { case $1 in
     0) echo "{\"prompt\":\"$W1\",\"temperature\":0,\"max_tokens\":30}" ;;
     1) echo "{\"prompt\":\"$W2\",\"temperature\":0,\"max_tokens\":4,\"stream\":true}" ;;
     esac; }
+# cached FILE...: "cached/prompt" tokens of each reply (streamed or not),
+# space separated (one node for them all)
 cached() { node -e '
-const s = require("fs").readFileSync(process.argv[1], "utf8");
+process.stdout.write(process.argv.slice(1).map(f => {
+const s = require("fs").readFileSync(f, "utf8");
 const u = s.startsWith("data: ") ? s.split("\n\n").filter(e => e.startsWith("data: {")).map(e => JSON.parse(e.slice(6))).filter(c => c.usage).pop().usage : JSON.parse(s).usage;
-process.stdout.write(u.prompt_tokens_details.cached_tokens + "/" + u.prompt_tokens);' "$1"; }
+return u.prompt_tokens_details.cached_tokens + "/" + u.prompt_tokens; }).join(" "));' "$@"; }
 # the models are data: the release mkmodel writes the same bytes, faster
 # (t_inspect.sh runs the ASan one)
 MK=${MK:-build/rel/tools/mkmodel}
@@ -243,11 +246,13 @@ slots_twice() { # NAME LABEL MIN_PROMPT_TOKENS MKMODEL_ARGS... -> 1 when mkmodel
         i=${f#?}; k=$((k + 1)); a=$(sed -n "$((i + 1))p" "$TMP/texts"); b=$(sed -n "${k}p" "$TMP/texts")
         if [ -n "$a" ] && [ "$a" != '""' ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
     done
-    n0=$(node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).usage.prompt_tokens))' "$TMP/${name}alone0")
+    read -r n0 c0 c1 <<EOF
+$(cached "$TMP/${name}alone0" "$TMP/${name}b0" "$TMP/${name}b1")
+EOF
+    n0=${n0#*/}
     [ $same -eq 4 ] && [ "$n0" -gt "$min_prompt" ] \
         && ok "$label: 2 slots at once, prompts of $n0+ tokens, twice: every reply equals alone" \
         || not_ok "$name slots: $same of 4 equal alone, prompt $n0 tokens (more than $min_prompt wanted):$(echo "$diff" | head -c 600)"
-    c0=$(cached "$TMP/${name}b0"); c1=$(cached "$TMP/${name}b1")
     grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "$name slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
     stop_server
 }
@@ -294,8 +299,9 @@ reply=$(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").re
 A2="{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me about the sea\"},{\"role\":\"assistant\",\"content\":$reply},{\"role\":\"user\",\"content\":\"And more\"}],\"temperature\":0,\"max_tokens\":8}"
 post "$TMP/a2" /v1/chat/completions "$A2" >/dev/null
 post "$TMP/b2" /v1/chat/completions "$B1" >/dev/null
-ca=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); process.stdout.write(r.usage.prompt_tokens_details.cached_tokens+"/"+r.usage.prompt_tokens)' "$TMP/a2")
-cb=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); process.stdout.write(r.usage.prompt_tokens_details.cached_tokens+"/"+r.usage.prompt_tokens)' "$TMP/b2")
+read -r ca cb <<EOF
+$(cached "$TMP/a2" "$TMP/b2")
+EOF
 ca_n=${ca%/*}; cb_n=${cb%/*}; cb_all=${cb#*/}
 [ "$ca_n" -gt 10 ] && [ "$cb_n" -eq $((cb_all - 1)) ] \
     && ok "prefix reuse per slot: the continued conversation reuses $ca cached, the repeated request $cb" \
@@ -313,8 +319,13 @@ const rq = http.request(process.argv[1] + "/v1/completions", {method: "POST", he
   res.once("data", () => { rq.destroy(); });
 });
 rq.end(body);' "$URL"
-sleep 1
-idle=$(curl -s "$URL/slots" | grep -o '"idle"' | wc -l)
+# within a second (polled: it was a sleep of one second)
+i=0
+while :; do
+    idle=$(curl -s "$URL/slots" | grep -o '"idle"' | wc -l)
+    if { [ "$idle" -eq 2 ] && grep -q 'client gone' "$TMP/server.err"; } || [ $i -ge 10 ]; then break; fi
+    sleep 0.1; i=$((i + 1))
+done
 [ "$idle" -eq 2 ] && grep -q 'client gone' "$TMP/server.err" \
     && ok "a client leaving mid-stream frees its slot at the next step" \
     || not_ok "disconnect: $idle idle slots, $(tail -2 "$TMP/server.err")"
