@@ -14,6 +14,11 @@
 # on the ASan build.
 . tests/lib.sh
 . tests/serve_lib.sh
+# The replies are read by jget's node, one for the script (a node per
+# reading was 15 starts of ~0.17 CPU s); paths_json FILE... gives it the
+# list of files as r.
+. tests/jget_lib.sh
+paths_json() { _j=; for _f; do _j=$_j${_j:+,}\"$_f\"; done; printf '[%s]' "$_j" >"$TMP/paths.json"; }
 REL=${PITH_REL:-./pith}
 [ -x "$REL" ] || { not_ok "$REL is not built (make pith)"; finish; }
 
@@ -40,10 +45,11 @@ req() { # I -> JSON
 }
 path() { case $1 in 1 | 2 | 4) echo /v1/completions ;; *) echo /v1/chat/completions ;; esac; }
 # Replies' texts without ids and timings: content (or the stream's deltas)
-# and finish_reason, one JSON string a line per FILE (one node for them all).
+# and finish_reason, one JSON string a line per FILE.
 texts_of() { # FILE...
-    node -e '
-for (const f of process.argv.slice(1)) {
+    paths_json "$@"
+    jget "$TMP/paths.json" '
+r.map(f => {
   try {
     const s = require("fs").readFileSync(f, "utf8");
     let out = "";
@@ -58,9 +64,9 @@ for (const f of process.argv.slice(1)) {
       const c = JSON.parse(s).choices[0];
       out = (c.message ? (c.message.reasoning_content || "") + c.message.content : c.text) + "|" + c.finish_reason;
     }
-    console.log(JSON.stringify(out));
-  } catch (e) { console.log("ERROR " + f + ": " + e.message); }
-}' "$@"
+    return JSON.stringify(out);
+  } catch (e) { return "ERROR " + f + ": " + e.message; }
+}).join("\n") + "\n"'
 }
 
 for model in tiny-qwen3-f32.gguf tiny-qwen3-Q8_0.gguf; do
@@ -122,10 +128,11 @@ greq() { # I -> JSON
 }
 gpath() { case $1 in 5) echo /v1/completions ;; *) echo /v1/chat/completions ;; esac; }
 # Replies as one line each: content, reasoning, tool calls (name and
-# arguments, ids left out), finish_reason (one node for every FILE).
+# arguments, ids left out), finish_reason.
 shapes_of() { # FILE...
-    node -e '
-for (const f of process.argv.slice(1)) { try {
+    paths_json "$@"
+    jget "$TMP/paths.json" '
+r.map(f => { try {
 const s = require("fs").readFileSync(f, "utf8");
 let content = null, reasoning = "", finish = null, calls = [];
 if (s.startsWith("data: ")) {
@@ -157,8 +164,8 @@ if (s.startsWith("data: ")) {
   });
   finish = ch.finish_reason;
 }
-console.log(JSON.stringify({content, reasoning, calls, finish}));
-} catch (e) { console.log("ERROR " + f + ": " + e.message); } }' "$@"
+return JSON.stringify({content, reasoning, calls, finish});
+} catch (e) { return "ERROR " + f + ": " + e.message; } }).join("\n") + "\n"'
 }
 alone_server "$M" --slots 2 -t 1 --kv-type f32 -c 2048 --template qwen3
 for i in 0 1 2 3 4 5; do post "$TMP/galone$i" "$(gpath $i)" "$(greq $i)" >/dev/null; done
@@ -180,22 +187,23 @@ if [ -z "$PORT" ]; then not_ok "grammar slots: server did not start: $(cat "$TMP
     done
     [ $same -eq 6 ] && ok "grammar slots: 2 schema replies, a forced tool call beside a plain reply (streamed and not) at once equal each alone" \
         || not_ok "grammar slots: $same of 6 equal alone:$(echo "$diff" | head -c 900)"
-    v=$(node -e '
-const f = p => JSON.parse(process.argv[p]);
-const a = f(1), b = f(2);
+    printf '[%s,%s]' "$(shape pair0)" "$(shape pair1)" >"$TMP/two.json"
+    v=$(jget "$TMP/two.json" '
+const a = r[0], b = r[1];
 const pa = JSON.parse(a.content), pb = JSON.parse(b.content);
 const okA = a.finish === "stop" && typeof pa.name === "string" && pa.name.length <= 10 && Number.isInteger(pa.age) && pa.age >= 0 && typeof pa.ok === "boolean" && Object.keys(pa).every(k => ["name","age","ok"].includes(k));
 const okB = b.finish === "stop" && ["red","green","blue"].includes(pb.color) && [1,2,3,null].includes(pb.size) && pb.mode === "fast";
-process.stdout.write(okA && okB ? "valid" : "invalid");' "$(shape pair0)" "$(shape pair1)" 2>&1)
+okA && okB ? "valid" : "invalid"' 2>&1)
     [ "$v" = valid ] && ok "grammar slots: both schema replies (one streamed) parse and validate" \
         || not_ok "grammar slots: schema replies $v: $(head -c 300 "$TMP/gpair0") $(head -c 300 "$TMP/gpair1")"
-    v=$(node -e '
-const c = JSON.parse(process.argv[1]), s = JSON.parse(process.argv[2]), p = JSON.parse(process.argv[3]);
+    printf '[%s,%s,%s]' "$(shape pair2)" "$(shape pair4)" "$(shape pair3)" >"$TMP/three.json"
+    v=$(jget "$TMP/three.json" '
+const [c, s, p] = r;
 const args = x => { try { return typeof JSON.parse(x.arguments) === "object"; } catch (e) { return false; } };
 const okC = c.finish === "tool_calls" && c.content === null && c.calls.length > 0 && c.calls.every(x => ["get_weather","add"].includes(x.name) && args(x));
 const okS = s.finish === "tool_calls" && s.calls.length === 1 && s.calls[0].name === "add" && args(s.calls[0]) && Number.isInteger(JSON.parse(s.calls[0].arguments).a);
 const okP = p.calls.length === 0 && typeof p.content === "string" && p.finish !== "tool_calls";
-process.stdout.write([okC, okS, okP].join(" "));' "$(shape pair2)" "$(shape pair4)" "$(shape pair3)" 2>&1)
+[okC, okS, okP].join(" ")' 2>&1)
     [ "$v" = "true true true" ] && ok "grammar slots: tool_calls with content null and finish tool_calls, streamed deltas of a named call, the plain reply beside them untouched" \
         || not_ok "grammar slots: tool calls $v: $(head -c 400 "$TMP/gpair2") $(head -c 400 "$TMP/gpair4")"
     kill -0 "$SERVER" 2>/dev/null && ok "grammar slots: server alive" || not_ok "grammar slots: server died: $(tail -3 "$TMP/server.err")"
@@ -216,12 +224,12 @@ wreq() { case $1 in
     1) echo "{\"prompt\":\"$W2\",\"temperature\":0,\"max_tokens\":4,\"stream\":true}" ;;
     esac; }
 # cached FILE...: "cached/prompt" tokens of each reply (streamed or not),
-# space separated (one node for them all)
-cached() { node -e '
-process.stdout.write(process.argv.slice(1).map(f => {
+# space separated
+cached() { paths_json "$@"; jget "$TMP/paths.json" '
+r.map(f => {
 const s = require("fs").readFileSync(f, "utf8");
 const u = s.startsWith("data: ") ? s.split("\n\n").filter(e => e.startsWith("data: {")).map(e => JSON.parse(e.slice(6))).filter(c => c.usage).pop().usage : JSON.parse(s).usage;
-return u.prompt_tokens_details.cached_tokens + "/" + u.prompt_tokens; }).join(" "));' "$@"; }
+return u.prompt_tokens_details.cached_tokens + "/" + u.prompt_tokens; }).join(" ")'; }
 # the models are data: the release mkmodel writes the same bytes, faster
 # (t_inspect.sh runs the ASan one)
 MK=${MK:-build/rel/tools/mkmodel}
@@ -295,7 +303,7 @@ A1='{"messages":[{"role":"user","content":"Tell me about the sea"}],"temperature
 B1='{"messages":[{"role":"user","content":"Something else entirely, about mountains"}],"temperature":0,"max_tokens":8}'
 post "$TMP/a1" /v1/chat/completions "$A1" >/dev/null
 post "$TMP/b1" /v1/chat/completions "$B1" >/dev/null
-reply=$(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).choices[0].message.content))' "$TMP/a1")
+reply=$(jget "$TMP/a1" 'JSON.stringify(r.choices[0].message.content)')
 A2="{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me about the sea\"},{\"role\":\"assistant\",\"content\":$reply},{\"role\":\"user\",\"content\":\"And more\"}],\"temperature\":0,\"max_tokens\":8}"
 post "$TMP/a2" /v1/chat/completions "$A2" >/dev/null
 post "$TMP/b2" /v1/chat/completions "$B1" >/dev/null
@@ -309,7 +317,7 @@ ca_n=${ca%/*}; cb_n=${cb%/*}; cb_all=${cb#*/}
 
 # /slots, and a client leaving mid-stream frees its slot at the next step.
 code=$(curl -s -o "$TMP/slots" -w '%{http_code}' "$URL/slots")
-n=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); process.stdout.write(String(r.length)+r.map(s=>s.state).join(","))' "$TMP/slots")
+n=$(jget "$TMP/slots" 'String(r.length)+r.map(s=>s.state).join(",")')
 [ "$code" = 200 ] && [ "$n" = "2idle,idle" ] && ok "/slots: two idle slots" || not_ok "/slots: $code $n"
 # a client that reads the first event of a long stream, then closes
 node -e '
