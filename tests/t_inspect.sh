@@ -5,7 +5,7 @@
 
 # same_output NAME CMD1 -- CMD2: both succeed with identical stdout
 for f in "$FIX"/models/*.gguf "$FIX"/tokenizer/*.gguf; do
-    b=$(basename "$f")
+    b=${f##*/}
     if $PITH inspect "$f" --tensors >"$TMP/a" 2>"$TMP/ea" && $PITH inspect "$f" --tensors --no-mmap >"$TMP/b" 2>"$TMP/eb" &&
         cmp -s "$TMP/a" "$TMP/b" && [ ! -s "$TMP/ea" ] && [ ! -s "$TMP/eb" ]; then
         ok "inspect $b: mmap and --no-mmap print the same"
@@ -98,8 +98,9 @@ if [ -x build/asan/tests/test_gguf ]; then
     for f in "$TMP"/corpus/*.gguf; do
         [ -e "$f" ] || continue
         n=$((n + 1))
-        expect_fail2 "corpus $(basename "$f")" $PITH inspect "$f"
-        expect_fail2 "corpus $(basename "$f") --no-mmap" $PITH inspect "$f" --no-mmap
+        b=${f##*/}
+        expect_fail2 "corpus $b" $PITH inspect "$f"
+        expect_fail2 "corpus $b --no-mmap" $PITH inspect "$f" --no-mmap
     done
     if [ $n -gt 50 ]; then ok "corpus has $n files"; else not_ok "corpus has only $n files"; fi
 else

@@ -14,6 +14,8 @@
 M=$FIX/models/tiny-qwen3-f32.gguf
 REL=${PITH_REL:-./pith}
 . tests/serve_lib.sh
+# (one node for every JSON lookup: a node per lookup was 4 of the 24 CPU s)
+. tests/jget_lib.sh
 for tool in curl node; do
     command -v $tool >/dev/null 2>&1 || { not_ok "load: $tool is not installed"; finish; }
 done
@@ -26,10 +28,10 @@ rss_split() {
          /^Rss:/ { total += $2; if (anon && size > big) { big = size; big_rss = $2 } }
          END { print total - big_rss, big_rss }' "/proc/$SERVER/smaps"
 }
-field() { echo "$1" | node -e 'const r=JSON.parse(require("fs").readFileSync(0,"utf8")); process.stdout.write(String(r[process.argv[1]]))' "$2"; }
 greedy() {
-    curl -s -m 30 -H 'Content-Type: application/json' --data-binary '{"prompt":"Once upon a time","max_tokens":12,"temperature":0}' \
-        "$URL/v1/completions" | node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(0,"utf8")).choices[0].text)'
+    curl -s -m 30 -o "$TMP/greedy.json" -H 'Content-Type: application/json' \
+        --data-binary '{"prompt":"Once upon a time","max_tokens":12,"temperature":0}' "$URL/v1/completions"
+    jget "$TMP/greedy.json" 'r.choices[0].text'
 }
 # RUNS: "SECONDS SEED ..." load runs; checks every reply; leaves rss_N
 load_runs() { # NAME SECONDS SEED [SECONDS SEED ...]
@@ -38,14 +40,18 @@ load_runs() { # NAME SECONDS SEED [SECONDS SEED ...]
     done_n=0; dropped=0; bad=0; errors=0; k=0
     while [ $# -ge 2 ]; do
         r=$(timeout 120 node tests/serve/load.mjs "$PORT" 50 "$1" "$2")
+        printf '%s' "$r" >"$TMP/load.json"
         sleep 1
         split=$(rss_split)
         eval "rss_$k=$(rss) rest_$k=${split% *} arena_$k=${split#* }"
         echo "# $name, run $k ($1 s): $r; VmRSS $(rss) kB: $split kB outside and in the arena"
         [ -n "$r" ] || { not_ok "$name: load.mjs gave no summary"; return; }
-        done_n=$((done_n + $(field "$r" ok) + $(field "$r" stream_ok)))
-        dropped=$((dropped + $(field "$r" dropped)))
-        bad=$((bad + $(field "$r" bad))); errors=$((errors + $(field "$r" error)))
+        # the summary's counts: complete replies, dropped, malformed, errors
+        read -r c_done c_dropped c_bad c_error <<EOF
+$(jget "$TMP/load.json" '[r.ok + r.stream_ok, r.dropped, r.bad, r.error].join(" ")')
+EOF
+        done_n=$((done_n + c_done)); dropped=$((dropped + c_dropped))
+        bad=$((bad + c_bad)); errors=$((errors + c_error))
         k=$((k + 1)); shift 2
     done
     echo "# $(curl -s "$URL/metrics" | grep -E '^pith_(requests|tokens_generated|forward_steps)_total' | tr '\n' ' ')"

@@ -4,10 +4,27 @@
 # batched step keeps each sequence's arithmetic, so it is bit for bit);
 # prefix reuse goes to the slot holding the conversation; a client leaving
 # mid-stream frees its slot; /slots, /metrics; the plan and its refusal.
+#
+# The replies alone (the references) come from the release build (./pith,
+# as t_grammar.sh) with the same options: the same bytes as the ASan
+# build's (the comparisons below hold between the two builds), where the
+# ASan build spent a third of its time on them and checked no more code
+# (one request at a time goes through it in t_serve.sh, and here whenever
+# one of the requests at once is left alone); the requests at once stay
+# on the ASan build.
 . tests/lib.sh
 . tests/serve_lib.sh
+# The replies are read by jget's node, one for the script (a node per
+# reading was 15 starts of ~0.17 CPU s); paths_json FILE... gives it the
+# list of files as r.
+. tests/jget_lib.sh
+paths_json() { _j=; for _f; do _j=$_j${_j:+,}\"$_f\"; done; printf '[%s]' "$_j" >"$TMP/paths.json"; }
+REL=${PITH_REL:-./pith}
+[ -x "$REL" ] || { not_ok "$REL is not built (make pith)"; finish; }
 
 start_server() { model=$1; shift; serve_start "$PITH" "$model" "$@"; } # MODEL [options]
+# the release build's server, for the replies alone
+alone_server() { model=$1; shift; serve_start "$REL" "$model" "$@"; } # MODEL [options]
 post() { # OUT PATH JSON
     curl -s -m 60 -o "$1" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$3" "$URL$2"
 }
@@ -28,10 +45,11 @@ req() { # I -> JSON
 }
 path() { case $1 in 1 | 2 | 4) echo /v1/completions ;; *) echo /v1/chat/completions ;; esac; }
 # Replies' texts without ids and timings: content (or the stream's deltas)
-# and finish_reason, one JSON string a line per FILE (one node for them all).
+# and finish_reason, one JSON string a line per FILE.
 texts_of() { # FILE...
-    node -e '
-for (const f of process.argv.slice(1)) {
+    paths_json "$@"
+    jget "$TMP/paths.json" '
+r.map(f => {
   try {
     const s = require("fs").readFileSync(f, "utf8");
     let out = "";
@@ -46,18 +64,22 @@ for (const f of process.argv.slice(1)) {
       const c = JSON.parse(s).choices[0];
       out = (c.message ? (c.message.reasoning_content || "") + c.message.content : c.text) + "|" + c.finish_reason;
     }
-    console.log(JSON.stringify(out));
-  } catch (e) { console.log("ERROR " + f + ": " + e.message); }
-}' "$@"
+    return JSON.stringify(out);
+  } catch (e) { return "ERROR " + f + ": " + e.message; }
+}).join("\n") + "\n"'
 }
 
 for model in tiny-qwen3-f32.gguf tiny-qwen3-Q8_0.gguf; do
     M=$FIX/models/$model
+    # alone: one request at a time
+    alone_server "$M" --slots 4 -t 2 --kv-type f32 -c 512 --metrics
+    [ -n "$PORT" ] || { not_ok "$model: release server did not start: $(cat "$TMP/server.err")"; continue; }
+    for i in 0 1 2 3 4 5; do post "$TMP/alone$i" "$(path $i)" "$(req $i)" >/dev/null; done
+    stop_server
     start_server "$M" --slots 4 -t 2 --kv-type f32 -c 512 --metrics
     [ -n "$PORT" ] || { not_ok "$model: server did not start: $(cat "$TMP/server.err")"; continue; }
-    # alone: one request at a time
-    for i in 0 1 2 3 4 5; do post "$TMP/alone$i" "$(path $i)" "$(req $i)" >/dev/null; done
-    # all at once, twice (the second time, with the slots' caches holding other requests' prompts)
+    # all at once, twice (the first time on empty slots, the second with the
+    # slots' caches holding other requests' prompts)
     s0=$(metric pith_forward_steps_total); g0=$(metric pith_tokens_generated_total)
     for round in a b; do
         pids=
@@ -106,10 +128,11 @@ greq() { # I -> JSON
 }
 gpath() { case $1 in 5) echo /v1/completions ;; *) echo /v1/chat/completions ;; esac; }
 # Replies as one line each: content, reasoning, tool calls (name and
-# arguments, ids left out), finish_reason (one node for every FILE).
+# arguments, ids left out), finish_reason.
 shapes_of() { # FILE...
-    node -e '
-for (const f of process.argv.slice(1)) { try {
+    paths_json "$@"
+    jget "$TMP/paths.json" '
+r.map(f => { try {
 const s = require("fs").readFileSync(f, "utf8");
 let content = null, reasoning = "", finish = null, calls = [];
 if (s.startsWith("data: ")) {
@@ -141,12 +164,14 @@ if (s.startsWith("data: ")) {
   });
   finish = ch.finish_reason;
 }
-console.log(JSON.stringify({content, reasoning, calls, finish}));
-} catch (e) { console.log("ERROR " + f + ": " + e.message); } }' "$@"
+return JSON.stringify({content, reasoning, calls, finish});
+} catch (e) { return "ERROR " + f + ": " + e.message; } }).join("\n") + "\n"'
 }
+alone_server "$M" --slots 2 -t 1 --kv-type f32 -c 2048 --template qwen3
+for i in 0 1 2 3 4 5; do post "$TMP/galone$i" "$(gpath $i)" "$(greq $i)" >/dev/null; done
+stop_server
 start_server "$M" --slots 2 -t 1 --kv-type f32 -c 2048 --template qwen3
 if [ -z "$PORT" ]; then not_ok "grammar slots: server did not start: $(cat "$TMP/server.err")"; else
-    for i in 0 1 2 3 4 5; do post "$TMP/galone$i" "$(gpath $i)" "$(greq $i)" >/dev/null; done
     # pairs at once on the 2 slots: two schemas; a forced call beside a plain reply (twice, streamed and not)
     for pair in "0 1" "2 3" "4 5"; do
         pids=
@@ -162,22 +187,23 @@ if [ -z "$PORT" ]; then not_ok "grammar slots: server did not start: $(cat "$TMP
     done
     [ $same -eq 6 ] && ok "grammar slots: 2 schema replies, a forced tool call beside a plain reply (streamed and not) at once equal each alone" \
         || not_ok "grammar slots: $same of 6 equal alone:$(echo "$diff" | head -c 900)"
-    v=$(node -e '
-const f = p => JSON.parse(process.argv[p]);
-const a = f(1), b = f(2);
+    printf '[%s,%s]' "$(shape pair0)" "$(shape pair1)" >"$TMP/two.json"
+    v=$(jget "$TMP/two.json" '
+const a = r[0], b = r[1];
 const pa = JSON.parse(a.content), pb = JSON.parse(b.content);
 const okA = a.finish === "stop" && typeof pa.name === "string" && pa.name.length <= 10 && Number.isInteger(pa.age) && pa.age >= 0 && typeof pa.ok === "boolean" && Object.keys(pa).every(k => ["name","age","ok"].includes(k));
 const okB = b.finish === "stop" && ["red","green","blue"].includes(pb.color) && [1,2,3,null].includes(pb.size) && pb.mode === "fast";
-process.stdout.write(okA && okB ? "valid" : "invalid");' "$(shape pair0)" "$(shape pair1)" 2>&1)
+okA && okB ? "valid" : "invalid"' 2>&1)
     [ "$v" = valid ] && ok "grammar slots: both schema replies (one streamed) parse and validate" \
         || not_ok "grammar slots: schema replies $v: $(head -c 300 "$TMP/gpair0") $(head -c 300 "$TMP/gpair1")"
-    v=$(node -e '
-const c = JSON.parse(process.argv[1]), s = JSON.parse(process.argv[2]), p = JSON.parse(process.argv[3]);
+    printf '[%s,%s,%s]' "$(shape pair2)" "$(shape pair4)" "$(shape pair3)" >"$TMP/three.json"
+    v=$(jget "$TMP/three.json" '
+const [c, s, p] = r;
 const args = x => { try { return typeof JSON.parse(x.arguments) === "object"; } catch (e) { return false; } };
 const okC = c.finish === "tool_calls" && c.content === null && c.calls.length > 0 && c.calls.every(x => ["get_weather","add"].includes(x.name) && args(x));
 const okS = s.finish === "tool_calls" && s.calls.length === 1 && s.calls[0].name === "add" && args(s.calls[0]) && Number.isInteger(JSON.parse(s.calls[0].arguments).a);
 const okP = p.calls.length === 0 && typeof p.content === "string" && p.finish !== "tool_calls";
-process.stdout.write([okC, okS, okP].join(" "));' "$(shape pair2)" "$(shape pair4)" "$(shape pair3)" 2>&1)
+[okC, okS, okP].join(" ")' 2>&1)
     [ "$v" = "true true true" ] && ok "grammar slots: tool_calls with content null and finish tool_calls, streamed deltas of a named call, the plain reply beside them untouched" \
         || not_ok "grammar slots: tool calls $v: $(head -c 400 "$TMP/gpair2") $(head -c 400 "$TMP/gpair4")"
     kill -0 "$SERVER" 2>/dev/null && ok "grammar slots: server alive" || not_ok "grammar slots: server died: $(tail -3 "$TMP/server.err")"
@@ -197,10 +223,13 @@ wreq() { case $1 in
     0) echo "{\"prompt\":\"$W1\",\"temperature\":0,\"max_tokens\":30}" ;;
     1) echo "{\"prompt\":\"$W2\",\"temperature\":0,\"max_tokens\":4,\"stream\":true}" ;;
     esac; }
-cached() { node -e '
-const s = require("fs").readFileSync(process.argv[1], "utf8");
+# cached FILE...: "cached/prompt" tokens of each reply (streamed or not),
+# space separated
+cached() { paths_json "$@"; jget "$TMP/paths.json" '
+r.map(f => {
+const s = require("fs").readFileSync(f, "utf8");
 const u = s.startsWith("data: ") ? s.split("\n\n").filter(e => e.startsWith("data: {")).map(e => JSON.parse(e.slice(6))).filter(c => c.usage).pop().usage : JSON.parse(s).usage;
-process.stdout.write(u.prompt_tokens_details.cached_tokens + "/" + u.prompt_tokens);' "$1"; }
+return u.prompt_tokens_details.cached_tokens + "/" + u.prompt_tokens; }).join(" ")'; }
 # the models are data: the release mkmodel writes the same bytes, faster
 # (t_inspect.sh runs the ASan one)
 MK=${MK:-build/rel/tools/mkmodel}
@@ -208,8 +237,10 @@ slots_twice() { # NAME LABEL MIN_PROMPT_TOKENS MKMODEL_ARGS... -> 1 when mkmodel
     name=$1 label=$2 min_prompt=$3; shift 3
     model=$TMP/$name.gguf
     if ! "$MK" "$model" "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return 1; fi
-    start_server "$model" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
+    alone_server "$model" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
     for i in 0 1; do post "$TMP/${name}alone$i" /v1/completions "$(wreq $i)" >/dev/null; done
+    stop_server
+    start_server "$model" --slots 2 -b 8 -t 1 --kv-type f32 -c 256 --ignore-eos
     for round in a b; do
         pids=
         for i in 0 1; do post "$TMP/$name$round$i" /v1/completions "$(wreq $i)" >/dev/null & pids="$pids $!"; done
@@ -223,11 +254,13 @@ slots_twice() { # NAME LABEL MIN_PROMPT_TOKENS MKMODEL_ARGS... -> 1 when mkmodel
         i=${f#?}; k=$((k + 1)); a=$(sed -n "$((i + 1))p" "$TMP/texts"); b=$(sed -n "${k}p" "$TMP/texts")
         if [ -n "$a" ] && [ "$a" != '""' ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $f:[$a] vs [$b]"; fi
     done
-    n0=$(node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).usage.prompt_tokens))' "$TMP/${name}alone0")
+    read -r n0 c0 c1 <<EOF
+$(cached "$TMP/${name}alone0" "$TMP/${name}b0" "$TMP/${name}b1")
+EOF
+    n0=${n0#*/}
     [ $same -eq 4 ] && [ "$n0" -gt "$min_prompt" ] \
         && ok "$label: 2 slots at once, prompts of $n0+ tokens, twice: every reply equals alone" \
         || not_ok "$name slots: $same of 4 equal alone, prompt $n0 tokens (more than $min_prompt wanted):$(echo "$diff" | head -c 600)"
-    c0=$(cached "$TMP/${name}b0"); c1=$(cached "$TMP/${name}b1")
     grep -q 'runtime error\|AddressSanitizer' "$TMP/server.err" && not_ok "$name slots: sanitizer: $(grep -m1 'runtime error\|Sanitizer' "$TMP/server.err")"
     stop_server
 }
@@ -270,12 +303,13 @@ A1='{"messages":[{"role":"user","content":"Tell me about the sea"}],"temperature
 B1='{"messages":[{"role":"user","content":"Something else entirely, about mountains"}],"temperature":0,"max_tokens":8}'
 post "$TMP/a1" /v1/chat/completions "$A1" >/dev/null
 post "$TMP/b1" /v1/chat/completions "$B1" >/dev/null
-reply=$(node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).choices[0].message.content))' "$TMP/a1")
+reply=$(jget "$TMP/a1" 'JSON.stringify(r.choices[0].message.content)')
 A2="{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me about the sea\"},{\"role\":\"assistant\",\"content\":$reply},{\"role\":\"user\",\"content\":\"And more\"}],\"temperature\":0,\"max_tokens\":8}"
 post "$TMP/a2" /v1/chat/completions "$A2" >/dev/null
 post "$TMP/b2" /v1/chat/completions "$B1" >/dev/null
-ca=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); process.stdout.write(r.usage.prompt_tokens_details.cached_tokens+"/"+r.usage.prompt_tokens)' "$TMP/a2")
-cb=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); process.stdout.write(r.usage.prompt_tokens_details.cached_tokens+"/"+r.usage.prompt_tokens)' "$TMP/b2")
+read -r ca cb <<EOF
+$(cached "$TMP/a2" "$TMP/b2")
+EOF
 ca_n=${ca%/*}; cb_n=${cb%/*}; cb_all=${cb#*/}
 [ "$ca_n" -gt 10 ] && [ "$cb_n" -eq $((cb_all - 1)) ] \
     && ok "prefix reuse per slot: the continued conversation reuses $ca cached, the repeated request $cb" \
@@ -283,7 +317,7 @@ ca_n=${ca%/*}; cb_n=${cb%/*}; cb_all=${cb#*/}
 
 # /slots, and a client leaving mid-stream frees its slot at the next step.
 code=$(curl -s -o "$TMP/slots" -w '%{http_code}' "$URL/slots")
-n=$(node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); process.stdout.write(String(r.length)+r.map(s=>s.state).join(","))' "$TMP/slots")
+n=$(jget "$TMP/slots" 'String(r.length)+r.map(s=>s.state).join(",")')
 [ "$code" = 200 ] && [ "$n" = "2idle,idle" ] && ok "/slots: two idle slots" || not_ok "/slots: $code $n"
 # a client that reads the first event of a long stream, then closes
 node -e '
@@ -293,8 +327,13 @@ const rq = http.request(process.argv[1] + "/v1/completions", {method: "POST", he
   res.once("data", () => { rq.destroy(); });
 });
 rq.end(body);' "$URL"
-sleep 1
-idle=$(curl -s "$URL/slots" | grep -o '"idle"' | wc -l)
+# within a second (polled: it was a sleep of one second)
+i=0
+while :; do
+    idle=$(curl -s "$URL/slots" | grep -o '"idle"' | wc -l)
+    if { [ "$idle" -eq 2 ] && grep -q 'client gone' "$TMP/server.err"; } || [ $i -ge 10 ]; then break; fi
+    sleep 0.1; i=$((i + 1))
+done
 [ "$idle" -eq 2 ] && grep -q 'client gone' "$TMP/server.err" \
     && ok "a client leaving mid-stream frees its slot at the next step" \
     || not_ok "disconnect: $idle idle slots, $(tail -2 "$TMP/server.err")"

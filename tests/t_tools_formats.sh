@@ -21,18 +21,21 @@ post() { # PATH JSON [curl options]: status code; the body in $TMP/body
     curl -s -m 120 -o "$TMP/body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$d" "$@" "$URL$p"
 }
 . tests/jget_lib.sh
-# A streamed reply folded into {content, calls: [{name, args, deltas}], finish}
+# A streamed reply folded into {content, calls: [{name, args, deltas}], finish},
+# by jget's node (r: the reply's path): a node per reply was 20 starts of
+# ~0.17 CPU s here
+printf '"%s"' "$TMP/body" >"$TMP/body.path"
 fold() {
-    node -e '
-const ev = require("fs").readFileSync(process.argv[1], "utf8").split("\n\n").filter(e => e.length);
-if (ev[ev.length - 1] !== "data: [DONE]") { console.log("no [DONE]"); process.exit(1); }
+    jget "$TMP/body.path" '
+const ev = require("fs").readFileSync(r, "utf8").split("\n\n").filter(e => e.length);
+if (ev[ev.length - 1] !== "data: [DONE]") throw new Error("no [DONE]");
 const out = {content: "", calls: [], finish: null};
 for (const e of ev.slice(0, -1)) { const c = JSON.parse(e.slice(6)); const ch = c.choices[0]; if (!ch) continue;
   if (ch.delta.content) out.content += ch.delta.content;
   for (const t of ch.delta.tool_calls || []) { const x = out.calls[t.index] ??= {name: "", args: "", deltas: 0, id: t.id};
     if (t.function.name) x.name += t.function.name; if (t.function.arguments) { x.args += t.function.arguments; x.deltas++; } }
   if (ch.finish_reason) out.finish = ch.finish_reason; }
-process.stdout.write(JSON.stringify(out));' "$TMP/body" >"$TMP/folded"
+JSON.stringify(out)' >"$TMP/folded"
 }
 TOOLS='[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":12},"unit":{"enum":["c","f"]}},"required":["city","unit"]}}},{"type":"function","function":{"name":"add","parameters":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}}}]'
 MSG='[{"role":"user","content":"Weather in Paris?"}]'
@@ -122,8 +125,16 @@ fi
 # carries Qwen3.5-4B's template): a string parameter's text comes back as
 # a string even where it reads as JSON ("true"), a parameter that may be a
 # string or null is JSON, and a bounded string is raw text within its
-# bounds; streamed and not
-MK=${MK:-build/asan/tools/mkmodel}
+# bounds; streamed and not. Seed 1 (and the refusal) under the ASan build;
+# seeds 2 and 3 through the release build (./pith, as t_grammar.sh): the
+# same replies byte for byte (compared 2026-11-29), where the ASan
+# build's qwen35 forward pass cost 3 CPU s a seed and checked no more
+# code (test_forward runs qwen35 under the sanitizers).
+# the model is data: the release mkmodel writes the same bytes, faster
+# (t_inspect.sh runs the ASan one)
+MK=${MK:-build/rel/tools/mkmodel}
+REL=${PITH_REL:-./pith}
+[ -x "$REL" ] || not_ok "$REL is not built (make pith)"
 SRC=$(sh tests/llamacpp_src.sh 2>"$TMP/src.err") || not_ok "llama.cpp's templates: $(cat "$TMP/src.err")"
 cp "$SRC/models/templates/Qwen3.5-4B.jinja" "$TMP/t.jinja"
 "$MK" "$TMP/q35.gguf" --arch qwen35 --layers 4 --embd 128 --ff 256 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64 \
@@ -132,11 +143,13 @@ printf '[{"role": "user", "content": "Hi"}]' >"$TMP/msgs.json"
 "$PITH" template "$TMP/q35.gguf" --messages "$TMP/msgs.json" >"$TMP/auto" 2>&1
 "$PITH" template "$TMP/q35.gguf" --messages "$TMP/msgs.json" --template qwen3.5-think >"$TMP/forced" 2>&1
 [ -s "$TMP/auto" ] && cmp -s "$TMP/auto" "$TMP/forced" && ok "qwen35 model: its file's template (Qwen3.5-4B's as llama.cpp keeps it) renders as the built-in qwen3.5-think" || not_ok "qwen35 template: $(head -c 200 "$TMP/auto")"
-serve_start "$PITH" "$TMP/q35.gguf" -t 1 -c 4096
-if [ -n "$PORT" ]; then
-    T2='[{"type":"function","function":{"name":"set_zip","parameters":{"type":"object","properties":{"zip":{"type":"string","enum":["12345","true"]},"n":{"type":["integer","null"]},"tag":{"type":"string","maxLength":8}},"required":["zip","n","tag"]}}}]'
-    ZIP_OK='a => typeof a.zip === "string" && ["12345","true"].includes(a.zip) && (a.n === null || Number.isInteger(a.n)) && typeof a.tag === "string" && [...a.tag].length <= 8 && Object.keys(a).length === 3'
-    for seed in 1 2 3; do
+T2='[{"type":"function","function":{"name":"set_zip","parameters":{"type":"object","properties":{"zip":{"type":"string","enum":["12345","true"]},"n":{"type":["integer","null"]},"tag":{"type":"string","maxLength":8}},"required":["zip","n","tag"]}}}]'
+ZIP_OK='a => typeof a.zip === "string" && ["12345","true"].includes(a.zip) && (a.n === null || Number.isInteger(a.n)) && typeof a.tag === "string" && [...a.tag].length <= 8 && Object.keys(a).length === 3'
+zip_calls() { # BIN SEEDS...: serves the qwen35 model, a forced call and a named streamed one per seed
+    bin=$1; shift
+    serve_start "$bin" "$TMP/q35.gguf" -t 1 -c 4096
+    if [ -z "$PORT" ]; then not_ok "qwen3.5: server ($bin): $(head -c 300 "$TMP/server.err")"; return 1; fi
+    for seed in "$@"; do
         code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":$T2,\"tool_choice\":\"required\",\"seed\":$seed,\"max_tokens\":2000}")
         v=$(jget "$TMP/body" "const m = r.choices[0].message, ok = $ZIP_OK; [r.choices[0].finish_reason, m.content, m.tool_calls.length > 0, m.tool_calls.every(t => t.function.name === 'set_zip' && ok(JSON.parse(t.function.arguments)))].join(' ')" 2>&1)
         [ "$code" = 200 ] && [ "$v" = "tool_calls  true true" ] && ok "qwen3.5, required, seed $seed: string parameters stay strings ($(jget "$TMP/body" 'JSON.stringify(r.choices[0].message.tool_calls[0].function.arguments)'))" \
@@ -146,15 +159,16 @@ if [ -n "$PORT" ]; then
         [ "$code" = 200 ] && [ "$v" = "tool_calls 1 set_zip true true true" ] && ok "qwen3.5, streamed, named, seed $seed: one call, its arguments valid, in $(jget "$TMP/folded" 'r.calls[0].deltas') deltas" \
             || not_ok "qwen3.5 named stream, seed $seed: $code $v $(head -c 600 "$TMP/body")"
     done
+}
+if zip_calls "$PITH" 1; then
     # what still cannot be held to the form: a 400 with the reason
     code=$(post /v1/chat/completions "{\"messages\":$MSG,\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"anyOf\":[{\"type\":\"object\"}]}}}],\"tool_choice\":\"required\"}")
     m=$(jget "$TMP/body" 'r.error.message' 2>/dev/null)
     case "$m" in *"one object schema at the top"*) named=1 ;; *) named=0 ;; esac
     [ "$code" = 400 ] && [ $named = 1 ] && ok "qwen3.5: parameters that are not an object schema, forced: 400 ($m)" || not_ok "qwen3.5 anyOf parameters: $code $(head -c 300 "$TMP/body")"
     stop_server
-else
-    not_ok "qwen3.5: server: $(head -c 300 "$TMP/server.err")"
 fi
+zip_calls "$REL" 2 3 && stop_server
 
 # templates without a tool-call format: the generic format (the reply held
 # to {"tool_call": ...} or {"response": ...}): required gives tool_calls
