@@ -1,4 +1,5 @@
-/* Output files (e.g. `pith logits --out`): whole writes, create or append. */
+/* Output files (e.g. `pith logits --out`): whole writes, create or append;
+ * and files written whole or not at all (a temporary name, then a rename). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -32,4 +33,50 @@ int port_write_file(const char *path, const void *data, size_t n, int append, ch
         return -1;
     }
     return 0;
+}
+
+int port_atomic_open(PortAtomicFile *f, const char *path, char *err, size_t err_len)
+{
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    int n = snprintf(f->tmp, sizeof f->tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof f->tmp) {
+        snprintf(err, err_len, "%s: the path is too long", path);
+        return -1;
+    }
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd < 0) {
+        snprintf(err, err_len, "%s: cannot open for writing: %s", f->tmp, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int port_atomic_write(PortAtomicFile *f, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    while (n > 0 && !f->failed) {
+        ssize_t got = write(f->fd, p, n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) f->failed = got < 0 ? errno : ENOSPC;
+        else p += got, n -= (size_t)got;
+    }
+    return f->failed ? -1 : 0;
+}
+
+int port_atomic_commit(PortAtomicFile *f, char *err, size_t err_len)
+{
+    if (close(f->fd) != 0 && !f->failed) f->failed = errno;
+    if (!f->failed && rename(f->tmp, f->path) != 0) f->failed = errno;
+    if (f->failed) {
+        snprintf(err, err_len, "%s: cannot write: %s", f->path, strerror(f->failed));
+        unlink(f->tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int port_file_exists(const char *path)
+{
+    return access(path, F_OK) == 0;
 }

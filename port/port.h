@@ -92,6 +92,8 @@ typedef struct PortFile {
  * On failure returns -1 and writes a one-line reason (no "pith:" prefix,
  * no newline) into err. */
 int port_file_open(PortFile *f, const char *path, int use_mmap, char *err, size_t err_len);
+/* Whether path names something (a file not yet written is no error). */
+int port_file_exists(const char *path);
 void port_file_close(PortFile *f);
 /* Maps an open file read backend -> mmap (after planning, on the same
  * descriptor: the file is never opened twice). 0, or -1 when the system
@@ -112,6 +114,18 @@ const uint8_t *port_file_bytes(PortFile *f, uint64_t off, size_t len, void *buf)
  * to its end when append is 1. Returns 0, or -1 with a one-line reason
  * (no "pith:" prefix, no newline) in err. (port/out_file.c) */
 int port_write_file(const char *path, const void *data, size_t n, int append, char *err, size_t err_len);
+/* A file written whole or not at all: the bytes go to PATH.tmp.PID, which
+ * commit renames to PATH (a reader never sees half a file); a failed
+ * write is remembered and reported by commit, which then removes the
+ * temporary file. Each returns 0 or -1 (err: one line). */
+typedef struct {
+    int fd, failed;       /* failed: the first errno */
+    const char *path;
+    char tmp[4096 + 32];
+} PortAtomicFile;
+int port_atomic_open(PortAtomicFile *f, const char *path, char *err, size_t err_len);
+int port_atomic_write(PortAtomicFile *f, const void *data, size_t n);
+int port_atomic_commit(PortAtomicFile *f, char *err, size_t err_len);
 
 /* ---- The machine: target, board profile, CPU features (port/cpu.c) ---- */
 /* Board defaults, compiled in by `make BOARD=NAME` (boards/NAME.mk); these

@@ -182,6 +182,13 @@ void cli_plan_item(void *ctx, Plan *p);
 #define CLI_TEXT_MAX (256u << 20)
 uint64_t cli_text_size(const char *flag, const char *path);
 const char *cli_text_read(Arena *arena, const char *flag, const char *path, uint64_t size, size_t *len);
+/* --prompt-cache FILE (cli_cache.c): cli_cache_load after the engine is
+ * open and before the first prompt (returns the engine's shift count, for
+ * cli_cache_save); cli_cache_save when the command ends, if the slot holds
+ * more than twice the `loaded` positions (the prompt's cached ones). Notes
+ * on stderr; the command goes on. */
+uint32_t cli_cache_load(Engine *e, Slot *s, const char *path);
+void cli_cache_save(Engine *e, Slot *s, const char *path, uint32_t shifts, uint32_t loaded);
 /* Maps the one arena for a finished plan and initialises `a`; dies with
  * one line naming `owner` (a file) if the plan overflowed or the system
  * refuses the memory. */

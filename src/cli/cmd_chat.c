@@ -59,7 +59,7 @@ static int interrupted(void *ctx)
 }
 
 typedef struct {
-    const char *system, *system_file, *ids_out;
+    const char *system, *system_file, *ids_out, *prompt_cache;
     int64_t n_reply;
 } ChatArgs;
 
@@ -68,6 +68,7 @@ const CliOpt chat_options[] = {
     OPT_STRING("--system-file FILE\tthe system turn from a file", ChatArgs, system_file),
     OPT_INT64("-n, --n-predict N\tlongest reply (2048)", ChatArgs, n_reply, 1, 1 << 24),
     OPT_STRING("--ids-out FILE\tids of every turn", ChatArgs, ids_out),
+    OPT_STRING("--prompt-cache FILE\treuse and save the conversation's state", ChatArgs, prompt_cache),
     OPT_INCLUDE(cli_context_options),
     OPT_INCLUDE(cli_model_options),
     OPT_INCLUDE(cli_sampling_options),
@@ -101,6 +102,7 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
         if (port_write_file(ids_out, "", 0, 0, err, sizeof err) != 0) port_die("--ids-out: %s", err);
     }
     cli_template_note(&e, "ChatML renders the conversation (--template NAME chooses another)");
+    uint32_t shifts = a.prompt_cache ? cli_cache_load(&e, s, a.prompt_cache) : 0, first_cached = 0;
     port_interrupt_catch();
 
     int tty = port_stdin_is_tty(), turn = 0, thinking = e.opt.thinking;
@@ -178,6 +180,7 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
             continue;
         }
         if (ids_out) write_ids(ids_out, "prefill", e.ids, n_new);
+        if (turn == 0) first_cached = s->n_cached;
         turn++;
         port_clear_interrupt();
         port_interrupt_busy(1);
@@ -197,8 +200,9 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
         }
         if (ids_out) write_ids(ids_out, "reply", s->out_ids, n_gen);
         port_err("[turn %d: prefilled %d new tokens in %.2f s, %d generated at %.1f tokens/s, %u in context]\n", turn,
-                 n_new, t_prefill, n_gen, t_gen > 0 ? n_gen / t_gen : 0.0, s->seq.n_past);
+                 (int)(s->n_prompt - s->n_cached), t_prefill, n_gen, t_gen > 0 ? n_gen / t_gen : 0.0, s->seq.n_past);
     }
+    if (a.prompt_cache) cli_cache_save(&e, s, a.prompt_cache, shifts, first_cached);
     engine_close(&e);
     return 0;
 }

@@ -23,8 +23,8 @@ static void print_stats(const Engine *e, const Slot *s, double t_gen)
              e->load_seconds, (double)in.arena_bytes / 1048576.0, (double)in.weight_bytes / 1048576.0, in.load, in.n_ctx,
              in.threads, in.threads == 1 ? "" : "s", (double)in.planned_bytes / 1048576.0,
              (double)in.budget_bytes / 1048576.0, in.budget_source);
-    port_err("prompt: %d tokens in %.3f s (%.1f tokens/s); first token after %.3f s\n", n_prompt, t_prefill,
-             t_prefill > 0 ? n_prompt / t_prefill : 0.0, t_first);
+    port_err("prompt: %d tokens (%u cached) in %.3f s (%.1f tokens/s); first token after %.3f s\n", n_prompt,
+             s->n_cached, t_prefill, t_prefill > 0 ? (n_prompt - (int)s->n_cached) / t_prefill : 0.0, t_first);
     /* The peak resident set so far, as the kernel measured it (VmHWM). */
     uint64_t peak = port_peak_rss();
     char peak_text[64] = "unknown";
@@ -56,7 +56,7 @@ static int on_token(void *ctx, int32_t id)
 }
 
 typedef struct {
-    const char *prompt, *prompt_ids, *system, *prompt_file, *system_file;
+    const char *prompt, *prompt_ids, *system, *prompt_file, *system_file, *prompt_cache;
     int64_t n_predict;
     int raw, print_ids, echo; /* echo -1: on a terminal */
 } RunArgs;
@@ -71,6 +71,7 @@ const CliOpt run_options[] = {
     OPT_STRING("--system TEXT\ta system turn first", RunArgs, system),
     OPT_STRING("--system-file FILE\tthe system turn from a file", RunArgs, system_file),
     OPT_INT64("-n, --n-predict N\ttokens to generate (256)", RunArgs, n_predict, 0, 1 << 24),
+    OPT_STRING("--prompt-cache FILE\treuse and save the computed prompt", RunArgs, prompt_cache),
     OPT_INCLUDE(cli_context_options),
     OPT_INCLUDE(cli_model_options),
     OPT_INCLUDE(cli_sampling_options),
@@ -148,6 +149,10 @@ int cmd_run(const CliCommand *cmd, int argc, char **argv)
 
     /* A full cache shifts (drops the oldest half after --keep) unless
      * --no-shift; the last token is not fed (nothing follows it). */
+    /* --prompt-cache: what a file holds of this prompt is not computed
+     * again (slot_start reuses the prefix the cache shares with it) */
+    uint32_t shifts = a.prompt_cache ? cli_cache_load(&e, s, a.prompt_cache) : 0;
+
     RunOutput out = {print_ids, 0};
     SlotRequest rq;
     slot_request_defaults(&e, &rq);
@@ -168,6 +173,7 @@ int cmd_run(const CliCommand *cmd, int argc, char **argv)
     }
     port_out_flush();
     print_stats(&e, s, t_gen);
+    if (a.prompt_cache) cli_cache_save(&e, s, a.prompt_cache, shifts, s->n_cached);
     if (s->grammar_on && s->n_gen > 0)
         port_err("grammar: %.3f ms per token choosing tokens under it (sampling included; %u vocabulary walks, %u "
                  "allowed sets from the cache)\n",

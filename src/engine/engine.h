@@ -329,6 +329,16 @@ int slot_set_grammar(Engine *e, Slot *s, const char *text, size_t len, const cha
 Slot *engine_slot(Engine *e, uint32_t i);
 /* Ids the slot's cache holds that begin ids[0..n). */
 uint32_t slot_common_prefix(const Slot *s, const int32_t *ids, int n);
+/* Prompt cache files (prompt_cache.c): slot_cache_save writes the slot's
+ * first n positions (n <= seq.n_past: their ids and state) to path, whole
+ * or not at all; slot_cache_load puts a file's state into slot s (emptied
+ * first), where slot_start then reuses what a prompt shares with it. The
+ * file names its model (a hash of the files' headers), KV type and layout
+ * and holds checksums: a file of another model, type or layout, truncated,
+ * damaged, unreadable or unwritable is not used (the slot stays empty).
+ * Both return 0, or 1 with one line for the user in warn; never fail. */
+int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, char *warn, size_t cap);
+int slot_cache_load(Engine *e, Slot *s, const char *path, char *warn, size_t cap);
 /* A new prompt ids[0..n) (1 <= n < n_ctx) in slot s: the longest prefix its
  * cache already holds is reused (the last id is always fed, for its
  * logits), its sampler starts from rq->sampling with the prompt as its

@@ -229,6 +229,26 @@ void seq_reset(SeqState *s)
     s->n_past = 0;
 }
 
+int seq_state_spans(const ModelConfig *c, const SeqState *s, uint32_t n, int (*visit)(void *ctx, void *p, uint64_t bytes),
+                    void *ctx)
+{
+    uint64_t krow = kv_type_bytes(s->kv_type, c->head_dim), vrow = kv_type_bytes(s->kv_type, c->head_dim_v);
+    for (uint32_t l = 0; l < c->n_layer; l++) {
+        if (model_layer_recurrent(c, l)) continue;
+        for (uint32_t h = 0; h < c->n_head_kv; h++) {
+            uint8_t *k, *v;
+            uint32_t rows;
+            seq_kv_head(c, s, l, h, &k, &v, &rows);
+            uint64_t r = model_layer_swa(c, l) ? rows : n; /* a ring holds its positions in any row */
+            int rc = visit(ctx, k, r * krow);
+            if (rc == 0) rc = visit(ctx, v, r * vrow);
+            if (rc != 0) return rc;
+        }
+    }
+    uint64_t n_recur = model_recurrent_before(c, c->n_layer);
+    return n_recur ? visit(ctx, s->recurrent, n_recur * s->recurrent_layer_bytes) : 0;
+}
+
 int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena *arena, GgufError *err)
 {
     Plan scratch;

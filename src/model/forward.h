@@ -84,6 +84,14 @@ void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32
 int seq_can_resume(const ModelConfig *c, const SeqState *s, uint32_t pos0);
 /* Empties the sequence (the next token goes to position 0). */
 void seq_reset(SeqState *s);
+/* The bytes that hold the state of a sequence's first n positions, span by
+ * span in a fixed order (the attention layers' kv heads: keys then values
+ * of positions 0..n-1, or a windowed layer's whole ring; then every
+ * recurrent layer's state): visit gets each span, and may read or fill it.
+ * Stops at the first visit that returns nonzero, and returns that; else 0.
+ * A prompt cache is these spans in a file (engine/prompt_cache.c). */
+int seq_state_spans(const ModelConfig *c, const SeqState *s, uint32_t n, int (*visit)(void *ctx, void *p, uint64_t bytes),
+                    void *ctx);
 /* Carves the workspace (after the sequences) and starts the stream reader
  * of a streamed model. Returns 0, or -1 with a reason in err. */
 int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena *arena, GgufError *err);
