@@ -68,10 +68,14 @@ same_ids() {
 # Per model file and kind, the case with the longest prompt runs the ASan
 # build (every weight type through every mode and step size under the
 # sanitizers); the others the release build ./pith (the same comparisons:
-# they check the bytes that come out, which ASan does not change).
+# they check the bytes that come out, which ASan does not change). The
+# Q8_0, Q4_K_M and Q6_K files' types go through the ASan build below, in
+# the larger models (Q8_0; Q4_K and Q6_K), in every mode and step size,
+# logits and greedy: their cases run the release build alone (an ASan
+# case cost twice the release build's 0.5 CPU s).
 REL=${PITH_REL:-./pith}
 [ -x "$REL" ] || { not_ok "./pith is not built (make pith)"; finish; }
-asan_cases=$(awk -F'\t' '$1 != "case_id" { k = $2 " " $3; n = split($4, a, ",");
+asan_cases=$(awk -F'\t' '$1 != "case_id" && $2 !~ /-(Q8_0|Q4_K_M|Q6_K)\.gguf$/ { k = $2 " " $3; n = split($4, a, ",");
     if (n > len[k]) { len[k] = n; best[k] = $1 } } END { for (k in best) print best[k] }' "$FIX/cases.tsv")
 asan_cases=" $(echo $asan_cases) "
 TAB=$(printf '\t')
