@@ -85,6 +85,9 @@ typedef enum {
     LT_Q_GATE, LT_FFN_NORM_PA,
     LT_SSM_QKV, LT_SSM_Z, LT_SSM_BETA, LT_SSM_ALPHA, LT_SSM_OUT,
     LT_SSM_CONV, LT_SSM_DT, LT_SSM_A, LT_SSM_NORM,
+    /* mixture of experts (moe.h): the router, the experts' 3-D matrices,
+     * the selection bias (LFM2-MoE) */
+    LT_GATE_INP, LT_GATE_EXPS, LT_UP_EXPS, LT_DOWN_EXPS, LT_EXP_PROBS_B,
     LT_COUNT
 } LayerTensorId;
 
@@ -98,7 +101,9 @@ typedef enum {
     DIM_SSM_V,             /* d_inner: value heads * d_state */
     DIM_SSM_H,             /* value heads */
     DIM_SSM_HEAD,          /* d_state */
-    DIM_SSM_K              /* the convolution's kernel size */
+    DIM_SSM_K,             /* the convolution's kernel size */
+    DIM_EXPERTS,           /* expert_count */
+    DIM_FF_EXP             /* an expert's hidden width: expert_feed_forward_length */
 } ModelDim;
 
 /* Which layers have a tensor: every layer, or (an architecture mixing
@@ -107,6 +112,11 @@ typedef enum {
  * TENSOR_RECUR_ONLY in its table). */
 typedef enum { PART_ANY = 0, PART_ATTN = 1, PART_RECUR = 2 } LayerPart;
 
+/* Which FFN a tensor belongs to: any layer's, the dense FFN's, or a
+ * mixture of experts' (an MoE model's leading dense layers have the dense
+ * one, the others the experts). */
+typedef enum { FFN_ANY = 0, FFN_DENSE = 1, FFN_MOE = 2 } LayerFfn;
+
 typedef struct {
     const char *name;     /* blk.N.<name>.<suffix> */
     const char *suffix;   /* "weight" or "bias", or "" (blk.N.<name>: ssm_a) */
@@ -114,7 +124,14 @@ typedef struct {
     ModelDim cols, rows;  /* ne[0], ne[1] (a vector: rows DIM_ONE) */
     size_t offset;        /* of its Weight or float * in LayerWeights */
     LayerPart part;
+    LayerFfn ffn;
+    uint8_t per_expert;   /* [cols, rows, expert_count]: a Weight of rows * expert_count rows,
+                             expert e's matrix its rows [e rows, (e + 1) rows) (model_expert) */
 } LayerTensor;
+
+/* How a mixture of experts weighs its experts (llama.cpp's
+ * expert_gating_func numbers): MOE_GATING_KEY reads the file's key. */
+typedef enum { MOE_GATING_KEY = 0, MOE_SOFTMAX = 1, MOE_SIGMOID = 2 } MoeGating;
 
 typedef struct {
     const char *name;     /* general.architecture */
@@ -131,6 +148,10 @@ typedef struct {
     uint8_t embd_scale;   /* the token embeddings are multiplied by sqrt(n_embd) (Gemma) */
     uint8_t shortconv;    /* layers whose attention.head_count_kv[l] is 0 are short convolutions (LFM2) */
     const char *output_norm; /* the final norm's tensor when not output_norm.weight */
+    /* a mixture of experts (the row requires LT_GATE_INP; moe.h): */
+    uint8_t moe_gating;   /* MoeGating of the router's probabilities */
+    uint8_t moe_norm_w;   /* the chosen experts' weights are divided by their sum */
+    uint8_t moe_dense_lead; /* leading_dense_block_count: that many first layers have a dense FFN */
 } ArchInfo;
 
 /* An architecture mixing kinds of layers (per-layer head_count_kv) has at
@@ -173,6 +194,13 @@ typedef struct {
     uint32_t ssm_d_state; /* ssm.state_size: a key head's and a value head's width */
     uint32_t ssm_n_k;     /* ssm.group_count: key heads */
     uint32_t ssm_n_v;     /* ssm.time_step_rank: value heads (a multiple of the key heads) */
+    /* a mixture of experts (arch->layer[LT_GATE_INP]): */
+    uint32_t n_expert;    /* expert_count (0: every FFN is dense) */
+    uint32_t n_expert_used; /* expert_used_count: experts each token is routed to */
+    uint32_t n_ff_exp;    /* expert_feed_forward_length (qwen3moe: else n_ff / n_expert_used) */
+    uint32_t n_dense_lead;/* leading_dense_block_count (arch->moe_dense_lead) */
+    uint8_t moe_gating;   /* MOE_SOFTMAX or MOE_SIGMOID (the arch's, or its key's) */
+    uint64_t expert_bytes;/* bytes of the experts' 3-D matrices in the files */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t chat_template_bytes; /* of tokenizer.chat_template (0: none), seen in the same walk */
@@ -265,6 +293,10 @@ typedef struct {
     /* gated DeltaNet (deltanet.h) */
     Weight ssm_qkv, ssm_z, ssm_beta, ssm_alpha, ssm_out;
     float *ssm_conv, *ssm_dt, *ssm_a, *ssm_norm;
+    /* mixture of experts (moe.h) */
+    Weight gate_inp;          /* the router: n_embd -> n_expert */
+    Weight gate_exps, up_exps, down_exps; /* every expert's matrix, one after another */
+    float *exp_probs_b;       /* [n_expert] added to the probabilities to choose (not to weigh) */
 } LayerWeights;
 
 extern const LayerTensor layer_tensors[LT_COUNT];
@@ -334,13 +366,24 @@ static inline uint32_t model_recurrent_before(const ModelConfig *c, uint32_t l)
     return model_conv_before(c, l) + (c->full_attn_interval ? l - l / c->full_attn_interval : 0);
 }
 
-/* Whether a layer of l's kind (attention or recurrent) may have tensor i:
- * the tensor's part and the architecture's rule for it. */
+/* Whether layer l's FFN is a mixture of experts. */
+static inline int model_layer_moe(const ModelConfig *c, uint32_t l)
+{
+    return c->n_expert != 0 && l >= c->n_dense_lead;
+}
+
+/* Expert e's matrix: rows of a per_expert Weight, no copy. */
+Weight model_expert(const Weight *w, uint32_t e, uint32_t n_expert);
+
+/* Whether a layer of l's kind (attention or recurrent; dense FFN or
+ * experts) may have tensor i: the tensor's part and FFN, the
+ * architecture's rule for it. */
 static inline int model_layer_allows(const ModelConfig *c, uint32_t l, int i)
 {
     int recur = model_layer_recurrent(c, l) != 0;
     TensorRule rule = (TensorRule)c->arch->layer[i];
     if (rule == TENSOR_REFUSED) return 0;
+    if (layer_tensors[i].ffn != FFN_ANY && (layer_tensors[i].ffn == FFN_MOE) != model_layer_moe(c, l)) return 0;
     if (layer_tensors[i].part != PART_ANY && (layer_tensors[i].part == PART_RECUR) != recur) return 0;
     if (rule == TENSOR_ATTN_ONLY) return !recur;
     if (rule == TENSOR_RECUR_ONLY) return recur;
