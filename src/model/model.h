@@ -120,11 +120,12 @@ typedef enum { FFN_ANY = 0, FFN_DENSE = 1, FFN_MOE = 2 } LayerFfn;
 typedef struct {
     const char *name;     /* blk.N.<name>.<suffix> */
     const char *suffix;   /* "weight" or "bias", or "" (blk.N.<name>: ssm_a) */
-    int matrix;           /* 1: a Weight (any computable type); 0: F32 values, copied */
-    ModelDim cols, rows;  /* ne[0], ne[1] (a vector: rows DIM_ONE) */
+    /* (enums in bytes: the tables are in every binary) */
+    uint8_t matrix;       /* 1: a Weight (any computable type); 0: F32 values, copied */
+    uint8_t cols, rows;   /* ModelDim of ne[0], ne[1] (a vector: rows DIM_ONE) */
     size_t offset;        /* of its Weight or float * in LayerWeights */
-    LayerPart part;
-    LayerFfn ffn;
+    uint8_t part;         /* LayerPart */
+    uint8_t ffn;          /* LayerFfn */
     uint8_t per_expert;   /* [cols, rows, expert_count]: a Weight of rows * expert_count rows,
                              expert e's matrix its rows [e rows, (e + 1) rows) (model_expert) */
 } LayerTensor;
@@ -139,7 +140,7 @@ typedef struct {
     Activation act;
     NormPlacement norm;
     AttentionKind attn;   /* of every layer */
-    TensorRule layer[LT_COUNT]; /* what a layer must, may or must not have */
+    uint8_t layer[LT_COUNT]; /* TensorRule: what a layer must, may or must not have */
     TensorRule rope_freqs;/* rope_freqs.weight: per-pair frequency divisors (Llama 3.x) */
     TensorRule rope_factors; /* rope_factors_short/long.weight (Phi-3 LongRoPE): divisors
                                 chosen by the context length, as llama.cpp does */
