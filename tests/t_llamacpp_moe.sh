@@ -14,6 +14,10 @@
 #             (heads of 64), the first 2 layers' FFN dense, then 32 experts
 #             of 1792, 4 used, sigmoid gating plus a selection bias,
 #             weights normalised; here 16 experts of 256, 4 used
+#   qwen35moe Qwen3.5-35B-A3B: qwen35's DeltaNet and gated attention layers,
+#             every FFN 256 experts of 512 (8 used, softmax, normalised)
+#             plus a shared expert of 512 weighed by a sigmoid gate; here
+#             8 experts of 256, 2 used, a shared expert of 256
 . tests/lib.sh
 MK=${MK:-build/rel/tools/mkmodel}
 CMP=${CMP:-build/rel/tools/cmplogits}
@@ -174,6 +178,20 @@ refused "lfm2moe with an unknown gating function is refused" "expert_gating_func
 "$PITH" run "$TMP/lfm2moe-f32.gguf" -p hi --plan -c 256 >"$TMP/plan" 2>&1
 if grep -q "model file, memory-mapped .*the active experts (4 of 16)" "$TMP/plan"; then ok "lfm2moe --plan: 4 of 16 experts"
 else not_ok "lfm2moe --plan: $(grep 'model file' "$TMP/plan")"; fi
+
+# Qwen3.5-35B-A3B: 40 layers (attention every fourth), 16 q heads on 2 kv
+# heads of 256 (64 rotate), DeltaNet layers of 16 key and 32 value heads of
+# 128; here 4 layers, 2 q heads on 1, 4 and 4 DeltaNet heads (longer
+# prompts than llama.cpp's DeltaNet chunk: t_llamacpp_arch.sh's qwen35).
+# The expert code is qwen3moe's, checked in every type above: here F32
+# and Q4_K_M, which uses every expert, as lfm2moe (the shared expert runs
+# either way).
+Q35M="--arch qwen35moe --layers 4 --embd 256 --ff 256 --ff-exp 256 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64"
+compare qwen35moe-f32 F32 $Q35M --experts 8 --experts-used 2 --seed 121
+greedy qwen35moe-f32 1e-3
+compare qwen35moe-q4_k_m QUANT $Q35M --experts 4 --experts-used 4 --type q4_k_m --seed 124
+"$ED" "$TMP/qwen35moe-f32.gguf" "$TMP/q35m-top3.gguf" --set-u32 qwen35moe.expert_used_count 3 >/dev/null 2>&1
+outside qwen35moe-f32 F32 "$TMP/qwen35moe-f32.ref.f32" "$TMP/q35m-top3.gguf" "3 experts a token instead of 2"
 
 # broken files, refused with one line
 "$ED" "$Q8" "$TMP/q3m-k9.gguf" --set-u32 qwen3moe.expert_used_count 9 >/dev/null 2>&1

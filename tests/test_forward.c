@@ -772,6 +772,10 @@ int main(void)
         stage_layouts("lfm2moe-q8_0", "--arch lfm2moe --layers 3 --attn-layers 1 --dense-lead 1 --embd 128 --ff 256 "
                                       "--ff-exp 64 --experts 8 --experts-used 3 --heads 4 --kv-heads 2 --head-dim 32 "
                                       "--type q8_0 --seed 41");
+        /* and a shared expert with its gate, among DeltaNet layers */
+        stage_layouts("qwen35moe-q8_0", "--arch qwen35moe --layers 4 --embd 128 --ff 64 --ff-exp 64 --experts 8 "
+                                        "--experts-used 2 --heads 2 --kv-heads 1 --head-dim 128 --rope-dim 64 "
+                                        "--ssm-state 32 --type q8_0 --seed 42");
     }
     CHECK_DONE();
 }

@@ -138,9 +138,7 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     uint64_t mid_bytes = kern_act_bytes(KERN_ACT_Q8_0, mid) > kern_act_bytes(KERN_ACT_Q8_K, mid)
                        ? kern_act_bytes(KERN_ACT_Q8_0, mid) : kern_act_bytes(KERN_ACT_Q8_K, mid);
     /* experts: a row of down's input for each of a token's slots */
-    uint64_t exp_bytes = c->n_expert_used * (kern_act_bytes(KERN_ACT_Q8_0, c->n_ff_exp) > kern_act_bytes(KERN_ACT_Q8_K, c->n_ff_exp)
-                                             ? kern_act_bytes(KERN_ACT_Q8_0, c->n_ff_exp) : kern_act_bytes(KERN_ACT_Q8_K, c->n_ff_exp));
-    if (exp_bytes > mid_bytes) mid_bytes = exp_bytes;
+    if (c->n_expert && moe_mid_bytes(c) > mid_bytes) mid_bytes = moe_mid_bytes(c);
     b[W_ACTM] = (Buffer){"workspace: quantized activations", B, mid_bytes};
     /* each token's sequence, position and id in a step */
     b[W_TSEQ] = (Buffer){"workspace: activations", B, sizeof(SeqState *)};
@@ -480,7 +478,7 @@ static void norm_in_stage(const Step *s, int ith, int nth)
  * gate and up. */
 static void norm_ffn_stage(const Step *s, int ith, int nth)
 {
-    const Weight *in[3] = {&s->lw->w_gate, &s->lw->w_up};
+    const Weight *in[MOE_MAX_INPUTS] = {&s->lw->w_gate, &s->lw->w_up};
     int n_in = model_layer_moe(&s->m->cfg, s->layer) ? moe_inputs(s->lw, in) : 2; /* or router, gate, up */
     uint64_t t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);

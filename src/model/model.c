@@ -81,6 +81,15 @@ static const ArchInfo arch_table[] = {
     {.name = "qwen3moe", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
      .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R, MOE_LAYER},
      .moe_gating = MOE_SOFTMAX, .moe_norm_w = 1},
+    /* Qwen3.5-MoE (35B-A3B): qwen35's layers; every FFN experts as
+     * qwen3moe's plus a shared expert gated by a sigmoid */
+    {.name = "qwen35moe", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {[LT_ATTN_NORM] = R, [LT_FFN_NORM_PA] = R, [LT_Q_GATE] = A, [LT_Q_NORM] = A, [LT_K_NORM] = A,
+               [LT_K] = A, [LT_V] = A, [LT_OUT] = A,
+               [LT_SSM_QKV] = D, [LT_SSM_Z] = D, [LT_SSM_BETA] = D, [LT_SSM_ALPHA] = D, [LT_SSM_OUT] = D,
+               [LT_SSM_CONV] = D, [LT_SSM_DT] = D, [LT_SSM_A] = D, [LT_SSM_NORM] = D, MOE_LAYER,
+               [LT_GATE_INP_SHEXP] = R, [LT_GATE_SHEXP] = R, [LT_UP_SHEXP] = R, [LT_DOWN_SHEXP] = R},
+     .partial_rope = 1, .moe_gating = MOE_SOFTMAX, .moe_norm_w = 1},
     /* LFM2-MoE (8B-A1B): lfm2's layers, the first leading_dense_block_count
      * with lfm2's FFN, the others experts chosen by expert_gating_func
      * (sigmoid in the 8B) plus a selection bias, weights normalised */
@@ -136,6 +145,10 @@ const LayerTensor layer_tensors[LT_COUNT] = {
     [LT_UP_EXPS] = {"ffn_up_exps", "weight", 1, DIM_EMBD, DIM_FF_EXP, LW(up_exps), PART_ANY, FFN_MOE, 1},
     [LT_DOWN_EXPS] = {"ffn_down_exps", "weight", 1, DIM_FF_EXP, DIM_EMBD, LW(down_exps), PART_ANY, FFN_MOE, 1},
     [LT_EXP_PROBS_B] = {"exp_probs_b", "bias", 0, DIM_EXPERTS, DIM_ONE, LW(exp_probs_b), PART_ANY, FFN_MOE},
+    [LT_GATE_INP_SHEXP] = {"ffn_gate_inp_shexp", "weight", 1, DIM_EMBD, DIM_ONE, LW(gate_inp_shexp), PART_ANY, FFN_MOE},
+    [LT_GATE_SHEXP] = {"ffn_gate_shexp", "weight", 1, DIM_EMBD, DIM_FF_SHEXP, LW(gate_shexp), PART_ANY, FFN_MOE},
+    [LT_UP_SHEXP] = {"ffn_up_shexp", "weight", 1, DIM_EMBD, DIM_FF_SHEXP, LW(up_shexp), PART_ANY, FFN_MOE},
+    [LT_DOWN_SHEXP] = {"ffn_down_shexp", "weight", 1, DIM_FF_SHEXP, DIM_EMBD, LW(down_shexp), PART_ANY, FFN_MOE},
 };
 #undef LW
 
@@ -169,6 +182,7 @@ uint64_t model_dim(const ModelConfig *c, ModelDim d)
     case DIM_SSM_K: return c->ssm_d_conv;
     case DIM_EXPERTS: return c->n_expert;
     case DIM_FF_EXP: return c->n_ff_exp;
+    case DIM_FF_SHEXP: return c->n_ff_shexp;
     }
     return 0;
 }
@@ -210,7 +224,7 @@ enum {
     K_BLOCKS, K_EMBD, K_FF, K_HEADS, K_HEADS_KV, K_KEY_LEN, K_VAL_LEN, K_CTX, K_ROPE_BASE, K_EPS, K_ROPE_DIM,
     K_ROPE_ATTN_FACTOR, K_ROPE_ORIG_CTX, K_ROPE_SCALE, K_SWA, K_SWA_PATTERN, K_ROPE_BASE_SWA, K_SOFTCAP,
     K_CONV_L, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_RANK, K_SSM_GROUPS, K_FULL_ATTN, K_NEXTN,
-    K_EXPERTS, K_EXPERTS_USED, K_FF_EXP, K_DENSE_LEAD, K_GATING,
+    K_EXPERTS, K_EXPERTS_USED, K_FF_EXP, K_DENSE_LEAD, K_GATING, K_FF_SHEXP,
     K_COUNT
 };
 
@@ -251,6 +265,7 @@ static const struct {
     [K_FF_EXP] = {"expert_feed_forward_length", 0, 0, 1, 1 << 20},
     [K_DENSE_LEAD] = {"leading_dense_block_count", 0, 0, 0, 4096},
     [K_GATING] = {"expert_gating_func", 0, 0, 0, 16},
+    [K_FF_SHEXP] = {"expert_shared_feed_forward_length", 0, 0, 1, 1 << 20},
 };
 
 typedef struct {
@@ -393,7 +408,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         w->cfg->arch = model_arch(w->arch);
         if (!w->cfg->arch) {
-            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe, lfm2moe)",
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe, lfm2moe, qwen35moe)",
                      w->path, w->arch);
             err->status = PITH_UNSUPPORTED;
             return -1;
@@ -534,6 +549,7 @@ static int finish_moe(ConfigWalk *w, GgufError *err)
         snprintf(err->msg, sizeof err->msg, "%s: missing key %s.expert_feed_forward_length", w->path, w->arch);
         return -1;
     }
+    if (a->layer[LT_UP_SHEXP] != TENSOR_REFUSED) cfg->n_ff_shexp = w->have[K_FF_SHEXP] ? (uint32_t)w->val[K_FF_SHEXP] : cfg->n_ff;
     cfg->n_dense_lead = a->moe_dense_lead && w->have[K_DENSE_LEAD] ? (uint32_t)w->val[K_DENSE_LEAD] : 0;
     if (cfg->n_dense_lead > cfg->n_layer) {
         snprintf(err->msg, sizeof err->msg, "%s: %s.leading_dense_block_count = %u is more than the %u layers", w->path,

@@ -88,6 +88,8 @@ typedef enum {
     /* mixture of experts (moe.h): the router, the experts' 3-D matrices,
      * the selection bias (LFM2-MoE) */
     LT_GATE_INP, LT_GATE_EXPS, LT_UP_EXPS, LT_DOWN_EXPS, LT_EXP_PROBS_B,
+    /* a shared expert every token uses, weighed by sigmoid(gate_inp_shexp h) (Qwen3.5-MoE) */
+    LT_GATE_INP_SHEXP, LT_GATE_SHEXP, LT_UP_SHEXP, LT_DOWN_SHEXP,
     LT_COUNT
 } LayerTensorId;
 
@@ -103,7 +105,8 @@ typedef enum {
     DIM_SSM_HEAD,          /* d_state */
     DIM_SSM_K,             /* the convolution's kernel size */
     DIM_EXPERTS,           /* expert_count */
-    DIM_FF_EXP             /* an expert's hidden width: expert_feed_forward_length */
+    DIM_FF_EXP,            /* an expert's hidden width: expert_feed_forward_length */
+    DIM_FF_SHEXP           /* the shared expert's: expert_shared_feed_forward_length */
 } ModelDim;
 
 /* Which layers have a tensor: every layer, or (an architecture mixing
@@ -200,6 +203,8 @@ typedef struct {
     uint32_t n_expert_used; /* expert_used_count: experts each token is routed to */
     uint32_t n_ff_exp;    /* expert_feed_forward_length (qwen3moe: else n_ff / n_expert_used) */
     uint32_t n_dense_lead;/* leading_dense_block_count (arch->moe_dense_lead) */
+    uint32_t n_ff_shexp;  /* the shared expert's width (expert_shared_feed_forward_length, else
+                             n_ff), 0: none (the arch has no LT_UP_SHEXP) */
     uint8_t moe_gating;   /* MOE_SOFTMAX or MOE_SIGMOID (the arch's, or its key's) */
     uint64_t expert_bytes;/* bytes of the experts' 3-D matrices in the files */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
@@ -298,6 +303,8 @@ typedef struct {
     Weight gate_inp;          /* the router: n_embd -> n_expert */
     Weight gate_exps, up_exps, down_exps; /* every expert's matrix, one after another */
     float *exp_probs_b;       /* [n_expert] added to the probabilities to choose (not to weigh) */
+    Weight gate_inp_shexp;    /* n_embd -> 1: the shared expert's gate */
+    Weight gate_shexp, up_shexp, down_shexp;
 } LayerWeights;
 
 extern const LayerTensor layer_tensors[LT_COUNT];

@@ -31,7 +31,8 @@ static uint64_t layout(const ModelConfig *c, uint32_t batch, uint8_t *base, MoeS
     PART(slot, pairs * sizeof(uint32_t));
     PART(off, ((uint64_t)c->n_expert + 1) * sizeof(uint32_t));
     PART(act, pairs * c->n_embd * sizeof(float));
-    PART(out, pairs * c->n_embd * sizeof(float));
+    PART(out, (pairs + (c->n_ff_shexp ? batch : 0)) * c->n_embd * sizeof(float));
+    PART(shared_gate, (uint64_t)batch * sizeof(float));
 #undef PART
     return off;
 }
@@ -47,12 +48,28 @@ void moe_scratch(const ModelConfig *c, uint32_t batch, uint8_t *base, MoeScratch
     if (c->n_expert && base) layout(c, batch, base, s);
 }
 
+/* The larger of a row of n elements' quantized bytes (Q8_0, Q8_K). */
+static uint64_t act_max(uint64_t n)
+{
+    uint64_t a = kern_act_bytes(KERN_ACT_Q8_0, n), b = kern_act_bytes(KERN_ACT_Q8_K, n);
+    return a > b ? a : b;
+}
+
+uint64_t moe_mid_bytes(const ModelConfig *c)
+{
+    return c->n_expert_used * act_max(c->n_ff_exp) + (c->n_ff_shexp ? act_max(c->n_ff_shexp) : 0);
+}
+
 int moe_inputs(const LayerWeights *lw, const Weight **w)
 {
     w[0] = &lw->gate_inp;
     w[1] = &lw->gate_exps;
     w[2] = &lw->up_exps;
-    return 3;
+    if (!lw->up_shexp.rows) return 3;
+    w[3] = &lw->gate_inp_shexp;
+    w[4] = &lw->gate_shexp;
+    w[5] = &lw->up_shexp;
+    return 6;
 }
 
 const char *moe_check(const LayerWeights *lw)
@@ -121,6 +138,46 @@ static void route_stage(const Step *s, int ith, int nth)
     layer_matmul(&s->lw->gate_inp, 0, N, in + t0 * stride, stride, (int)(t1 - t0), ms->probs + t0 * N, N);
     for (uint64_t t = t0; t < t1; t++)
         route_token(c, s->lw->exp_probs_b, ms->probs + t * N, ms->sel + t * K, ms->weight + t * K);
+    if (!c->n_ff_shexp) return;
+    in = input_of(s->ws, &s->lw->gate_inp_shexp, c->n_embd, &stride);
+    layer_matmul(&s->lw->gate_inp_shexp, 0, 1, in + t0 * stride, stride, (int)(t1 - t0), ms->shared_gate + t0, 1);
+    for (uint64_t t = t0; t < t1; t++) ms->shared_gate[t] = 1.0f / (1.0f + expf(-ms->shared_gate[t]));
+}
+
+/* The shared expert's hidden rows (after every slot's, moe_hidden) and
+ * their quantized copy in act_mid (after the slots', moe_mid_bytes). */
+static float *shared_hidden(const Workspace *ws, const ModelConfig *c, float *hb)
+{
+    return hb + (uint64_t)ws->batch * c->n_expert_used * c->n_ff_exp;
+}
+
+static uint8_t *shared_mid(const Workspace *ws, const ModelConfig *c)
+{
+    return (uint8_t *)ws->act_mid + (uint64_t)ws->batch * c->n_expert_used * act_max(c->n_ff_exp);
+}
+
+/* up of the shared expert: the thread's rows of its gate and up for every
+ * token, silu(gate) * up quantized for its down. */
+static void shared_up(const Step *s, int ith, int nth)
+{
+    const ModelConfig *c = &s->m->cfg;
+    const LayerWeights *lw = s->lw;
+    Workspace *ws = s->ws;
+    uint64_t F = c->n_ff_shexp, lo, hi, stride;
+    layer_split_units(F, layer_act_block(&lw->down_shexp), ith, nth, &lo, &hi);
+    if (lo >= hi) return;
+    float *g = shared_hidden(ws, c, ws->hb), *u = shared_hidden(ws, c, ws->hb2);
+    const uint8_t *in = input_of(ws, &lw->gate_shexp, c->n_embd, &stride);
+    layer_matmul(&lw->gate_shexp, lo, hi, in, stride, s->n, g, F);
+    in = input_of(ws, &lw->up_shexp, c->n_embd, &stride);
+    layer_matmul(&lw->up_shexp, lo, hi, in, stride, s->n, u, F);
+    KernActFormat f = kern_act_format(lw->down_shexp.type);
+    for (uint64_t t = 0; t < (uint64_t)s->n; t++) {
+        kern_active()->silu_mul(g + t * F + lo, u + t * F + lo, hi - lo);
+        if (f != KERN_ACT_F32)
+            kern_quantize_act(lw->down_shexp.type, g + t * F + lo,
+                              shared_mid(ws, c) + t * kern_act_bytes(f, F) + kern_act_bytes(f, lo), hi - lo);
+    }
 }
 
 /* gather: the pairs (token, k) in token order get slots grouped by
@@ -161,6 +218,7 @@ static void up_stage(const Step *s, int ith, int nth)
     const MoeScratch *ms = &ws->moe;
     uint64_t F = c->n_ff_exp, lo, hi, stride;
     uint32_t N = c->n_expert;
+    if (c->n_ff_shexp) shared_up(s, ith, nth);
     layer_split_units(F, layer_act_block(&lw->down_exps), ith, nth, &lo, &hi);
     if (lo >= hi) return;
     input_of(ws, &lw->gate_exps, c->n_embd, &stride);
@@ -200,6 +258,12 @@ static void down_stage(const Step *s, int ith, int nth)
         Weight down = model_expert(&lw->down_exps, e, N);
         layer_matmul(&down, lo, hi, in + s0 * stride, stride, (int)n, ms->out + s0 * E, E);
     }
+    float *shared = ms->out + (uint64_t)ws->batch * K * E;
+    if (c->n_ff_shexp) {
+        f = kern_act_format(lw->down_shexp.type);
+        const uint8_t *sin = f == KERN_ACT_F32 ? (const uint8_t *)shared_hidden(ws, c, ws->hb) : shared_mid(ws, c);
+        layer_matmul(&lw->down_shexp, lo, hi, sin, kern_act_bytes(f, c->n_ff_shexp), s->n, shared, E);
+    }
     for (uint64_t t = 0; t < (uint64_t)s->n; t++) {
         float *y = ws->xb + t * E;
         const uint32_t *slot = ms->slot + t * K;
@@ -212,6 +276,12 @@ static void down_stage(const Step *s, int ith, int nth)
                 float v = w[k] * o[i];
                 y[i] += v;
             }
+        }
+        if (!c->n_ff_shexp) continue;
+        const float *sh = shared + t * E, g = ms->shared_gate[t]; /* ggml: moe + shexp * gate */
+        for (uint64_t i = lo; i < hi; i++) {
+            float v = sh[i] * g;
+            y[i] += v;
         }
     }
 }

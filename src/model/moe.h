@@ -4,6 +4,7 @@
  *   the expert_used_count experts with the largest p + exp_probs_b, their
  *   weights w = p (unbiased), divided by their sum where the arch says so
  *   out = sum over them, largest first, of w * down_e(silu(gate_e h) * up_e h)
+ *   (Qwen3.5-MoE) + sigmoid(gate_inp_shexp h) * the shared expert's FFN of h
  * Every expert's matrices are one 3-D tensor each (ffn_gate_exps, ...),
  * bound as one Weight; expert e's matrix is a view of its rows
  * (model_expert: no copy), computed by the kernels of the dense matrices.
@@ -29,6 +30,7 @@
 
 #define MOE_MAX_EXPERTS 512 /* llama.cpp's LLAMA_MAX_EXPERTS */
 #define MOE_MAX_USED 32
+#define MOE_MAX_INPUTS 6    /* matrices reading the FFN's input: moe_inputs */
 
 /* The workspace's scratch of a mixture of experts, for steps of `batch`
  * tokens and K = expert_used_count. */
@@ -39,7 +41,9 @@ typedef struct {
     uint32_t *slot;     /* [batch][K] each pair's slot */
     uint32_t *off;      /* [n_expert + 1] each expert's first slot */
     uint8_t *act;       /* [batch K][act] the slots' inputs, in gate's activation format */
-    float *out;         /* [batch K][n_embd] the slots' down outputs */
+    float *out;         /* [batch K][n_embd] the slots' down outputs, then [batch][n_embd] the
+                           shared expert's */
+    float *shared_gate; /* [batch] sigmoid of the shared expert's gate */
 } MoeScratch;
 
 /* Bytes of that scratch (0: the model has no experts), and carving it
@@ -47,14 +51,18 @@ typedef struct {
 uint64_t moe_scratch_bytes(const ModelConfig *c, uint32_t batch);
 void moe_scratch(const ModelConfig *c, uint32_t batch, uint8_t *base, MoeScratch *s);
 
-/* Floats of hb (and hb2) a token needs: its slots' hidden rows. */
+/* Floats of hb (and hb2) a token needs: its slots' hidden rows, then
+ * (for all the step's tokens after all the slots) the shared expert's. */
 static inline uint64_t moe_hidden(const ModelConfig *c)
 {
-    return (uint64_t)c->n_expert_used * c->n_ff_exp;
+    return (uint64_t)c->n_expert_used * c->n_ff_exp + c->n_ff_shexp;
 }
+/* Bytes of act_mid a token needs (down's inputs, the same way). */
+uint64_t moe_mid_bytes(const ModelConfig *c);
 
 /* The matrices reading the FFN's normed input (quantized for them by the
- * stage before): router, gate and up. Returns their count. */
+ * stage before): router, gate and up, the shared expert's three. Returns
+ * their count (at most MOE_MAX_INPUTS). */
 int moe_inputs(const LayerWeights *lw, const Weight **w);
 
 /* "" if layer lw's experts can run, else why (gate and up quantize their

@@ -44,7 +44,9 @@
  * ffn_gate_inp (F32, as llama.cpp's quantizer leaves it) and the experts'
  * 3-D ffn_gate_exps/ffn_up_exps/ffn_down_exps; lfm2moe is lfm2 with the
  * first --dense-lead (2) layers dense and then experts with a selection
- * bias exp_probs_b, gated by --gating (2: sigmoid; 1: softmax).
+ * bias exp_probs_b, gated by --gating (2: sigmoid; 1: softmax); qwen35moe
+ * is qwen35 with qwen3moe's experts plus a shared expert of --ff
+ * (ffn_*_shexp) weighed by the sigmoid of ffn_gate_inp_shexp.
  * --pre NAME writes tokenizer.ggml.pre NAME (default qwen2); with qwen35
  * the self-made vocabulary also spells a few words with combining marks.
  * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
@@ -403,8 +405,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--arch") == 0 && v) {
             if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0 &&
                 strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0 && strcmp(v, "lfm2") != 0 &&
-                strcmp(v, "qwen35") != 0 && strcmp(v, "qwen3moe") != 0 && strcmp(v, "lfm2moe") != 0)
-                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe or lfm2moe", v);
+                strcmp(v, "qwen35") != 0 && strcmp(v, "qwen3moe") != 0 && strcmp(v, "lfm2moe") != 0 &&
+                strcmp(v, "qwen35moe") != 0)
+                die("--arch: '%s' is not qwen3, qwen2, llama, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe, lfm2moe or qwen35moe", v);
             arch = v, i++;
         } else if (strcmp(a, "--attn-layers") == 0 && v) {
             attn_layers = v, i++;
@@ -463,13 +466,14 @@ int main(int argc, char **argv)
     gw_kv_u32(w, key(arch, "attention.head_count"), (uint32_t)heads);
     /* lfm2 (and lfm2moe): which layers attend (the others are short convolutions) */
     int lfm2moe = strcmp(arch, "lfm2moe") == 0, lfm2 = strcmp(arch, "lfm2") == 0 || lfm2moe;
-    int moe = lfm2moe || strcmp(arch, "qwen3moe") == 0;
+    int qwen35moe = strcmp(arch, "qwen35moe") == 0, moe = lfm2moe || qwen35moe || strcmp(arch, "qwen3moe") == 0;
     if (!ff_exp) ff_exp = ff;
     if (!lfm2moe) dense_lead = 0;
     if (moe) { /* as llama.cpp's converter writes them */
         gw_kv_u32(w, key(arch, "expert_count"), (uint32_t)experts);
         gw_kv_u32(w, key(arch, "expert_used_count"), (uint32_t)experts_used);
         gw_kv_u32(w, key(arch, "expert_feed_forward_length"), (uint32_t)ff_exp);
+        if (qwen35moe) gw_kv_u32(w, key(arch, "expert_shared_feed_forward_length"), (uint32_t)ff);
         if (lfm2moe) {
             gw_kv_u32(w, key(arch, "leading_dense_block_count"), (uint32_t)dense_lead);
             gw_kv_u32(w, key(arch, "expert_gating_func"), (uint32_t)gating);
@@ -514,7 +518,7 @@ int main(int argc, char **argv)
         if (swa_pattern) gw_kv_u32(w, key(arch, "attention.sliding_window_pattern"), (uint32_t)swa_pattern);
     }
     if (softcap) gw_kv_f32(w, key(arch, "final_logit_softcapping"), (float)softcap);
-    int qwen35 = strcmp(arch, "qwen35") == 0;
+    int qwen35 = strcmp(arch, "qwen35") == 0 || qwen35moe;
     if (qwen35) { /* as convert_hf_to_gguf.py writes Qwen3.5 */
         gw_kv_u32(w, key(arch, "ssm.conv_kernel"), (uint32_t)ssm_conv);
         gw_kv_u32(w, key(arch, "ssm.state_size"), (uint32_t)ssm_state);
@@ -618,6 +622,7 @@ int main(int argc, char **argv)
                 T("ssm_norm", ssm_state, 0, GGML_TYPE_F32, 0.1f, 1.0f)
                 T("ssm_out", inner, embd, type_vd, FAN(inner), 0)
             }
+            if (moe) goto experts;
             T("ffn_gate", embd, ff, type, FAN(embd), 0)
             T("ffn_up", embd, ff, type, FAN(embd), 0)
             T("ffn_down", ff, embd, type_vd, FAN(ff), 0)
@@ -651,6 +656,7 @@ int main(int argc, char **argv)
         if (!lfm2 || is_attn[l]) { T("attn_output", q_dim, embd, type, FAN(q_dim), 0) }
         if (strcmp(arch, "gemma3") == 0) { T("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f) }
         T("ffn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+    experts:
         if (moe && l >= dense_lead) {
             /* the router stays F32 (llama.cpp's quantizer leaves it so), wide
              * enough apart that the experts chosen are clear; the experts
@@ -662,6 +668,12 @@ int main(int argc, char **argv)
             if (lfm2moe) {
                 snprintf(t, sizeof t, "blk.%llu.exp_probs_b.bias", (unsigned long long)l);
                 tensor(w, seed, t, experts, 0, GGML_TYPE_F32, 0.1f, 0);
+            }
+            if (qwen35moe) { /* the shared expert (--ff wide) and its gate, a vector */
+                T("ffn_gate_inp_shexp", embd, 0, GGML_TYPE_F32, 2.0f * FAN(embd), 0)
+                T("ffn_gate_shexp", embd, ff, type, FAN(embd), 0)
+                T("ffn_up_shexp", embd, ff, type, FAN(embd), 0)
+                T("ffn_down_shexp", ff, embd, type_vd, FAN(ff), 0)
             }
             continue;
         }
