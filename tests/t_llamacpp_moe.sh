@@ -23,7 +23,7 @@ MK=${MK:-build/rel/tools/mkmodel}
 CMP=${CMP:-build/rel/tools/cmplogits}
 ED=${ED:-build/rel/tools/ggufedit}
 # the logits and greedy runs are arithmetic: the release pith (test_forward
-# runs qwen3moe's stages under ASan and UBSan; the plans and refusals below
+# runs the three architectures' stages under ASan and UBSan; the plans and refusals below
 # stay on the ASan pith)
 FWD=${FWD:-./pith}
 [ -x "$FWD" ] || not_ok "$FWD is not built (make pith)"
