@@ -6,7 +6,8 @@
  *   x += mixer(h): attention (attention.c), or in LFM2 a short convolution
  *   (shortconv.c), in Qwen3.5 a gated DeltaNet layer (deltanet.c)
  *   h = RMSNorm(x) * ffn_norm
- *   x += Wdown (silu(Wgate h) * (Wup h))   (GELU in Gemma 3)
+ *   x += Wdown (silu(Wgate h) * (Wup h))   (GELU in Gemma 3), or a mixture
+ *   of experts' (moe.c: Qwen3-MoE, LFM2-MoE, Qwen3.5-MoE)
  * (post-norms on both sublayers' outputs in Gemma 3), then logits = Wout
  * (RMSNorm(x) * output_norm). A layer is a list of stages (layer.h), run
  * fused in one parallel region or a region per stage.

@@ -28,6 +28,9 @@
  *      new kind of layer (a recurrent one) is a mixer (layer.h: its plan
  *      and stages, run fused or a region per stage like every layer's);
  *      per-sequence state it keeps goes in SeqState, sized by forward_plan;
+ *      a mixture of experts is rules too (model.c: MOE_LAYER, the shared
+ *      expert's tensors) and the router's fields (moe_gating, moe_norm_w,
+ *      moe_dense_lead; moe.h);
  *   4. test it against llama.cpp on a random-weight file of that
  *      architecture (tests/t_llamacpp.sh, tests/tools/main_mkmodel.c). */
 #ifndef PITH_MODEL_H
