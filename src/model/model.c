@@ -1127,8 +1127,10 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
             }
         }
         model_layer_views(c, lw);
-        if (model_layer_moe(c, l) && moe_check(lw)[0]) {
-            snprintf(err->msg, sizeof err->msg, "%s: blk.%u: %s", g->files[0].path, l, moe_check(lw));
+        /* the experts' gate and up read one gathered copy of their input (moe.h) */
+        if (model_layer_moe(c, l) && kern_act_format(lw->gate_exps.type) != kern_act_format(lw->up_exps.type)) {
+            snprintf(err->msg, sizeof err->msg, "%s: blk.%u: ffn_gate_exps and ffn_up_exps of types that quantize "
+                     "their input differently are not supported", g->files[0].path, l);
             err->status = PITH_UNSUPPORTED;
             return -1;
         }

@@ -72,13 +72,6 @@ int moe_inputs(const LayerWeights *lw, const Weight **w)
     return 6;
 }
 
-const char *moe_check(const LayerWeights *lw)
-{
-    if (kern_act_format(lw->gate_exps.type) != kern_act_format(lw->up_exps.type))
-        return "ffn_gate_exps and ffn_up_exps of types that quantize their input differently are not supported";
-    return "";
-}
-
 /* ---- the stages ----------------------------------------------------------- */
 
 /* The step's normed input in w's activation format (quantized by the

@@ -65,8 +65,4 @@ uint64_t moe_mid_bytes(const ModelConfig *c);
  * their count (at most MOE_MAX_INPUTS). */
 int moe_inputs(const LayerWeights *lw, const Weight **w);
 
-/* "" if layer lw's experts can run, else why (gate and up quantize their
- * input differently: one gathered copy serves both). */
-const char *moe_check(const LayerWeights *lw);
-
 #endif
