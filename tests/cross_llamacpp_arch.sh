@@ -55,6 +55,18 @@ LFM="--arch lfm2 --layers 16 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-d
 model lfm2-f32 F32 "" $LFM --seed 81
 model lfm2-q4_k_m QUANT "" $LFM --type q4_k_m --seed 84
 model lfm2-window8-f32 F32 "" $LFM --window 8 --seed 86
+# mixtures of experts as t_llamacpp_moe.sh (the experts through every set's kernels)
+Q3M="--arch qwen3moe --layers 4 --embd 256 --ff 512 --ff-exp 256 --experts 8 --experts-used 2 --heads 4 --kv-heads 1 --head-dim 128"
+model qwen3moe-f32 F32 "" $Q3M --seed 91
+model qwen3moe-q8_0 QUANT "" $Q3M --type q8_0 --seed 99
+model qwen3moe-q4_k_m QUANT "" --arch qwen3moe --layers 4 --embd 256 --ff 1024 --ff-exp 256 --experts 16 --experts-used 4 \
+    --heads 4 --kv-heads 2 --head-dim 128 --type q4_k_m --seed 94
+LFMM="--arch lfm2moe --layers 6 --attn-layers 2,5 --dense-lead 2 --embd 256 --ff 512 --ff-exp 256 --heads 4 --kv-heads 2 --head-dim 64"
+model lfm2moe-f32 F32 "" $LFMM --experts 16 --experts-used 4 --seed 101
+model lfm2moe-q4_k_m QUANT "" $LFMM --experts 4 --experts-used 4 --type q4_k_m --seed 113
+Q35M="--arch qwen35moe --layers 4 --embd 256 --ff 256 --ff-exp 256 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64"
+model qwen35moe-f32 F32 "" $Q35M --experts 8 --experts-used 2 --seed 121
+model qwen35moe-q4_k_m QUANT "" $Q35M --experts 4 --experts-used 4 --type q4_k_m --seed 124
 # Qwen3.5 as t_llamacpp_arch.sh: a prompt of 100 tokens, longer than the
 # DeltaNet chunk of 64
 IDS=$(awk 'BEGIN { for (i = 0; i < 100; i++) printf "%s%d", i ? "," : "", (i * 7919 + 13) % 1200 + 3 }')

@@ -286,6 +286,11 @@ if slots_twice lfm2 "lfm2 (a convolution state per slot)" 0 --arch lfm2 --layers
         || not_ok "lfm2 slots: cached $c0 and $c1"
 fi
 
+# qwen3moe: the two slots' tokens share a step, grouped by expert across
+# the sequences (moe.h); each reply equals the same request alone.
+slots_twice qwen3moe "qwen3moe (experts shared by the slots' tokens)" 0 --arch qwen3moe --layers 2 --embd 128 --ff 256 \
+    --ff-exp 64 --experts 8 --experts-used 2 --heads 2 --kv-heads 1 --head-dim 64 --type q8_0 --seed 87
+
 # qwen35's recurrent states per slot (6 DeltaNet layers, 2 attention),
 # prompts in steps of 8. Sent again, a slot's state cannot be rewound to the
 # end of the prompt: fed from the start (0 cached).

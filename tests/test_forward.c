@@ -762,6 +762,20 @@ int main(void)
         stage_layouts("qwen35-q4_k_m", "--arch qwen35 --layers 4 --embd 256 --ff 512 --heads 4 --kv-heads 2 "
                                        "--head-dim 128 --rope-dim 64 --ssm-kheads 2 --recurrent-layers --type q4_k_m "
                                        "--seed 38");
+        /* experts: routing, the grouping by expert, experts' rows split
+         * between threads (quantized and float inputs) */
+        stage_layouts("qwen3moe-q8_0", "--arch qwen3moe --layers 2 --embd 128 --ff 256 --ff-exp 64 --experts 8 "
+                                       "--experts-used 3 --heads 2 --kv-heads 1 --head-dim 64 --type q8_0 --seed 39");
+        stage_layouts("qwen3moe-f16", "--arch qwen3moe --layers 2 --embd 64 --ff 128 --ff-exp 32 --experts 4 "
+                                      "--experts-used 2 --heads 2 --kv-heads 1 --head-dim 32 --type f16 --seed 40");
+        /* and sigmoid gating with a selection bias after a dense layer */
+        stage_layouts("lfm2moe-q8_0", "--arch lfm2moe --layers 3 --attn-layers 1 --dense-lead 1 --embd 128 --ff 256 "
+                                      "--ff-exp 64 --experts 8 --experts-used 3 --heads 4 --kv-heads 2 --head-dim 32 "
+                                      "--type q8_0 --seed 41");
+        /* and a shared expert with its gate, among DeltaNet layers */
+        stage_layouts("qwen35moe-q8_0", "--arch qwen35moe --layers 4 --embd 128 --ff 64 --ff-exp 64 --experts 8 "
+                                        "--experts-used 2 --heads 2 --kv-heads 1 --head-dim 128 --rope-dim 64 "
+                                        "--ssm-state 32 --type q8_0 --seed 42");
     }
     CHECK_DONE();
 }

@@ -455,6 +455,11 @@ int engine_open(Engine *e, const EngineOptions *o)
     req->ctx = &pc;
     req->model_path = o->model_path;
     for (uint32_t f = 0; f < e->gguf.n_files; f++) req->file_bytes += e->gguf.files[f].size;
+    if (e->cfg.n_expert) { /* mapped, a token reads n_expert_used of the experts (moe.h) */
+        req->cold_bytes = e->cfg.expert_bytes - e->cfg.expert_bytes / e->cfg.n_expert * e->cfg.n_expert_used;
+        req->n_expert = e->cfg.n_expert;
+        req->n_expert_used = e->cfg.n_expert_used;
+    }
     req->load = o->load_asked;
     req->mmap_ok = o->use_mmap;
     req->read_first = weights_want_read(&e->cfg);

@@ -6,7 +6,8 @@
  *   x += mixer(h): attention (attention.c), or in LFM2 a short convolution
  *   (shortconv.c), in Qwen3.5 a gated DeltaNet layer (deltanet.c)
  *   h = RMSNorm(x) * ffn_norm
- *   x += Wdown (silu(Wgate h) * (Wup h))   (GELU in Gemma 3)
+ *   x += Wdown (silu(Wgate h) * (Wup h))   (GELU in Gemma 3), or a mixture
+ *   of experts' (moe.c: Qwen3-MoE, LFM2-MoE, Qwen3.5-MoE)
  * (post-norms on both sublayers' outputs in Gemma 3), then logits = Wout
  * (RMSNorm(x) * output_norm). A layer is a list of stages (layer.h), run
  * fused in one parallel region or a region per stage.
@@ -49,7 +50,7 @@ typedef struct {
 
 enum { S_KCACHE, S_VCACHE, S_KRING, S_VRING, S_RECUR, S_COUNT };
 enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_ACTM, W_TSEQ, W_TPOS,
-       W_TID, W_RECUR, W_GELU, W_ROPE, W_COUNT };
+       W_TID, W_RECUR, W_GELU, W_ROPE, W_MOE, W_COUNT };
 
 /* Widest input of any matmul: the quantized activation buffers hold a step
  * of it in each format. */
@@ -121,8 +122,10 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     b[W_K] = (Buffer){"workspace: activations", B * kv_width(c), 4};
     b[W_V] = (Buffer){"workspace: activations", B * kv_width_v(c), 4};
     b[W_ATT] = (Buffer){"workspace: activations", B * c->n_head * c->head_dim_v, 4};
-    b[W_HB] = (Buffer){"workspace: activations", B * c->n_ff, 4};
-    b[W_HB2] = (Buffer){"workspace: activations", B * c->n_ff, 4};
+    /* the FFN's hidden rows: a token's, or its experts' (moe.h) */
+    uint64_t hidden = moe_hidden(c) > c->n_ff ? moe_hidden(c) : c->n_ff;
+    b[W_HB] = (Buffer){"workspace: activations", B * hidden, 4};
+    b[W_HB2] = (Buffer){"workspace: activations", B * hidden, 4};
     b[W_SCORES] = (Buffer){"workspace: attention scores", plan_mul(p, c->n_head, o->n_ctx), 4};
     b[W_LOGITS] = (Buffer){"workspace: logits", plan_mul(p, logit_rows(o), c->n_vocab), 4};
     b[W_ACT0] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_0, widest_input(c))};
@@ -135,6 +138,8 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     if (model_arch_deltanet(c->arch) && (uint64_t)c->ssm_n_v * c->ssm_d_state > mid) mid = (uint64_t)c->ssm_n_v * c->ssm_d_state;
     uint64_t mid_bytes = kern_act_bytes(KERN_ACT_Q8_0, mid) > kern_act_bytes(KERN_ACT_Q8_K, mid)
                        ? kern_act_bytes(KERN_ACT_Q8_0, mid) : kern_act_bytes(KERN_ACT_Q8_K, mid);
+    /* experts: a row of down's input for each of a token's slots */
+    if (c->n_expert && moe_mid_bytes(c) > mid_bytes) mid_bytes = moe_mid_bytes(c);
     b[W_ACTM] = (Buffer){"workspace: quantized activations", B, mid_bytes};
     /* each token's sequence, position and id in a step */
     b[W_TSEQ] = (Buffer){"workspace: activations", B, sizeof(SeqState *)};
@@ -149,6 +154,7 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     b[W_GELU] = (Buffer){"workspace: gelu table", c->arch->act == ACT_GELU ? KERN_GELU_TABLE : 0, 2};
     /* each token's RoPE cos/sin at its position, once per step (not per layer and thread) */
     b[W_ROPE] = (Buffer){"workspace: activations", B * layer_rope_tables(c) * c->n_rot, 4};
+    b[W_MOE] = (Buffer){"workspace: experts' routing and slots", moe_scratch_bytes(c, o->batch), 1};
 }
 
 void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
@@ -285,6 +291,7 @@ int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena
     ws->dn = model_arch_deltanet(m->cfg.arch) ? p[W_RECUR] : NULL;
     ws->gelu = p[W_GELU];
     ws->rope = p[W_ROPE];
+    moe_scratch(&m->cfg, opt->batch, p[W_MOE], &ws->moe);
     if (ws->gelu) kern_gelu_table(ws->gelu);
     ws->logit_rows = (uint32_t)logit_rows(opt);
     kern_active(); /* chooses the kernels now, before any thread runs */
@@ -505,11 +512,12 @@ static void norm_in_stage(const Step *s, int ith, int nth)
  * gate and up. */
 static void norm_ffn_stage(const Step *s, int ith, int nth)
 {
-    const Weight *gate_up[2] = {&s->lw->w_gate, &s->lw->w_up};
+    const Weight *in[MOE_MAX_INPUTS] = {&s->lw->w_gate, &s->lw->w_up};
+    int n_in = model_layer_moe(&s->m->cfg, s->layer) ? moe_inputs(s->lw, in) : 2; /* or router, gate, up */
     uint64_t t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++)
-        residual_norm(&s->m->cfg, s->ws, t, s->mixed, s->lw->attn_post_norm, s->lw->ffn_norm, gate_up, 2);
+        residual_norm(&s->m->cfg, s->ws, t, s->mixed, s->lw->attn_post_norm, s->lw->ffn_norm, in, n_in);
 }
 
 /* 5: the same rows of gate and up, silu(gate) * up (or GELU) on them,
@@ -564,6 +572,7 @@ static int layer_plan(Step *s, const Model *m, Workspace *ws, int n, uint32_t l,
     int mix = model_layer_conv(c, l) ? MIX_CONV : model_layer_recurrent(c, l) ? MIX_DELTANET : MIX_ATTENTION;
     int k = 1 + mixers[mix](s, nth, st + 1);
     st[k++] = (Stage){norm_ffn_stage, 1};
+    if (model_layer_moe(c, l)) return k + moe_plan(s, nth, st + k);
     st[k++] = (Stage){gate_up_stage, 0};
     st[k++] = (Stage){down_stage, 0};
     return k;

@@ -18,6 +18,7 @@
 
 #include "../arena/arena.h"
 #include "model.h"
+#include "moe.h"
 #include "weight_stream.h"
 
 #define FORWARD_MAX_BATCH MODEL_MAX_BATCH
@@ -65,6 +66,7 @@ typedef struct {
     uint32_t *tok_pos;        /* [batch] its position */
     int32_t *tok_id;          /* [batch] its id */
     float *conv;              /* [batch][3 n_embd]: a short-convolution layer's in_proj output (or NULL) */
+    MoeScratch moe;           /* a mixture of experts' routing and slots (moe.h) */
     WeightStream stream;      /* the model is streamed (LOAD_STREAM) */
     char err[256];            /* why the last step failed */
 } Workspace;

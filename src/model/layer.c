@@ -5,8 +5,8 @@
 /* Rows [lo, hi) of w times n tokens' activations: the repacked layout's
  * kernel where the loader packed w (model.c), the file's with the scales'
  * copy where it made one, else the file's. */
-static void weight_matmul(const Weight *w, uint64_t lo, uint64_t hi, const void *act, uint64_t act_stride, int n,
-                          float *out, uint64_t out_stride)
+void layer_matmul(const Weight *w, uint64_t lo, uint64_t hi, const void *act, uint64_t act_stride, int n, float *out,
+                  uint64_t out_stride)
 {
     if (w->side)
         kern_matmul_sided(w->type, w->data, w->row_bytes, w->cols, lo, hi, w->side, act, act_stride, n, out, out_stride);
@@ -40,7 +40,7 @@ void layer_rows(Workspace *ws, const Weight *w, int mid, const float *x, uint64_
     if (lo >= hi) return;
     const uint8_t *buf = act_buffer(ws, w, mid);
     KernActFormat f = kern_act_format(w->type);
-    weight_matmul(w, lo, hi, buf ? (const void *)buf : (const void *)x, kern_act_bytes(f, w->cols), n, out, out_stride);
+    layer_matmul(w, lo, hi, buf ? (const void *)buf : (const void *)x, kern_act_bytes(f, w->cols), n, out, out_stride);
 }
 
 void layer_rows_group(const Step *s, const Weight *const *w, float *const *out, int nw, int ith, int nth)

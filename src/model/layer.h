@@ -75,6 +75,8 @@ typedef int (*MixerPlan)(Step *s, int nth, Stage *st);
 int attention_plan(Step *s, int nth, Stage *st);
 int shortconv_plan(Step *s, int nth, Stage *st);
 int deltanet_plan(Step *s, int nth, Stage *st);
+/* The FFN stages of a layer whose FFN is a mixture of experts (moe.c). */
+int moe_plan(Step *s, int nth, Stage *st);
 
 /* ---- the stages' tools (layer.c) ---------------------------------------- */
 
@@ -109,6 +111,10 @@ static inline void layer_split_units(uint64_t rows, uint64_t unit, int ith, int 
     *hi = ith == nth - 1 ? rows : *hi * unit;
 }
 
+/* Rows [lo, hi) of w times n activations at act, act_stride bytes apart
+ * (w's format: kern_act_format); token t's out at out + t * out_stride. */
+void layer_matmul(const Weight *w, uint64_t lo, uint64_t hi, const void *act, uint64_t act_stride, int n, float *out,
+                  uint64_t out_stride);
 /* Elements per block of w's activation format (1: F32). */
 uint64_t layer_act_block(const Weight *w);
 /* Columns [c0, c1) of token t's row x (w->cols wide) quantized for w into

@@ -61,7 +61,7 @@ static uint64_t resident_w(const MemRequest *r, LoadMode load, uint32_t n_ctx, u
     plan_init(p);
     r->plan(r->ctx, load, n_ctx, window, p);
     if (p->overflow) return UINT64_MAX;
-    uint64_t mapped = load == LOAD_MMAP ? r->file_bytes : 0;
+    uint64_t mapped = load == LOAD_MMAP ? r->file_bytes - r->cold_bytes : 0;
     return add_sat(add_sat(p->total, mapped), port_memory_overhead());
 }
 
@@ -76,7 +76,7 @@ static void choose(const MemRequest *r, LoadMode load, uint32_t n_ctx, MemDecisi
     d->load = load;
     d->n_ctx = n_ctx;
     d->stream_window = r->stream_window;
-    d->mapped = load == LOAD_MMAP ? r->file_bytes : 0;
+    d->mapped = load == LOAD_MMAP ? r->file_bytes - r->cold_bytes : 0;
     d->total = resident(r, load, n_ctx, &d->plan);
 }
 
@@ -238,11 +238,17 @@ static void row(const char *label, uint64_t bytes, const char *remark)
 void mem_print(const MemBudget *b, const MemRequest *r, const MemDecision *d)
 {
     static const LoadMode all[MEM_N_LOADS] = {LOAD_MMAP, LOAD_READ, LOAD_STREAM};
-    char label[96], remark[64];
+    char label[96], remark[96];
     port_out("memory plan for %s: --load %s, context %u\n", r->model_path, mem_load_name(d->load), d->n_ctx);
     for (int i = 0; i < d->plan.n_items; i++) row(d->plan.items[i].what, d->plan.items[i].bytes, "");
     row("arena (one mapping, the sum above)", d->plan.total, "");
-    if (d->mapped) row("model file, memory-mapped", d->mapped, "");
+    if (d->mapped && r->cold_bytes) {
+        snprintf(remark, sizeof remark, "the active experts (%u of %u): %.1f MiB of experts stay cold", r->n_expert_used,
+                 r->n_expert, mib(r->cold_bytes));
+        row("model file, memory-mapped", d->mapped, remark);
+    } else if (d->mapped) {
+        row("model file, memory-mapped", d->mapped, "");
+    }
     row("binary, libc, stacks", d->overhead, "");
     row("total resident", d->total, d->fits ? "" : "does not fit");
     if (b->bytes == UINT64_MAX) port_out("  %-36s %15s       %10s     %s\n", "budget", "-", "-", b->source);

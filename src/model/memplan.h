@@ -49,6 +49,10 @@ typedef struct {
     void *ctx;
     const char *model_path;
     uint64_t file_bytes;        /* the model's files: resident when mapped */
+    uint64_t cold_bytes;        /* of them, the experts a token is not routed to (a mixture of
+                                   experts: all but n_expert_used of n_expert): mapped, read only
+                                   when routed to, so not counted resident */
+    uint32_t n_expert, n_expert_used; /* for --plan's words on it */
     int load;                   /* LoadMode given with --load, or -1: the planner chooses */
     int mmap_ok;                /* 0: --no-mmap, or mapping the file failed */
     int read_first;             /* the kernels read these weights faster repacked, which only

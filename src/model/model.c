@@ -15,6 +15,7 @@
 #include "../kernels/kernels.h"
 #include "../kernels/quant.h"
 #include "rope_math.h"
+#include "moe.h"
 
 #define R TENSOR_REQUIRED
 #define O TENSOR_OPTIONAL
@@ -40,6 +41,9 @@ _Static_assert(TENSOR_REFUSED == 0, "arch_table's unnamed layer tensors must mea
 #define LLAMA_LAYER                                                                                              \
     [LT_ATTN_NORM] = R, [LT_FFN_NORM] = R, [LT_Q] = R, [LT_K] = R, [LT_V] = R, [LT_OUT] = R, [LT_GATE] = R,      \
     [LT_UP] = R, [LT_DOWN] = R
+/* A mixture of experts' FFN (the dense FFN's rules above stay for an
+ * architecture's leading dense layers: FFN_DENSE, FFN_MOE) */
+#define MOE_LAYER [LT_GATE_INP] = R, [LT_GATE_EXPS] = R, [LT_UP_EXPS] = R, [LT_DOWN_EXPS] = R
 static const ArchInfo arch_table[] = {
     {.name = "qwen3", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
      .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R}},
@@ -77,7 +81,31 @@ static const ArchInfo arch_table[] = {
                [LT_SSM_QKV] = D, [LT_SSM_Z] = D, [LT_SSM_BETA] = D, [LT_SSM_ALPHA] = D, [LT_SSM_OUT] = D,
                [LT_SSM_CONV] = D, [LT_SSM_DT] = D, [LT_SSM_A] = D, [LT_SSM_NORM] = D},
      .partial_rope = 1, .mtp_layers = 1},
+    /* Qwen3-MoE (30B-A3B): qwen3's attention; every FFN a mixture of
+     * experts, softmax over the router's logits, the chosen weights
+     * normalised (llama.cpp fixes both for this architecture) */
+    {.name = "qwen3moe", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R, MOE_LAYER},
+     .moe_gating = MOE_SOFTMAX, .moe_norm_w = 1},
+    /* Qwen3.5-MoE (35B-A3B): qwen35's layers; every FFN experts as
+     * qwen3moe's plus a shared expert gated by a sigmoid */
+    {.name = "qwen35moe", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {[LT_ATTN_NORM] = R, [LT_FFN_NORM_PA] = R, [LT_Q_GATE] = A, [LT_Q_NORM] = A, [LT_K_NORM] = A,
+               [LT_K] = A, [LT_V] = A, [LT_OUT] = A,
+               [LT_SSM_QKV] = D, [LT_SSM_Z] = D, [LT_SSM_BETA] = D, [LT_SSM_ALPHA] = D, [LT_SSM_OUT] = D,
+               [LT_SSM_CONV] = D, [LT_SSM_DT] = D, [LT_SSM_A] = D, [LT_SSM_NORM] = D, MOE_LAYER,
+               [LT_GATE_INP_SHEXP] = R, [LT_GATE_SHEXP] = R, [LT_UP_SHEXP] = R, [LT_DOWN_SHEXP] = R},
+     .partial_rope = 1, .moe_gating = MOE_SOFTMAX, .moe_norm_w = 1, .mtp_layers = 1},
+    /* LFM2-MoE (8B-A1B): lfm2's layers, the first leading_dense_block_count
+     * with lfm2's FFN, the others experts chosen by expert_gating_func
+     * (sigmoid in the 8B) plus a selection bias, weights normalised */
+    {.name = "lfm2moe", .rope = ROPE_NEOX, .act = ACT_SILU, .norm = NORM_PRE, .attn = ATTN_FULL,
+     .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R, [LT_CONV] = R, [LT_CONV_IN] = R, [LT_CONV_OUT] = R,
+               MOE_LAYER, [LT_EXP_PROBS_B] = R},
+     .shortconv = 1, .output_norm = "token_embd_norm.weight", .moe_gating = MOE_GATING_KEY, .moe_norm_w = 1,
+     .moe_dense_lead = 1},
 };
+#undef MOE_LAYER
 #undef LLAMA_LAYER
 #undef R
 #undef O
@@ -97,11 +125,11 @@ const LayerTensor layer_tensors[LT_COUNT] = {
     [LT_K] = {"attn_k", "weight", 1, DIM_EMBD, DIM_KV, LW(wk), PART_ATTN},
     [LT_V] = {"attn_v", "weight", 1, DIM_EMBD, DIM_V, LW(wv), PART_ATTN},
     [LT_OUT] = {"attn_output", "weight", 1, DIM_ATT, DIM_EMBD, LW(wo), PART_ATTN},
-    [LT_GATE] = {"ffn_gate", "weight", 1, DIM_EMBD, DIM_FF, LW(w_gate)},
-    [LT_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF, LW(w_up)},
-    [LT_DOWN] = {"ffn_down", "weight", 1, DIM_FF, DIM_EMBD, LW(w_down)},
+    [LT_GATE] = {"ffn_gate", "weight", 1, DIM_EMBD, DIM_FF, LW(w_gate), PART_ANY, FFN_DENSE},
+    [LT_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF, LW(w_up), PART_ANY, FFN_DENSE},
+    [LT_DOWN] = {"ffn_down", "weight", 1, DIM_FF, DIM_EMBD, LW(w_down), PART_ANY, FFN_DENSE},
     [LT_QKV] = {"attn_qkv", "weight", 1, DIM_EMBD, DIM_QKV, LW(wqkv), PART_ATTN},
-    [LT_GATE_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF2, LW(w_gate_up)},
+    [LT_GATE_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF2, LW(w_gate_up), PART_ANY, FFN_DENSE},
     [LT_ATTN_POST_NORM] = {"post_attention_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(attn_post_norm)},
     [LT_FFN_POST_NORM] = {"post_ffw_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_post_norm)},
     [LT_CONV] = {"shortconv.conv", "weight", 0, DIM_CONV, DIM_EMBD, LW(conv), PART_RECUR},
@@ -118,6 +146,15 @@ const LayerTensor layer_tensors[LT_COUNT] = {
     [LT_SSM_DT] = {"ssm_dt", "bias", 0, DIM_SSM_H, DIM_ONE, LW(ssm_dt)},
     [LT_SSM_A] = {"ssm_a", "", 0, DIM_SSM_H, DIM_ONE, LW(ssm_a)},
     [LT_SSM_NORM] = {"ssm_norm", "weight", 0, DIM_SSM_HEAD, DIM_ONE, LW(ssm_norm)},
+    [LT_GATE_INP] = {"ffn_gate_inp", "weight", 1, DIM_EMBD, DIM_EXPERTS, LW(gate_inp), PART_ANY, FFN_MOE},
+    [LT_GATE_EXPS] = {"ffn_gate_exps", "weight", 1, DIM_EMBD, DIM_FF_EXP, LW(gate_exps), PART_ANY, FFN_MOE, 1},
+    [LT_UP_EXPS] = {"ffn_up_exps", "weight", 1, DIM_EMBD, DIM_FF_EXP, LW(up_exps), PART_ANY, FFN_MOE, 1},
+    [LT_DOWN_EXPS] = {"ffn_down_exps", "weight", 1, DIM_FF_EXP, DIM_EMBD, LW(down_exps), PART_ANY, FFN_MOE, 1},
+    [LT_EXP_PROBS_B] = {"exp_probs_b", "bias", 0, DIM_EXPERTS, DIM_ONE, LW(exp_probs_b), PART_ANY, FFN_MOE},
+    [LT_GATE_INP_SHEXP] = {"ffn_gate_inp_shexp", "weight", 1, DIM_EMBD, DIM_ONE, LW(gate_inp_shexp), PART_ANY, FFN_MOE},
+    [LT_GATE_SHEXP] = {"ffn_gate_shexp", "weight", 1, DIM_EMBD, DIM_FF_SHEXP, LW(gate_shexp), PART_ANY, FFN_MOE},
+    [LT_UP_SHEXP] = {"ffn_up_shexp", "weight", 1, DIM_EMBD, DIM_FF_SHEXP, LW(up_shexp), PART_ANY, FFN_MOE},
+    [LT_DOWN_SHEXP] = {"ffn_down_shexp", "weight", 1, DIM_FF_SHEXP, DIM_EMBD, LW(down_shexp), PART_ANY, FFN_MOE},
 };
 #undef LW
 
@@ -149,6 +186,9 @@ uint64_t model_dim(const ModelConfig *c, ModelDim d)
     case DIM_SSM_H: return c->ssm_n_v;
     case DIM_SSM_HEAD: return c->ssm_d_state;
     case DIM_SSM_K: return c->ssm_d_conv;
+    case DIM_EXPERTS: return c->n_expert;
+    case DIM_FF_EXP: return c->n_ff_exp;
+    case DIM_FF_SHEXP: return c->n_ff_shexp;
     }
     return 0;
 }
@@ -162,6 +202,12 @@ static Weight row_view(const Weight *w, uint64_t r0, uint64_t n)
     if (w->data) v.data = w->data + r0 * w->row_bytes;
     if (w->side) v.side = w->side + r0 * (w->cols / 32); /* r0 on a group of rows (views_on_groups) */
     return v;
+}
+
+Weight model_expert(const Weight *w, uint32_t e, uint32_t n_expert)
+{
+    uint64_t rows = w->rows / n_expert;
+    return row_view(w, (uint64_t)e * rows, rows);
 }
 
 void model_layer_views(const ModelConfig *c, LayerWeights *lw)
@@ -185,6 +231,7 @@ enum {
     K_ROPE_ATTN_FACTOR, K_ROPE_ORIG_CTX, K_ROPE_SCALE, K_SWA, K_SWA_PATTERN, K_ROPE_BASE_SWA, K_SOFTCAP,
     K_CONV_L, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_RANK, K_SSM_GROUPS, K_FULL_ATTN, K_NEXTN,
     K_YARN_BETA_FAST, K_YARN_BETA_SLOW, K_YARN_LOG_MUL, K_ATTN_TEMP,
+    K_EXPERTS, K_EXPERTS_USED, K_FF_EXP, K_DENSE_LEAD, K_GATING, K_FF_SHEXP,
     K_COUNT
 };
 
@@ -224,6 +271,12 @@ static const struct {
     [K_YARN_BETA_SLOW] = {"rope.scaling.yarn_beta_slow", 1, 0, 1e-3, 1e4},
     [K_YARN_LOG_MUL] = {"rope.scaling.yarn_log_multiplier", 1, 0, 0, 1e3},
     [K_ATTN_TEMP] = {"attention.temperature_scale", 1, 0, 0, 1e3},
+    [K_EXPERTS] = {"expert_count", 0, 0, 0, MOE_MAX_EXPERTS},
+    [K_EXPERTS_USED] = {"expert_used_count", 0, 0, 0, MOE_MAX_USED},
+    [K_FF_EXP] = {"expert_feed_forward_length", 0, 0, 1, 1 << 20},
+    [K_DENSE_LEAD] = {"leading_dense_block_count", 0, 0, 0, 4096},
+    [K_GATING] = {"expert_gating_func", 0, 0, 0, 16},
+    [K_FF_SHEXP] = {"expert_shared_feed_forward_length", 0, 0, 1, 1 << 20},
 };
 
 typedef struct {
@@ -367,7 +420,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         w->cfg->arch = model_arch(w->arch);
         if (!w->cfg->arch) {
-            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2, qwen35)",
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe, lfm2moe, qwen35moe)",
                      w->path, w->arch);
             err->status = PITH_UNSUPPORTED;
             return -1;
@@ -529,6 +582,47 @@ static int finish_yarn(ConfigWalk *w, GgufError *err)
     return 0;
 }
 
+/* A mixture of experts' keys: how many experts, how many a token uses,
+ * their width, the leading dense layers and the gating, where the
+ * architecture reads them (llama.cpp reads expert_gating_func and
+ * leading_dense_block_count for LFM2-MoE only; its qwen3moe fixes softmax). */
+static int finish_moe(ConfigWalk *w, GgufError *err)
+{
+    ModelConfig *cfg = w->cfg;
+    const ArchInfo *a = cfg->arch;
+    cfg->n_expert = w->have[K_EXPERTS] ? (uint32_t)w->val[K_EXPERTS] : 0;
+    cfg->n_expert_used = w->have[K_EXPERTS_USED] ? (uint32_t)w->val[K_EXPERTS_USED] : 0;
+    if (cfg->n_expert == 0 || cfg->n_expert_used == 0 || cfg->n_expert_used > cfg->n_expert) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.expert_count = %u, expert_used_count = %u: need 1 <= used <= count",
+                 w->path, w->arch, cfg->n_expert, cfg->n_expert_used);
+        return -1;
+    }
+    cfg->n_ff_exp = w->have[K_FF_EXP] ? (uint32_t)w->val[K_FF_EXP] : cfg->n_ff / cfg->n_expert_used;
+    if (cfg->n_ff_exp == 0) {
+        snprintf(err->msg, sizeof err->msg, "%s: missing key %s.expert_feed_forward_length", w->path, w->arch);
+        return -1;
+    }
+    if (a->layer[LT_UP_SHEXP] != TENSOR_REFUSED) cfg->n_ff_shexp = w->have[K_FF_SHEXP] ? (uint32_t)w->val[K_FF_SHEXP] : cfg->n_ff;
+    cfg->n_dense_lead = a->moe_dense_lead && w->have[K_DENSE_LEAD] ? (uint32_t)w->val[K_DENSE_LEAD] : 0;
+    if (cfg->n_dense_lead > cfg->n_layer) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s.leading_dense_block_count = %u is more than the %u layers", w->path,
+                 w->arch, cfg->n_dense_lead, cfg->n_layer);
+        return -1;
+    }
+    cfg->moe_gating = a->moe_gating;
+    if (a->moe_gating == MOE_GATING_KEY) {
+        uint32_t g = w->have[K_GATING] ? (uint32_t)w->val[K_GATING] : 0;
+        if (g != MOE_SOFTMAX && g != MOE_SIGMOID) {
+            snprintf(err->msg, sizeof err->msg, "%s: %s.expert_gating_func = %u: pith knows 1 (softmax) and 2 (sigmoid)",
+                     w->path, w->arch, g);
+            err->status = w->have[K_GATING] ? PITH_UNSUPPORTED : err->status;
+            return -1;
+        }
+        cfg->moe_gating = (uint8_t)g;
+    }
+    return 0;
+}
+
 /* Every key has been seen: the numbers of the configuration, checked. */
 static int finish_keys(ConfigWalk *w, GgufError *err)
 {
@@ -629,6 +723,7 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     }
     if (w->rope_scaling_yarn && finish_yarn(w, err) != 0) return -1;
     if (model_arch_deltanet(cfg->arch) && finish_deltanet(w, err) != 0) return -1;
+    if (cfg->arch->layer[LT_GATE_INP] != TENSOR_REFUSED && finish_moe(w, err) != 0) return -1;
     /* every derived width stays far below 2^32: heads <= 4096, dims <= 1024 */
     cfg->tied_output = 1;
     w->keys_done = 1;
@@ -646,12 +741,9 @@ enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS, ROLE_ROPE
  * kind (attention or recurrent) its part and rule name, or all. */
 static uint64_t layers_with(const ModelConfig *cfg, int i)
 {
-    uint64_t recur = model_recurrent_before(cfg, cfg->n_layer);
-    TensorRule rule = cfg->arch->layer[i];
-    LayerPart part = layer_tensors[i].part;
-    if (rule == TENSOR_ATTN_ONLY || part == PART_ATTN) return cfg->n_layer - recur;
-    if (rule == TENSOR_RECUR_ONLY || part == PART_RECUR) return recur;
-    return cfg->n_layer;
+    uint64_t n = 0;
+    for (uint32_t l = 0; l < cfg->n_layer; l++) n += model_layer_allows(cfg, l, i) != 0;
+    return n;
 }
 
 static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
@@ -688,6 +780,7 @@ static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
  * on groups of rows (KERN_PACK_ROWS, KERN_SIDE_ROWS). */
 static int views_on_groups(const ModelConfig *c, int id, uint64_t group)
 {
+    if (layer_tensors[id].per_expert) return model_dim(c, layer_tensors[id].rows) % group == 0;
     if (id == LT_QKV) return model_dim(c, DIM_Q) % group == 0 && model_dim(c, DIM_KV) % group == 0;
     if (id == LT_GATE_UP) return c->n_ff % group == 0;
     return 1;
@@ -722,6 +815,7 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
     }
     if (role == ROLE_UNUSED) return 0;
     if (role == ROLE_LAYER) w->n_present[lt]++;
+    if (role == ROLE_LAYER && layer_tensors[lt].per_expert) cfg->expert_bytes += t->n_bytes; /* <= the file: no overflow */
     if (role == ROLE_MATRIX || (role == ROLE_LAYER && layer_tensors[lt].matrix)) {
         uint64_t r = arena_round(t->n_bytes);
         if (r == UINT64_MAX || cfg->weight_bytes > UINT64_MAX - r) {
@@ -880,28 +974,33 @@ static const char *tensor_path(const Gguf *g, const GgufTensor *t)
     return g->files[t->file_index < g->n_files ? t->file_index : 0].path;
 }
 
-static const GgufTensor *find_checked(Loader *L, const char *name, uint64_t ne0, uint64_t ne1)
+static const GgufTensor *find_checked(Loader *L, const char *name, uint64_t ne0, uint64_t ne1, uint64_t ne2)
 {
     const GgufTensor *t = gguf_find_tensor(L->g, name);
     if (!t) {
         snprintf(L->err->msg, sizeof L->err->msg, "%s: tensor '%s' is missing", L->g->files[0].path, name);
         return NULL;
     }
-    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != ne2 || t->ne[3] != 1) {
+        char third[32] = ""; /* experts: [ne0, ne1, experts] */
+        if (ne2 != 1) snprintf(third, sizeof third, ", %llu", (unsigned long long)ne2);
         snprintf(L->err->msg, sizeof L->err->msg,
-                 "%s: byte %llu: tensor '%s' has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
+                 "%s: byte %llu: tensor '%s' has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu%s]",
                  tensor_path(L->g, t), (unsigned long long)t->offset, name, (unsigned long long)t->ne[0],
                  (unsigned long long)t->ne[1], (unsigned long long)t->ne[2], (unsigned long long)t->ne[3],
-                 (unsigned long long)ne0, (unsigned long long)ne1);
+                 (unsigned long long)ne0, (unsigned long long)ne1, third);
         return NULL;
     }
     return t;
 }
 
-static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, uint64_t rows)
+/* A matrix of rows x cols, or `planes` of them one after another (a 3-D
+ * tensor of experts: one Weight of planes * rows rows). */
+static int bind_matrix(Loader *L, Weight *w, const char *name, uint64_t cols, uint64_t rows, uint64_t planes)
 {
-    const GgufTensor *t = find_checked(L, name, cols, rows);
+    const GgufTensor *t = find_checked(L, name, cols, rows, planes);
     if (!t) return -1;
+    rows *= planes; /* each <= 2^32: no overflow */
     const GgmlTypeInfo *ti = ggml_type_info(t->type);
     if (!quant_supported(t->type)) {
         snprintf(L->err->msg, sizeof L->err->msg, "%s: byte %llu: tensor '%s' has type %s, which pith cannot compute with yet",
@@ -980,7 +1079,7 @@ static void side_matrix(Loader *L, Weight *w)
 static int bind_values(Loader *L, float *dst, const char *name, uint64_t ne0, uint64_t ne1)
 {
     uint64_t n = ne0 * ne1;
-    const GgufTensor *t = find_checked(L, name, ne0, ne1);
+    const GgufTensor *t = find_checked(L, name, ne0, ne1, 1);
     if (!t) return -1;
     if (t->type != GGML_TYPE_F32) {
         const GgmlTypeInfo *ti = ggml_type_info(t->type);
@@ -1037,12 +1136,12 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         m->resident_layers = sp.resident_layers;
         L.stream = 1; /* token_embd by rows, the output matrix by chunks */
     }
-    if (bind_matrix(&L, &m->tok_embd, "token_embd.weight", c->n_embd, c->n_vocab) != 0) return -1;
+    if (bind_matrix(&L, &m->tok_embd, "token_embd.weight", c->n_embd, c->n_vocab, 1) != 0) return -1;
     pack_matrix(&L, &m->tok_embd);
     if (c->tied_output) {
         side_matrix(&L, &m->tok_embd); /* its rows are read as embeddings in place, the copy serves the logits */
         m->output = m->tok_embd;
-    } else if (bind_matrix(&L, &m->output, "output.weight", c->n_embd, c->n_vocab) != 0) {
+    } else if (bind_matrix(&L, &m->output, "output.weight", c->n_embd, c->n_vocab, 1) != 0) {
         return -1;
     } else {
         pack_matrix(&L, &m->output);
@@ -1080,7 +1179,7 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
             void *field = (char *)lw + t->offset;
             uint64_t cols = model_dim(c, t->cols), rows = model_dim(c, t->rows);
             if (t->matrix) {
-                if (bind_matrix(&L, field, name, cols, rows) != 0) return -1;
+                if (bind_matrix(&L, field, name, cols, rows, t->per_expert ? c->n_expert : 1) != 0) return -1;
                 if (views_on_groups(c, i, KERN_PACK_ROWS)) pack_matrix(&L, field);
                 if (views_on_groups(c, i, KERN_SIDE_ROWS)) side_matrix(&L, field);
             } else {
@@ -1091,6 +1190,13 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
             }
         }
         model_layer_views(c, lw);
+        /* the experts' gate and up read one gathered copy of their input (moe.h) */
+        if (model_layer_moe(c, l) && kern_act_format(lw->gate_exps.type) != kern_act_format(lw->up_exps.type)) {
+            snprintf(err->msg, sizeof err->msg, "%s: blk.%u: ffn_gate_exps and ffn_up_exps of types that quantize "
+                     "their input differently are not supported", g->files[0].path, l);
+            err->status = PITH_UNSUPPORTED;
+            return -1;
+        }
     }
     port_progress_end();
     return 0;

@@ -28,6 +28,9 @@
  *      new kind of layer (a recurrent one) is a mixer (layer.h: its plan
  *      and stages, run fused or a region per stage like every layer's);
  *      per-sequence state it keeps goes in SeqState, sized by forward_plan;
+ *      a mixture of experts is rules too (model.c: MOE_LAYER, the shared
+ *      expert's tensors) and the router's fields (moe_gating, moe_norm_w,
+ *      moe_dense_lead; moe.h);
  *   4. test it against llama.cpp on a random-weight file of that
  *      architecture (tests/t_llamacpp.sh, tests/tools/main_mkmodel.c). */
 #ifndef PITH_MODEL_H
@@ -88,6 +91,11 @@ typedef enum {
     LT_Q_GATE, LT_FFN_NORM_PA,
     LT_SSM_QKV, LT_SSM_Z, LT_SSM_BETA, LT_SSM_ALPHA, LT_SSM_OUT,
     LT_SSM_CONV, LT_SSM_DT, LT_SSM_A, LT_SSM_NORM,
+    /* mixture of experts (moe.h): the router, the experts' 3-D matrices,
+     * the selection bias (LFM2-MoE) */
+    LT_GATE_INP, LT_GATE_EXPS, LT_UP_EXPS, LT_DOWN_EXPS, LT_EXP_PROBS_B,
+    /* a shared expert every token uses, weighed by sigmoid(gate_inp_shexp h) (Qwen3.5-MoE) */
+    LT_GATE_INP_SHEXP, LT_GATE_SHEXP, LT_UP_SHEXP, LT_DOWN_SHEXP,
     LT_COUNT
 } LayerTensorId;
 
@@ -101,7 +109,10 @@ typedef enum {
     DIM_SSM_V,             /* d_inner: value heads * d_state */
     DIM_SSM_H,             /* value heads */
     DIM_SSM_HEAD,          /* d_state */
-    DIM_SSM_K              /* the convolution's kernel size */
+    DIM_SSM_K,             /* the convolution's kernel size */
+    DIM_EXPERTS,           /* expert_count */
+    DIM_FF_EXP,            /* an expert's hidden width: expert_feed_forward_length */
+    DIM_FF_SHEXP           /* the shared expert's: expert_shared_feed_forward_length */
 } ModelDim;
 
 /* Which layers have a tensor: every layer, or (an architecture mixing
@@ -110,14 +121,27 @@ typedef enum {
  * TENSOR_RECUR_ONLY in its table). */
 typedef enum { PART_ANY = 0, PART_ATTN = 1, PART_RECUR = 2 } LayerPart;
 
+/* Which FFN a tensor belongs to: any layer's, the dense FFN's, or a
+ * mixture of experts' (an MoE model's leading dense layers have the dense
+ * one, the others the experts). */
+typedef enum { FFN_ANY = 0, FFN_DENSE = 1, FFN_MOE = 2 } LayerFfn;
+
 typedef struct {
     const char *name;     /* blk.N.<name>.<suffix> */
     const char *suffix;   /* "weight" or "bias", or "" (blk.N.<name>: ssm_a) */
-    int matrix;           /* 1: a Weight (any computable type); 0: F32 values, copied */
-    ModelDim cols, rows;  /* ne[0], ne[1] (a vector: rows DIM_ONE) */
+    /* (enums in bytes: the tables are in every binary) */
+    uint8_t matrix;       /* 1: a Weight (any computable type); 0: F32 values, copied */
+    uint8_t cols, rows;   /* ModelDim of ne[0], ne[1] (a vector: rows DIM_ONE) */
     size_t offset;        /* of its Weight or float * in LayerWeights */
-    LayerPart part;
+    uint8_t part;         /* LayerPart */
+    uint8_t ffn;          /* LayerFfn */
+    uint8_t per_expert;   /* [cols, rows, expert_count]: a Weight of rows * expert_count rows,
+                             expert e's matrix its rows [e rows, (e + 1) rows) (model_expert) */
 } LayerTensor;
+
+/* How a mixture of experts weighs its experts (llama.cpp's
+ * expert_gating_func numbers): MOE_GATING_KEY reads the file's key. */
+typedef enum { MOE_GATING_KEY = 0, MOE_SOFTMAX = 1, MOE_SIGMOID = 2 } MoeGating;
 
 typedef struct {
     const char *name;     /* general.architecture */
@@ -125,7 +149,7 @@ typedef struct {
     Activation act;
     NormPlacement norm;
     AttentionKind attn;   /* of every layer */
-    TensorRule layer[LT_COUNT]; /* what a layer must, may or must not have */
+    uint8_t layer[LT_COUNT]; /* TensorRule: what a layer must, may or must not have */
     TensorRule rope_freqs;/* rope_freqs.weight: per-pair frequency divisors (Llama 3.x) */
     TensorRule rope_factors; /* rope_factors_short/long.weight (Phi-3 LongRoPE): divisors
                                 chosen by the context length, as llama.cpp does */
@@ -139,6 +163,10 @@ typedef struct {
     uint8_t mtp_layers;   /* nextn_predict_layers extra layers may follow the trunk (Qwen3.5's
                              multi-token prediction): their tensors are left in the file, unused */
     const char *output_norm; /* the final norm's tensor when not output_norm.weight */
+    /* a mixture of experts (the row requires LT_GATE_INP; moe.h): */
+    uint8_t moe_gating;   /* MoeGating of the router's probabilities */
+    uint8_t moe_norm_w;   /* the chosen experts' weights are divided by their sum */
+    uint8_t moe_dense_lead; /* leading_dense_block_count: that many first layers have a dense FFN */
 } ArchInfo;
 
 /* An architecture mixing kinds of layers (per-layer head_count_kv) has at
@@ -188,6 +216,15 @@ typedef struct {
     uint32_t ssm_d_state; /* ssm.state_size: a key head's and a value head's width */
     uint32_t ssm_n_k;     /* ssm.group_count: key heads */
     uint32_t ssm_n_v;     /* ssm.time_step_rank: value heads (a multiple of the key heads) */
+    /* a mixture of experts (arch->layer[LT_GATE_INP]): */
+    uint32_t n_expert;    /* expert_count (0: every FFN is dense) */
+    uint32_t n_expert_used; /* expert_used_count: experts each token is routed to */
+    uint32_t n_ff_exp;    /* expert_feed_forward_length (qwen3moe: else n_ff / n_expert_used) */
+    uint32_t n_dense_lead;/* leading_dense_block_count (arch->moe_dense_lead) */
+    uint32_t n_ff_shexp;  /* the shared expert's width (expert_shared_feed_forward_length, else
+                             n_ff), 0: none (the arch has no LT_UP_SHEXP) */
+    uint8_t moe_gating;   /* MOE_SOFTMAX or MOE_SIGMOID (the arch's, or its key's) */
+    uint64_t expert_bytes;/* bytes of the experts' 3-D matrices in the files */
     int tied_output;      /* no output.weight: logits use token_embd.weight */
     int mapped;           /* every file is memory-mapped: weights are used in place */
     uint64_t chat_template_bytes; /* of tokenizer.chat_template (0: none), seen in the same walk */
@@ -280,6 +317,12 @@ typedef struct {
     /* gated DeltaNet (deltanet.h) */
     Weight ssm_qkv, ssm_z, ssm_beta, ssm_alpha, ssm_out;
     float *ssm_conv, *ssm_dt, *ssm_a, *ssm_norm;
+    /* mixture of experts (moe.h) */
+    Weight gate_inp;          /* the router: n_embd -> n_expert */
+    Weight gate_exps, up_exps, down_exps; /* every expert's matrix, one after another */
+    float *exp_probs_b;       /* [n_expert] added to the probabilities to choose (not to weigh) */
+    Weight gate_inp_shexp;    /* n_embd -> 1: the shared expert's gate */
+    Weight gate_shexp, up_shexp, down_shexp;
 } LayerWeights;
 
 extern const LayerTensor layer_tensors[LT_COUNT];
@@ -352,13 +395,24 @@ static inline uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
     return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
 }
 
-/* Whether a layer of l's kind (attention or recurrent) may have tensor i:
- * the tensor's part and the architecture's rule for it. */
+/* Whether layer l's FFN is a mixture of experts. */
+static inline int model_layer_moe(const ModelConfig *c, uint32_t l)
+{
+    return c->n_expert != 0 && l >= c->n_dense_lead;
+}
+
+/* Expert e's matrix: rows of a per_expert Weight, no copy. */
+Weight model_expert(const Weight *w, uint32_t e, uint32_t n_expert);
+
+/* Whether a layer of l's kind (attention or recurrent; dense FFN or
+ * experts) may have tensor i: the tensor's part and FFN, the
+ * architecture's rule for it. */
 static inline int model_layer_allows(const ModelConfig *c, uint32_t l, int i)
 {
     int recur = model_layer_recurrent(c, l) != 0;
     TensorRule rule = (TensorRule)c->arch->layer[i];
     if (rule == TENSOR_REFUSED) return 0;
+    if (layer_tensors[i].ffn != FFN_ANY && (layer_tensors[i].ffn == FFN_MOE) != model_layer_moe(c, l)) return 0;
     if (layer_tensors[i].part != PART_ANY && (layer_tensors[i].part == PART_RECUR) != recur) return 0;
     if (rule == TENSOR_ATTN_ONLY) return !recur;
     if (rule == TENSOR_RECUR_ONLY) return recur;

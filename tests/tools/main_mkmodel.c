@@ -1,6 +1,8 @@
-/* mkmodel - writes a random Qwen3-, Qwen2-, llama-, SmolLM3-, Phi-3-, Gemma 3- or LFM2-architecture GGUF model.
+/* mkmodel - writes a random Qwen3-, Qwen2-, llama-, SmolLM3-, Phi-3-, Gemma 3-, LFM2-, Qwen3.5- or
+ * mixture-of-experts (Qwen3-MoE, LFM2-MoE) architecture GGUF model.
  *
- *   mkmodel OUT [--arch qwen3|qwen2|llama|mistral3|smollm3|phi3|gemma3|lfm2|qwen35] [--layers N] [--embd N] [--ff N]
+ *   mkmodel OUT [--arch qwen3|qwen2|llama|mistral3|smollm3|phi3|gemma3|lfm2|qwen35|qwen3moe|lfm2moe|qwen35moe]
+ *               [--layers N] [--embd N] [--ff N]
  *               [--heads N] [--kv-heads N] [--head-dim N] [--vocab N] [--ctx N]
  *               [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k|q4_k_m]
  *               [--seed S] [--tied|--untied] [--version 2|3] [--split N]
@@ -9,6 +11,7 @@
  *               [--rope-linear F]
  *               [--ssm-kheads N] [--ssm-vheads N] [--ssm-state N] [--ssm-conv N] [--full-attn N]
  *               [--recurrent-layers] [--mtp N] [--pre NAME]
+ *               [--experts N] [--experts-used K] [--ff-exp N] [--dense-lead N] [--gating 1|2]
  *               [--template-from FILE] [--template-file JINJA] [--tokenizer-from FILE]
  *
  * Metadata and tensor names/shapes are those of llama.cpp's GGUFs: qwen3 has
@@ -43,6 +46,14 @@
  * --mtp N adds N multi-token prediction blocks after the trunk, as current
  * llama.cpp's converter keeps them (block_count counts them,
  * nextn_predict_layers says how many).
+ * qwen3moe is qwen3 with every FFN a mixture of --experts (8) experts of
+ * --ff-exp (--ff) of which --experts-used (2) are used: a router
+ * ffn_gate_inp (F32, as llama.cpp's quantizer leaves it) and the experts'
+ * 3-D ffn_gate_exps/ffn_up_exps/ffn_down_exps; lfm2moe is lfm2 with the
+ * first --dense-lead (2) layers dense and then experts with a selection
+ * bias exp_probs_b, gated by --gating (2: sigmoid; 1: softmax); qwen35moe
+ * is qwen35 with qwen3moe's experts plus a shared expert of --ff
+ * (ffn_*_shexp) weighed by the sigmoid of ffn_gate_inp_shexp.
  * --pre NAME writes tokenizer.ggml.pre NAME (default qwen2); with qwen35
  * the self-made vocabulary also spells a few words with combining marks.
  * Weights are uniform in +-1/sqrt(fan_in) (norm weights near 1), so
@@ -303,6 +314,23 @@ static void tensor(GgufWriter *w, uint64_t seed, const char *name, uint64_t ne0,
     n_fills++;
 }
 
+/* A 3-D tensor [ne0, ne1, ne2] (a mixture's experts), filled as ne1 * ne2 rows. */
+static void tensor3(GgufWriter *w, uint64_t seed, const char *name, uint64_t ne0, uint64_t ne1, uint64_t ne2,
+                    uint32_t type, float scale)
+{
+    if (n_fills == 4096) die("%s: too many tensors", name);
+    Fill *f = &fills[n_fills];
+    GwRng r = {seed + (uint64_t)n_fills * 0x9E3779B97F4A7C15ull};
+    f->seed = gw_rng_next(&r);
+    f->scale = scale;
+    f->bias = 0;
+    snprintf(names[n_fills], sizeof names[0], "%s", name);
+    uint64_t ne[3] = {ne0, ne1, ne2};
+    if (ne0 % ggml_type_info(type)->block_elems != 0) type = GGML_TYPE_F16;
+    gw_tensor_gen(w, names[n_fills], 3, ne, type, fill_row, f);
+    n_fills++;
+}
+
 /* "<arch>.<suffix>", in a rotating set of buffers (the writer copies keys). */
 static const char *key(const char *arch, const char *suffix)
 {
@@ -337,6 +365,9 @@ int main(int argc, char **argv)
     uint64_t conv_l = 3;
     /* qwen35: the DeltaNet layers (Qwen3.5-0.8B: 16 key and 16 value heads of 128, kernel 4, attention every 4) */
     uint64_t ssm_kheads = 4, ssm_vheads = 4, ssm_state = 128, ssm_conv = 4, full_attn = 4, recur_array = 0, mtp = 0;
+    /* qwen3moe, lfm2moe: experts (Qwen3-30B-A3B: 128 of 768, 8 used; LFM2-8B-A1B: 32 of 1792, 4 used,
+     * the first 2 layers dense, sigmoid gating) */
+    uint64_t experts = 8, experts_used = 2, ff_exp = 0, dense_lead = 2, gating = 2;
     const char *arch = "qwen3";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -362,6 +393,8 @@ int main(int argc, char **argv)
         NUM("--conv-l", conv_l)
         NUM("--ssm-kheads", ssm_kheads) NUM("--ssm-vheads", ssm_vheads) NUM("--ssm-state", ssm_state)
         NUM("--ssm-conv", ssm_conv) NUM("--full-attn", full_attn) NUM("--mtp", mtp)
+        NUM("--experts", experts) NUM("--experts-used", experts_used) NUM("--ff-exp", ff_exp)
+        NUM("--dense-lead", dense_lead) NUM("--gating", gating)
 #undef NUM
         if (strcmp(a, "--version") == 0 && v) {
             version = (uint32_t)arg_u(a, v);
@@ -389,8 +422,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--arch") == 0 && v) {
             if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0 &&
                 strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0 && strcmp(v, "lfm2") != 0 &&
-                strcmp(v, "qwen35") != 0 && strcmp(v, "mistral3") != 0)
-                die("--arch: '%s' is not qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2 or qwen35", v);
+                strcmp(v, "qwen35") != 0 && strcmp(v, "mistral3") != 0 && strcmp(v, "qwen3moe") != 0 &&
+                strcmp(v, "lfm2moe") != 0 && strcmp(v, "qwen35moe") != 0)
+                die("--arch: '%s' is not qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe, lfm2moe or qwen35moe", v);
             arch = v, i++;
         } else if (strcmp(a, "--attn-layers") == 0 && v) {
             attn_layers = v, i++;
@@ -449,8 +483,21 @@ int main(int argc, char **argv)
     gw_kv_u32(w, key(arch, "embedding_length"), (uint32_t)embd);
     gw_kv_u32(w, key(arch, "feed_forward_length"), (uint32_t)ff);
     gw_kv_u32(w, key(arch, "attention.head_count"), (uint32_t)heads);
-    /* lfm2: which layers attend (the others are short convolutions) */
-    int lfm2 = strcmp(arch, "lfm2") == 0;
+    /* lfm2 (and lfm2moe): which layers attend (the others are short convolutions) */
+    int lfm2moe = strcmp(arch, "lfm2moe") == 0, lfm2 = strcmp(arch, "lfm2") == 0 || lfm2moe;
+    int qwen35moe = strcmp(arch, "qwen35moe") == 0, moe = lfm2moe || qwen35moe || strcmp(arch, "qwen3moe") == 0;
+    if (!ff_exp) ff_exp = ff;
+    if (!lfm2moe) dense_lead = 0;
+    if (moe) { /* as llama.cpp's converter writes them */
+        gw_kv_u32(w, key(arch, "expert_count"), (uint32_t)experts);
+        gw_kv_u32(w, key(arch, "expert_used_count"), (uint32_t)experts_used);
+        gw_kv_u32(w, key(arch, "expert_feed_forward_length"), (uint32_t)ff_exp);
+        if (qwen35moe) gw_kv_u32(w, key(arch, "expert_shared_feed_forward_length"), (uint32_t)ff);
+        if (lfm2moe) {
+            gw_kv_u32(w, key(arch, "leading_dense_block_count"), (uint32_t)dense_lead);
+            gw_kv_u32(w, key(arch, "expert_gating_func"), (uint32_t)gating);
+        }
+    }
     static uint8_t is_attn[4096];
     for (const char *p = attn_layers; lfm2 && *p;) {
         char *end;
@@ -501,7 +548,7 @@ int main(int argc, char **argv)
         if (swa_pattern) gw_kv_u32(w, key(arch, "attention.sliding_window_pattern"), (uint32_t)swa_pattern);
     }
     if (softcap) gw_kv_f32(w, key(arch, "final_logit_softcapping"), (float)softcap);
-    int qwen35 = strcmp(arch, "qwen35") == 0;
+    int qwen35 = strcmp(arch, "qwen35") == 0 || qwen35moe;
     if (qwen35) { /* as convert_hf_to_gguf.py writes Qwen3.5 */
         gw_kv_u32(w, key(arch, "ssm.conv_kernel"), (uint32_t)ssm_conv);
         gw_kv_u32(w, key(arch, "ssm.state_size"), (uint32_t)ssm_state);
@@ -574,6 +621,9 @@ int main(int argc, char **argv)
 #define T(suffix, ne0, ne1, ty, scale, bias)                                  \
     snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
     tensor(w, seed, t, ne0, ne1, ty, scale, bias);
+#define T3(suffix, ne0, ne1, ty, scale)                                        \
+    snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
+    tensor3(w, seed, t, ne0, ne1, experts, ty, scale);
         T("attn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         if (qwen35) {
             /* every full_attn-th layer attention (q and its gate per head, q/k
@@ -603,6 +653,7 @@ int main(int argc, char **argv)
                 T("ssm_norm", ssm_state, 0, GGML_TYPE_F32, 0.1f, 1.0f)
                 T("ssm_out", inner, embd, type_vd, FAN(inner), 0)
             }
+            if (moe) goto experts;
             T("ffn_gate", embd, ff, type, FAN(embd), 0)
             T("ffn_up", embd, ff, type, FAN(embd), 0)
             T("ffn_down", ff, embd, type_vd, FAN(ff), 0)
@@ -621,7 +672,7 @@ int main(int argc, char **argv)
         }
         if (lfm2 && !is_attn[l]) {
             /* no attention tensors */
-        } else if (strcmp(arch, "qwen3") == 0 || strcmp(arch, "gemma3") == 0 || lfm2) {
+        } else if (strcmp(arch, "qwen3") == 0 || strcmp(arch, "qwen3moe") == 0 || strcmp(arch, "gemma3") == 0 || lfm2) {
             T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
             T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         }
@@ -636,6 +687,27 @@ int main(int argc, char **argv)
         if (!lfm2 || is_attn[l]) { T("attn_output", q_dim, embd, type, FAN(q_dim), 0) }
         if (strcmp(arch, "gemma3") == 0) { T("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f) }
         T("ffn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+    experts:
+        if (moe && l >= dense_lead) {
+            /* the router stays F32 (llama.cpp's quantizer leaves it so), wide
+             * enough apart that the experts chosen are clear; the experts
+             * [ne0, ne1, experts] */
+            T("ffn_gate_inp", embd, experts, GGML_TYPE_F32, 4.0f * FAN(embd), 0)
+            T3("ffn_gate_exps", embd, ff_exp, type, FAN(embd))
+            T3("ffn_up_exps", embd, ff_exp, type, FAN(embd))
+            T3("ffn_down_exps", ff_exp, embd, type_vd, FAN(ff_exp))
+            if (lfm2moe) {
+                snprintf(t, sizeof t, "blk.%llu.exp_probs_b.bias", (unsigned long long)l);
+                tensor(w, seed, t, experts, 0, GGML_TYPE_F32, 0.1f, 0);
+            }
+            if (qwen35moe) { /* the shared expert (--ff wide) and its gate, a vector */
+                T("ffn_gate_inp_shexp", embd, 0, GGML_TYPE_F32, 2.0f * FAN(embd), 0)
+                T("ffn_gate_shexp", embd, ff, type, FAN(embd), 0)
+                T("ffn_up_shexp", embd, ff, type, FAN(embd), 0)
+                T("ffn_down_shexp", ff, embd, type_vd, FAN(ff), 0)
+            }
+            continue;
+        }
         if (fused) {
             T("ffn_up", embd, 2 * ff, type, FAN(embd), 0)
         } else {
@@ -645,6 +717,7 @@ int main(int argc, char **argv)
         T("ffn_down", ff, embd, type_vd, FAN(ff), 0)
         if (strcmp(arch, "gemma3") == 0) { T("post_ffw_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f) }
 #undef T
+#undef T3
     }
     tensor(w, seed, lfm2 ? "token_embd_norm.weight" : "output_norm.weight", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f);
     if (!tied) tensor(w, seed, "output.weight", embd, n_vocab, type, 2.0f * FAN(embd), 0);
