@@ -1,4 +1,4 @@
-/* test_rope_math.c - RoPE's log, sin and cos (src/model/rope_math.c) against
+/* test_fmath.c - RoPE's log, sin and cos (src/model/fmath.c) against
  * the C library's, and forward_rope_table against the table libm's pow, sin
  * and cos make (what pith computed before). */
 #include <float.h>
@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "../src/model/forward.h"
-#include "../src/model/rope_math.h"
+#include "../src/base/fmath.h"
 #include "check.h"
 #include "tools/test_rng.h"
 
@@ -19,21 +19,21 @@ static void test_log(void)
     for (int i = 0; i <= 20000; i++) {
         double x = pow(10.0, -3.0 + 15.0 * i / 20000.0);
         double want = log(x);
-        double err = fabs(rope_log(x) - want) / fmax(fabs(want), 1e-300);
+        double err = fabs(fmath_log(x) - want) / fmax(fabs(want), 1e-300);
         if (want != 0.0 && err > worst) worst = err;
     }
     static const double bases[] = {10000.0, 1000000.0, 500000.0, 100000.0, 1.0, 2.0, 0.5};
     int exact = 1;
-    for (int i = 0; i < 7; i++) exact &= rope_log(bases[i]) == log(bases[i]);
-    CHECK(worst <= 2 * DBL_EPSILON, "rope_log within 2 ulp of log over 1e-3..1e12 (worst %.3g relative)", worst);
-    CHECK(exact, "rope_log of 1e4, 1e6, 5e5, 1e5, 1, 2, 1/2 equals log's");
+    for (int i = 0; i < 7; i++) exact &= fmath_log(bases[i]) == log(bases[i]);
+    CHECK(worst <= 2 * DBL_EPSILON, "fmath_log within 2 ulp of log over 1e-3..1e12 (worst %.3g relative)", worst);
+    CHECK(exact, "fmath_log of 1e4, 1e6, 5e5, 1e5, 1, 2, 1/2 equals log's");
 }
 
 /* sin and cos of x: worst absolute error against the C library */
 static double sincos_err(double x, double worst)
 {
     double s, c;
-    rope_sincos(x, &s, &c);
+    fmath_sincos(x, &s, &c);
     return fmax(worst, fmax(fabs(s - sin(x)), fabs(c - cos(x))));
 }
 
@@ -48,10 +48,10 @@ static void test_sincos(void)
     for (int k = -4000; k <= 4000; k++) /* at and next to the octant boundaries, where the quadrant changes */
         for (int d = -2; d <= 2; d++) worst = sincos_err(k * (pi / 4) + d * 1e-9, worst);
     for (int i = 0; i < 20000; i++) worst = sincos_err(ldexp(test_rng_f(&rng), 26), worst); /* up to 6.7e7 */
-    CHECK(worst <= 2 * DBL_EPSILON, "rope_sincos within 2 ulp of 1 of sin and cos for |x| < 6.7e7 (worst %.3g)", worst);
+    CHECK(worst <= 2 * DBL_EPSILON, "fmath_sincos within 2 ulp of 1 of sin and cos for |x| < 6.7e7 (worst %.3g)", worst);
     double s, c;
-    rope_sincos(0.0, &s, &c);
-    CHECK(s == 0.0 && c == 1.0, "rope_sincos(0) is (0, 1) exactly");
+    fmath_sincos(0.0, &s, &c);
+    CHECK(s == 0.0 && c == 1.0, "fmath_sincos(0) is (0, 1) exactly");
 }
 
 /* The table against the one libm's pow, sin and cos make: both are

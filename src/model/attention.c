@@ -28,7 +28,7 @@
 #include "../kernels/quant.h"
 #include "deltanet.h"
 #include "layer.h"
-#include "rope_math.h"
+#include "../base/fmath.h"
 
 static uint64_t kv_width(const ModelConfig *c)
 {
@@ -226,7 +226,7 @@ static void qk_token(const Step *j, uint64_t t, const float *cs, uint32_t g0, ui
     /* attention temperature (Ministral 3): q grows with the position, in
      * steps of the original context */
     float temp = c->attn_temp_scale == 0.0f ? 1.0f
-               : (float)(rope_log((double)(ws->tok_pos[t] / c->n_ctx_orig) + 1.0) * (double)c->attn_temp_scale + 1.0);
+               : (float)(fmath_log((double)(ws->tok_pos[t] / c->n_ctx_orig) + 1.0) * (double)c->attn_temp_scale + 1.0);
     for (uint32_t h = g0 * group; h < g1 * group; h++) {
         if (lw->q_norm) layer_rmsnorm(q + h * hd, q + h * hd, lw->q_norm, hd, c->norm_eps);
         if (ropes) ks->rope(q + h * hd, c->n_rot, cs, neox);

@@ -25,7 +25,7 @@
 #include "../kernels/quant.h"
 #include "deltanet.h"
 #include "layer.h"
-#include "rope_math.h"
+#include "../base/fmath.h"
 #include "shortconv.h"
 #include "weight_stream.h"
 
@@ -313,10 +313,10 @@ void forward_rope(float *v, uint32_t n_rot, const float *cs, RopeStyle style)
 }
 
 /* base^(-2i/n_rot) for the n_rot/2 pairs, as exp(-2i/n_rot ln base):
- * rope_math.c (libm's pow, sin and cos were 13 KB of the static binary) */
+ * fmath.c (libm's pow, sin and cos were 13 KB of the static binary) */
 static void rope_freqs(double *freq, uint32_t n_rot, float base)
 {
-    double log_base = rope_log((double)base);
+    double log_base = fmath_log((double)base);
     for (uint32_t i = 0; i < n_rot / 2; i++) freq[i] = exp(-2.0 * (double)i / (double)n_rot * log_base);
 }
 
@@ -326,7 +326,7 @@ void forward_rope_angles(float *cs, uint32_t n_rot, double pos, const double *fr
         double theta = pos * freq[i];
         if (freq_factors) theta /= (double)freq_factors[i];
         double s, c;
-        rope_sincos(theta, &s, &c);
+        fmath_sincos(theta, &s, &c);
         cs[2 * i] = (float)c;
         cs[2 * i + 1] = (float)s;
     }

@@ -14,7 +14,7 @@
 #include "../base/ggml_type.h"
 #include "../kernels/kernels.h"
 #include "../kernels/quant.h"
-#include "rope_math.h"
+#include "../base/fmath.h"
 #include "moe.h"
 
 #define R TENSOR_REQUIRED
@@ -549,13 +549,13 @@ static int finish_deltanet(ConfigWalk *w, GgufError *err)
 static float yarn_corr_dim(const ModelConfig *cfg, double beta)
 {
     const double two_pi = 6.283185307179586;
-    return (float)((double)cfg->n_rot * rope_log((double)cfg->n_ctx_orig / (beta * two_pi)) /
-                   (2.0 * rope_log((double)cfg->rope_base)));
+    return (float)((double)cfg->n_rot * fmath_log((double)cfg->n_ctx_orig / (beta * two_pi)) /
+                   (2.0 * fmath_log((double)cfg->rope_base)));
 }
 
 static double yarn_mscale(double factor, double k)
 {
-    return factor <= 1.0 ? 1.0 : 0.1 * k * rope_log(factor) + 1.0;
+    return factor <= 1.0 ? 1.0 : 0.1 * k * fmath_log(factor) + 1.0;
 }
 
 static int finish_yarn(ConfigWalk *w, GgufError *err)

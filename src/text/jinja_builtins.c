@@ -906,7 +906,7 @@ BUILTIN(f_round)
     }
     if (!(v.type == JV_INT || v.type == JV_BOOL || v.type == JV_FLOAT)) return type_error(c, "round", v);
     if (prec < -300 || prec > 300) return jv_fail(c, PITH_UNSUPPORTED, "round: precision %lld", (long long)prec);
-    double x = v.type == JV_FLOAT ? v.u.f : (double)v.u.i, scale = pow(10, (double)prec);
+    double x = v.type == JV_FLOAT ? v.u.f : (double)v.u.i, scale = jv_pow10((int)prec);
     if (method) {
         *out = jv_float((method == 1 ? ceil(x * scale) : floor(x * scale)) / scale);
         return 0;
@@ -920,8 +920,8 @@ BUILTIN(f_round)
         int n = snprintf(t, sizeof t, "%.*f", (int)prec, x);
         if (isfinite(x) && n > 0 && n < (int)sizeof t) text_to_double(t, (size_t)n, &x);
     } else {
-        double y = x / pow(10, (double)-prec), r = nearbyint(y);
-        x = r * pow(10, (double)-prec);
+        double y = x / jv_pow10((int)-prec), r = nearbyint(y);
+        x = r * jv_pow10((int)-prec);
     }
     *out = v.type == JV_FLOAT ? jv_float(x) : jv_int((int64_t)x);
     return 0;

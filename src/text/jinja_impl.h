@@ -129,6 +129,9 @@ JValue jv_none(void);
 JValue jv_bool(int b);
 JValue jv_int(int64_t i);
 JValue jv_float(double f);
+/* x ** y of floats, and 10^n as Python's float(10 ** n) (jinja_value.c). */
+double jv_pow(double x, double y);
+double jv_pow10(int n);
 JValue jv_str(const char *s, size_t len);        /* points at s: the bytes must outlive the render */
 int jv_str_copy(JCtx *c, const char *s, size_t len, JValue *out); /* copied into the region */
 int jv_list_new(JCtx *c, uint32_t cap, JValue *out);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/fmath.h"
 #include "jinja_impl.h"
 #include "json.h"
 #include "unicode.h"
@@ -800,10 +801,38 @@ static int arith(JCtx *c, int k, JValue a, JValue b, JValue *out)
         break;
     default:
         if (x == 0 && y < 0) return jv_fail(c, PITH_BAD_INPUT, "0.0 cannot be raised to a negative power");
-        r = pow(x, y);
+        r = jv_pow(x, y);
     }
     *out = jv_float(r);
     return 0;
+}
+
+/* x ** y of floats without libm's pow (5 KB of tables in every binary): an
+ * integral exponent by squaring, any other as exp(y ln x); a negative x to
+ * a fractional power has no real value (nan). */
+double jv_pow(double x, double y)
+{
+    if (isnan(x) || isnan(y)) return NAN;
+    if (y == floor(y) && fabs(y) <= 1024) {
+        double r = 1, b = x;
+        for (uint32_t n = (uint32_t)fabs(y); n; n >>= 1, b *= b)
+            if (n & 1) r *= b;
+        return y < 0 ? 1 / r : r;
+    }
+    if (x < 0) return NAN;
+    if (x == 0 || x == 1) return x == 1 ? 1 : y > 0 ? 0 : INFINITY;
+    if (isinf(x) || isinf(y)) return (x > 1) == (y > 0) ? INFINITY : 0;
+    return exp(y * fmath_log(x));
+}
+
+/* 10^n as Python's float(10 ** n): the correctly rounded value, parsed. */
+double jv_pow10(int n)
+{
+    char t[16];
+    double v = 0;
+    snprintf(t, sizeof t, "1e%d", n);
+    text_to_double(t, strlen(t), &v);
+    return v;
 }
 
 /* item in container: 0/1, or -1 after a TypeError. */

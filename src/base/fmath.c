@@ -1,10 +1,10 @@
-/* rope_math.c - log, sin and cos for RoPE's angles (see rope_math.h). */
-#include "rope_math.h"
+/* fmath.c - log, sin and cos for RoPE's angles (see fmath.h). */
+#include "fmath.h"
 
 #include <stdint.h>
 #include <string.h>
 
-double rope_log(double x)
+double fmath_log(double x)
 {
     /* x = m * 2^e with m in [sqrt(1/2), sqrt(2)) */
     uint64_t u;
@@ -26,7 +26,7 @@ double rope_log(double x)
     return (double)e * ln2_hi + ((double)e * ln2_lo + 2.0 * s * sum);
 }
 
-void rope_sincos(double x, double *s, double *c)
+void fmath_sincos(double x, double *s, double *c)
 {
     /* x = k pi/2 + r, |r| <= pi/4 (about: k rounds x * 2/pi). pi/2 is in
      * three parts (Cody and Waite): the first two have 27 significant bits,
