@@ -9,6 +9,7 @@
 #   ref_detokenize VOCAB IDS.json OUT   its text of each list of ids (IDS.json: an array
 #                                 of arrays; special tokens as text), a JSON string a line
 # Each returns 0, or 1 with the reason in $TMP/ref.err.
+#   greedy NAME THRESHOLD [ARGS]  ok/not_ok: pith's greedy ids against llama.cpp's (below)
 NODE_DIR=${NODE_DIR:-build/node-llama-cpp}
 REF_PID=
 ref_start() {
@@ -46,3 +47,37 @@ ref_greedy() { ref_request "$4" "$(printf 'greedy\t%s\t%s\t%s\t%s' "$1" "$2" "$3
 ref_tokenize() { ref_request "$3" "$(printf 'tokenize\t%s\t%s\t%s' "$1" "$2" "$3")"; }
 ref_info() { ref_request "$2" "$(printf 'info\t%s\t%s' "$1" "$2")"; }
 ref_detokenize() { ref_request "$3" "$(printf 'detokenize\t%s\t%s\t%s' "$1" "$2" "$3")"; }
+
+# greedy NAME THRESHOLD ["PITH ARGS"]: 24 tokens generated greedily by
+# llama.cpp and by $FWD (the release pith) from $TMP/NAME.gguf after the ids
+# $IDS; they must agree up to the first step whose reference gap (best -
+# second logit) is below THRESHOLD (tests/t_llamacpp_arch.sh, _moe.sh).
+greedy() {
+    name=$1 thr=$2 pargs=${3:-}
+    model=$TMP/$name.gguf
+    if ! ref_greedy "$model" "$IDS" 24 "$TMP/greedy.ref"; then
+        not_ok "$name greedy: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
+    fi
+    # shellcheck disable=SC2086
+    if ! "$FWD" run "$model" --prompt-ids "$IDS" --print-ids -n 24 --temp 0 --ignore-eos --kv-type f32 $pargs \
+            >"$TMP/greedy.out" 2>"$TMP/err"; then
+        not_ok "$name greedy: pith failed: $(head -c 300 "$TMP/err")"; return
+    fi
+    verdict=$(awk -v thr="$thr" -F, 'NR == 1 { n = split($0, ref, ","); next }
+        { m = split($0, ours, ",") }
+        END {
+            for (k = 1; k <= n; k++) {
+                split(ref[k], p, ":")
+                if (k > m) { print "FAIL pith stopped after " m " tokens"; exit }
+                if (ours[k] != p[1]) {
+                    if (p[2] + 0 < thr) { print "agree on " k - 1 " tokens, then a near-tie (gap " p[2] ")"; exit }
+                    print "FAIL token " k ": " ours[k] " vs " p[1] " (gap " p[2] ")"; exit
+                }
+            }
+            print "agree on all " n " tokens"
+        }' "$TMP/greedy.ref" "$TMP/greedy.out")
+    case "$verdict" in
+        FAIL*) not_ok "$name greedy vs llama.cpp: $verdict" ;;
+        *) ok "$name greedy vs llama.cpp: $verdict" ;;
+    esac
+}

@@ -71,39 +71,6 @@ compare() {
     done
 }
 
-# greedy NAME THRESHOLD "PITH ARGS": 24 tokens generated greedily by both
-# from the model compare() wrote; they must agree up to the first step
-# whose reference gap (best - second logit) is below THRESHOLD.
-greedy() {
-    name=$1 thr=$2 pargs=$3
-    model=$TMP/$name.gguf
-    if ! ref_greedy "$model" "$IDS" 24 "$TMP/greedy.ref"; then
-        not_ok "$name greedy: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
-    fi
-    # shellcheck disable=SC2086
-    if ! "$FWD" run "$model" --prompt-ids "$IDS" --print-ids -n 24 --temp 0 --ignore-eos --kv-type f32 $pargs \
-            >"$TMP/greedy.out" 2>"$TMP/err"; then
-        not_ok "$name greedy: pith failed: $(head -c 300 "$TMP/err")"; return
-    fi
-    verdict=$(awk -v thr="$thr" -F, 'NR == 1 { n = split($0, ref, ","); next }
-        { m = split($0, ours, ",") }
-        END {
-            for (k = 1; k <= n; k++) {
-                split(ref[k], p, ":")
-                if (k > m) { print "FAIL pith stopped after " m " tokens"; exit }
-                if (ours[k] != p[1]) {
-                    if (p[2] + 0 < thr) { print "agree on " k - 1 " tokens, then a near-tie (gap " p[2] ")"; exit }
-                    print "FAIL token " k ": " ours[k] " vs " p[1] " (gap " p[2] ")"; exit
-                }
-            }
-            print "agree on all " n " tokens"
-        }' "$TMP/greedy.ref" "$TMP/greedy.out")
-    case "$verdict" in
-        FAIL*) not_ok "$name greedy vs llama.cpp: $verdict" ;;
-        *) ok "$name greedy vs llama.cpp: $verdict" ;;
-    esac
-}
-
 # outside NAME CLASS MODEL WHAT: pith's logits of MODEL (the weights of
 # NAME's model with a feature taken away) must fall outside CLASS against
 # llama.cpp's logits of NAME: the feature matters.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t_llamacpp_moe.sh - mixtures of experts against llama.cpp itself (npm's
-# node-llama-cpp, as tests/t_llamacpp_arch.sh, whose compare() and greedy()
-# this shares in spirit): random models made by mkmodel at the real
+# node-llama-cpp, as tests/t_llamacpp_arch.sh, whose compare() this follows;
+# greedy() is llamacpp_lib.sh's): random models made by mkmodel at the real
 # models' head sizes with fewer, narrower experts, in F32, F16, Q8_0 and
 # Q4_K_M; logits of every position of a 40-token prompt fed in one step, in
 # steps of 7 and one token at a time, compared by cmplogits with the
@@ -66,38 +66,6 @@ compare() {
             not_ok "$name -b $b vs llama.cpp: $(cat "$TMP/cmp")"
         fi
     done
-}
-
-# greedy NAME THRESHOLD: 24 tokens generated greedily by both from the
-# model compare() wrote; they agree up to the first step whose reference
-# gap is below THRESHOLD.
-greedy() {
-    name=$1 thr=$2
-    model=$TMP/$name.gguf
-    if ! ref_greedy "$model" "$IDS" 24 "$TMP/greedy.ref"; then
-        not_ok "$name greedy: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
-    fi
-    if ! "$FWD" run "$model" --prompt-ids "$IDS" --print-ids -n 24 --temp 0 --ignore-eos --kv-type f32 \
-            >"$TMP/greedy.out" 2>"$TMP/err"; then
-        not_ok "$name greedy: pith failed: $(head -c 300 "$TMP/err")"; return
-    fi
-    verdict=$(awk -v thr="$thr" -F, 'NR == 1 { n = split($0, ref, ","); next }
-        { m = split($0, ours, ",") }
-        END {
-            for (k = 1; k <= n; k++) {
-                split(ref[k], p, ":")
-                if (k > m) { print "FAIL pith stopped after " m " tokens"; exit }
-                if (ours[k] != p[1]) {
-                    if (p[2] + 0 < thr) { print "agree on " k - 1 " tokens, then a near-tie (gap " p[2] ")"; exit }
-                    print "FAIL token " k ": " ours[k] " vs " p[1] " (gap " p[2] ")"; exit
-                }
-            }
-            print "agree on all " n " tokens"
-        }' "$TMP/greedy.ref" "$TMP/greedy.out")
-    case "$verdict" in
-        FAIL*) not_ok "$name greedy vs llama.cpp: $verdict" ;;
-        *) ok "$name greedy vs llama.cpp: $verdict" ;;
-    esac
 }
 
 # outside NAME CLASS REF MODEL WHAT: pith's logits of MODEL (an edited

@@ -94,7 +94,14 @@ typedef struct {
     uint64_t off;
 } SpanWalk;
 
-static int count_span(void *ctx, void *p, uint64_t n)
+static int size_span(void *ctx, void *p, uint64_t n)
+{
+    (void)p;
+    ((SpanWalk *)ctx)->bytes += n;
+    return 0;
+}
+
+static int sum_span(void *ctx, void *p, uint64_t n)
 {
     SpanWalk *w = ctx;
     w->bytes += n;
@@ -130,7 +137,7 @@ int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, char *warn
     header_for(e, s, n, &h);
     if (model_hash(e, &h.model_hash) != 0) return warn_of(warn, cap, path, "the model file could not be read");
     SpanWalk w = {0, sum_bytes(SUM_START, s->history, (uint64_t)n * sizeof(int32_t)), NULL, NULL, 0};
-    seq_state_spans(&e->cfg, &s->seq, n, count_span, &w);
+    seq_state_spans(&e->cfg, &s->seq, n, sum_span, &w);
     h.payload_bytes = w.bytes;
     h.checksum = w.sum;
     h.header_sum = header_sum(&h);
@@ -172,7 +179,7 @@ int slot_cache_load(Engine *e, Slot *s, const char *path, char *warn, size_t cap
     else {
         header_for(e, s, h.n_tokens, &want);
         SpanWalk size = {0, 0, NULL, NULL, 0};
-        if (h.n_tokens >= 1 && h.n_tokens < e->n_ctx) seq_state_spans(&e->cfg, &s->seq, h.n_tokens, count_span, &size);
+        if (h.n_tokens >= 1 && h.n_tokens < e->n_ctx) seq_state_spans(&e->cfg, &s->seq, h.n_tokens, size_span, &size);
         if (h.kv_type != want.kv_type) bad = "made with another --kv-type";
         else if (h.ring != want.ring || h.n_layer != want.n_layer || h.n_head_kv != want.n_head_kv ||
                  h.head_dim != want.head_dim || h.head_dim_v != want.head_dim_v || h.recurrent_bytes != want.recurrent_bytes)

@@ -331,6 +331,24 @@ static void tensor3(GgufWriter *w, uint64_t seed, const char *name, uint64_t ne0
     n_fills++;
 }
 
+/* Layer l's Qwen3.5 attention (q and its gate per head, k, v, q/k norms,
+ * output): the trunk's every full_attn-th layer and an MTP block. */
+static void qwen35_attention(GgufWriter *w, uint64_t seed, uint64_t l, uint64_t embd, uint64_t q_dim, uint64_t kv_dim,
+                             uint64_t head_dim, uint32_t type, uint32_t type_v)
+{
+    char t[64];
+#define QT(suffix, ne0, ne1, ty, scale, bias)                                  \
+    snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
+    tensor(w, seed, t, ne0, ne1, ty, scale, bias);
+    QT("attn_q", embd, 2 * q_dim, type, (float)(1.0 / sqrt((double)embd)), 0)
+    QT("attn_k", embd, kv_dim, type, (float)(1.0 / sqrt((double)embd)), 0)
+    QT("attn_v", embd, kv_dim, type_v, (float)(1.0 / sqrt((double)embd)), 0)
+    QT("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+    QT("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+    QT("attn_output", q_dim, embd, type, (float)(1.0 / sqrt((double)q_dim)), 0)
+#undef QT
+}
+
 /* "<arch>.<suffix>", in a rotating set of buffers (the writer copies keys). */
 static const char *key(const char *arch, const char *suffix)
 {
@@ -631,12 +649,7 @@ int main(int argc, char **argv)
              * post_attention_norm */
             T("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
             if ((l + 1) % full_attn == 0) {
-                T("attn_q", embd, 2 * q_dim, type, FAN(embd), 0)
-                T("attn_k", embd, kv_dim, type, FAN(embd), 0)
-                T("attn_v", embd, kv_dim, type_vd, FAN(embd), 0)
-                T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
-                T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
-                T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
+                qwen35_attention(w, seed, l, embd, q_dim, kv_dim, head_dim, type, type_vd);
             } else {
                 uint64_t key_dim = ssm_kheads * ssm_state, inner = ssm_vheads * ssm_state;
                 T("attn_qkv", embd, 2 * key_dim + inner, type, FAN(embd), 0)
@@ -731,12 +744,7 @@ int main(int argc, char **argv)
     tensor(w, seed, t, ne0, ne1, ty, scale, bias);
         T("attn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
         T("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
-        T("attn_q", embd, 2 * q_dim, type, FAN(embd), 0)
-        T("attn_k", embd, kv_dim, type, FAN(embd), 0)
-        T("attn_v", embd, kv_dim, type, FAN(embd), 0)
-        T("attn_q_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
-        T("attn_k_norm", head_dim, 0, GGML_TYPE_F32, 0.1f, 1.0f)
-        T("attn_output", q_dim, embd, type, FAN(q_dim), 0)
+        qwen35_attention(w, seed, l, embd, q_dim, kv_dim, head_dim, type, type);
         T("ffn_gate", embd, ff, type, FAN(embd), 0)
         T("ffn_up", embd, ff, type, FAN(embd), 0)
         T("ffn_down", ff, embd, type, FAN(ff), 0)
