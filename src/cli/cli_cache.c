@@ -16,7 +16,7 @@ uint32_t cli_cache_load(Engine *e, Slot *s, const char *path)
     char warn[1024];
     if (has_recurrent(e))
         port_err("note: --prompt-cache: not for a model with recurrent layers yet (their state has no checkpoints)\n");
-    else if (port_file_exists(path) && slot_cache_load(e, s, path, warn, sizeof warn))
+    else if (port_file_exists(path) && slot_cache_load(e, s, path, NULL, warn, sizeof warn))
         port_err("note: %s\n", warn);
     return e->n_shifts;
 }
@@ -31,6 +31,6 @@ void cli_cache_save(Engine *e, Slot *s, const char *path, uint32_t shifts, uint3
     /* written again only when at least half of it is new: a fixed system
      * prompt asked new questions is written once, not a whole cache per
      * question */
-    if (!has_recurrent(e) && n > 2 * (uint64_t)loaded && slot_cache_save(e, s, n, path, warn, sizeof warn))
+    if (!has_recurrent(e) && n > 2 * (uint64_t)loaded && slot_cache_save(e, s, n, path, NULL, warn, sizeof warn))
         port_err("note: %s\n", warn);
 }

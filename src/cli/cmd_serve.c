@@ -6,6 +6,7 @@
  * Safe by default: loopback only unless --host, an optional API key on
  * every request, bounded bodies, deadlines for slow clients, every buffer
  * planned before the model loads. */
+#include <stdio.h>
 #include <string.h>
 
 #include "../../port/port.h"
@@ -77,6 +78,7 @@ const CliOpt serve_options[] = {
     OPT_DOUBLE("--timeout S\tseconds per head, body, write (10)", ServeArgs, so.timeout, 0.1, 3600),
     OPT_INT("--slots N\trequests generated together (1)", ServeArgs, so.slots, 1, ENGINE_MAX_SLOTS),
     OPT_FLAG("--metrics\tanswer GET /metrics", ServeArgs, so.metrics, 1),
+    OPT_STRING("--slot-save-path DIR\tfolder of POST /slots/ID?action=save|restore (none)", ServeArgs, so.slot_save_path),
     OPT_INCLUDE(cli_context_options),
     OPT_INCLUDE(cli_model_options),
     OPT_INCLUDE(cli_sampling_options),
@@ -104,6 +106,12 @@ int cmd_serve(const CliCommand *cmd, int argc, char **argv)
         if (so.api_key_len == 0) port_die("--api-key: the key is empty");
     }
     if (so.api_key) check_key(so.api_key, so.api_key_len);
+    if (so.slot_save_path) {
+        char probe[4096];
+        int pn = snprintf(probe, sizeof probe, "%s/.", so.slot_save_path);
+        if (pn < 0 || (size_t)pn >= sizeof probe || !port_file_exists(probe))
+            port_die("--slot-save-path: %s is not a folder", so.slot_save_path);
+    }
 
     /* The prompt text read at once: the body, but no more than a context
      * can plausibly hold (SERVE_BYTES_PER_TOKEN per token), plus the

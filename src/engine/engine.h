@@ -170,6 +170,7 @@ typedef struct {
     size_t tool_body_len;    /* tool_split_schemas (TOOL_ABSENT: none) */
     size_t tool_offset;
     int probs;               /* SLOT_PROBS_*: each generated token's log probabilities into Slot.probs */
+    int no_reuse;            /* slot_start computes the whole prompt, whatever the cache shares with it */
 } SlotRequest;
 
 /* Which distribution SlotRequest.probs reports (sampler_logprobs): the
@@ -336,9 +337,10 @@ uint32_t slot_common_prefix(const Slot *s, const int32_t *ids, int n);
  * file names its model (a hash of the files' headers), KV type and layout
  * and holds checksums: a file of another model, type or layout, truncated,
  * damaged, unreadable or unwritable is not used (the slot stays empty).
- * Both return 0, or 1 with one line for the user in warn; never fail. */
-int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, char *warn, size_t cap);
-int slot_cache_load(Engine *e, Slot *s, const char *path, char *warn, size_t cap);
+ * Both return 0 (the file's size in *bytes, if not NULL), or 1 with one
+ * line for the user in warn; never fail. */
+int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, uint64_t *bytes, char *warn, size_t cap);
+int slot_cache_load(Engine *e, Slot *s, const char *path, uint64_t *bytes, char *warn, size_t cap);
 /* A new prompt ids[0..n) (1 <= n < n_ctx) in slot s: the longest prefix its
  * cache already holds is reused (the last id is always fed, for its
  * logits), its sampler starts from rq->sampling with the prompt as its

@@ -130,7 +130,7 @@ static int warn_of(char *warn, size_t cap, const char *path, const char *what)
     return 1;
 }
 
-int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, char *warn, size_t cap)
+int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, uint64_t *bytes, char *warn, size_t cap)
 {
     if (n == 0 || n > s->seq.n_past) return warn_of(warn, cap, path, "nothing to save");
     CacheHeader h;
@@ -155,10 +155,11 @@ int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, char *warn
         snprintf(warn, cap, "prompt cache not saved: %s", why);
         return 1;
     }
+    if (bytes) *bytes = sizeof h + (uint64_t)n * sizeof(int32_t) + h.payload_bytes;
     return 0;
 }
 
-int slot_cache_load(Engine *e, Slot *s, const char *path, char *warn, size_t cap)
+int slot_cache_load(Engine *e, Slot *s, const char *path, uint64_t *bytes, char *warn, size_t cap)
 {
     PortFile f;
     char why[512];
@@ -200,6 +201,7 @@ int slot_cache_load(Engine *e, Slot *s, const char *path, char *warn, size_t cap
         }
         if (!bad) {
             s->seq.n_past = h.n_tokens;
+            if (bytes) *bytes = f.size;
             rc = 0;
         }
     }

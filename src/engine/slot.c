@@ -161,7 +161,7 @@ int slot_start(Engine *e, Slot *s, const int32_t *ids, int n, const SlotRequest 
      * the window before the prefix: then from the start */
     uint32_t k = slot_common_prefix(s, ids, n);
     if (k == (uint32_t)n) k--;
-    if (!seq_can_resume(&e->cfg, &s->seq, k)) k = 0;
+    if (rq->no_reuse || !seq_can_resume(&e->cfg, &s->seq, k)) k = 0;
     if (begin_reply(s, rq) != 0) return -1;
     s->sampler.params = rq->sampling;
     sampler_reset(&s->sampler);

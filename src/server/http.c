@@ -107,6 +107,8 @@ int http_parse_head(const char *buf, size_t len, size_t max_head, HttpRequest *r
     r->path = buf + t;
     const char *q = memchr(buf + t, '?', t_end - t);
     r->path_len = q ? (size_t)(q - (buf + t)) : t_end - t;
+    r->query = q ? q + 1 : NULL;
+    r->query_len = q ? (size_t)(buf + t_end - (q + 1)) : 0;
     const char *ver = buf + t_end + 1;
     size_t ver_len = le - (t_end + 1);
     if (ver_len != 8 || memcmp(ver, "HTTP/1.", 7) != 0 || (ver[7] != '0' && ver[7] != '1'))
@@ -175,6 +177,7 @@ const char *http_status_text(int status)
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 409: return "Conflict";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
     case 415: return "Unsupported Media Type";
@@ -223,4 +226,20 @@ int http_host_is_loopback(const char *host, size_t len)
 int http_path_is(const char *path, size_t len, const char *s)
 {
     return strlen(s) == len && memcmp(path, s, len) == 0;
+}
+
+int http_query_value(const char *query, size_t len, const char *name, const char **value, size_t *value_len)
+{
+    size_t nl = strlen(name);
+    for (size_t p = 0; query && p < len;) {
+        const char *amp = memchr(query + p, '&', len - p);
+        size_t end = amp ? (size_t)(amp - query) : len;
+        if (end - p > nl && query[p + nl] == '=' && memcmp(query + p, name, nl) == 0) {
+            *value = query + p + nl + 1;
+            *value_len = end - p - nl - 1;
+            return 1;
+        }
+        p = end + 1;
+    }
+    return 0;
 }

@@ -22,6 +22,8 @@ typedef struct {
     int method;                 /* HTTP_* */
     const char *path;           /* target without the query string */
     size_t path_len;
+    const char *query;          /* what follows the '?' (NULL: none), up to the target's end */
+    size_t query_len;
     int64_t content_length;     /* -1 when absent */
     int expect_continue;        /* "Expect: 100-continue" */
     int content_json;           /* Content-Type is application/json (parameters allowed) */
@@ -53,5 +55,9 @@ int http_host_is_loopback(const char *host, size_t len);
 
 /* 1 if path[0..len) equals the NUL-terminated s. */
 int http_path_is(const char *path, size_t len, const char *s);
+
+/* The value of name in a query string ("a=1&action=save"), taken as it
+ * is (no %-decoding), into *value; 1 if present, else 0. */
+int http_query_value(const char *query, size_t len, const char *name, const char **value, size_t *value_len);
 
 #endif

@@ -297,6 +297,11 @@ static int check_head(Server *sv, Conn *c)
               http_path_is(r->path, r->path_len, "/chat/completions") ||
               http_path_is(r->path, r->path_len, "/v1/completions") ||
               http_path_is(r->path, r->path_len, "/completions") || http_path_is(r->path, r->path_len, "/apply-template");
+    /* POST /slots/ID?action=save|restore|erase (llama-server's; answered by
+     * the endpoints, which refuse it without --slot-save-path) */
+    int action = r->path_len > 7 && memcmp(r->path, "/slots/", 7) == 0;
+    if (action && r->content_length < 0) r->content_length = 0; /* erase needs no body */
+    gen |= action;
     int get = health || http_path_is(r->path, r->path_len, "/v1/models") ||
               http_path_is(r->path, r->path_len, "/models") || http_path_is(r->path, r->path_len, "/slots") ||
               (sv->opt.metrics && http_path_is(r->path, r->path_len, "/metrics"));
@@ -311,7 +316,7 @@ static int check_head(Server *sv, Conn *c)
         return -1;
     }
     if (gen) {
-        if (r->content_length < 0) {
+        if (r->content_length < 0) { /* a slot action's was set to 0 above */
             server_error(sv, c, 411, "length_required", "a request body with Content-Length is required");
             return -1;
         }
@@ -320,7 +325,7 @@ static int check_head(Server *sv, Conn *c)
                          (long long)r->content_length, (unsigned long long)sv->opt.max_body);
             return -1;
         }
-        if (!r->content_json) {
+        if (!r->content_json && !(action && r->content_length == 0)) {
             server_error(sv, c, 415, "unsupported_media_type", "the body must be JSON (Content-Type: application/json)");
             return -1;
         }

@@ -26,7 +26,8 @@
  * an immediate 503 and is closed.
  *
  * The endpoints (server_api.c): POST /v1/chat/completions,
- * POST /v1/completions, GET /v1/models, GET /health, GET /slots and, with
+ * POST /v1/completions, GET /v1/models, GET /health, GET /slots,
+ * POST /slots/ID?action=save|restore|erase (--slot-save-path) and, with
  * --metrics, GET /metrics. */
 #ifndef PITH_SERVER_H
 #define PITH_SERVER_H
@@ -55,6 +56,7 @@ typedef struct {
     int sampling_cli[4];       /* --temp, --top-k, --top-p, --min-p given on the command line */
     int slots;                 /* --slots: requests generated together (0 counts as 1) */
     int metrics;               /* --metrics: GET /metrics answers */
+    const char *slot_save_path;/* --slot-save-path: POST /slots/ID?action= files' folder; NULL: refused */
     uint64_t max_text;         /* the engine's longest prompt text (EngineOptions.max_text) */
 } ServerOptions;
 

@@ -36,6 +36,7 @@ typedef struct {
     int top_given;           /* top_logprobs was in the request */
     int post_sampling;       /* post_sampling_probs: the drawn distribution, not the raw logits' */
     int pith_sampling;       /* pith_sampling: each token's cuts and nucleus too */
+    int cache_prompt;        /* cache_prompt (default true): reuse what a slot's cache shares with the prompt */
     ReplyText text;          /* the stop strings read, and the think split */
     char why[400];           /* what is wrong with the request */
 } Request;
@@ -339,6 +340,8 @@ static int read_request(Request *rq, const char *body, size_t len, Arena *ra)
             else rq->logprobs = 1;
         } else if (!strcmp(key, "post_sampling_probs")) {
             if (read_bool(rq, &j, key, &rq->post_sampling) < 0) return -1;
+        } else if (!strcmp(key, "cache_prompt")) {
+            if (read_bool(rq, &j, key, &rq->cache_prompt) < 0) return -1;
         } else if (!strcmp(key, "pith_sampling")) {
             if (read_bool(rq, &j, key, &rq->pith_sampling) < 0) return -1;
         } else if (!strcmp(key, "n")) {
@@ -943,6 +946,110 @@ static void api_slots(Server *sv, Conn *c)
     server_respond(sv, c, 200, "application/json", body, n < sizeof body ? n : 0);
 }
 
+/* A file name for --slot-save-path: 1..200 printable ASCII bytes, none of
+ * them a path separator or a shell or Windows special, not starting with a
+ * dot (no "..", no hidden files). */
+static int slot_file_name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > 200 || s[0] == '.') return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f || strchr("/\\:*?\"<>|", s[i])) return 0;
+    return 1;
+}
+
+/* POST /slots/ID?action=save|restore|erase (with --slot-save-path): the
+ * slot's cache written to a file of that folder (prompt_cache.c's format,
+ * the one of `run --prompt-cache`), put back from one, or emptied, with
+ * llama-server's replies. A busy slot is refused (409), not waited for. */
+static void api_slot_action(Server *sv, Conn *c)
+{
+    const HttpRequest *r = &c->req;
+    Engine *e = sv->e;
+    if (!sv->opt.slot_save_path) {
+        server_error(sv, c, 501, "not_supported", "slot actions need the server started with --slot-save-path DIR");
+        return;
+    }
+    int id = 0;
+    size_t i = 7;
+    for (; i < r->path_len && i < 10 && r->path[i] >= '0' && r->path[i] <= '9'; i++) id = id * 10 + (r->path[i] - '0');
+    if (i == 7 || i != r->path_len || id >= sv->n_slots) {
+        server_error(sv, c, 404, "not_found", "no slot %.*s: the slots are 0 to %d (--slots)",
+                     (int)(r->path_len - 7 < 20 ? r->path_len - 7 : 20), r->path + 7, sv->n_slots - 1);
+        return;
+    }
+    const char *act = "";
+    size_t act_len = 0;
+    http_query_value(r->query, r->query_len, "action", &act, &act_len);
+    int save = act_len == 4 && !memcmp(act, "save", 4), restore = act_len == 7 && !memcmp(act, "restore", 7);
+    if (!save && !restore && !(act_len == 5 && !memcmp(act, "erase", 5))) {
+        server_error(sv, c, 400, "invalid_request", "?action= must be save, restore or erase");
+        return;
+    }
+    ServeSlot *sl = &slots[id];
+    if (sl->busy) {
+        server_error(sv, c, 409, "slot_busy", "slot %d is serving a request: ask again when it is idle", id);
+        return;
+    }
+    char body[512], name[256];
+    int n;
+    if (!save && !restore) {
+        uint32_t held = sl->es->seq.n_past;
+        slot_reset(sl->es);
+        n = snprintf(body, sizeof body, "{\"id_slot\":%d,\"n_erased\":%u}\n", id, held);
+        server_respond(sv, c, 200, "application/json", body, (size_t)n);
+        return;
+    }
+    /* {"filename": NAME} */
+    Json j;
+    size_t name_len = 0;
+    int found = 0;
+    json_init(&j, c->buf + r->head_len, (size_t)r->content_length, "request");
+    if (json_enter(&j, '{') == 0) {
+        int more;
+        while ((more = json_next(&j, '}')) > 0) {
+            char key[32];
+            size_t kl;
+            if (json_key(&j, key, sizeof key - 1, &kl) < 0) break;
+            key[kl] = '\0';
+            if (strcmp(key, "filename") != 0) json_skip(&j);
+            else if (json_peek(&j) == JSON_STRING && json_string(&j, name, sizeof name - 1, &name_len) == 0) found = 1;
+            else break;
+        }
+        if (more == 0) json_end(&j);
+    }
+    if (!found || j.failed || !slot_file_name_ok(name, name_len)) {
+        server_error(sv, c, 400, "invalid_request", "%s",
+                     j.failed && j.err[0] ? j.err
+                     : !found ? "filename: missing (the body is {\"filename\": NAME})"
+                              : "filename: a plain file name is needed (printable ASCII, no path, not starting with '.')");
+        return;
+    }
+    name[name_len] = '\0';
+    char path[4096 + 256], warn[1024];
+    const char *dir = sv->opt.slot_save_path;
+    size_t dl = strlen(dir);
+    snprintf(path, sizeof path, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", name);
+    uint32_t held = sl->es->seq.n_past;
+    uint64_t bytes = 0;
+    double t0 = port_seconds();
+    if (save && held == 0) {
+        server_error(sv, c, 400, "invalid_request", "slot %d holds nothing to save", id);
+        return;
+    }
+    int rc = save ? slot_cache_save(e, sl->es, held, path, &bytes, warn, sizeof warn)
+                  : slot_cache_load(e, sl->es, path, &bytes, warn, sizeof warn);
+    double ms = (port_seconds() - t0) * 1e3;
+    if (rc != 0) {
+        server_error(sv, c, save ? 500 : 400, save ? "internal_error" : "invalid_request", "%s", warn);
+        return;
+    }
+    n = snprintf(body, sizeof body,
+                 "{\"id_slot\":%d,\"filename\":\"%s\",\"%s\":%u,\"%s\":%llu,\"timings\":{\"%s\":%.3f}}\n", id, name,
+                 save ? "n_saved" : "n_restored", sl->es->seq.n_past, save ? "n_written" : "n_read",
+                 (unsigned long long)bytes, save ? "save_ms" : "restore_ms", ms);
+    server_respond(sv, c, 200, "application/json", body, (size_t)n);
+}
+
 /* GET /metrics (--metrics): the Prometheus text format. */
 static void api_metrics(Server *sv, Conn *c)
 {
@@ -1008,6 +1115,7 @@ static int start_request(Server *sv, Conn *c, Request *rq, int chat, int generat
     rq->thinking = e->opt.thinking;
     rq->max_tokens = -1;
     rq->post_sampling = 1; /* logprobs of the distribution each token was drawn from (the issue's choice) */
+    rq->cache_prompt = 1;
     rq->sp = sv->cli_sampling;
     rq->response_format = rq->tool_choice = rq->tools = rq->kwargs = TOOL_ABSENT;
     reply_text_init(&rq->text, 0, NULL, NULL);
@@ -1068,6 +1176,8 @@ void api_dispatch(Server *sv, Conn *c)
         server_respond(sv, c, 200, "application/json", body, n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
     } else if (http_path_is(r->path, r->path_len, "/slots")) {
         api_slots(sv, c);
+    } else if (r->path_len > 7 && memcmp(r->path, "/slots/", 7) == 0) {
+        api_slot_action(sv, c);
     } else if (http_path_is(r->path, r->path_len, "/metrics")) {
         api_metrics(sv, c);
     } else if (http_path_is(r->path, r->path_len, "/apply-template")) {
@@ -1257,6 +1367,7 @@ void api_generate(Server *sv, Conn *c)
     if (rq.max_tokens >= 0 && rq.max_tokens < srq.n_predict) srq.n_predict = rq.max_tokens;
     srq.text = rq.text;
     srq.sink = (SlotSink){on_begin, on_text, on_call, on_args, on_token, sl};
+    srq.no_reuse = !rq.cache_prompt;
     srq.probs = !rq.logprobs ? SLOT_PROBS_NONE : rq.post_sampling ? SLOT_PROBS_DRAWN : SLOT_PROBS_RAW;
     if (ac.parse) {
         srq.tools = 1;

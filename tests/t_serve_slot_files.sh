@@ -1,0 +1,103 @@
+# pith serve --slot-save-path DIR: POST /slots/ID?action=save|restore|erase
+# (llama-server's endpoint) writes a slot's cache to a file of DIR, puts it
+# back (into any slot, in this server or after a restart) and empties a
+# slot; cache_prompt: false computes a prompt whole. A restored prompt's
+# greedy reply equals the one computed from scratch, with the prompt taken
+# from the file (usage.prompt_tokens_details.cached_tokens). Bad names,
+# slots, actions and files are 4xx with one line, and the server stays up.
+. tests/lib.sh
+M=$FIX/models/tiny-qwen3-f32.gguf
+M8=$FIX/models/tiny-qwen3-Q8_0.gguf
+. tests/serve_lib.sh
+. tests/jget_lib.sh
+command -v curl >/dev/null 2>&1 || { not_ok "slot files: curl is not installed"; finish; }
+D=$TMP/slots
+mkdir -p "$D"
+post() { # PATH JSON -> status; body in $TMP/body
+    curl -s -m 30 -o "$TMP/body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$2" "$URL$1"
+}
+REQ='{"messages":[{"role":"system","content":"You are a storyteller who likes small animals."},{"role":"user","content":"Tell me about a cat"}],"temperature":0,"max_tokens":12}'
+# reply text and cached/prompt tokens of $TMP/body
+reply() { jget "$TMP/body" 'r.choices[0].message.content + " | " + r.usage.prompt_tokens_details.cached_tokens + "/" + r.usage.prompt_tokens'; }
+text() { jget "$TMP/body" 'r.choices[0].message.content'; }
+cached() { jget "$TMP/body" 'r.usage.prompt_tokens_details.cached_tokens'; }
+
+serve_start "$PITH" "$M" -t 1 -c 256 --slots 2 --slot-save-path "$D"
+[ -n "$PORT" ] || { not_ok "slot files: the server did not start: $(cat "$TMP/server.err")"; finish; }
+
+s=$(post /v1/chat/completions "$REQ")
+ref=$(text)
+[ "$s" = 200 ] && [ "$(cached)" = 0 ] && ok "slot files: the first reply, computed whole" \
+    || not_ok "slot files: first request: $s $(head -c 300 "$TMP/body")"
+s=$(post /v1/chat/completions "$(echo "$REQ" | sed 's/}$/,"cache_prompt":false}/')")
+[ "$s" = 200 ] && [ "$(cached)" = 0 ] && [ "$(text)" = "$ref" ] \
+    && ok "slot files: cache_prompt false: nothing reused, the same reply" \
+    || not_ok "slot files: cache_prompt false: $s $(reply)"
+
+# save slot 0 (it held the conversation), empty it, restore into slot 1
+s=$(post '/slots/0?action=save' '{"filename":"story.bin"}')
+n_saved=$(jget "$TMP/body" 'r.n_saved')
+size=$(wc -c <"$D/story.bin" 2>/dev/null)
+[ "$s" = 200 ] && [ "$n_saved" -gt 10 ] && [ "$(jget "$TMP/body" 'r.n_written')" = "$size" ] \
+    && [ "$(jget "$TMP/body" 'r.id_slot + r.filename + (r.timings.save_ms >= 0)')" = "0story.bintrue" ] \
+    && ok "slot files: save: $n_saved positions, $size bytes, llama-server's reply" \
+    || not_ok "slot files: save: $s $(head -c 300 "$TMP/body")"
+s=$(post '/slots/0?action=erase' '')
+[ "$s" = 200 ] && [ "$(jget "$TMP/body" 'r.n_erased')" = "$n_saved" ] \
+    && [ "$(curl -s "$URL/slots" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[0].n_past))')" = 0 ] \
+    && ok "slot files: erase empties the slot ($n_saved positions)" \
+    || not_ok "slot files: erase: $s $(head -c 300 "$TMP/body")"
+s=$(post '/slots/1?action=erase' '')
+s=$(post '/slots/1?action=restore' '{"filename":"story.bin"}')
+[ "$s" = 200 ] && [ "$(jget "$TMP/body" 'r.n_restored + "/" + r.n_read')" = "$n_saved/$size" ] \
+    && ok "slot files: restore into another slot: $n_saved positions" \
+    || not_ok "slot files: restore: $s $(head -c 300 "$TMP/body")"
+s=$(post /v1/chat/completions "$REQ")
+c=$(cached)
+[ "$s" = 200 ] && [ "$c" -gt 10 ] && [ "$(text)" = "$ref" ] \
+    && ok "slot files: the prompt again is taken from the restored slot ($c tokens cached), the same reply" \
+    || not_ok "slot files: after restore: $s $(reply), want '$ref'"
+
+# refusals: one line each, the server stays up
+refused() { # WHAT STATUS PATH BODY PATTERN
+    s=$(post "$3" "$4")
+    [ "$s" = "$2" ] && grep -q "$5" "$TMP/body" && ok "slot files: $1: $2" \
+        || not_ok "slot files: $1: $s $(head -c 300 "$TMP/body")"
+}
+refused "a path in the name" 400 '/slots/0?action=save' '{"filename":"../x.bin"}' 'plain file name'
+refused "a hidden name" 400 '/slots/0?action=restore' '{"filename":".x"}' 'plain file name'
+refused "no name" 400 '/slots/0?action=save' '{}' 'filename: missing'
+refused "not JSON" 400 '/slots/0?action=save' '{"filename":' 'request'
+refused "a slot that is not there" 404 '/slots/2?action=erase' '' 'the slots are 0 to 1'
+refused "a slot that is not a number" 404 '/slots/x1?action=erase' '' 'no slot'
+refused "no action" 400 '/slots/0' '' 'save, restore or erase'
+refused "a missing file" 400 '/slots/0?action=restore' '{"filename":"none.bin"}' 'none.bin'
+head -c 1000 "$D/story.bin" >"$D/short.bin"
+refused "a truncated file" 400 '/slots/0?action=restore' '{"filename":"short.bin"}' 'truncated'
+cp "$D/story.bin" "$D/flip.bin"
+printf '\377' | dd of="$D/flip.bin" bs=1 seek=$((size - 100)) conv=notrunc 2>/dev/null
+refused "a damaged file" 400 '/slots/0?action=restore' '{"filename":"flip.bin"}' 'damaged'
+s=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$URL/health")
+[ "$s" = 200 ] && ok "slot files: the server is up after the refusals" || not_ok "slot files: /health $s"
+stop_server
+
+# after a restart: the file is found again
+serve_start "$PITH" "$M" -t 1 -c 256 --slot-save-path "$D/"
+s=$(post '/slots/0?action=restore' '{"filename":"story.bin"}')
+s2=$(post /v1/chat/completions "$REQ")
+c=$(cached)
+[ "$s" = 200 ] && [ "$s2" = 200 ] && [ "$c" -gt 10 ] && [ "$(text)" = "$ref" ] \
+    && ok "slot files: after a restart the restored prompt is reused ($c tokens cached), the same reply" \
+    || not_ok "slot files: after restart: $s $s2 $(reply)"
+stop_server
+
+# another model's server refuses the file; without --slot-save-path: 501
+serve_start "$PITH" "$M8" -t 1 -c 256
+refused "without --slot-save-path" 501 '/slots/0?action=erase' '' 'slot-save-path'
+stop_server
+serve_start "$PITH" "$M8" -t 1 -c 256 --slot-save-path "$D"
+refused "a file of another model" 400 '/slots/0?action=restore' '{"filename":"story.bin"}' 'another model'
+stop_server
+expect_fail2 "slot files: --slot-save-path that is not a folder: exit 2, one line" \
+    "$PITH" serve "$M" --slot-save-path "$D/story.bin" --port 0
+finish
