@@ -1,7 +1,8 @@
 # pith serve --slot-save-path DIR: POST /slots/ID?action=save|restore|erase
 # (llama-server's endpoint) writes a slot's cache to a file of DIR, puts it
 # back (into any slot, in this server or after a restart) and empties a
-# slot; cache_prompt: false computes a prompt whole. A restored prompt's
+# slot; cache_prompt: false computes a prompt whole; a prompt that shares
+# a prefix with what another slot holds copies it from there. A restored prompt's
 # greedy reply equals the one computed from scratch, with the prompt taken
 # from the file (usage.prompt_tokens_details.cached_tokens). Bad names,
 # slots, actions and files are 4xx with one line, and the server stays up.
@@ -77,6 +78,25 @@ refused "a truncated file" 400 '/slots/0?action=restore' '{"filename":"short.bin
 cp "$D/story.bin" "$D/flip.bin"
 printf '\377' | dd of="$D/flip.bin" bs=1 seek=$((size - 100)) conv=notrunc 2>/dev/null
 refused "a damaged file" 400 '/slots/0?action=restore' '{"filename":"flip.bin"}' 'damaged'
+# the prefix cache across slots: a second conversation with the same
+# system prompt lands in the empty slot (the first slot's conversation went
+# on too long to be taken over) and copies the system prompt's positions
+# from the first slot; its reply equals the same request computed whole
+SYS='You are a storyteller who likes small animals, gardens, rivers and old houses. Keep every story gentle.'
+ask() { echo "{\"messages\":[{\"role\":\"system\",\"content\":\"$SYS\"},{\"role\":\"user\",\"content\":\"$1\"}],\"temperature\":0,\"max_tokens\":$2$3}"; }
+s=$(post '/slots/0?action=erase' '')
+s=$(post '/slots/1?action=erase' '')
+s1=$(post /v1/chat/completions "$(ask 'Tell me about a cat' 60)")
+s2=$(post /v1/chat/completions "$(ask 'Tell me about a dog' 16 ',"cache_prompt":false')")
+whole=$(text)
+s3=$(post '/slots/1?action=erase' '')
+s4=$(post /v1/chat/completions "$(ask 'Tell me about a dog' 16)")
+c=$(cached)
+held=$(curl -s "$URL/slots" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).map(x=>x.n_past).join(" ")))')
+[ "$s1$s2$s3$s4" = 200200200200 ] && [ "$c" -gt 20 ] && [ "$(text)" = "$whole" ] \
+    && ok "slot files: a prompt shared with another slot is copied from it ($c tokens cached; slots hold $held), the same reply" \
+    || not_ok "slot files: across slots: $s1 $s2 $s3 $s4 $(reply), want '$whole' (slots hold $held)"
+
 s=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$URL/health")
 [ "$s" = 200 ] && ok "slot files: the server is up after the refusals" || not_ok "slot files: /health $s"
 stop_server

@@ -330,6 +330,12 @@ int slot_set_grammar(Engine *e, Slot *s, const char *text, size_t len, const cha
 Slot *engine_slot(Engine *e, uint32_t i);
 /* Ids the slot's cache holds that begin ids[0..n). */
 uint32_t slot_common_prefix(const Slot *s, const int32_t *ids, int n);
+/* Copies the first n positions slot src holds (their ids and state) into
+ * slot dst, which then holds just those: a prompt that shares a prefix
+ * with what another slot computed starts from there. Returns n, or 0 when
+ * src cannot give them (it holds fewer, or its sliding-window rings or
+ * recurrent state have gone past them: seq_can_resume). */
+uint32_t slot_copy_prefix(Engine *e, Slot *dst, const Slot *src, uint32_t n);
 /* Prompt cache files (prompt_cache.c): slot_cache_save writes the slot's
  * first n positions (n <= seq.n_past: their ids and state) to path, whole
  * or not at all; slot_cache_load puts a file's state into slot s (emptied

@@ -56,6 +56,49 @@ uint32_t slot_common_prefix(const Slot *s, const int32_t *ids, int n)
     return k;
 }
 
+/* slot_copy_prefix's walk: each span of the destination (in
+ * seq_state_spans' order) gets the source's span of the same index, found
+ * by walking the source again (a few hundred spans: no table needed, and
+ * the order is the one place that knows the layout). */
+typedef struct {
+    uint32_t want, at;
+    const void *found;
+} SpanFind;
+
+static int find_span(void *ctx, void *p, uint64_t bytes)
+{
+    SpanFind *f = ctx;
+    (void)bytes;
+    if (f->at++ != f->want) return 0;
+    f->found = p;
+    return 1;
+}
+
+typedef struct {
+    const ModelConfig *cfg;
+    const SeqState *src;
+    uint32_t n, index;
+} SpanCopy;
+
+static int copy_span(void *ctx, void *p, uint64_t bytes)
+{
+    SpanCopy *w = ctx;
+    SpanFind f = {w->index++, 0, NULL};
+    seq_state_spans(w->cfg, w->src, w->n, find_span, &f);
+    if (f.found) memcpy(p, f.found, bytes);
+    return 0;
+}
+
+uint32_t slot_copy_prefix(Engine *e, Slot *dst, const Slot *src, uint32_t n)
+{
+    if (dst == src || n == 0 || n > src->seq.n_past || !seq_can_resume(&e->cfg, &src->seq, n)) return 0;
+    SpanCopy w = {&e->cfg, &src->seq, n, 0};
+    seq_state_spans(&e->cfg, &dst->seq, n, copy_span, &w);
+    memcpy(dst->history, src->history, (size_t)n * sizeof(int32_t));
+    dst->seq.n_past = n;
+    return n;
+}
+
 /* ---- The text of a reply --------------------------------------------------- */
 
 static void sink_text(Slot *s, int kind, const char *p, size_t n)
