@@ -1,9 +1,11 @@
 /* Output files (e.g. `pith logits --out`): whole writes, create or append;
  * and files written whole or not at all (a temporary name, then a rename). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "port.h"
@@ -79,4 +81,28 @@ int port_atomic_commit(PortAtomicFile *f, char *err, size_t err_len)
 int port_file_exists(const char *path)
 {
     return access(path, F_OK) == 0;
+}
+
+int port_dir_files(const char *dir, const char *prefix, const char *suffix,
+                   void (*visit)(void *ctx, const char *name, uint64_t bytes, int64_t mtime), void *ctx)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    size_t pl = strlen(prefix), sl = strlen(suffix);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t nl = strlen(de->d_name);
+        struct stat st;
+        if (nl < pl + sl || memcmp(de->d_name, prefix, pl) != 0 || memcmp(de->d_name + nl - sl, suffix, sl) != 0)
+            continue;
+        if (fstatat(dirfd(d), de->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode)) continue;
+        visit(ctx, de->d_name, (uint64_t)st.st_size, (int64_t)st.st_mtime);
+    }
+    closedir(d);
+    return 0;
+}
+
+int port_remove(const char *path)
+{
+    return unlink(path) == 0 ? 0 : -1;
 }

@@ -94,6 +94,13 @@ typedef struct PortFile {
 int port_file_open(PortFile *f, const char *path, int use_mmap, char *err, size_t err_len);
 /* Whether path names something (a file not yet written is no error). */
 int port_file_exists(const char *path);
+/* The regular files of folder dir whose names start with prefix and end
+ * with suffix: visit(ctx, name, bytes, mtime seconds) for each. 0, or -1
+ * if dir cannot be read. */
+int port_dir_files(const char *dir, const char *prefix, const char *suffix,
+                   void (*visit)(void *ctx, const char *name, uint64_t bytes, int64_t mtime), void *ctx);
+/* Removes a file: 0, or -1. */
+int port_remove(const char *path);
 void port_file_close(PortFile *f);
 /* Maps an open file read backend -> mmap (after planning, on the same
  * descriptor: the file is never opened twice). 0, or -1 when the system

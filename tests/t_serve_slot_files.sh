@@ -2,7 +2,8 @@
 # (llama-server's endpoint) writes a slot's cache to a file of DIR, puts it
 # back (into any slot, in this server or after a restart) and empties a
 # slot; cache_prompt: false computes a prompt whole; a prompt that shares
-# a prefix with what another slot holds copies it from there. A restored prompt's
+# a prefix with what another slot holds copies it from there; --cache-dir
+# keeps prompts on disk across restarts. A restored prompt's
 # greedy reply equals the one computed from scratch, with the prompt taken
 # from the file (usage.prompt_tokens_details.cached_tokens). Bad names,
 # slots, actions and files are 4xx with one line, and the server stays up.
@@ -110,6 +111,48 @@ c=$(cached)
     && ok "slot files: after a restart the restored prompt is reused ($c tokens cached), the same reply" \
     || not_ok "slot files: after restart: $s $s2 $(reply)"
 stop_server
+
+# --cache-dir: a prompt mostly computed is written when the server is
+# idle, found again after a restart; the oldest go past --cache-dir-size;
+# a damaged file is a note and the prompt computed
+C=$TMP/cache
+mkdir -p "$C"
+LONGSYS="$SYS $SYS $SYS"
+ask2() { echo "{\"messages\":[{\"role\":\"system\",\"content\":\"$LONGSYS\"},{\"role\":\"user\",\"content\":\"$1\"}],\"temperature\":0,\"max_tokens\":12$2}"; }
+files() { ls "$C" | grep -c '^pith-.*\.kv$'; }
+wait_files() { i=0; while [ "$(files)" != "$1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done; }
+serve_start "$PITH" "$M" -t 1 -c 512 --cache-dir "$C"
+s1=$(post /v1/chat/completions "$(ask2 'Tell me about a cat')")
+wait_files 1
+s2=$(post /v1/chat/completions "$(ask2 'Tell me about a bird' ',"cache_prompt":false')")
+bird=$(text)
+n_files=$(files)
+stop_server
+[ "$s1$s2" = 200200 ] && [ "$n_files" = 1 ] && ok "cache dir: the first prompt written when idle (one file)" \
+    || not_ok "cache dir: $s1 $s2, $n_files files: $(cat "$TMP/server.err")"
+serve_start "$PITH" "$M" -t 1 -c 512 --cache-dir "$C"
+s=$(post /v1/chat/completions "$(ask2 'Tell me about a bird')")
+c=$(cached)
+[ "$s" = 200 ] && [ "$c" -gt 60 ] && [ "$(text)" = "$bird" ] \
+    && ok "cache dir: after a restart the system prompt comes from the file ($c tokens cached), the same reply" \
+    || not_ok "cache dir: after restart: $s $(reply), want '$bird': $(cat "$TMP/server.err")"
+stop_server
+f=$(ls "$C"/pith-*.kv | head -n 1)
+fsize=$(wc -c <"$f")
+printf '\377' | dd of="$f" bs=1 seek=$((fsize - 50)) conv=notrunc 2>/dev/null
+serve_start "$PITH" "$M" -t 1 -c 512 --cache-dir "$C" --cache-dir-size $((fsize + fsize / 2))
+s=$(post /v1/chat/completions "$(ask2 'Tell me about a bird')")
+c=$(cached)
+[ "$s" = 200 ] && [ "$c" = 0 ] && [ "$(text)" = "$bird" ] && grep -q 'damaged.*the file is removed' "$TMP/server.err" \
+    && ok "cache dir: a damaged file is a note, the prompt computed, the same reply" \
+    || not_ok "cache dir: damaged: $s $(reply): $(cat "$TMP/server.err")"
+wait_files 1
+s=$(post /v1/completions "{\"prompt\":\"$LONGSYS and then some more words about the river\",\"temperature\":0,\"max_tokens\":4}")
+sleep 0.5
+n_files=$(files)
+stop_server
+[ "$s" = 200 ] && [ "$n_files" = 1 ] && ok "cache dir: past --cache-dir-size the oldest file goes" \
+    || not_ok "cache dir: size bound: $s, $n_files files: $(ls -l "$C")"
 
 # another model's server refuses the file; without --slot-save-path: 501
 serve_start "$PITH" "$M8" -t 1 -c 256

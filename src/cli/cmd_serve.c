@@ -44,6 +44,15 @@ static void check_key(const char *key, size_t n)
             port_die("--api-key: the key must be printable ASCII without spaces");
 }
 
+/* A folder option names a folder that exists (NULL: not given). */
+static void check_folder(const char *option, const char *path)
+{
+    char probe[4096];
+    int n = path ? snprintf(probe, sizeof probe, "%s/.", path) : 0;
+    if (path && (n < 0 || (size_t)n >= sizeof probe || !port_file_exists(probe)))
+        port_die("%s: %s is not a folder", option, path);
+}
+
 /* The model's file name (without directories), as a JSON string. */
 static void set_model_name(Server *sv, const char *path)
 {
@@ -79,6 +88,8 @@ const CliOpt serve_options[] = {
     OPT_INT("--slots N\trequests generated together (1)", ServeArgs, so.slots, 1, ENGINE_MAX_SLOTS),
     OPT_FLAG("--metrics\tanswer GET /metrics", ServeArgs, so.metrics, 1),
     OPT_STRING("--slot-save-path DIR\tfolder of POST /slots/ID?action=save|restore (none)", ServeArgs, so.slot_save_path),
+    OPT_STRING("--cache-dir DIR\tprompts' caches kept on disk, found after restarts (none)", ServeArgs, so.cache_dir),
+    OPT_SIZE("--cache-dir-size SIZE\tthe most --cache-dir's files take (4G)", ServeArgs, so.cache_dir_size),
     OPT_INCLUDE(cli_context_options),
     OPT_INCLUDE(cli_model_options),
     OPT_INCLUDE(cli_sampling_options),
@@ -89,7 +100,8 @@ const CliOpt serve_options[] = {
 int cmd_serve(const CliCommand *cmd, int argc, char **argv)
 {
     EngineOptions o;
-    ServeArgs a = {.so = {.host = "127.0.0.1", .port = 8080, .max_body = 1 << 20, .queue = 4, .timeout = 10}};
+    ServeArgs a = {.so = {.host = "127.0.0.1", .port = 8080, .max_body = 1 << 20, .queue = 4, .timeout = 10,
+                          .cache_dir_size = 4ull << 30}};
     cli_parse(cmd, argc, argv, &o, &a);
     ServerOptions so = a.so;
     const char *key_file = a.key_file;
@@ -106,12 +118,8 @@ int cmd_serve(const CliCommand *cmd, int argc, char **argv)
         if (so.api_key_len == 0) port_die("--api-key: the key is empty");
     }
     if (so.api_key) check_key(so.api_key, so.api_key_len);
-    if (so.slot_save_path) {
-        char probe[4096];
-        int pn = snprintf(probe, sizeof probe, "%s/.", so.slot_save_path);
-        if (pn < 0 || (size_t)pn >= sizeof probe || !port_file_exists(probe))
-            port_die("--slot-save-path: %s is not a folder", so.slot_save_path);
-    }
+    check_folder("--slot-save-path", so.slot_save_path);
+    check_folder("--cache-dir", so.cache_dir);
 
     /* The prompt text read at once: the body, but no more than a context
      * can plausibly hold (SERVE_BYTES_PER_TOKEN per token), plus the
@@ -141,6 +149,7 @@ int cmd_serve(const CliCommand *cmd, int argc, char **argv)
     sv.dispatch = api_dispatch;
     sv.generate = api_generate;
     sv.step = api_step;
+    sv.idle = api_idle;
     Plan sp;
     plan_init(&sp);
     server_plan(&so, &sp);

@@ -257,6 +257,7 @@ typedef struct Engine {
     uint32_t grammar_masks;  /* of which walks over the vocabulary for the whole allowed set */
     uint32_t grammar_cached; /* and whole allowed sets taken from the grammar's cache */
     uint32_t n_shifts;       /* context shifts so far */
+    uint64_t model_hash;     /* prompt_cache.c: the model files' headers hashed, once (0: not yet) */
     uint32_t n_slots;
     Slot slots[ENGINE_MAX_SLOTS];
     double load_seconds;
@@ -336,6 +337,10 @@ uint32_t slot_common_prefix(const Slot *s, const int32_t *ids, int n);
  * src cannot give them (it holds fewer, or its sliding-window rings or
  * recurrent state have gone past them: seq_can_resume). */
 uint32_t slot_copy_prefix(Engine *e, Slot *dst, const Slot *src, uint32_t n);
+/* Whether slot s can still give its first n positions (to slot_copy_prefix
+ * or slot_cache_save): it holds them, and its rings or recurrent state
+ * have not gone past them. */
+int slot_holds_prefix(const Engine *e, const Slot *s, uint32_t n);
 /* Prompt cache files (prompt_cache.c): slot_cache_save writes the slot's
  * first n positions (n <= seq.n_past: their ids and state) to path, whole
  * or not at all; slot_cache_load puts a file's state into slot s (emptied
@@ -347,6 +352,13 @@ uint32_t slot_copy_prefix(Engine *e, Slot *dst, const Slot *src, uint32_t n);
  * line for the user in warn; never fail. */
 int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, uint64_t *bytes, char *warn, size_t cap);
 int slot_cache_load(Engine *e, Slot *s, const char *path, uint64_t *bytes, char *warn, size_t cap);
+/* How many of ids[0..n) a cache file for slot s begins with (its ids read
+ * in pieces, its state not read): 0 also when the file is not one slot s
+ * could load (another model, type or layout, damaged header). */
+uint32_t slot_cache_common(Engine *e, const Slot *s, const char *path, const int32_t *ids, uint32_t n);
+/* A cache file's name for the ids[0..n) of this model:
+ * "pith-<16 hex digits>.kv" (out: at least 32 bytes). */
+void slot_cache_file_name(Engine *e, const int32_t *ids, uint32_t n, char *out, size_t cap);
 /* A new prompt ids[0..n) (1 <= n < n_ctx) in slot s: the longest prefix its
  * cache already holds is reused (the last id is always fed, for its
  * logits), its sampler starts from rq->sampling with the prompt as its

@@ -48,9 +48,14 @@ static uint64_t sum_bytes(uint64_t h, const void *p, uint64_t n)
 }
 #define SUM_START 0xcbf29ce484222325ull
 
-/* The model: every file's header (keys and tensor records) and size. */
+/* The model: every file's header (keys and tensor records) and size,
+ * hashed once per engine. */
 static int model_hash(Engine *e, uint64_t *out)
 {
+    if (e->model_hash) {
+        *out = e->model_hash;
+        return 0;
+    }
     uint64_t h = SUM_START;
     uint8_t buf[4096];
     for (uint32_t i = 0; i < e->gguf.n_files; i++) {
@@ -62,7 +67,7 @@ static int model_hash(Engine *e, uint64_t *out)
             h = sum_bytes(h, buf, n);
         }
     }
-    *out = h;
+    *out = e->model_hash = h ? h : 1;
     return 0;
 }
 
@@ -132,7 +137,7 @@ static int warn_of(char *warn, size_t cap, const char *path, const char *what)
 
 int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, uint64_t *bytes, char *warn, size_t cap)
 {
-    if (n == 0 || n > s->seq.n_past) return warn_of(warn, cap, path, "nothing to save");
+    if (!slot_holds_prefix(e, s, n)) return warn_of(warn, cap, path, "the slot does not hold those positions (any more)");
     CacheHeader h;
     header_for(e, s, n, &h);
     if (model_hash(e, &h.model_hash) != 0) return warn_of(warn, cap, path, "the model file could not be read");
@@ -159,36 +164,42 @@ int slot_cache_save(Engine *e, Slot *s, uint32_t n, const char *path, uint64_t *
     return 0;
 }
 
+/* What is wrong with the file f (of header h, read here) for slot s, or
+ * NULL when s can load it. */
+static const char *file_unfit(Engine *e, const Slot *s, PortFile *f, CacheHeader *h)
+{
+    CacheHeader want;
+    uint64_t model = 0;
+    if (f->size < sizeof *h || port_file_read(f, 0, h, sizeof *h) != 0) return "too short for a prompt cache";
+    if (memcmp(h->magic, CACHE_MAGIC, 8) != 0) return "not a pith prompt cache";
+    if (h->version != CACHE_VERSION) return "written by another version of pith";
+    if (h->header_sum != header_sum(h)) return "its header is damaged";
+    if (model_hash(e, &model) != 0 || h->model_hash != model) return "made with another model file";
+    header_for(e, s, h->n_tokens, &want);
+    SpanWalk size = {0, 0, NULL, NULL, 0};
+    if (h->n_tokens >= 1 && h->n_tokens < e->n_ctx) seq_state_spans(&e->cfg, &s->seq, h->n_tokens, size_span, &size);
+    if (h->kv_type != want.kv_type) return "made with another --kv-type";
+    if (h->ring != want.ring || h->n_layer != want.n_layer || h->n_head_kv != want.n_head_kv ||
+        h->head_dim != want.head_dim || h->head_dim_v != want.head_dim_v || h->recurrent_bytes != want.recurrent_bytes)
+        return "made with another layout (-b or the model's shapes)";
+    if (h->n_tokens < 1 || h->n_tokens >= e->n_ctx) return "holds more positions than the context (raise -c)";
+    if (h->payload_bytes != size.bytes || f->size != sizeof *h + (uint64_t)h->n_tokens * 4 + size.bytes)
+        return "truncated or of the wrong length";
+    return NULL;
+}
+
 int slot_cache_load(Engine *e, Slot *s, const char *path, uint64_t *bytes, char *warn, size_t cap)
 {
     PortFile f;
     char why[512];
-    CacheHeader h, want;
+    CacheHeader h;
     seq_reset(&s->seq);
     if (port_file_open(&f, path, 0, why, sizeof why) != 0) {
         snprintf(warn, cap, "prompt cache not read: %s; the prompt is computed", why);
         return 1;
     }
     int rc = 1;
-    const char *bad = NULL;
-    uint64_t model = 0;
-    if (f.size < sizeof h || port_file_read(&f, 0, &h, sizeof h) != 0) bad = "too short for a prompt cache";
-    else if (memcmp(h.magic, CACHE_MAGIC, 8) != 0) bad = "not a pith prompt cache";
-    else if (h.version != CACHE_VERSION) bad = "written by another version of pith";
-    else if (h.header_sum != header_sum(&h)) bad = "its header is damaged";
-    else if (model_hash(e, &model) != 0 || h.model_hash != model) bad = "made with another model file";
-    else {
-        header_for(e, s, h.n_tokens, &want);
-        SpanWalk size = {0, 0, NULL, NULL, 0};
-        if (h.n_tokens >= 1 && h.n_tokens < e->n_ctx) seq_state_spans(&e->cfg, &s->seq, h.n_tokens, size_span, &size);
-        if (h.kv_type != want.kv_type) bad = "made with another --kv-type";
-        else if (h.ring != want.ring || h.n_layer != want.n_layer || h.n_head_kv != want.n_head_kv ||
-                 h.head_dim != want.head_dim || h.head_dim_v != want.head_dim_v || h.recurrent_bytes != want.recurrent_bytes)
-            bad = "made with another layout (-b or the model's shapes)";
-        else if (h.n_tokens < 1 || h.n_tokens >= e->n_ctx) bad = "holds more positions than the context (raise -c)";
-        else if (h.payload_bytes != size.bytes || f.size != sizeof h + (uint64_t)h.n_tokens * 4 + size.bytes)
-            bad = "truncated or of the wrong length";
-    }
+    const char *bad = file_unfit(e, s, &f, &h);
     if (!bad) {
         SpanWalk w = {0, SUM_START, NULL, &f, sizeof h + (uint64_t)h.n_tokens * 4};
         if (port_file_read(&f, sizeof h, s->history, (size_t)h.n_tokens * 4) != 0) bad = "read error";
@@ -211,4 +222,32 @@ int slot_cache_load(Engine *e, Slot *s, const char *path, uint64_t *bytes, char 
         warn_of(warn, cap, path, bad);
     }
     return rc;
+}
+
+uint32_t slot_cache_common(Engine *e, const Slot *s, const char *path, const int32_t *ids, uint32_t n)
+{
+    PortFile f;
+    char why[512];
+    CacheHeader h;
+    if (port_file_open(&f, path, 0, why, sizeof why) != 0) return 0;
+    uint32_t k = 0;
+    if (!file_unfit(e, s, &f, &h)) {
+        int32_t piece[256];
+        uint32_t end = h.n_tokens < n ? h.n_tokens : n;
+        for (int differ = 0; !differ && k < end;) {
+            uint32_t m = end - k < 256 ? end - k : 256;
+            if (port_file_read(&f, sizeof h + (uint64_t)k * 4, piece, (size_t)m * 4) != 0) break;
+            for (uint32_t i = 0; i < m && !differ; i++) differ = piece[i] != ids[k], k += !differ;
+        }
+    }
+    port_file_close(&f);
+    return k;
+}
+
+void slot_cache_file_name(Engine *e, const int32_t *ids, uint32_t n, char *out, size_t cap)
+{
+    uint64_t model = 0;
+    model_hash(e, &model);
+    uint64_t h = sum_bytes(sum_bytes(SUM_START, &model, sizeof model), ids, (uint64_t)n * sizeof *ids);
+    snprintf(out, cap, "pith-%016llx.kv", (unsigned long long)h);
 }

@@ -89,9 +89,14 @@ static int copy_span(void *ctx, void *p, uint64_t bytes)
     return 0;
 }
 
+int slot_holds_prefix(const Engine *e, const Slot *s, uint32_t n)
+{
+    return n > 0 && n <= s->seq.n_past && seq_can_resume(&e->cfg, &s->seq, n);
+}
+
 uint32_t slot_copy_prefix(Engine *e, Slot *dst, const Slot *src, uint32_t n)
 {
-    if (dst == src || n == 0 || n > src->seq.n_past || !seq_can_resume(&e->cfg, &src->seq, n)) return 0;
+    if (dst == src || !slot_holds_prefix(e, src, n)) return 0;
     SpanCopy w = {&e->cfg, &src->seq, n, 0};
     seq_state_spans(&e->cfg, &dst->seq, n, copy_span, &w);
     memcpy(dst->history, src->history, (size_t)n * sizeof(int32_t));

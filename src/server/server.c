@@ -450,6 +450,7 @@ _Noreturn void server_run(Server *sv)
             sv->step(sv);
             server_service(sv, 0); /* between steps: other clients, and ours leaving */
         } else {
+            if (sv->idle && !server_queued(sv)) sv->idle(sv);
             server_service(sv, 1000);
         }
     }

@@ -57,6 +57,8 @@ typedef struct {
     int slots;                 /* --slots: requests generated together (0 counts as 1) */
     int metrics;               /* --metrics: GET /metrics answers */
     const char *slot_save_path;/* --slot-save-path: POST /slots/ID?action= files' folder; NULL: refused */
+    const char *cache_dir;     /* --cache-dir: prompts' caches kept on disk (server_api.c), or NULL */
+    uint64_t cache_dir_size;   /* --cache-dir-size: the most its files take */
     uint64_t max_text;         /* the engine's longest prompt text (EngineOptions.max_text) */
 } ServerOptions;
 
@@ -83,6 +85,8 @@ typedef struct Server {
     void (*generate)(struct Server *sv, Conn *c);
     /* One decoding step of every busy slot (continuous batching). */
     void (*step)(struct Server *sv);
+    /* Work for when no slot is busy and no request waits (--cache-dir's writes). */
+    void (*idle)(struct Server *sv);
     char model_name[1024];     /* the model file's name as a JSON string (at most 120 bytes, escaped) */
     int loopback;              /* bound to a loopback address: Host must name it too */
     int listen_fd;

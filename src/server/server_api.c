@@ -58,6 +58,7 @@ typedef struct {
 } Reply;
 
 #define OUT_LIT(sv, lit) server_out((sv), lit, sizeof lit - 1)
+#define CACHE_DIR_MIN 64 /* --cache-dir: the shortest prompt worth a file */
 
 /* The HTTP status of a request the engine refused, by the kind of failure:
  * the request's fault, or the server's. */
@@ -626,6 +627,7 @@ typedef struct {
     size_t out_len;            /* its response buffer, sv->slot_out[i] */
     int out_failed;
     uint64_t order, last_used;
+    uint32_t unsaved;          /* --cache-dir: the first positions to write when the server is idle (0: none) */
 } ServeSlot;
 
 static ServeSlot slots[ENGINE_MAX_SLOTS];
@@ -726,6 +728,10 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
     Conn *c = sl->c;
     slot_leave(sv, i);
     server_close(sv, c, 1);
+    /* --cache-dir: a prompt mostly computed here is worth a file */
+    if (sv->opt.cache_dir && rq->cache_prompt && n >= CACHE_DIR_MIN && 2 * k <= n &&
+        slot_holds_prefix(sv->e, es, (uint32_t)n))
+        sl->unsaved = (uint32_t)n;
     slot_free(sv, i);
 }
 
@@ -943,6 +949,103 @@ static void copy_longer_prefix(Server *sv, int i, const int32_t *ids, int n)
     if (from >= 0 && best - own >= 16 && (uint64_t)(best - own) * 256 >= best) slot_copy_prefix(sv->e, slots[i].es, slots[from].es, best);
 }
 
+/* ---- The disk cache (--cache-dir) ------------------------------------------
+ * A request whose prompt was mostly computed (CACHE_DIR_MIN positions or
+ * more, at least half of them new) leaves them to be written to the folder
+ * when the server is next idle (api_idle: no reply waits for the write); a
+ * prompt that a file there begins with longer than any slot holds it is
+ * loaded into the request's slot (slot_cache_load) before it starts, so a
+ * long system prompt survives restarts. Files are the prompt cache's
+ * ("pith-HASH.kv", slot_cache_file_name); past --cache-dir-size the oldest
+ * go. Only what the slot still holds after the reply is kept: not the
+ * recurrent states of Qwen3.5 and LFM2 (the state at the end of the prompt
+ * is gone), nor rings that the reply went past (slot_holds_prefix). */
+
+typedef struct {
+    uint64_t bytes, oldest_mtime;
+    char oldest[64];
+} DirUse;
+
+static void dir_use(void *ctx, const char *name, uint64_t bytes, int64_t mtime)
+{
+    DirUse *u = ctx;
+    u->bytes += bytes;
+    if (strlen(name) < sizeof u->oldest && (!u->oldest[0] || (uint64_t)mtime < u->oldest_mtime)) {
+        u->oldest_mtime = (uint64_t)mtime;
+        strcpy(u->oldest, name);
+    }
+}
+
+/* Removes the oldest files until the rest fit --cache-dir-size. */
+static void cache_dir_trim(Server *sv)
+{
+    char path[4096 + 64];
+    for (;;) {
+        DirUse u = {0, 0, ""};
+        if (port_dir_files(sv->opt.cache_dir, "pith-", ".kv", dir_use, &u) != 0 || u.bytes <= sv->opt.cache_dir_size ||
+            !u.oldest[0])
+            return;
+        snprintf(path, sizeof path, "%s/%s", sv->opt.cache_dir, u.oldest);
+        if (port_remove(path) != 0) return;
+    }
+}
+
+void api_idle(Server *sv)
+{
+    char name[40], path[4096 + 64], warn[1024];
+    int wrote = 0;
+    for (int i = 0; i < sv->n_slots; i++) {
+        ServeSlot *sl = &slots[i];
+        uint32_t n = sl->unsaved;
+        if (!n || sl->busy) continue;
+        sl->unsaved = 0;
+        slot_cache_file_name(sv->e, sl->es->history, n, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", sv->opt.cache_dir, name);
+        if (slot_cache_save(sv->e, sl->es, n, path, NULL, warn, sizeof warn) != 0) port_err("serve: note: %s\n", warn);
+        else wrote = 1;
+    }
+    if (wrote) cache_dir_trim(sv);
+}
+
+typedef struct {
+    Server *sv;
+    const Slot *es;
+    const int32_t *ids;
+    uint32_t n, best;
+    char name[64];
+} DirFind;
+
+static void dir_find(void *ctx, const char *name, uint64_t bytes, int64_t mtime)
+{
+    DirFind *f = ctx;
+    char path[4096 + 64];
+    (void)bytes;
+    (void)mtime;
+    if (strlen(name) >= sizeof f->name) return;
+    snprintf(path, sizeof path, "%s/%s", f->sv->opt.cache_dir, name);
+    uint32_t k = slot_cache_common(f->sv->e, f->es, path, f->ids, f->n);
+    if (k > f->best) {
+        f->best = k;
+        strcpy(f->name, name);
+    }
+}
+
+/* A file of --cache-dir that begins the prompt ids[0..n) with more than
+ * slot i holds (by the rule of copy_longer_prefix) is loaded into it. */
+static void load_from_cache_dir(Server *sv, int i, const int32_t *ids, int n)
+{
+    Slot *es = slots[i].es;
+    uint32_t own = slot_common_prefix(es, ids, n);
+    DirFind f = {sv, es, ids, (uint32_t)n - 1, own, ""}; /* the last id is fed again, for its logits */
+    if (port_dir_files(sv->opt.cache_dir, "pith-", ".kv", dir_find, &f) != 0 || !f.name[0]) return;
+    if (f.best - own < 16 || (uint64_t)(f.best - own) * 256 < f.best) return;
+    char path[4096 + 64], warn[1024];
+    snprintf(path, sizeof path, "%s/%s", sv->opt.cache_dir, f.name);
+    if (slot_cache_load(sv->e, es, path, NULL, warn, sizeof warn) != 0) { /* damaged: not tried again */
+        port_err("serve: note: %s; %s\n", warn, port_remove(path) == 0 ? "the file is removed" : "cannot remove it");
+    }
+}
+
 /* ---- Endpoints ------------------------------------------------------------- */
 
 /* GET /slots: each slot's state and the positions its cache holds. */
@@ -1011,6 +1114,7 @@ static void api_slot_action(Server *sv, Conn *c)
     }
     char body[512], name[256];
     int n;
+    if (!save) sl->unsaved = 0; /* what it held is gone */
     if (!save && !restore) {
         uint32_t held = sl->es->seq.n_past;
         slot_reset(sl->es);
@@ -1372,7 +1476,12 @@ void api_generate(Server *sv, Conn *c)
         return;
     }
     ServeSlot *sl = &slots[i];
+    if (sl->unsaved && slot_common_prefix(sl->es, e->ids, n) < sl->unsaved) {
+        port_err("serve: note: --cache-dir: slot %d's last prompt was not written (the server was not idle)\n", i);
+        sl->unsaved = 0;
+    }
     if (rq.cache_prompt) copy_longer_prefix(sv, i, e->ids, n);
+    if (rq.cache_prompt && sv->opt.cache_dir) load_from_cache_dir(sv, i, e->ids, n);
     /* response_format or forced tool calls: the slot's own grammar state */
     if (slot_set_grammar(e, sl->es, ac.grammar_len ? e->grammar_text : NULL, ac.grammar_len, ac.what) != 0) {
         int http = status_http(sl->es->status);

@@ -16,5 +16,7 @@ void api_dispatch(Server *sv, Conn *c);
 void api_generate(Server *sv, Conn *c);
 /* One batched step of every busy slot (server_run calls it while any is). */
 void api_step(Server *sv);
+/* --cache-dir: the prompts waiting to be written, written (server.h: idle). */
+void api_idle(Server *sv);
 
 #endif
