@@ -628,6 +628,7 @@ typedef struct {
     int out_failed;
     uint64_t order, last_used;
     uint32_t unsaved;          /* --cache-dir: the first positions to write when the server is idle (0: none) */
+    double t_fetch;            /* seconds taking the prompt's prefix from another slot or a file (in prompt_ms) */
 } ServeSlot;
 
 static ServeSlot slots[ENGINE_MAX_SLOTS];
@@ -673,7 +674,7 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
     HttpRequest *hr = &sl->c->req;
     int n = (int)es->n_prompt, k = (int)es->n_cached, n_gen = es->n_gen;
     double end = es->t_end > 0 ? es->t_end : port_seconds();
-    double t_prompt = es->began ? es->t_begin - es->t_start : 0, t_gen = es->began ? end - es->t_begin : 0;
+    double t_prompt = es->began ? es->t_begin - es->t_start + sl->t_fetch : 0, t_gen = es->began ? end - es->t_begin : 0;
     slot_enter(sv, i);
     gone = gone || sv->out_failed || sl->c->gone;
     if (!gone) {
@@ -1480,8 +1481,10 @@ void api_generate(Server *sv, Conn *c)
         port_err("serve: note: --cache-dir: slot %d's last prompt was not written (the server was not idle)\n", i);
         sl->unsaved = 0;
     }
+    double t_fetch = port_seconds();
     if (rq.cache_prompt) copy_longer_prefix(sv, i, e->ids, n);
     if (rq.cache_prompt && sv->opt.cache_dir) load_from_cache_dir(sv, i, e->ids, n);
+    sl->t_fetch = port_seconds() - t_fetch;
     /* response_format or forced tool calls: the slot's own grammar state */
     if (slot_set_grammar(e, sl->es, ac.grammar_len ? e->grammar_text : NULL, ac.grammar_len, ac.what) != 0) {
         int http = status_http(sl->es->status);
