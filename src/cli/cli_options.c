@@ -91,8 +91,13 @@ const CliOpt cli_template_options[] = {
     OPT_END,
 };
 
+_Static_assert(ENGINE_SPEC_NONE == 0 && ENGINE_SPEC_NGRAM_SIMPLE == 1, "--spec-type's list is the enum's order");
+
 const CliOpt cli_generation_options[] = {
     OPT_STRING("--trace FILE\ta JSON line per token", EngineOptions, trace_path),
+    OPT_CHOICE("--spec-type none|ngram-simple\tspeculative decoding: drafts from n-grams of the text (none)", EngineOptions,
+               spec_type, int),
+    OPT_INT64("--draft-max N\tmost drafted tokens verified a step (16)", EngineOptions, draft_max, 1, ENGINE_MAX_BATCH - 1),
     OPT_INCLUDE(cli_template_options),
     OPT_INT64("--keep N\ttokens kept when the context shifts (0)", EngineOptions, keep, 0, 1 << 24),
     OPT_FLAG("--no-shift\tstop when the context is full", EngineOptions, no_shift, 1),

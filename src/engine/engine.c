@@ -48,6 +48,7 @@ void engine_defaults(EngineOptions *o)
     o->thinking = -1; /* the template's default, once it is known */
     o->seed = -1;
     o->load_asked = -1;
+    o->draft_max = ENGINE_DEFAULT_DRAFT_MAX;
     sampler_defaults(1, &o->sampling);
 }
 
@@ -180,6 +181,15 @@ typedef struct {
     const Plan *base_mapped; /* with the file mapped */
 } PlanCtx;
 
+/* What a slot's verification step may have to undo (seq_undo_bytes): at
+ * most --draft-max drafts and the waiting token. */
+static uint64_t spec_undo_bytes(const Engine *e, const ModelOptions *mo)
+{
+    if (e->opt.spec_type == ENGINE_SPEC_NONE || e->opt.model_only) return 0;
+    uint32_t n = (uint32_t)e->opt.draft_max + 1;
+    return seq_undo_bytes(&e->cfg, mo, n < mo->batch ? n : mo->batch);
+}
+
 static void engine_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t stream_window, Plan *p)
 {
     const PlanCtx *pc = ctx;
@@ -198,6 +208,8 @@ static void engine_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t strea
     /* a reply of a slot is shorter than its context (serve never shifts) */
     for (uint32_t i = 0; e->opt.token_probs && i < e->n_slots; i++)
         plan_add(p, "token probabilities (logprobs)", plan_mul(p, n_ctx, sizeof(SamplerLogprobs)));
+    for (uint32_t i = 0; spec_undo_bytes(e, &mo) && i < e->n_slots; i++)
+        plan_add(p, "speculative undo (rings, recurrent state)", spec_undo_bytes(e, &mo));
 }
 
 /* The planner's answer (mem_decide) made final: a refusal is one line in
@@ -242,6 +254,10 @@ static int load_slots_text(Engine *e)
             return fail(e, PITH_INTERNAL, "internal error: the slots' grammars do not fit their plan");
         if (o->tool_calls && !(s->split_buf = arena_take(&e->arena, TOOL_SPLIT_BYTES)))
             return fail(e, PITH_INTERNAL, "internal error: the tool-call splitters do not fit their plan");
+        /* the undo a speculative step needs (none without rings or a recurrent state) */
+        uint64_t undo = spec_undo_bytes(e, &e->mopt);
+        if (undo && !(s->spec_undo = arena_take(&e->arena, undo)))
+            return fail(e, PITH_INTERNAL, "internal error: the speculative undo does not fit its plan");
     }
     return 0;
 }
@@ -434,6 +450,8 @@ int engine_open(Engine *e, const EngineOptions *o)
     mo->stream_window = o->stream_window;
     mo->stream_keep_cache = o->stream_keep_cache;
     mo->n_seq = e->n_slots;
+    if (o->spec_type != ENGINE_SPEC_NONE && !o->model_only) /* rows for a step's drafts, every slot's */
+        mo->spec_rows = e->n_slots * (uint32_t)(o->draft_max + 1);
     if (model_check_options(&e->cfg, mo, &err) != 0) return fail_from(e, &err);
 
     uint64_t max_text = o->max_text ? o->max_text : 4096;

@@ -1,0 +1,56 @@
+#!/bin/sh
+# t_spec.sh - speculative decoding (--spec-type): the reply is plain
+# decoding's, token for token, greedy and sampled (a seed draws the same
+# numbers in the same order: slot.c), on every kind of state a step must
+# undo: attention caches (qwen3, qwen3moe), sliding-window rings (gemma3,
+# with a batch of 8 so that the rings wrap every few steps), short
+# convolutions (lfm2) and DeltaNet states (qwen35); every load mode; a
+# context that shifts; a grammar. Random models made by mkmodel, small.
+. tests/lib.sh
+MK=${MK:-build/rel/tools/mkmodel}
+# arithmetic on data: the release pith runs the long replies (the ASan one
+# the short ones and the option checks)
+FWD=${FWD:-./pith}
+[ -x "$FWD" ] || not_ok "$FWD is not built (make pith)"
+
+# a prompt that repeats itself, so that prompt lookup finds n-grams at once
+IDS=5,80,300,17,250,9,120,66,200,31,5,80,300,17,250,9,120,66,200,31,4,77,1000,5,80,300,17,250
+
+# same NAME MODEL "ARGS": plain and speculative replies equal, greedy and at
+# temperature 1 and 0.7 (few candidates, so that drafts come), and drafts were accepted and rejected
+same() {
+    name=$1 model=$2 args=$3
+    for samp in "--temp 0" "--temp 1 --top-k 3 --seed 7" "--temp 0.7 --top-k 2 --seed 8"; do
+        # shellcheck disable=SC2086
+        "$FWD" run "$model" --prompt-ids "$IDS" --print-ids $samp $args >"$TMP/plain" 2>"$TMP/plain.err"
+        # shellcheck disable=SC2086
+        "$FWD" run "$model" --prompt-ids "$IDS" --print-ids $samp $args --spec-type ngram-simple \
+            >"$TMP/spec" 2>"$TMP/spec.err"
+        stats=$(sed -n 's/.*; \(drafted [0-9]*, accepted [0-9]*\).*/\1/p' "$TMP/spec.err")
+        if [ -s "$TMP/plain" ] && cmp -s "$TMP/plain" "$TMP/spec"; then ok "$name $samp: the same ids ($stats)"
+        else not_ok "$name $samp: $(head -c 200 "$TMP/plain") vs $(head -c 200 "$TMP/spec") $(tail -c 300 "$TMP/spec.err")"; fi
+    done
+}
+
+mk() { "$MK" "$TMP/$1.gguf" $2 >"$TMP/mk.out" 2>&1 || not_ok "$1: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; }
+
+same qwen3-q8_0 "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 80"
+mk qwen3moe "--arch qwen3moe --layers 2 --embd 128 --ff 256 --ff-exp 128 --experts 8 --experts-used 2 --heads 4 --kv-heads 1 --head-dim 64 --type q8_0 --seed 91"
+same qwen3moe "$TMP/qwen3moe.gguf" "-n 80"
+mk gemma3 "--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16 --type q8_0 --seed 71"
+same gemma3-b8 "$TMP/gemma3.gguf" "-n 120 -b 8"
+mk lfm2 "--arch lfm2 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64 --type q8_0 --seed 81"
+same lfm2 "$TMP/lfm2.gguf" "-n 100"
+mk qwen35 "--arch qwen35 --layers 4 --embd 256 --ff 512 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64 --type q8_0 --seed 61"
+same qwen35 "$TMP/qwen35.gguf" "-n 100"
+# the load modes, and a context that shifts (drops half every 32 tokens)
+for mode in read stream; do same "qwen3-q8_0 --load $mode" "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 40 --load $mode"; done
+same "qwen3-q8_0 -c 64 (shifts)" "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 100 -c 64"
+same "lfm2 -c 64 (shifts)" "$TMP/lfm2.gguf" "-n 100 -c 64"
+
+# the ASan pith: a short reply of each kind of state, and a grammar
+for m in "$FIX/models/tiny-qwen3-Q8_0.gguf" "$TMP/gemma3.gguf" "$TMP/qwen35.gguf"; do
+    FWD=$PITH same "asan $(basename "$m")" "$m" "-n 24 -b 8"
+done
+
+finish
