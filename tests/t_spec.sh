@@ -18,7 +18,8 @@ IDS=5,80,300,17,250,9,120,66,200,31,5,80,300,17,250,9,120,66,200,31,4,77,1000,5,
 
 SAMPLED="--temp 1 --top-k 3 --seed 7"
 
-# same NAME MODEL "ARGS" [all]: plain and speculative replies equal, greedy
+# same NAME MODEL "ARGS" [all]: plain and speculative replies (SPEC's
+# options, prompt lookup by default) equal, greedy
 # and at temperature 1 (few candidates, so that drafts come, and are
 # rejected); with all, at temperature 0.7 too
 same() {
@@ -32,7 +33,7 @@ same() {
         # shellcheck disable=SC2086
         "$FWD" run "$model" --prompt-ids "$IDS" --print-ids $samp $args >"$TMP/plain" 2>"$TMP/plain.err"
         # shellcheck disable=SC2086
-        "$FWD" run "$model" --prompt-ids "$IDS" --print-ids $samp $args --spec-type ngram-simple \
+        "$FWD" run "$model" --prompt-ids "$IDS" --print-ids $samp $args ${SPEC:---spec-type ngram-simple} \
             >"$TMP/spec" 2>"$TMP/spec.err"
         stats=$(sed -n 's/.*; \(drafted [0-9]*, accepted [0-9]*\).*/\1/p' "$TMP/spec.err")
         if [ -s "$TMP/plain" ] && cmp -s "$TMP/plain" "$TMP/spec"; then ok "$name $samp: the same ids ($stats)"
@@ -55,6 +56,27 @@ same qwen35 "$TMP/qwen35.gguf" "-n 100" all
 for mode in read stream; do same "qwen3-q8_0 --load $mode" "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 40 --load $mode"; done
 same "qwen3-q8_0 -c 64 (shifts)" "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 100 -c 64"
 same "lfm2 -c 64 (shifts)" "$TMP/lfm2.gguf" "-n 100 -c 64"
+
+# a draft model (-md): the target's weights in Q4_0 drafting for it in Q8_0
+# (mkmodel writes both from one seed), on an attention model and on the
+# windowed one (its draft's rings rewound)
+Q3="--arch qwen3 --layers 4 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 64 --seed 5"
+mk t8 "$Q3 --type q8_0"
+mk d4 "$Q3 --type q4_0"
+SPEC="-md $TMP/d4.gguf" same "qwen3 -md" "$TMP/t8.gguf" "-n 80" all
+mk gd4 "--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16 --type q4_0 --seed 71"
+SPEC="-md $TMP/gd4.gguf" same "gemma3 -md" "$TMP/gemma3.gguf" "-n 120 -b 8"
+FWD=$PITH SPEC="-md $TMP/d4.gguf" same "asan qwen3 -md" "$TMP/t8.gguf" "-n 24 -b 8"
+"$PITH" run "$TMP/t8.gguf" -md "$TMP/d4.gguf" --plan -p hi >"$TMP/plan" 2>&1
+if grep -q "^ *draft model (-md)" "$TMP/plan"; then ok "--plan shows the draft model's share"
+else not_ok "--plan: no draft model row: $(head -c 300 "$TMP/plan")"; fi
+# refusals: one line, exit 2
+"$MK" "$TMP/other-vocab.gguf" $Q3 --type q4_0 --tokenizer-from "$FIX/models/tiny-qwen3-f32.gguf" >/dev/null 2>&1
+expect_fail2 "-md: a draft of another vocabulary is refused" "$PITH" run "$TMP/t8.gguf" -md "$TMP/other-vocab.gguf" -p hi
+expect_fail2 "-md: a draft with a recurrent state is refused" "$PITH" run "$TMP/t8.gguf" -md "$TMP/lfm2.gguf" -p hi
+expect_fail2 "--spec-type draft-simple needs -md" "$PITH" run "$TMP/t8.gguf" --spec-type draft-simple -p hi
+expect_fail2 "-md with --spec-type ngram-simple is refused" "$PITH" run "$TMP/t8.gguf" -md "$TMP/d4.gguf" --spec-type ngram-simple -p hi
+expect_fail2 "--spec-type: an unknown type" "$PITH" run "$TMP/t8.gguf" --spec-type eagle -p hi
 
 # the ASan pith: a short reply with each kind of state to undo
 for m in "$TMP/gemma3.gguf" "$TMP/qwen35.gguf"; do FWD=$PITH same "asan $(basename "$m")" "$m" "-n 24 -b 8"; done

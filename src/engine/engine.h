@@ -71,8 +71,10 @@
 enum { ENGINE_KERNELS_BEST = 0, ENGINE_KERNELS_REFERENCE = 1, ENGINE_KERNELS_NO_AVX512 = 2 };
 
 /* Speculative decoding (--spec-type: the list's order): drafts come from
- * n-grams of the slot's own ids (prompt lookup). */
-enum { ENGINE_SPEC_NONE = 0, ENGINE_SPEC_NGRAM_SIMPLE = 1 };
+ * n-grams of the slot's own ids (prompt lookup), or from a draft model's
+ * greedy choices (-md). ENGINE_SPEC_DEFAULT: draft-simple with a draft
+ * model, else none (resolved by engine_open). */
+enum { ENGINE_SPEC_DEFAULT = -1, ENGINE_SPEC_NONE = 0, ENGINE_SPEC_NGRAM_SIMPLE = 1, ENGINE_SPEC_DRAFT_SIMPLE = 2 };
 
 /* Which sampling settings the user gave (EngineOptions.sampling_set): the
  * others follow the thinking mode's defaults. */
@@ -122,6 +124,7 @@ typedef struct {
     int tool_calls;          /* plan a tool-call splitter per slot (serve) */
     int token_probs;         /* plan Slot.probs: a SamplerLogprobs per position per slot (serve's logprobs) */
     int spec_type;           /* --spec-type: ENGINE_SPEC_* */
+    const char *draft_path;  /* -md FILE: the draft model */
     int64_t draft_max;       /* --draft-max: most drafted tokens a step verifies (adaptive below it) */
     int spec_test_broken;    /* tests only: a wrong acceptance rule, to show the distribution test fails */
 } EngineOptions;
@@ -223,6 +226,23 @@ typedef struct Slot {
     char err[768];
 } Slot;
 
+/* ---- The draft model (draft.c) ----------------------------------------------- */
+
+/* A smaller model of the same vocabulary that drafts for the engine's
+ * (-md): read into its own share of the one arena (one row of the plan),
+ * with a KV cache per slot and the ids that cache holds. */
+typedef struct {
+    Gguf gguf;
+    ModelConfig cfg;
+    ModelOptions mopt;       /* the engine's context and batch, LOAD_READ */
+    Model model;
+    Workspace ws;
+    SeqState seq[ENGINE_MAX_SLOTS];
+    int32_t *ids[ENGINE_MAX_SLOTS]; /* the ids in each slot's draft cache: n_ctx */
+    uint32_t high[ENGINE_MAX_SLOTS];/* positions ever written since the cache was emptied (its rings' rows) */
+    int open;
+} EngineDraft;
+
 /* ---- The engine ------------------------------------------------------------ */
 
 typedef struct Engine {
@@ -272,6 +292,7 @@ typedef struct Engine {
     uint32_t n_shifts;       /* context shifts so far */
     uint32_t n_slots;
     Slot slots[ENGINE_MAX_SLOTS];
+    EngineDraft draft;       /* -md */
     double load_seconds;
     char notice[1024];       /* the planner's note for stderr (context shrunk, streaming), or empty */
     PithStatus status;       /* why the last engine call failed */
@@ -400,6 +421,20 @@ int engine_prefill(Engine *e, Slot *s, const int32_t *ids, int n);
  * reaches the end). Returns how many (0: no occurrence). */
 #define SPEC_NGRAM 3
 uint32_t spec_ngram_draft(const int32_t *ids, uint32_t n, int32_t *out, uint32_t max);
+
+/* The draft model (draft.c): draft_open reads its configuration and
+ * checks it can draft for the engine's model (after the engine's
+ * configuration is read); draft_plan adds its share for the engine's
+ * options mo; draft_load carves and loads it (after the engine's model);
+ * draft_close. 0, or -1 with e->status and e->err. */
+int draft_open(struct Engine *e);
+void draft_plan(const struct Engine *e, const ModelOptions *mo, Plan *p);
+int draft_load(struct Engine *e);
+void draft_close(struct Engine *e);
+/* Up to max greedy choices of the draft model after ids[0..n) of slot s
+ * (its cache catches up first) into out; how many (0 on a failed step:
+ * the slot then decodes plainly). */
+uint32_t draft_model_tokens(struct Engine *e, Slot *s, uint32_t n, int32_t *out, uint32_t max);
 
 /* The logits rows of the last step: rows of e->n_vocab floats. */
 float *engine_logits(Engine *e, uint32_t *rows);

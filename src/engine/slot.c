@@ -496,7 +496,8 @@ static uint32_t slot_draft(Engine *e, Slot *s, int room)
     if (k > e->n_ctx - n) k = e->n_ctx - n; /* within the cache: a shift happens as in plain decoding */
     /* the reply's n_predict: drafts past its end would only be thrown away */
     if (s->rq.n_predict >= 0 && (int64_t)k > s->rq.n_predict - s->n_gen) k = (uint32_t)(s->rq.n_predict - s->n_gen);
-    k = spec_ngram_draft(s->history, n, s->history + n, k);
+    k = e->opt.spec_type == ENGINE_SPEC_DRAFT_SIMPLE ? draft_model_tokens(e, s, n, s->history + n, k)
+                                                    : spec_ngram_draft(s->history, n, s->history + n, k);
     if (k) seq_undo_save(&e->cfg, &s->seq, k + 1, s->spec_undo);
     return k;
 }
