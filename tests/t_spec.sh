@@ -70,6 +70,16 @@ FWD=$PITH SPEC="-md $TMP/d4.gguf" same "asan qwen3 -md" "$TMP/t8.gguf" "-n 24 -b
 "$PITH" run "$TMP/t8.gguf" -md "$TMP/d4.gguf" --plan -p hi >"$TMP/plan" 2>&1
 if grep -q "^ *draft model (-md)" "$TMP/plan"; then ok "--plan shows the draft model's share"
 else not_ok "--plan: no draft model row: $(head -c 300 "$TMP/plan")"; fi
+# chat: two turns (the last token of a reply is fed), the same text and
+# context with each drafter
+for spec in "" "--spec-type ngram-simple" "-md $TMP/d4.gguf"; do
+    # shellcheck disable=SC2086
+    printf 'hello there hello there\nagain please\n' | "$PITH" chat "$TMP/t8.gguf" --temp 0 -n 40 $spec >"$TMP/chat.out" 2>"$TMP/chat.err"
+    printf '%s %s\n' "$(cksum <"$TMP/chat.out")" "$(sed -n 's/.* \([0-9]* in context\).*/\1/p' "$TMP/chat.err" | tr '\n' ' ')" >>"$TMP/chats"
+done
+if [ "$(sort -u "$TMP/chats" | wc -l)" -eq 1 ] && grep -q "[0-9] in context [0-9]* in context" "$TMP/chats"; then ok "chat: two turns alike plain, with prompt lookup and with -md"
+else not_ok "chat: $(cat "$TMP/chats") $(tail -c 200 "$TMP/chat.err")"; fi
+
 # refusals: one line, exit 2
 "$MK" "$TMP/other-vocab.gguf" $Q3 --type q4_0 --tokenizer-from "$FIX/models/tiny-qwen3-f32.gguf" >/dev/null 2>&1
 expect_fail2 "-md: a draft of another vocabulary is refused" "$PITH" run "$TMP/t8.gguf" -md "$TMP/other-vocab.gguf" -p hi
