@@ -43,19 +43,19 @@ same() {
 
 mk() { "$MK" "$TMP/$1.gguf" $2 >"$TMP/mk.out" 2>&1 || not_ok "$1: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; }
 
-same qwen3-q8_0 "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 80" all
+same qwen3-q8_0 "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 60" all
 mk qwen3moe "--arch qwen3moe --layers 2 --embd 128 --ff 256 --ff-exp 128 --experts 8 --experts-used 2 --heads 4 --kv-heads 1 --head-dim 64 --type q8_0 --seed 91"
-same qwen3moe "$TMP/qwen3moe.gguf" "-n 80" all
+same qwen3moe "$TMP/qwen3moe.gguf" "-n 60" all
 mk gemma3 "--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16 --type q8_0 --seed 71"
-same gemma3-b8 "$TMP/gemma3.gguf" "-n 120 -b 8" all
+same gemma3-b8 "$TMP/gemma3.gguf" "-n 60 -b 8" all
 mk lfm2 "--arch lfm2 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64 --type q8_0 --seed 81"
-same lfm2 "$TMP/lfm2.gguf" "-n 100" all
+same lfm2 "$TMP/lfm2.gguf" "-n 60" all
 mk qwen35 "--arch qwen35 --layers 4 --embd 256 --ff 512 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64 --type q8_0 --seed 61"
-same qwen35 "$TMP/qwen35.gguf" "-n 100" all
+same qwen35 "$TMP/qwen35.gguf" "-n 60" all
 # the load modes, and a context that shifts (drops half every 32 tokens)
 for mode in read stream; do same "qwen3-q8_0 --load $mode" "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 40 --load $mode"; done
-same "qwen3-q8_0 -c 64 (shifts)" "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 100 -c 64"
-same "lfm2 -c 64 (shifts)" "$TMP/lfm2.gguf" "-n 100 -c 64"
+same "qwen3-q8_0 -c 64 (shifts)" "$FIX/models/tiny-qwen3-Q8_0.gguf" "-n 60 -c 64"
+same "lfm2 -c 64 (shifts)" "$TMP/lfm2.gguf" "-n 60 -c 64"
 
 # a draft model (-md): the target's weights in Q4_0 drafting for it in Q8_0
 # (mkmodel writes both from one seed), on an attention model and on the
@@ -63,9 +63,9 @@ same "lfm2 -c 64 (shifts)" "$TMP/lfm2.gguf" "-n 100 -c 64"
 Q3="--arch qwen3 --layers 4 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 64 --seed 5"
 mk t8 "$Q3 --type q8_0"
 mk d4 "$Q3 --type q4_0"
-SPEC="-md $TMP/d4.gguf" same "qwen3 -md" "$TMP/t8.gguf" "-n 80" all
+SPEC="-md $TMP/d4.gguf" same "qwen3 -md" "$TMP/t8.gguf" "-n 60" all
 mk gd4 "--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16 --type q4_0 --seed 71"
-SPEC="-md $TMP/gd4.gguf" same "gemma3 -md" "$TMP/gemma3.gguf" "-n 120 -b 8"
+SPEC="-md $TMP/gd4.gguf" same "gemma3 -md" "$TMP/gemma3.gguf" "-n 60 -b 8"
 FWD=$PITH SPEC="-md $TMP/d4.gguf" same "asan qwen3 -md" "$TMP/t8.gguf" "-n 24 -b 8"
 "$PITH" run "$TMP/t8.gguf" -md "$TMP/d4.gguf" --plan -p hi >"$TMP/plan" 2>&1
 if grep -q "^ *draft model (-md)" "$TMP/plan"; then ok "--plan shows the draft model's share"
@@ -79,6 +79,22 @@ for spec in "" "--spec-type ngram-simple" "-md $TMP/d4.gguf"; do
 done
 if [ "$(sort -u "$TMP/chats" | wc -l)" -eq 1 ] && grep -q "[0-9] in context [0-9]* in context" "$TMP/chats"; then ok "chat: two turns alike plain, with prompt lookup and with -md"
 else not_ok "chat: $(cat "$TMP/chats") $(tail -c 200 "$TMP/chat.err")"; fi
+
+# serve: two slots, one request; the same text, and timings.draft_n and
+# draft_n_accepted as llama-server writes them
+. tests/serve_lib.sh
+body='{"prompt":"hello there hello there hello","max_tokens":30,"temperature":0}'
+for spec in "" "--spec-type ngram-simple"; do
+    # shellcheck disable=SC2086
+    serve_start "$FWD" "$TMP/t8.gguf" -t 1 --slots 2 $spec
+    curl -s -m 30 -H 'Content-Type: application/json' --data-binary "$body" "$URL/v1/completions" >>"$TMP/serve.json"
+    echo >>"$TMP/serve.json"
+    stop_server
+done
+texts=$(sed -n 's/.*"text":"\([^"]*\)".*/\1/p' "$TMP/serve.json" | sort -u | wc -l)
+if [ "$texts" -eq 1 ] && [ "$(grep -c '"draft_n":[1-9][0-9]*,"draft_n_accepted":[0-9]' "$TMP/serve.json")" -eq 1 ]; then
+    ok "serve: the same completion with prompt lookup, and its draft_n, draft_n_accepted"
+else not_ok "serve: $(head -c 600 "$TMP/serve.json")"; fi
 
 # refusals: one line, exit 2
 "$MK" "$TMP/other-vocab.gguf" $Q3 --type q4_0 --tokenizer-from "$FIX/models/tiny-qwen3-f32.gguf" >/dev/null 2>&1
