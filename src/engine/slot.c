@@ -515,9 +515,11 @@ static int slot_verify(Engine *e, Slot *s, float *logits, const Scan *sc, uint32
     }
     s->n_drafted += k;
     s->n_accepted += i;
-    /* fewer drafts while they fail, more while they hold */
+    /* more drafts while they hold; while they fail, about as many as were
+     * kept, and after a single one failed, none for a while */
     if (i == k) s->spec_k = 2 * s->spec_k;
-    else if (i == 0 && (s->spec_k /= 2) == 0) s->spec_wait = 16;
+    else if (i == 0 && s->spec_k == 1) s->spec_k = 0, s->spec_wait = 16;
+    else s->spec_k = i + 1 > s->spec_k / 2 ? i + 1 : s->spec_k / 2;
     return i < k && !(s->state == SLOT_DONE && s->stop == SLOT_STOP_ERROR);
 }
 
