@@ -70,6 +70,11 @@ FWD=$PITH SPEC="-md $TMP/d4.gguf" same "asan qwen3 -md" "$TMP/t8.gguf" "-n 24 -b
 "$PITH" run "$TMP/t8.gguf" -md "$TMP/d4.gguf" --plan -p hi >"$TMP/plan" 2>&1
 if grep -q "^ *draft model (-md)" "$TMP/plan"; then ok "--plan shows the draft model's share"
 else not_ok "--plan: no draft model row: $(head -c 300 "$TMP/plan")"; fi
+# a grammar holds drafted tokens too: the same replies under one
+printf 'root ::= ("hello" | " there" | " fr" | " one" | "x")+\n' >"$TMP/g.gbnf"
+same "qwen3 --grammar" "$TMP/t8.gguf" "-n 40 --grammar $TMP/g.gbnf"
+SPEC="-md $TMP/d4.gguf" same "qwen3 -md --grammar" "$TMP/t8.gguf" "-n 40 --grammar $TMP/g.gbnf"
+
 # chat: two turns (the last token of a reply is fed), the same text and
 # context with each drafter
 for spec in "" "--spec-type ngram-simple" "-md $TMP/d4.gguf"; do
