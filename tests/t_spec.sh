@@ -79,7 +79,7 @@ SPEC="-md $TMP/d4.gguf" same "qwen3 -md --grammar" "$TMP/t8.gguf" "-n 40 --gramm
 # context with each drafter
 for spec in "" "--spec-type ngram-simple" "-md $TMP/d4.gguf"; do
     # shellcheck disable=SC2086
-    printf 'hello there hello there\nagain please\n' | "$PITH" chat "$TMP/t8.gguf" --temp 0 -n 40 $spec >"$TMP/chat.out" 2>"$TMP/chat.err"
+    printf 'hello there hello there\nagain please\n' | "$FWD" chat "$TMP/t8.gguf" --temp 0 -n 40 $spec >"$TMP/chat.out" 2>"$TMP/chat.err"
     printf '%s %s\n' "$(cksum <"$TMP/chat.out")" "$(sed -n 's/.* \([0-9]* in context\).*/\1/p' "$TMP/chat.err" | tr '\n' ' ')" >>"$TMP/chats"
 done
 if [ "$(sort -u "$TMP/chats" | wc -l)" -eq 1 ] && grep -q "[0-9] in context [0-9]* in context" "$TMP/chats"; then ok "chat: two turns alike plain, with prompt lookup and with -md"
