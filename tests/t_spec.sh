@@ -64,6 +64,7 @@ Q3="--arch qwen3 --layers 4 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-di
 mk t8 "$Q3 --type q8_0"
 mk d4 "$Q3 --type q4_0"
 SPEC="-md $TMP/d4.gguf" same "qwen3 -md" "$TMP/t8.gguf" "-n 60" all
+SPEC="-md $TMP/d4.gguf" same "qwen3 -md, target streamed" "$TMP/t8.gguf" "-n 40 --load stream"
 mk gd4 "--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16 --type q4_0 --seed 71"
 SPEC="-md $TMP/gd4.gguf" same "gemma3 -md" "$TMP/gemma3.gguf" "-n 60 -b 8"
 FWD=$PITH SPEC="-md $TMP/d4.gguf" same "asan qwen3 -md" "$TMP/t8.gguf" "-n 24 -b 8"
