@@ -271,19 +271,13 @@ static void undo_copy(const ModelConfig *c, SeqState *s, uint32_t pos0, uint32_t
             seq_kv_head(c, s, l, h, &k, &v, &rows);
             for (uint32_t i = 0; i < n; i++, buf += krow + vrow) {
                 uint64_t r = (pos0 + i) % rows;
-                if (save) {
-                    memcpy(buf, k + r * krow, krow);
-                    memcpy(buf + krow, v + r * vrow, vrow);
-                } else if (pos0 + i >= keep) {
-                    memcpy(k + r * krow, buf, krow);
-                    memcpy(v + r * vrow, buf + krow, vrow);
-                }
+                if (save) memcpy(buf, k + r * krow, krow), memcpy(buf + krow, v + r * vrow, vrow);
+                else if (pos0 + i >= keep) memcpy(k + r * krow, buf, krow), memcpy(v + r * vrow, buf + krow, vrow);
             }
         }
     }
     uint64_t recur = model_recurrent_before(c, c->n_layer) * s->recurrent_layer_bytes;
-    if (recur && save) memcpy(buf, s->recurrent, recur);
-    else if (recur) memcpy(s->recurrent, buf, recur);
+    if (recur) memcpy(save ? buf : s->recurrent, save ? s->recurrent : buf, recur);
 }
 
 uint64_t seq_undo_bytes(const ModelConfig *cfg, const ModelOptions *opt, uint32_t n)
