@@ -164,6 +164,9 @@ void cli_open_engine(Engine *e, const EngineOptions *o);
 /* The model's chat template is none pith knows, or there is none, and no
  * --template chose one: says so on stderr, with what happens instead. */
 void cli_template_note(const Engine *e, const char *fallback);
+/* "; drafted D, accepted A (R%)" of the slot's reply with --spec-type, else
+ * "": for run's and chat's generation lines. */
+const char *cli_spec_stats(const Engine *e, const Slot *s, char *buf, size_t cap);
 /* A failed engine call: "pith: <e->err>", exit 2. */
 _Noreturn void cli_engine_die(const Engine *e);
 /* A failed slot call: "pith: <s->err>", exit 2. */

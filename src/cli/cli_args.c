@@ -2,6 +2,7 @@
  * by every command (cli.h). */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,4 +113,13 @@ void cli_map_plan(Arena *a, const Plan *p, const char *owner)
     void *base = port_arena_map((size_t)p->total);
     if (!base) port_die("%s: cannot allocate the arena of %llu bytes", owner, (unsigned long long)p->total);
     arena_init(a, base, p->total);
+}
+
+const char *cli_spec_stats(const Engine *e, const Slot *s, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (e->opt.spec_type != ENGINE_SPEC_NONE)
+        snprintf(buf, cap, "; drafted %u, accepted %u (%.1f%%)", s->n_drafted, s->n_accepted,
+                 s->n_drafted ? 100.0 * s->n_accepted / s->n_drafted : 0.0);
+    return buf;
 }

@@ -91,8 +91,32 @@ const CliOpt cli_template_options[] = {
     OPT_END,
 };
 
+/* --spec-type: the names in ENGINE_SPEC_*'s order, llama.cpp's */
+static const char *const spec_types[] = {"none", "ngram-simple", "draft-simple"};
+_Static_assert(ENGINE_SPEC_NONE == 0 && ENGINE_SPEC_NGRAM_SIMPLE == 1 && ENGINE_SPEC_DRAFT_SIMPLE == 2,
+               "spec_types is the enum's order");
+
+static const char *spec_type_names(void)
+{
+    return "none, ngram-simple, draft-simple (with -md)";
+}
+
+static void set_spec_type(void *base, const char *flag, const char *name)
+{
+    for (int i = 0; i < (int)(sizeof spec_types / sizeof spec_types[0]); i++)
+        if (!strcmp(name, spec_types[i])) {
+            ((EngineOptions *)base)->spec_type = i;
+            return;
+        }
+    port_die("%s: '%s' is not one of %s", flag, name, spec_type_names());
+}
+
 const CliOpt cli_generation_options[] = {
     OPT_STRING("--trace FILE\ta JSON line per token", EngineOptions, trace_path),
+    OPT_STRING("-md, --model-draft FILE\ta draft model of the same vocabulary", EngineOptions, draft_path),
+    OPT_CALL("--spec-type TYPE\tspeculative decoding (draft-simple with -md, else none):", EngineOptions, set_spec_type,
+             spec_type_names),
+    OPT_INT64("--draft-max N\tmost drafted tokens verified a step (16)", EngineOptions, draft_max, 1, ENGINE_MAX_BATCH - 1),
     OPT_INCLUDE(cli_template_options),
     OPT_INT64("--keep N\ttokens kept when the context shifts (0)", EngineOptions, keep, 0, 1 << 24),
     OPT_FLAG("--no-shift\tstop when the context is full", EngineOptions, no_shift, 1),

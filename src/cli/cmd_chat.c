@@ -199,8 +199,10 @@ int cmd_chat(const CliCommand *cmd, int argc, char **argv)
             port_err("[interrupted]\n");
         }
         if (ids_out) write_ids(ids_out, "reply", s->out_ids, n_gen);
-        port_err("[turn %d: prefilled %d new tokens in %.2f s, %d generated at %.1f tokens/s, %u in context]\n", turn,
-                 (int)(s->n_prompt - s->n_cached), t_prefill, n_gen, t_gen > 0 ? n_gen / t_gen : 0.0, s->seq.n_past);
+        char spec[96];
+        port_err("[turn %d: prefilled %d new tokens in %.2f s, %d generated at %.1f tokens/s%s, %u in context]\n", turn,
+                 (int)(s->n_prompt - s->n_cached), t_prefill, n_gen, t_gen > 0 ? n_gen / t_gen : 0.0,
+                 cli_spec_stats(&e, s, spec, sizeof spec), s->seq.n_past);
     }
     if (a.prompt_cache) cli_cache_save(&e, s, a.prompt_cache, shifts, first_cached);
     engine_close(&e);

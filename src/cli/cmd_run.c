@@ -31,8 +31,9 @@ static void print_stats(const Engine *e, const Slot *s, double t_gen)
     if (peak)
         snprintf(peak_text, sizeof peak_text, "%.1f MiB (VmHWM %llu bytes)", (double)peak / 1048576.0,
                  (unsigned long long)peak);
-    port_err("generation: %d tokens in %.3f s (%.1f tokens/s); peak RSS %s\n", n_gen, t_gen,
-             t_gen > 0 ? n_gen / t_gen : 0.0, peak_text);
+    char spec[96];
+    port_err("generation: %d tokens in %.3f s (%.1f tokens/s)%s; peak RSS %s\n", n_gen, t_gen,
+             t_gen > 0 ? n_gen / t_gen : 0.0, cli_spec_stats(e, s, spec, sizeof spec), peak_text);
 }
 
 typedef struct {

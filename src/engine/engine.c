@@ -48,6 +48,8 @@ void engine_defaults(EngineOptions *o)
     o->thinking = -1; /* the template's default, once it is known */
     o->seed = -1;
     o->load_asked = -1;
+    o->draft_max = ENGINE_DEFAULT_DRAFT_MAX;
+    o->spec_type = ENGINE_SPEC_DEFAULT;
     sampler_defaults(1, &o->sampling);
 }
 
@@ -180,6 +182,15 @@ typedef struct {
     const Plan *base_mapped; /* with the file mapped */
 } PlanCtx;
 
+/* What a slot's verification step may have to undo (seq_undo_bytes): at
+ * most --draft-max drafts and the waiting token. */
+static uint64_t spec_undo_bytes(const Engine *e, const ModelOptions *mo)
+{
+    if (e->opt.spec_type == ENGINE_SPEC_NONE || e->opt.model_only) return 0;
+    uint32_t n = (uint32_t)e->opt.draft_max + 1;
+    return seq_undo_bytes(&e->cfg, mo, n < mo->batch ? n : mo->batch);
+}
+
 static void engine_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t stream_window, Plan *p)
 {
     const PlanCtx *pc = ctx;
@@ -193,11 +204,14 @@ static void engine_plan(void *ctx, LoadMode load, uint32_t n_ctx, uint64_t strea
     ModelConfig cfg = e->cfg;
     cfg.mapped = load == LOAD_MMAP; /* planned before the file is mapped */
     forward_plan(&cfg, &mo, p);
+    draft_plan(e, &mo, p);
     if (!e->opt.model_only) /* one piece per slot, as carved (each rounded) */
         for (uint32_t i = 0; i < e->n_slots; i++) plan_add(p, "token history", plan_mul(p, n_ctx, sizeof(int32_t)));
     /* a reply of a slot is shorter than its context (serve never shifts) */
     for (uint32_t i = 0; e->opt.token_probs && i < e->n_slots; i++)
         plan_add(p, "token probabilities (logprobs)", plan_mul(p, n_ctx, sizeof(SamplerLogprobs)));
+    for (uint32_t i = 0; spec_undo_bytes(e, &mo) && i < e->n_slots; i++)
+        plan_add(p, "speculative undo (rings, recurrent state)", spec_undo_bytes(e, &mo));
 }
 
 /* The planner's answer (mem_decide) made final: a refusal is one line in
@@ -242,6 +256,10 @@ static int load_slots_text(Engine *e)
             return fail(e, PITH_INTERNAL, "internal error: the slots' grammars do not fit their plan");
         if (o->tool_calls && !(s->split_buf = arena_take(&e->arena, TOOL_SPLIT_BYTES)))
             return fail(e, PITH_INTERNAL, "internal error: the tool-call splitters do not fit their plan");
+        /* the undo a speculative step needs (none without rings or a recurrent state) */
+        uint64_t undo = spec_undo_bytes(e, &e->mopt);
+        if (undo && !(s->spec_undo = arena_take(&e->arena, undo)))
+            return fail(e, PITH_INTERNAL, "internal error: the speculative undo does not fit its plan");
     }
     return 0;
 }
@@ -420,6 +438,13 @@ int engine_open(Engine *e, const EngineOptions *o)
      * afterwards only if the planner chooses mmap. */
     if (gguf_open(&e->gguf, o->model_path, 0, NULL, &err) != 0) return fail_from(e, &err);
     if (model_read_config(&e->gguf, &e->cfg, &err) != 0) return fail_from(e, &err);
+    /* speculative decoding: draft-simple when a draft model is given */
+    if (e->opt.spec_type == ENGINE_SPEC_DEFAULT || o->model_only)
+        e->opt.spec_type = o->draft_path && !o->model_only ? ENGINE_SPEC_DRAFT_SIMPLE : ENGINE_SPEC_NONE;
+    if ((e->opt.spec_type == ENGINE_SPEC_DRAFT_SIMPLE) != (o->draft_path && !o->model_only))
+        return fail(e, PITH_BAD_INPUT, "%s", o->draft_path ? "-md: only --spec-type draft-simple uses a draft model"
+                                                           : "--spec-type draft-simple: give the draft model (-md FILE)");
+    if (e->opt.spec_type == ENGINE_SPEC_DRAFT_SIMPLE && draft_open(e) != 0) return -1;
     if (o->min_ctx_what && o->min_ctx > e->cfg.n_ctx_train)
         return fail(e, PITH_BAD_INPUT, "%s are more than the model's context of %u", o->min_ctx_what, e->cfg.n_ctx_train);
     if (o->min_ctx_what && o->n_ctx && o->min_ctx > o->n_ctx)
@@ -434,6 +459,8 @@ int engine_open(Engine *e, const EngineOptions *o)
     mo->stream_window = o->stream_window;
     mo->stream_keep_cache = o->stream_keep_cache;
     mo->n_seq = e->n_slots;
+    if (o->spec_type != ENGINE_SPEC_NONE && !o->model_only) /* rows for a step's drafts, every slot's */
+        mo->spec_rows = e->n_slots * (uint32_t)(o->draft_max + 1);
     if (model_check_options(&e->cfg, mo, &err) != 0) return fail_from(e, &err);
 
     uint64_t max_text = o->max_text ? o->max_text : 4096;
@@ -523,6 +550,7 @@ int engine_open(Engine *e, const EngineOptions *o)
         if (seq_init(&e->slots[i].seq, &e->cfg, mo, &e->arena) != 0)
             return fail(e, PITH_INTERNAL, "internal error: memory plan too small for the KV cache");
     if (workspace_init(&e->ws, &e->model, mo, &e->arena, &err) != 0) return fail_from(e, &err);
+    if (draft_load(e) != 0) return -1;
     if (!o->model_only && load_text_side(e, max_text) != 0) return -1;
     e->load_seconds = port_seconds() - t0;
     return 0;
@@ -530,6 +558,7 @@ int engine_open(Engine *e, const EngineOptions *o)
 
 void engine_close(Engine *e)
 {
+    draft_close(e);
     workspace_close(&e->ws);
     gguf_close(&e->gguf);
     if (e->arena_base) port_arena_unmap(e->arena_base, (size_t)e->plan.total);

@@ -63,11 +63,18 @@
 #define ENGINE_GRAMMAR_PIECE 512
 #define ENGINE_GRAMMAR_TEXT GRAMMAR_MAX_TEXT
 #define ENGINE_TRACE_LINE_CAP (512 * 1024) /* one --trace JSON line */
+#define ENGINE_DEFAULT_DRAFT_MAX 16 /* --draft-max: llama.cpp's default */
 
 
 /* The kernel set (kernels.h): the best for this CPU, the reference C
  * kernels, or on an AVX-512 CPU the AVX2 ones (bench --ref, --no-avx512). */
 enum { ENGINE_KERNELS_BEST = 0, ENGINE_KERNELS_REFERENCE = 1, ENGINE_KERNELS_NO_AVX512 = 2 };
+
+/* Speculative decoding (--spec-type: the list's order): drafts come from
+ * n-grams of the slot's own ids (prompt lookup), or from a draft model's
+ * greedy choices (-md). ENGINE_SPEC_DEFAULT: draft-simple with a draft
+ * model, else none (resolved by engine_open). */
+enum { ENGINE_SPEC_DEFAULT = -1, ENGINE_SPEC_NONE = 0, ENGINE_SPEC_NGRAM_SIMPLE = 1, ENGINE_SPEC_DRAFT_SIMPLE = 2 };
 
 /* Which sampling settings the user gave (EngineOptions.sampling_set): the
  * others follow the thinking mode's defaults. */
@@ -116,6 +123,10 @@ typedef struct {
     int grammar_is_schema;
     int tool_calls;          /* plan a tool-call splitter per slot (serve) */
     int token_probs;         /* plan Slot.probs: a SamplerLogprobs per position per slot (serve's logprobs) */
+    int spec_type;           /* --spec-type: ENGINE_SPEC_* */
+    const char *draft_path;  /* -md FILE: the draft model */
+    int64_t draft_max;       /* --draft-max: most drafted tokens a step verifies (adaptive below it) */
+    int spec_test_broken;    /* tests only: a wrong acceptance rule, to show the distribution test fails */
 } EngineOptions;
 
 /* ---- Slots ---------------------------------------------------------------- */
@@ -206,9 +217,32 @@ typedef struct Slot {
     int began;               /* the prompt's logits came: the reply has begun */
     int stopped_word;        /* the text met a stop string */
     double t_start, t_begin, t_first, t_end; /* port_seconds(): start, prompt done, first token, stop */
+    /* speculative decoding (EngineOptions.spec_type) */
+    void *spec_undo;         /* what a verification step overwrites (seq_undo_save), planned per slot */
+    uint32_t spec_k;         /* most drafts the next step verifies: adapts to the acceptance */
+    uint32_t spec_wait;      /* steps left without drafting after the drafts kept failing */
+    uint32_t spec_drafted;   /* the step's drafts, after the pending token in history */
+    uint32_t n_drafted, n_accepted; /* this reply's drafted tokens, and of them those accepted */
     PithStatus status;       /* SLOT_STOP_ERROR: why */
     char err[768];
 } Slot;
+
+/* ---- The draft model (draft.c) ----------------------------------------------- */
+
+/* A smaller model of the same vocabulary that drafts for the engine's
+ * (-md): read into its own share of the one arena (one row of the plan),
+ * with a KV cache per slot and the ids that cache holds. */
+typedef struct {
+    Gguf gguf;
+    ModelConfig cfg;
+    ModelOptions mopt;       /* the engine's context and batch, LOAD_READ */
+    Model model;
+    Workspace ws;
+    SeqState seq[ENGINE_MAX_SLOTS];
+    int32_t *ids[ENGINE_MAX_SLOTS]; /* the ids in each slot's draft cache: n_ctx */
+    uint32_t high[ENGINE_MAX_SLOTS];/* positions ever written since the cache was emptied (its rings' rows) */
+    int open;
+} EngineDraft;
 
 /* ---- The engine ------------------------------------------------------------ */
 
@@ -260,6 +294,7 @@ typedef struct Engine {
     uint64_t model_hash;     /* prompt_cache.c: the model files' headers hashed, once (0: not yet) */
     uint32_t n_slots;
     Slot slots[ENGINE_MAX_SLOTS];
+    EngineDraft draft;       /* -md */
     double load_seconds;
     char notice[1024];       /* the planner's note for stderr (context shrunk, streaming), or empty */
     PithStatus status;       /* why the last engine call failed */
@@ -400,6 +435,27 @@ void engine_run_slot(Engine *e, Slot *s, int (*stop_requested)(void *ctx), void 
 int engine_feed(Engine *e, Slot *s, const int32_t *ids, int n, int all_logits);
 /* Feeds any number of ids in steps of the batch (a prompt). */
 int engine_prefill(Engine *e, Slot *s, const int32_t *ids, int n);
+/* Prompt lookup (speculative.c): drafts up to max ids that should follow
+ * ids[0..n) into out: what followed the latest earlier occurrence of
+ * ids' last SPEC_NGRAM ids (continued with the drafts themselves when it
+ * reaches the end). Returns how many (0: no occurrence). */
+#define SPEC_NGRAM 3
+uint32_t spec_ngram_draft(const int32_t *ids, uint32_t n, int32_t *out, uint32_t max);
+
+/* The draft model (draft.c): draft_open reads its configuration and
+ * checks it can draft for the engine's model (after the engine's
+ * configuration is read); draft_plan adds its share for the engine's
+ * options mo; draft_load carves and loads it (after the engine's model);
+ * draft_close. 0, or -1 with e->status and e->err. */
+int draft_open(struct Engine *e);
+void draft_plan(const struct Engine *e, const ModelOptions *mo, Plan *p);
+int draft_load(struct Engine *e);
+void draft_close(struct Engine *e);
+/* Up to max greedy choices of the draft model after ids[0..n) of slot s
+ * (its cache catches up first) into out; how many (0 on a failed step:
+ * the slot then decodes plainly). */
+uint32_t draft_model_tokens(struct Engine *e, Slot *s, uint32_t n, int32_t *out, uint32_t max);
+
 /* The logits rows of the last step: rows of e->n_vocab floats. */
 float *engine_logits(Engine *e, uint32_t *rows);
 

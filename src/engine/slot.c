@@ -173,6 +173,8 @@ static int begin_reply(Slot *s, const SlotRequest *rq)
     s->fed = 0;
     s->began = 0;
     s->stopped_word = 0;
+    s->n_drafted = s->n_accepted = 0;
+    s->spec_k = s->spec_wait = 0; /* the first step drafts --draft-max */
     s->t_start = port_seconds();
     s->t_begin = s->t_first = s->t_end = 0;
     if (s->grammar_on) grammar_reset(&s->grammar); /* each reply is one sentence of the grammar */
@@ -473,8 +475,9 @@ static int sample(Engine *e, Slot *s, float *logits, const Scan *sc, int32_t *ou
 }
 
 /* The logits of the slot's last fed token: begin the reply, then sample,
- * hand the token to the sink, and either stop or keep the token to feed. */
-static void on_logits(Engine *e, Slot *s, float *logits, const Scan *sc)
+ * hand the token to the sink, and either stop or keep the token to feed.
+ * draft: the token a verification step fed next (-1: none). */
+static void on_logits(Engine *e, Slot *s, float *logits, const Scan *sc, int32_t draft)
 {
     if (check_flags(e, s, sc->bad, sc->any) != 0) return;
     if (!s->began) {
@@ -488,6 +491,9 @@ static void on_logits(Engine *e, Slot *s, float *logits, const Scan *sc)
     }
     int32_t id = -1;
     int rc = sample(e, s, logits, sc, &id);
+    /* tests only (t_spec.sh shows the distribution test fails with it): a
+     * rejected draft's token drawn again from p, not from the residual */
+    if (rc == 0 && draft >= 0 && id != draft && e->opt.spec_test_broken) rc = sample(e, s, logits, sc, &id);
     if (s->n_gen == 0) s->t_first = port_seconds();
     if (rc != 0) return;
     if (tokenizer_is_eog(&e->tok, id)) {
@@ -504,6 +510,76 @@ static void on_logits(Engine *e, Slot *s, float *logits, const Scan *sc)
     else {
         s->pending = id;
         s->state = SLOT_GENERATING;
+    }
+}
+
+/* ---- Speculative decoding -------------------------------------------------------
+ *
+ * A generating slot's step feeds its waiting token and k drafted ones
+ * after it, with logits at every position. Row i's logits are sampled as
+ * plain decoding would sample them after the waiting token and drafts
+ * 0..i-1 (the same sampler, grammar and PRNG draws, in the same order);
+ * draft i stands while the token drawn equals it, and the first token
+ * drawn that differs is the step's last. For a drafter that proposes one
+ * token d with certainty (q = 1 at d), this is the standard rejection rule:
+ * d is kept with probability p(d) = min(1, p(d)/q(d)), and a rejection's
+ * token is drawn from p without d, renormalized: max(0, p - q)
+ * renormalized. So the output is token for token plain decoding's, for a
+ * seed as for greedy. What the rejected drafts wrote is then undone
+ * (seq_undo_restore; a recurrent state is fed the kept tokens again). */
+
+/* Drafts after the waiting token (in history at n_past) for a step with
+ * room for `room` more tokens: how many went into history after it. */
+static uint32_t slot_draft(Engine *e, Slot *s, int room)
+{
+    uint32_t max = (uint32_t)e->opt.draft_max, n = s->seq.n_past + 1;
+    if (e->opt.spec_type == ENGINE_SPEC_NONE) return 0;
+    if (s->spec_wait) {
+        if (--s->spec_wait == 0) s->spec_k = 1;
+        return 0;
+    }
+    if (s->spec_k == 0 || s->spec_k > max) s->spec_k = max;
+    uint32_t k = s->spec_k;
+    if ((int)k > room) k = room > 0 ? (uint32_t)room : 0;
+    if (k > e->n_ctx - n) k = e->n_ctx - n; /* within the cache: a shift happens as in plain decoding */
+    /* the reply's n_predict: drafts past its end would only be thrown away */
+    if (s->rq.n_predict >= 0 && (int64_t)k > s->rq.n_predict - s->n_gen) k = (uint32_t)(s->rq.n_predict - s->n_gen);
+    k = e->opt.spec_type == ENGINE_SPEC_DRAFT_SIMPLE ? draft_model_tokens(e, s, n, s->history + n, k)
+                                                    : spec_ngram_draft(s->history, n, s->history + n, k);
+    if (k) seq_undo_save(&e->cfg, &s->seq, k + 1, s->spec_undo);
+    return k;
+}
+
+/* Rows 0..k of a verification step's logits (the waiting token fed at pos0
+ * and k drafts): each sampled in turn while the drafts hold. Returns 1 if
+ * the slot's state must be undone (slot_undo) after the step. */
+static int slot_verify(Engine *e, Slot *s, float *logits, const Scan *sc, uint32_t k, uint32_t pos0)
+{
+    uint32_t i = 0;
+    for (;; i++) {
+        s->seq.n_past = pos0 + 1 + i; /* as plain decoding has it at this token */
+        on_logits(e, s, logits + (uint64_t)i * e->cfg.n_vocab, &sc[i], i < k ? s->history[pos0 + 1 + i] : -1);
+        if (i == k || s->state != SLOT_GENERATING || s->pending != s->history[pos0 + 1 + i]) break;
+    }
+    s->n_drafted += k;
+    s->n_accepted += i;
+    /* more drafts while they hold; while they fail, about as many as were
+     * kept, and after a single one failed, none for a while */
+    if (i == k) s->spec_k = 2 * s->spec_k;
+    else if (i == 0 && s->spec_k == 1) s->spec_k = 0, s->spec_wait = 16;
+    else s->spec_k = i + 1 > s->spec_k / 2 ? i + 1 : s->spec_k / 2;
+    return i < k && !(s->state == SLOT_DONE && s->stop == SLOT_STOP_ERROR);
+}
+
+/* Takes back what the rejected drafts of the step from pos0 wrote: the
+ * cache keeps positions up to n_past (set by slot_verify). */
+static void slot_undo(Engine *e, Slot *s, uint32_t pos0, uint32_t k)
+{
+    uint32_t keep = s->seq.n_past;
+    seq_undo_restore(&e->cfg, &s->seq, pos0, k + 1, keep, s->spec_undo);
+    if (s->seq.n_past < keep) {
+        ForwardPart pt = {&s->seq, &s->history[pos0], (int)(keep - pos0), pos0, FORWARD_LOGITS_NONE, -1};
+        if (forward_parts(&e->model, &e->ws, &pt, 1) != 0) forward_failed(e, s);
     }
 }
 
@@ -527,9 +603,11 @@ int engine_step(Engine *e, Slot *const *slots, int n)
             continue;
         }
         s->history[s->seq.n_past] = s->pending;
-        parts[np] = (ForwardPart){&s->seq, &s->history[s->seq.n_past], 1, s->seq.n_past, FORWARD_LOGITS_LAST, -1};
+        uint32_t k = s->spec_drafted = slot_draft(e, s, budget - used - 1);
+        parts[np] = (ForwardPart){&s->seq, &s->history[s->seq.n_past], 1 + (int)k, s->seq.n_past,
+                                  k ? FORWARD_LOGITS_ALL : FORWARD_LOGITS_LAST, -1};
         who[np++] = s;
-        used++;
+        used += 1 + (int)k;
     }
     /* then prompt chunks, in the caller's order, in what is left: a long
      * prompt holds the running replies for one step at most */
@@ -548,12 +626,21 @@ int engine_step(Engine *e, Slot *const *slots, int n)
         for (int p = 0; p < np; p++) forward_failed(e, who[p]);
         return np;
     }
-    Scan scan[ENGINE_MAX_SLOTS];
-    scan_rows(e, e->ws.logits, (int)e->ws.n_logits, scan);
+    Scan scan[ENGINE_MAX_BATCH];
+    for (uint32_t r = 0; r < e->ws.n_logits; r += ENGINE_MAX_SLOTS) /* ScanJob's rows at a time */
+        scan_rows(e, e->ws.logits + (uint64_t)r * e->cfg.n_vocab,
+                  (int)(e->ws.n_logits - r < ENGINE_MAX_SLOTS ? e->ws.n_logits - r : ENGINE_MAX_SLOTS), scan + r);
+    int undo[ENGINE_MAX_SLOTS] = {0};
     for (int p = 0; p < np; p++) {
         int r = parts[p].logits_row;
-        if (r >= 0) on_logits(e, who[p], e->ws.logits + (uint64_t)r * e->cfg.n_vocab, &scan[r]);
+        float *logits = e->ws.logits + (uint64_t)r * e->cfg.n_vocab;
+        if (parts[p].logits == FORWARD_LOGITS_ALL)
+            undo[p] = slot_verify(e, who[p], logits, &scan[r], who[p]->spec_drafted, parts[p].pos0);
+        else if (r >= 0) on_logits(e, who[p], logits, &scan[r], -1);
     }
+    /* after every slot's rows are read: an undo may feed again */
+    for (int p = 0; p < np; p++)
+        if (undo[p]) slot_undo(e, who[p], parts[p].pos0, who[p]->spec_drafted);
     return np;
 }
 

@@ -110,6 +110,7 @@ static uint32_t n_seq(const ModelOptions *o)
 static uint64_t logit_rows(const ModelOptions *o)
 {
     uint64_t r = o->all_logits ? o->batch : 1;
+    if (o->spec_rows > r) r = o->spec_rows < o->batch ? o->spec_rows : o->batch;
     return r > n_seq(o) ? r : n_seq(o);
 }
 
@@ -253,6 +254,51 @@ int seq_state_spans(const ModelConfig *c, const SeqState *s, uint32_t n, int (*v
     }
     uint64_t n_recur = model_recurrent_before(c, c->n_layer);
     return n_recur ? visit(ctx, s->recurrent, n_recur * s->recurrent_layer_bytes) : 0;
+}
+
+/* The undo of a step of n tokens from pos0 (seq_undo_*): every windowed
+ * layer's kv heads' ring rows of those positions (keys, then values),
+ * then the recurrent state. save copies into buf; otherwise buf's rows of
+ * positions from `keep` on and its recurrent state go back. */
+static void undo_copy(const ModelConfig *c, SeqState *s, uint32_t pos0, uint32_t n, uint32_t keep, uint8_t *buf, int save)
+{
+    uint64_t krow = kv_type_bytes(s->kv_type, c->head_dim), vrow = kv_type_bytes(s->kv_type, c->head_dim_v);
+    for (uint32_t l = 0; s->ring && l < c->n_layer; l++) {
+        if (!model_layer_swa(c, l)) continue;
+        for (uint32_t h = 0; h < c->n_head_kv; h++) {
+            uint8_t *k, *v;
+            uint32_t rows;
+            seq_kv_head(c, s, l, h, &k, &v, &rows);
+            for (uint32_t i = 0; i < n; i++, buf += krow + vrow) {
+                uint64_t r = (pos0 + i) % rows;
+                if (save) memcpy(buf, k + r * krow, krow), memcpy(buf + krow, v + r * vrow, vrow);
+                else if (pos0 + i >= keep) memcpy(k + r * krow, buf, krow), memcpy(v + r * vrow, buf + krow, vrow);
+            }
+        }
+    }
+    uint64_t recur = model_recurrent_before(c, c->n_layer) * s->recurrent_layer_bytes;
+    if (recur) memcpy(save ? buf : s->recurrent, save ? s->recurrent : buf, recur);
+}
+
+uint64_t seq_undo_bytes(const ModelConfig *cfg, const ModelOptions *opt, uint32_t n)
+{
+    Plan scratch;
+    plan_init(&scratch);
+    Buffer b[S_COUNT];
+    seq_buffers(cfg, opt, &scratch, "", "", "", b);
+    uint64_t rows = b[S_KRING].count ? (uint64_t)model_swa_before(cfg, cfg->n_layer) * cfg->n_head_kv * n : 0;
+    return rows * (b[S_KRING].elem + b[S_VRING].elem) + b[S_RECUR].count * b[S_RECUR].elem;
+}
+
+void seq_undo_save(const ModelConfig *c, SeqState *s, uint32_t n, void *buf)
+{
+    undo_copy(c, s, s->n_past, n, s->n_past, buf, 1);
+}
+
+void seq_undo_restore(const ModelConfig *c, SeqState *s, uint32_t pos0, uint32_t n, uint32_t keep, void *buf)
+{
+    undo_copy(c, s, pos0, n, keep, buf, 0);
+    s->n_past = s->recurrent ? pos0 : keep;
 }
 
 int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena *arena, GgufError *err)

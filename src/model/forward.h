@@ -94,6 +94,19 @@ void seq_reset(SeqState *s);
  * A prompt cache is these spans in a file (engine/prompt_cache.c). */
 int seq_state_spans(const ModelConfig *c, const SeqState *s, uint32_t n, int (*visit)(void *ctx, void *p, uint64_t bytes),
                     void *ctx);
+/* Speculative decoding's undo (engine/slot.c): before a step feeds n
+ * tokens from s->n_past (pos0), seq_undo_save copies into buf what they
+ * overwrite that plain decoding would keep: the windowed layers' ring rows
+ * of those positions (they held older positions a later window may still
+ * see) and the recurrent state. seq_undo_restore then takes back all but
+ * the first keep - pos0 of them: the rings' rows of positions keep.. and
+ * the recurrent state go back, n_past becomes keep, or pos0 with a
+ * recurrent state (the caller feeds pos0..keep-1 again). seq_undo_bytes:
+ * buf's size for steps of n tokens. Attention caches need nothing: rows
+ * past n_past are never read. */
+uint64_t seq_undo_bytes(const ModelConfig *cfg, const ModelOptions *opt, uint32_t n);
+void seq_undo_save(const ModelConfig *c, SeqState *s, uint32_t n, void *buf);
+void seq_undo_restore(const ModelConfig *c, SeqState *s, uint32_t pos0, uint32_t n, uint32_t keep, void *buf);
 /* Carves the workspace (after the sequences) and starts the stream reader
  * of a streamed model. Returns 0, or -1 with a reason in err. */
 int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena *arena, GgufError *err);

@@ -275,6 +275,7 @@ typedef struct {
                                above it keeps the first layers resident */
     int stream_keep_cache;  /* LOAD_STREAM: leave what was read in the page cache (no DONTNEED) */
     uint32_t n_seq;       /* sequences planned, each with a KV cache of n_ctx (0 counts as 1) */
+    uint32_t spec_rows;   /* rows of logits a step may fill at most (speculative verification), or 0 */
 } ModelOptions;
 
 /* The KV caches hold one row per (layer, kv head, position): head_dim

@@ -597,7 +597,8 @@ static void on_tool_call(void *ctx, int index, const char *name, size_t name_len
     calls_put(rp, "}}", 2);
 }
 
-static void write_usage(Server *sv, int n_prompt, int n_cached, int n_gen, double t_prompt, double t_gen)
+/* ... and, as llama-server, a speculative reply's drafted and accepted tokens */
+static void write_usage(Server *sv, const Slot *es, int n_prompt, int n_cached, int n_gen, double t_prompt, double t_gen)
 {
     int n_filled = n_prompt - n_cached;
     server_outf(sv,
@@ -606,9 +607,11 @@ static void write_usage(Server *sv, int n_prompt, int n_cached, int n_gen, doubl
                 n_prompt, n_gen, n_prompt + n_gen, n_cached);
     server_outf(sv,
                 "\"timings\":{\"cache_n\":%d,\"prompt_n\":%d,\"prompt_ms\":%.3f,\"prompt_per_second\":%.3f,"
-                "\"predicted_n\":%d,\"predicted_ms\":%.3f,\"predicted_per_second\":%.3f}",
+                "\"predicted_n\":%d,\"predicted_ms\":%.3f,\"predicted_per_second\":%.3f",
                 n_cached, n_filled, t_prompt * 1e3, t_prompt > 0 ? n_filled / t_prompt : 0.0, n_gen, t_gen * 1e3,
                 t_gen > 0 ? n_gen / t_gen : 0.0);
+    if (es->n_drafted) server_outf(sv, ",\"draft_n\":%u,\"draft_n_accepted\":%u", es->n_drafted, es->n_accepted);
+    OUT_LIT(sv, "}");
 }
 
 /* ---- Slots ------------------------------------------------------------------
@@ -684,7 +687,7 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
             chunk_open(rp);
             if (rq->chat) server_outf(sv, "},\"finish_reason\":\"%s\"}],", finish);
             else server_outf(sv, "\"text\":\"\",\"logprobs\":null,\"finish_reason\":\"%s\"}],", finish);
-            write_usage(sv, n, k, n_gen, t_prompt, t_gen);
+            write_usage(sv, es, n, k, n_gen, t_prompt, t_gen);
             OUT_LIT(sv, "}\n\n");
             rp->chunk_open = 0;
             if (rq->include_usage) {
@@ -693,7 +696,7 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
                             rq->chat ? "chatcmpl" : "cmpl", (unsigned long long)rp->id,
                             rq->chat ? "chat.completion.chunk" : "text_completion", (long long)rp->created,
                             model_json(sv));
-                write_usage(sv, n, k, n_gen, t_prompt, t_gen);
+                write_usage(sv, es, n, k, n_gen, t_prompt, t_gen);
                 OUT_LIT(sv, "}\n\n");
             }
             OUT_LIT(sv, "data: [DONE]\n\n");
@@ -717,7 +720,7 @@ static void slot_finish(Server *sv, int i, const char *finish, int gone)
                 write_logprobs(rp, 0, n_gen);
             } else if (!rq->chat) OUT_LIT(sv, ",\"logprobs\":null");
             server_outf(sv, ",\"finish_reason\":\"%s\"}],", finish);
-            write_usage(sv, n, k, n_gen, t_prompt, t_gen);
+            write_usage(sv, es, n, k, n_gen, t_prompt, t_gen);
             OUT_LIT(sv, "}\n");
         }
         server_out_end(sv);
