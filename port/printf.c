@@ -51,7 +51,9 @@ int sprintf(char *buf, const char *fmt, ...)
 }
 
 /* To a FILE: through a small buffer, so that an unbuffered stderr gets a
- * write per 256 bytes, not one per piece. */
+ * write per 256 bytes, not one per piece. Each fwrite locks the FILE, so
+ * a longer text from two threads at once could interleave (musl's locks
+ * the whole call); pith prints from one thread at a time. */
 typedef struct {
     FormatSink sink;
     FILE *file;
