@@ -91,7 +91,8 @@ static void format_int(Out *o, const Spec *s, uintmax_t v, char sign)
 /* ---- floats ------------------------------------------------------------ */
 
 /* The decimal value of a double's magnitude: 0.d[0]d[1]...d[n-1] * 10^point,
- * d without trailing zeros; zero has n = 0 (and point 1). */
+ * d without trailing zeros; zero has n = 0 (and point 1). The most digits:
+ * 2^53 * 5^1074 < 10^767 (the smallest exponent), 2^1024 < 10^309. */
 typedef struct {
     char d[768];
     int n, point;
@@ -111,7 +112,7 @@ static void decimal_of(Decimal *dec, uint64_t bits)
     if (!m) return;
     /* N = m * 2^e or m * 5^-e in base 10^9, the lowest limb first,
      * multiplied by 2^12 or 5^12 at a time (the carry stays one limb) */
-    uint32_t limb[86];
+    uint32_t limb[86]; /* 767 digits */
     int nl = 0;
     for (; m; m /= LIMB) limb[nl++] = (uint32_t)(m % LIMB);
     for (int k = e < 0 ? -e : e; k > 0; k -= 12) {
