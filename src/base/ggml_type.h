@@ -1,7 +1,8 @@
 /* This folder: src/base/ - the facts every other folder shares: the GGUF
  * tensor types, their block layouts and sizes (ggml_type.h), the status
- * codes of a failed call (status.h), and log, sin and cos without libm's
- * tables (fmath.h). The lowest folder: it includes
+ * codes of a failed call (status.h), log, sin and cos without libm's
+ * tables (fmath.h) and printf's formatting without long double
+ * (format.h). The lowest folder: it includes
  * and calls nothing of src/ or port/. */
 /* ggml_type.h - the tensor element types of GGUF, numbered as in the file,
  * the block layouts of those pith computes with (as ggml lays them out),
