@@ -42,7 +42,7 @@
 #include "forward.h"
 #include "model.h"
 
-#define LAYER_MAX_STAGES 12
+#define LAYER_MAX_STAGES 14
 #define MIXER_MAX_INPUTS 4
 
 /* One layer of a step, as its stages see it. */
@@ -52,7 +52,10 @@ typedef struct {
     int n;                    /* tokens of the step: ws->tok_seq, tok_pos say whose and where */
     uint32_t layer;
     const LayerWeights *lw;   /* in a stream slot when streamed */
-    const float *post;        /* stage 1: the previous layer's ffn_post_norm (a norm is never streamed) */
+    ModelConfig lc;           /* the layer's shapes (model_layer_cfg: Gemma 4's kinds differ) */
+    const float *post;        /* stage 1: the previous layer's ffn_post_norm, or pe_post_norm after
+                                 per-layer embeddings (a norm is never streamed) */
+    const float *scale;       /* stage 1: the previous layer's out_scale, or NULL */
     int add;                  /* stage 1: add the previous layer's output (not in layer 0) */
     /* the mixer's, set by its plan */
     const Weight *in[MIXER_MAX_INPUTS]; /* the matrices reading the normed input */
@@ -77,6 +80,11 @@ int shortconv_plan(Step *s, int nth, Stage *st);
 int deltanet_plan(Step *s, int nth, Stage *st);
 /* The FFN stages of a layer whose FFN is a mixture of experts (moe.c). */
 int moe_plan(Step *s, int nth, Stage *st);
+/* Gemma 4's per-layer embedding stages after the FFN (pe.c), and each
+ * token's per-layer inputs, before the layers of a step (-1: a row could
+ * not be read, the reason in ws->err). */
+int pe_plan(Step *s, int nth, Stage *st);
+int pe_inputs(const Model *m, Workspace *ws, int n);
 
 /* ---- the stages' tools (layer.c) ---------------------------------------- */
 
@@ -134,7 +142,13 @@ void layer_rows_group(const Step *s, const Weight *const *w, float *const *out, 
  * model_layer_swa(c, layer)). */
 static inline uint32_t layer_rope_tables(const ModelConfig *c)
 {
-    return c->n_swa && c->arch->attn == ATTN_SWA ? 2 : 1;
+    return c->n_swa && (c->arch->attn == ATTN_SWA || c->arch->attn == ATTN_SWA_LAYERS) ? 2 : 1;
+}
+
+/* Floats of a table: the wider kind's 2 * pairs (Gemma 4's windowed layers rotate fewer). */
+static inline uint32_t layer_rope_stride(const ModelConfig *c)
+{
+    return c->n_rot > c->n_rot_swa ? c->n_rot : c->n_rot_swa;
 }
 
 /* Token t's RoPE table for layer `layer`. */
@@ -142,7 +156,7 @@ static inline const float *layer_rope(const Model *m, const Workspace *ws, uint3
 {
     const ModelConfig *c = &m->cfg;
     uint32_t n = layer_rope_tables(c);
-    return ws->rope + (t * n + (n == 2 ? (uint32_t)model_layer_swa(c, layer) : 0)) * c->n_rot;
+    return ws->rope + (t * n + (n == 2 ? (uint32_t)model_layer_swa(c, layer) : 0)) * layer_rope_stride(c);
 }
 
 #endif
