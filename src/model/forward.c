@@ -493,11 +493,9 @@ static void rope_worker(void *ctx, int ith, int nth)
     rope_fill(sj->m, sj->ws, t0, t1);
 }
 
-/* Token t: x += add, the previous sublayer's output (RMSNorm(add) * post,
- * in place, with a post-norm) if any; then xb = RMSNorm(x) * norm (none
- * after the last layer), quantized for the nw weights reading it. */
-static void residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float *add, const float *post,
-                          const float *scale, const float *norm, const Weight *const *next, int nw)
+/* (layer.h) */
+void residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float *add, const float *post, const float *scale,
+                   const float *norm, const Weight *const *next, int nw)
 {
     uint64_t dim = c->n_embd;
     float *x = ws->x + t * dim, *xb = ws->xb + t * dim;

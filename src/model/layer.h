@@ -119,6 +119,13 @@ static inline void layer_split_units(uint64_t rows, uint64_t unit, int ith, int 
     *hi = ith == nth - 1 ? rows : *hi * unit;
 }
 
+/* Token t: x += add, the previous sublayer's output (RMSNorm(add) * post,
+ * in place, with a post-norm) if any, times *scale if any; then xb =
+ * RMSNorm(x) * norm (none without norm), quantized for the nw weights
+ * reading it (forward.c). */
+void residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float *add, const float *post, const float *scale,
+                   const float *norm, const Weight *const *next, int nw);
+
 /* Rows [lo, hi) of w times n activations at act, act_stride bytes apart
  * (w's format: kern_act_format); token t's out at out + t * out_stride. */
 void layer_matmul(const Weight *w, uint64_t lo, uint64_t hi, const void *act, uint64_t act_stride, int n, float *out,

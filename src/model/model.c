@@ -206,6 +206,28 @@ uint64_t model_dim(const ModelConfig *c, ModelDim d)
     return 0;
 }
 
+int model_layer_swa(const ModelConfig *c, uint32_t l)
+{
+    if (c->n_swa == 0) return 0;
+    if (c->arch->attn == ATTN_SWA_LAYERS) return l < MODEL_MAX_LAYERS_MIXED && (c->swa_layers[l / 64] >> (l % 64) & 1);
+    if (c->swa_pattern == 0) return !model_layer_recurrent(c, l);
+    return l % c->swa_pattern < c->swa_pattern - 1;
+}
+
+uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
+{
+    if (c->n_swa == 0) return 0;
+    if (c->arch->attn == ATTN_SWA_LAYERS) return model_bits_before(c->swa_layers, l);
+    if (c->swa_pattern == 0) return l - model_recurrent_before(c, l);
+    uint32_t p = c->swa_pattern, r = l % p;
+    return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
+}
+
+uint32_t model_kv_layer(const ModelConfig *c, uint32_t l)
+{
+    return l < c->n_layer_kv ? l : c->n_layer_kv - (model_layer_swa(c, l) ? 2 : 1);
+}
+
 void model_layer_cfg(const ModelConfig *c, uint32_t l, ModelConfig *out)
 {
     *out = *c;
@@ -392,35 +414,28 @@ static int layer_array(ConfigWalk *w, Gguf *g, const GgufKV *kv, int which, Gguf
  * a short-convolution layer, the others must agree. */
 static int kv_heads_per_layer(ConfigWalk *w, Gguf *g, const GgufKV *kv, GgufError *err)
 {
-    static const uint8_t size[GGUF_TYPE_COUNT] = {1, 1, 2, 2, 4, 4, 0, 0, 0, 0, 8, 8, 0};
-    uint8_t buf[MODEL_MAX_LAYERS_MIXED * 8];
-    uint32_t es = kv->arr_type < GGUF_TYPE_COUNT ? size[kv->arr_type] : 0;
-    const uint8_t *p = NULL;
-    if (!w->cfg->arch->shortconv || es == 0 || kv->arr_len < 1 || kv->arr_len > MODEL_MAX_LAYERS_MIXED ||
-        !(p = gguf_value_bytes(g, kv, buf))) {
-        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s: a per-layer array (of %s) is not supported for %s%s",
-                 w->path, (unsigned long long)kv->value_offset, kv->key, gguf_value_type_name(kv->arr_type), w->arch,
-                 w->cfg->arch->shortconv ? " (integers, at most 256 layers)" : "");
+    if (layer_array(w, g, kv, ARR_KV, err) != 0) return -1;
+    if (!w->cfg->arch->shortconv) {
+        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s: a per-layer array is not supported for %s", w->path,
+                 (unsigned long long)kv->value_offset, kv->key, w->arch);
         err->status = PITH_UNSUPPORTED;
         return -1;
     }
-    uint64_t heads = 0;
+    uint32_t heads = 0;
     memset(w->cfg->conv_layers, 0, sizeof w->cfg->conv_layers);
-    for (uint64_t l = 0; l < kv->arr_len; l++) {
-        uint64_t v = 0;
-        for (uint32_t b = 0; b < es; b++) v |= (uint64_t)p[l * es + b] << (8 * b);
+    for (uint32_t l = 0; l < w->arr_len[ARR_KV]; l++) {
+        uint32_t v = w->arr[ARR_KV][l];
         if (v == 0) {
             w->cfg->conv_layers[l / 64] |= (uint64_t)1 << (l % 64);
         } else if ((heads && v != heads) || v > 4096) {
-            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s[%llu] = %llu: the attention layers must agree (%llu)",
-                     w->path, (unsigned long long)kv->value_offset, kv->key, (unsigned long long)l,
-                     (unsigned long long)v, (unsigned long long)(heads ? heads : v));
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s[%u] = %u: the attention layers must agree (%u)", w->path,
+                     (unsigned long long)kv->value_offset, kv->key, l, v, heads ? heads : v);
             return -1;
         } else {
             heads = v;
         }
     }
-    w->n_kv_per_layer = kv->arr_len;
+    w->n_kv_per_layer = w->arr_len[ARR_KV];
     if (heads) {
         w->have[K_HEADS_KV] = 1;
         w->val[K_HEADS_KV] = (double)heads;
@@ -718,15 +733,9 @@ static int finish_gemma4(ConfigWalk *w, GgufError *err)
     ModelConfig *cfg = w->cfg;
     uint32_t n = cfg->n_layer;
     const char *bad = NULL;
-    if (n > MODEL_MAX_LAYERS_MIXED) {
-        snprintf(err->msg, sizeof err->msg, "%s: %s with %u layers: at most %d are supported", w->path, w->arch, n,
-                 MODEL_MAX_LAYERS_MIXED);
-        err->status = PITH_UNSUPPORTED;
-        return -1;
-    }
-    if (cfg->n_swa == 0 || w->arr_len[ARR_SWA] != n) {
-        snprintf(err->msg, sizeof err->msg, "%s: %s needs attention.sliding_window and attention.sliding_window_pattern "
-                 "(a bool per layer: %u given for %u layers)", w->path, w->arch, w->arr_len[ARR_SWA], n);
+    if (cfg->n_swa == 0 || w->arr_len[ARR_SWA] != n) { /* also: at most 256 layers (layer_array) */
+        snprintf(err->msg, sizeof err->msg, "%s: %s needs attention.sliding_window and a sliding_window_pattern bool per "
+                 "layer (%u given for %u layers)", w->path, w->arch, w->arr_len[ARR_SWA], n);
         return -1;
     }
     for (uint32_t l = 0; l < n; l++)
@@ -735,30 +744,29 @@ static int finish_gemma4(ConfigWalk *w, GgufError *err)
     cfg->head_dim_v_swa = w->have[K_VAL_LEN_SWA] ? (uint32_t)w->val[K_VAL_LEN_SWA] : cfg->head_dim_v;
     cfg->n_rot_swa = w->have[K_ROPE_DIM_SWA] ? (uint32_t)w->val[K_ROPE_DIM_SWA] : cfg->n_rot;
     if (cfg->head_dim_v != cfg->head_dim || cfg->head_dim_v_swa != cfg->head_dim_swa)
-        bad = "value heads as wide as key heads (llama.cpp requires it)";
+        bad = "value heads as wide as key heads";
     else if (cfg->head_dim_swa % 2 != 0 || cfg->n_rot_swa != cfg->head_dim_swa)
-        bad = "the windowed layers' RoPE over their whole (even) heads";
+        bad = "windowed layers rotating whole even heads";
     uint32_t shared = w->have[K_SHARED_KV] ? (uint32_t)w->val[K_SHARED_KV] : 0;
     cfg->n_layer_kv = n - (shared < n ? shared : n);
     /* llama.cpp's reuse: windowed layers read layer n_layer_kv - 2, global ones n_layer_kv - 1 */
     if (!bad && shared && (cfg->n_layer_kv < 2 || !model_layer_swa(cfg, cfg->n_layer_kv - 2) ||
                            model_layer_swa(cfg, cfg->n_layer_kv - 1)))
         bad = "shared_kv_layers after a windowed then a global layer";
-    for (uint32_t l = 0; !bad && w->arr_len[ARR_FF] && l < n; l++) {
-        if (w->arr_len[ARR_FF] != n) bad = "feed_forward_length with an entry per layer";
-        else if (w->arr[ARR_FF][l] != w->arr[ARR_FF][l < cfg->n_layer_kv ? 0 : n - 1] || w->arr[ARR_FF][l] == 0 ||
-                 w->arr[ARR_FF][l] > config_keys[K_FF].max)
-            bad = "feed_forward_length the same in the layers keeping KV, and in those sharing it";
-    }
+    /* the arrays: one FFN width in the layers keeping KV, one in the others;
+     * one count of kv heads per kind of layer */
+    if ((w->arr_len[ARR_FF] && w->arr_len[ARR_FF] != n) || (w->arr_len[ARR_KV] && w->arr_len[ARR_KV] != n))
+        bad = "an entry per layer in feed_forward_length and head_count_kv";
     cfg->n_ff_shared = w->arr_len[ARR_FF] ? w->arr[ARR_FF][n - 1] : cfg->n_ff;
     cfg->n_head_kv_swa = cfg->n_head_kv;
     uint32_t kv_of[2] = {0, 0}; /* a global and a windowed layer's, the first seen */
-    for (uint32_t l = 0; !bad && w->arr_len[ARR_KV] && l < n; l++) {
-        uint32_t v = w->arr[ARR_KV][l], *kind = &kv_of[model_layer_swa(cfg, l) != 0];
+    for (uint32_t l = 0; !bad && l < n; l++) {
+        uint32_t ff = w->arr_len[ARR_FF] ? w->arr[ARR_FF][l] : cfg->n_ff, v = w->arr_len[ARR_KV] ? w->arr[ARR_KV][l] : cfg->n_head_kv;
+        uint32_t *kind = &kv_of[model_layer_swa(cfg, l) != 0];
         if (!*kind) *kind = v;
-        if (w->arr_len[ARR_KV] != n) bad = "head_count_kv with an entry per layer";
-        else if (v == 0 || v > cfg->n_head || cfg->n_head % v != 0 || v != *kind)
-            bad = "head_count_kv dividing head_count, the same in the layers of a kind";
+        if (ff != (l < cfg->n_layer_kv ? cfg->n_ff : cfg->n_ff_shared) || ff == 0 || ff > config_keys[K_FF].max ||
+            v == 0 || v > cfg->n_head || cfg->n_head % v != 0 || v != *kind)
+            bad = "one FFN width before the shared KV and one after, kv heads dividing head_count, one per kind of layer";
     }
     if (kv_of[0]) cfg->n_head_kv = kv_of[0];
     if (kv_of[1]) cfg->n_head_kv_swa = kv_of[1];

@@ -416,31 +416,14 @@ static inline uint32_t model_recurrent_before(const ModelConfig *c, uint32_t l)
 /* Whether layer l attends through a sliding window (its cache a ring):
  * with swa_pattern 0, every attention layer; ATTN_SWA_LAYERS: the file's
  * bools. */
-static inline int model_layer_swa(const ModelConfig *c, uint32_t l)
-{
-    if (c->n_swa == 0) return 0;
-    if (c->arch->attn == ATTN_SWA_LAYERS) return l < MODEL_MAX_LAYERS_MIXED && (c->swa_layers[l / 64] >> (l % 64) & 1);
-    if (c->swa_pattern == 0) return !model_layer_recurrent(c, l);
-    return l % c->swa_pattern < c->swa_pattern - 1;
-}
-
+int model_layer_swa(const ModelConfig *c, uint32_t l);
 /* Windowed layers among layers 0..l-1. */
-static inline uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
-{
-    if (c->n_swa == 0) return 0;
-    if (c->arch->attn == ATTN_SWA_LAYERS) return model_bits_before(c->swa_layers, l);
-    if (c->swa_pattern == 0) return l - model_recurrent_before(c, l);
-    uint32_t p = c->swa_pattern, r = l % p;
-    return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
-}
+uint32_t model_swa_before(const ModelConfig *c, uint32_t l);
 
 /* The layer whose KV cache layer l reads: its own, or for Gemma 4's last
  * layers the last layer of their kind that keeps one (llama.cpp's reuse:
  * n_layer_kv - 2 windowed, n_layer_kv - 1 global; model.c checks the kinds). */
-static inline uint32_t model_kv_layer(const ModelConfig *c, uint32_t l)
-{
-    return l < c->n_layer_kv ? l : c->n_layer_kv - (model_layer_swa(c, l) ? 2 : 1);
-}
+uint32_t model_kv_layer(const ModelConfig *c, uint32_t l);
 
 /* Layer l's shapes as a configuration of its own (head sizes, kv heads,
  * RoPE width and FFN width differ between Gemma 4's kinds of layers): the

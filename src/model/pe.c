@@ -40,22 +40,20 @@ static void proj_worker(void *ctx, int ith, int nth)
 }
 
 /* Token t's inputs from P x (in place) and its row of E, in ggml's order
- * of operations. */
+ * of operations (a layer's part of the row dequantized into hb, free
+ * before the layers). */
 static void finish_token(const Model *m, Workspace *ws, uint64_t t, const uint8_t *row)
 {
     const ModelConfig *c = &m->cfg;
     uint64_t npe = c->n_embd_pe, part_bytes = ggml_row_bytes(m->pe_embd.type, npe);
     float proj_scale = 1.0f / sqrtf((float)c->n_embd), embd_scale = sqrtf((float)npe), half = 1.0f / sqrtf(2.0f);
-    float e[1024]; /* a layer's part of the row, dequantized */
+    float *e = ws->hb + t * npe;
     for (uint32_t l = 0; l < c->n_layer; l++) {
         float *v = ws->pe + (t * c->n_layer + l) * npe;
         for (uint64_t i = 0; i < npe; i++) v[i] *= proj_scale;
         layer_rmsnorm(v, v, m->pe_proj_norm, npe, c->norm_eps);
-        for (uint64_t i0 = 0; i0 < npe; i0 += 1024) { /* in whole blocks: n_embd_pe is (model.c) */
-            uint64_t k = npe - i0 < 1024 ? npe - i0 : 1024;
-            quant_dequant_row(m->pe_embd.type, row + l * part_bytes + ggml_row_bytes(m->pe_embd.type, i0), e, k);
-            for (uint64_t i = 0; i < k; i++) v[i0 + i] = (v[i0 + i] + e[i] * embd_scale) * half;
-        }
+        quant_dequant_row(m->pe_embd.type, row + l * part_bytes, e, npe); /* whole blocks (model.c) */
+        for (uint64_t i = 0; i < npe; i++) v[i] = (v[i] + e[i] * embd_scale) * half;
     }
 }
 
@@ -96,15 +94,11 @@ int pe_inputs(const Model *m, Workspace *ws, int n)
  * which is quantized for inp_gate. */
 static void pe_residual_stage(const Step *s, int ith, int nth)
 {
-    const ModelConfig *c = &s->m->cfg;
-    Workspace *ws = s->ws;
-    uint64_t dim = c->n_embd, t0, t1;
+    uint64_t t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++) {
-        float *x = ws->x + t * dim, *out = ws->xb + t * dim;
-        layer_rmsnorm(out, out, s->lw->ffn_post_norm, dim, c->norm_eps);
-        layer_add(x, out, dim);
-        layer_quantize(ws, &s->lw->pe_gate, 0, t, x, 0, dim);
+        residual_norm(&s->m->cfg, s->ws, t, s->ws->xb, s->lw->ffn_post_norm, NULL, NULL, NULL, 0);
+        layer_quantize(s->ws, &s->lw->pe_gate, 0, t, s->ws->x + t * s->m->cfg.n_embd, 0, s->m->cfg.n_embd);
     }
 }
 
