@@ -28,7 +28,7 @@ else not_ok "$(cat "$TMP/install.err")"; finish; fi
 
 IDS=5,80,300,17,250,9,120,66,200,31,4,77,1000,3,420,99,12,640,8,250,711,42,93,508,61,333,7,880,145,26,999,58,402,13,777,230,64,519,88,150
 
-vocab_of() { "$PITH" inspect "$1" --tensors | awk '$1 == "token_embd.weight" { print $4 }'; }
+vocab_of() { "$FWD" inspect "$1" --tensors | awk '$1 == "token_embd.weight" { print $4 }'; }
 
 # ours NAME MODEL B OUT [ARGS]: pith's logits of every position in steps of B
 ours() {

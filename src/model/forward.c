@@ -1,4 +1,4 @@
-/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3, Gemma 3, LFM2, Qwen3.5)
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3, Gemma 3 and 4, LFM2, Qwen3.5)
  * over the sequences' KV caches and recurrent states.
  *
  * Per layer, for the tokens of one step:
@@ -8,7 +8,9 @@
  *   h = RMSNorm(x) * ffn_norm
  *   x += Wdown (silu(Wgate h) * (Wup h))   (GELU in Gemma 3), or a mixture
  *   of experts' (moe.c: Qwen3-MoE, LFM2-MoE, Qwen3.5-MoE)
- * (post-norms on both sublayers' outputs in Gemma 3), then logits = Wout
+ * (post-norms on both sublayers' outputs in Gemma 3; Gemma 4's per-layer
+ * embeddings after the FFN, pe.c, and its layers' shapes per kind, model.h:
+ * model_layer_cfg), then logits = Wout
  * (RMSNorm(x) * output_norm). A layer is a list of stages (layer.h), run
  * fused in one parallel region or a region per stage.
  * Everything is float32 (sums of squares and softmax denominators in double),
@@ -493,25 +495,6 @@ static void rope_worker(void *ctx, int ith, int nth)
     rope_fill(sj->m, sj->ws, t0, t1);
 }
 
-/* (layer.h) */
-void residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float *add, const float *post, const float *scale,
-                   const float *norm, const Weight *const *next, int nw)
-{
-    uint64_t dim = c->n_embd;
-    float *x = ws->x + t * dim, *xb = ws->xb + t * dim;
-    if (add && post) layer_rmsnorm(add + t * dim, add + t * dim, post, dim, c->norm_eps);
-    if (add) layer_add(x, add + t * dim, dim);
-    if (scale) /* Gemma 4's layer output scale */
-        for (uint64_t i = 0; i < dim; i++) x[i] *= *scale;
-    if (!norm) return;
-    layer_rmsnorm(xb, x, norm, dim, c->norm_eps);
-    for (int i = 0; i < nw; i++) {
-        int again = 0; /* one quantization per format (buffer) */
-        for (int k = 0; k < i; k++) again |= kern_act_format(next[k]->type) == kern_act_format(next[i]->type);
-        if (!again) layer_quantize(ws, next[i], 0, t, xb, 0, dim);
-    }
-}
-
 /* ---- the stages around the mixer: the residuals, the norms, the FFN ------ */
 
 /* 1: the previous layer's output into the residual, the layer's norm,
@@ -521,7 +504,7 @@ static void norm_in_stage(const Step *s, int ith, int nth)
     uint64_t t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++)
-        residual_norm(&s->m->cfg, s->ws, t, s->add ? s->ws->xb : NULL, s->post, s->scale,
+        layer_residual_norm(&s->m->cfg, s->ws, t, s->add ? s->ws->xb : NULL, s->post, s->scale,
                       s->lw ? s->lw->attn_norm : NULL, s->in, s->n_in);
 }
 
@@ -534,7 +517,7 @@ static void norm_ffn_stage(const Step *s, int ith, int nth)
     uint64_t t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++)
-        residual_norm(&s->m->cfg, s->ws, t, s->mixed, s->lw->attn_post_norm, NULL, s->lw->ffn_norm, in, n_in);
+        layer_residual_norm(&s->m->cfg, s->ws, t, s->mixed, s->lw->attn_post_norm, NULL, s->lw->ffn_norm, in, n_in);
 }
 
 /* 5: the same rows of gate and up, silu(gate) * up (or GELU) on them,

@@ -10,6 +10,7 @@
  *   5. gate and up, the same rows of both, then silu(gate) * up on them and
  *      its quantization (rows in whole blocks of w_down's activation format)
  *   6. w_down by rows
+ *   (Gemma 4: then its per-layer embedding's three stages, pe.c)
  * A stage is written once and runs either way: all the layers of a step in
  * one parallel region with a barrier after each stage (forward.c:
  * step_worker), or a parallel region per stage (streamed weights, which
@@ -123,8 +124,8 @@ static inline void layer_split_units(uint64_t rows, uint64_t unit, int ith, int 
  * in place, with a post-norm) if any, times *scale if any; then xb =
  * RMSNorm(x) * norm (none without norm), quantized for the nw weights
  * reading it (forward.c). */
-void residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float *add, const float *post, const float *scale,
-                   const float *norm, const Weight *const *next, int nw);
+void layer_residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float *add, const float *post,
+                         const float *scale, const float *norm, const Weight *const *next, int nw);
 
 /* Rows [lo, hi) of w times n activations at act, act_stride bytes apart
  * (w's format: kern_act_format); token t's out at out + t * out_stride. */

@@ -761,12 +761,13 @@ static int finish_gemma4(ConfigWalk *w, GgufError *err)
     cfg->n_head_kv_swa = cfg->n_head_kv;
     uint32_t kv_of[2] = {0, 0}; /* a global and a windowed layer's, the first seen */
     for (uint32_t l = 0; !bad && l < n; l++) {
-        uint32_t ff = w->arr_len[ARR_FF] ? w->arr[ARR_FF][l] : cfg->n_ff, v = w->arr_len[ARR_KV] ? w->arr[ARR_KV][l] : cfg->n_head_kv;
+        uint32_t ff = w->arr_len[ARR_FF] ? w->arr[ARR_FF][l] : cfg->n_ff;
+        uint32_t v = w->arr_len[ARR_KV] ? w->arr[ARR_KV][l] : cfg->n_head_kv;
         uint32_t *kind = &kv_of[model_layer_swa(cfg, l) != 0];
         if (!*kind) *kind = v;
         if (ff != (l < cfg->n_layer_kv ? cfg->n_ff : cfg->n_ff_shared) || ff == 0 || ff > config_keys[K_FF].max ||
             v == 0 || v > cfg->n_head || cfg->n_head % v != 0 || v != *kind)
-            bad = "one FFN width before the shared KV and one after, kv heads dividing head_count, one per kind of layer";
+            bad = "one FFN width before the shared KV and one after, kv heads dividing head_count, one per kind";
     }
     if (kv_of[0]) cfg->n_head_kv = kv_of[0];
     if (kv_of[1]) cfg->n_head_kv_swa = kv_of[1];
@@ -1378,11 +1379,10 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         /* the table stays in the file (rows read per step when not mapped);
          * its projection is loaded as any matrix, resident when streaming */
         L.stream = !(c->mapped && m->load == LOAD_MMAP);
-        if (bind_matrix(&L, &m->pe_embd, "per_layer_token_embd.weight", (uint64_t)c->n_layer * c->n_embd_pe, c->n_vocab, 1) != 0)
-            return -1;
+        uint64_t pe_width = (uint64_t)c->n_layer * c->n_embd_pe;
+        if (bind_matrix(&L, &m->pe_embd, "per_layer_token_embd.weight", pe_width, c->n_vocab, 1) != 0) return -1;
         L.stream = 0;
-        if (bind_matrix(&L, &m->pe_model_proj, "per_layer_model_proj.weight", c->n_embd, (uint64_t)c->n_layer * c->n_embd_pe, 1) != 0)
-            return -1;
+        if (bind_matrix(&L, &m->pe_model_proj, "per_layer_model_proj.weight", c->n_embd, pe_width, 1) != 0) return -1;
         pack_matrix(&L, &m->pe_model_proj);
         side_matrix(&L, &m->pe_model_proj);
         const GgmlTypeInfo *ti = ggml_type_info(m->pe_embd.type);

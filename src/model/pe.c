@@ -82,7 +82,8 @@ int pe_inputs(const Model *m, Workspace *ws, int n)
             return -1;
         }
     }
-    for (int t = 0; t < n; t++) layer_quantize(ws, p, 0, (uint64_t)t, ws->x + (uint64_t)t * m->cfg.n_embd, 0, m->cfg.n_embd);
+    uint64_t dim = m->cfg.n_embd;
+    for (int t = 0; t < n; t++) layer_quantize(ws, p, 0, (uint64_t)t, ws->x + (uint64_t)t * dim, 0, dim);
     PeJob j = {m, ws, n};
     port_parallel(proj_worker, &j);
     if (n > 1) port_parallel(finish_worker, &j);
@@ -97,7 +98,7 @@ static void pe_residual_stage(const Step *s, int ith, int nth)
     uint64_t t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++) {
-        residual_norm(&s->m->cfg, s->ws, t, s->ws->xb, s->lw->ffn_post_norm, NULL, NULL, NULL, 0);
+        layer_residual_norm(&s->m->cfg, s->ws, t, s->ws->xb, s->lw->ffn_post_norm, NULL, NULL, NULL, 0);
         layer_quantize(s->ws, &s->lw->pe_gate, 0, t, s->ws->x + t * s->m->cfg.n_embd, 0, s->m->cfg.n_embd);
     }
 }
