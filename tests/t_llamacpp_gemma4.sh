@@ -140,6 +140,13 @@ for mode in read stream; do
     else not_ok "gemma4 --load $mode: logits differ from mmap's"; fi
 done
 check "gemma4 runs with --kv-type q8_0" "$PITH" run "$Q8" --prompt-ids "$IDS" -n 4 --kv-type q8_0 -c 256
+# a full context goes on: the kept tokens are fed again (rings cannot shift)
+"$FWD" run "$Q8" --prompt-ids "$IDS" -n 60 -c 64 --temp 0 --ignore-eos --print-ids >"$TMP/out" 2>"$TMP/err"
+if [ "$(tr ',' '\n' <"$TMP/out" | grep -c .)" -eq 60 ] && grep -q "context full: dropped .* fed the .* left again" "$TMP/err"; then
+    ok "gemma4: a full context is shifted by feeding the kept tokens again, 60 tokens generated"
+else
+    not_ok "gemma4 context full: $(head -c 300 "$TMP/err")"
+fi
 
 # files pith would get wrong, refused with one line
 refused() {
