@@ -47,6 +47,12 @@ GEMMA="--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --hea
 model gemma3-f16 F16 "" $GEMMA --type f16 --seed 71
 model gemma3-q4_k_m QUANT "" $GEMMA --type q4_k_m --seed 73
 model gemma3-linear8-f16 F16 "" $GEMMA --rope-linear 8 --type f16 --seed 76
+# Gemma 4 as t_llamacpp_gemma4.sh: heads of 256 and 512, KV shared by the
+# last layers, per-layer embeddings
+G4="--arch gemma4 --layers 10 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 512 --head-dim-swa 256 --window 16
+    --shared-kv 5 --pe 256 --rope-partial 4 --double-wide"
+model gemma4-f16 F16 "" $G4 --type f16 --seed 141
+model gemma4-q4_k_m QUANT "" $G4 --type q4_k_m --seed 143
 # Ministral 3 (YaRN, attention temperature), as t_llamacpp_arch.sh
 MIN3="--arch mistral3 --layers 4 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 128 --ctx 4096 --yarn 16 --yarn-orig 16 --yarn-log-mul 1 --attn-temp 0.1"
 model mistral3-f32 F32 "" $MIN3 --seed 91

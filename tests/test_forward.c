@@ -776,6 +776,14 @@ int main(void)
         stage_layouts("qwen35moe-q8_0", "--arch qwen35moe --layers 4 --embd 128 --ff 64 --ff-exp 64 --experts 8 "
                                         "--experts-used 2 --heads 2 --kv-heads 1 --head-dim 128 --rope-dim 64 "
                                         "--ssm-state 32 --type q8_0 --seed 42");
+        /* Gemma 4: heads of two sizes and kv heads per kind, the last layers
+         * reading earlier layers' KV, the per-layer embedding stages */
+        stage_layouts("gemma4-q8_0", "--arch gemma4 --layers 5 --swa-pattern 2 --embd 128 --ff 128 --heads 4 --kv-heads 1 "
+                                     "--kv-heads-swa 2 --head-dim 64 --head-dim-swa 32 --window 8 --shared-kv 3 --pe 64 "
+                                     "--double-wide --rope-partial 4 --type q8_0 --seed 43");
+        stage_layouts("gemma4-q4_k_m", "--arch gemma4 --layers 5 --swa-pattern 2 --embd 256 --ff 256 --heads 4 --kv-heads 2 "
+                                       "--head-dim 64 --head-dim-swa 32 --window 8 --shared-kv 3 --pe 256 --type q4_k_m "
+                                       "--seed 44");
     }
     CHECK_DONE();
 }

@@ -487,6 +487,8 @@ int engine_open(Engine *e, const EngineOptions *o)
         req->n_expert = e->cfg.n_expert;
         req->n_expert_used = e->cfg.n_expert_used;
     }
+    req->pe_bytes = e->cfg.pe_bytes; /* mapped or read by rows: never resident whole (pe.c) */
+    req->cold_bytes += e->cfg.pe_bytes;
     req->load = o->load_asked;
     req->mmap_ok = o->use_mmap;
     req->read_first = weights_want_read(&e->cfg);

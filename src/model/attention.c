@@ -45,6 +45,7 @@ void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32
                  uint32_t *rows)
 {
     uint64_t krow = kv_type_bytes(s->kv_type, c->head_dim), vrow = kv_type_bytes(s->kv_type, c->head_dim_v);
+    layer = model_kv_layer(c, layer); /* Gemma 4's last layers read an earlier one's (of their kind and shape) */
     uint32_t swa_before = model_swa_before(c, layer);
     if (model_layer_swa(c, layer)) {
         uint64_t row = ((uint64_t)swa_before * c->n_head_kv + head) * s->ring;
@@ -115,7 +116,7 @@ static void head_wsum(const KernelSet *ks, const ModelConfig *c, KvType kt, cons
 static void attention_heads(const Step *j, uint32_t h0, uint32_t h1)
 {
     const KernelSet *ks = kern_active();
-    const ModelConfig *c = &j->m->cfg;
+    const ModelConfig *c = &j->lc;
     const Workspace *ws = j->ws;
     uint32_t group = c->n_head / c->n_head_kv;
     float scale = c->attn_scale;
@@ -208,7 +209,7 @@ static void cache_store(const ModelConfig *c, const SeqState *seq, int values, u
  * (each element's arithmetic is the same whatever the range). */
 static void qk_token(const Step *j, uint64_t t, const float *cs, uint32_t g0, uint32_t g1)
 {
-    const ModelConfig *c = &j->m->cfg;
+    const ModelConfig *c = &j->lc;
     Workspace *ws = j->ws;
     const LayerWeights *lw = j->lw;
     uint32_t group = c->n_head / c->n_head_kv;
@@ -233,9 +234,11 @@ static void qk_token(const Step *j, uint64_t t, const float *cs, uint32_t g0, ui
         if (temp != 1.0f)
             for (uint64_t i = 0; i < hd; i++) q[h * hd + i] *= temp;
     }
+    if (j->layer >= c->n_layer_kv) return; /* it reads an earlier layer's keys and values (Gemma 4) */
     for (uint32_t h = g0; h < g1; h++) {
         if (lw->k_norm) layer_rmsnorm(k + h * hd, k + h * hd, lw->k_norm, hd, c->norm_eps);
         if (ropes) ks->rope(k + h * hd, c->n_rot, cs, neox);
+        if (c->arch->gemma4) layer_rmsnorm(v + h * hdv, v + h * hdv, j->m->ones, hdv, c->norm_eps); /* no weight */
     }
     cache_store(c, seq, 0, j->layer, ws->tok_pos[t], k, c->head_dim, g0, g1);
     cache_store(c, seq, 1, j->layer, ws->tok_pos[t], v, c->head_dim_v, g0, g1);
@@ -250,7 +253,7 @@ static int gated(const ModelConfig *c)
 
 static void q_of(const Step *s, uint64_t t, uint32_t h0, uint32_t h1)
 {
-    const ModelConfig *c = &s->m->cfg;
+    const ModelConfig *c = &s->lc;
     if (gated(c)) deltanet_q_heads(c, s->ws->dn + t * s->lw->wq.rows, s->ws->q + t * c->n_head * c->head_dim, h0, h1);
 }
 
@@ -258,7 +261,7 @@ static void q_of(const Step *s, uint64_t t, uint32_t h0, uint32_t h1)
  * architecture gates it. */
 static void attend(const Step *s, uint32_t h0, uint32_t h1)
 {
-    const ModelConfig *c = &s->m->cfg;
+    const ModelConfig *c = &s->lc;
     attention_heads(s, h0, h1);
     if (gated(c))
         for (uint64_t t = 0; t < (uint64_t)s->n; t++)
@@ -269,7 +272,7 @@ static void attend(const Step *s, uint32_t h0, uint32_t h1)
  * output (quantized for wo with att_here). */
 static void heads_stage(const Step *s, int ith, int nth)
 {
-    const ModelConfig *c = &s->m->cfg;
+    const ModelConfig *c = &s->lc;
     Workspace *ws = s->ws;
     const LayerWeights *lw = s->lw;
     uint32_t group = c->n_head / c->n_head_kv;
@@ -277,8 +280,10 @@ static void heads_stage(const Step *s, int ith, int nth)
     uint32_t g0 = (uint32_t)((uint64_t)c->n_head_kv * ith / nth), g1 = (uint32_t)((uint64_t)c->n_head_kv * (ith + 1) / nth);
     layer_rows(ws, &lw->wq, 0, ws->xb, g0 * group * q_rows, g1 * group * q_rows, s->n, gated(c) ? ws->dn : ws->q,
                lw->wq.rows);
-    layer_rows(ws, &lw->wk, 0, ws->xb, g0 * hd, g1 * hd, s->n, ws->k, lw->wk.rows);
-    layer_rows(ws, &lw->wv, 0, ws->xb, g0 * hdv, g1 * hdv, s->n, ws->v, lw->wv.rows);
+    if (s->layer < c->n_layer_kv) { /* else no k, v: an earlier layer's are read */
+        layer_rows(ws, &lw->wk, 0, ws->xb, g0 * hd, g1 * hd, s->n, ws->k, lw->wk.rows);
+        layer_rows(ws, &lw->wv, 0, ws->xb, g0 * hdv, g1 * hdv, s->n, ws->v, lw->wv.rows);
+    }
     for (uint64_t t = 0; t < (uint64_t)s->n; t++) {
         q_of(s, t, g0 * group, g1 * group);
         qk_token(s, t, layer_rope(s->m, ws, s->layer, t), g0, g1);
@@ -293,8 +298,8 @@ static void heads_stage(const Step *s, int ith, int nth)
 static void qkv_stage(const Step *s, int ith, int nth)
 {
     const Weight *w[3] = {&s->lw->wq, &s->lw->wk, &s->lw->wv};
-    float *out[3] = {gated(&s->m->cfg) ? s->ws->dn : s->ws->q, s->ws->k, s->ws->v};
-    layer_rows_group(s, w, out, 3, ith, nth);
+    float *out[3] = {gated(&s->lc) ? s->ws->dn : s->ws->q, s->ws->k, s->ws->v};
+    layer_rows_group(s, w, out, s->n_in, ith, nth); /* q alone in a layer reading another's KV */
 }
 
 /* ... the norms, RoPE and cache stores by token ... */
@@ -303,8 +308,8 @@ static void qk_stage(const Step *s, int ith, int nth)
     uint64_t t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++) {
-        q_of(s, t, 0, s->m->cfg.n_head);
-        qk_token(s, t, layer_rope(s->m, s->ws, s->layer, t), 0, s->m->cfg.n_head_kv);
+        q_of(s, t, 0, s->lc.n_head);
+        qk_token(s, t, layer_rope(s->m, s->ws, s->layer, t), 0, s->lc.n_head_kv);
     }
 }
 
@@ -312,34 +317,34 @@ static void qk_stage(const Step *s, int ith, int nth)
 static void attention_stage(const Step *s, int ith, int nth)
 {
     uint64_t h0, h1;
-    layer_split(s->m->cfg.n_head, ith, nth, &h0, &h1);
+    layer_split(s->lc.n_head, ith, nth, &h0, &h1);
     attend(s, (uint32_t)h0, (uint32_t)h1);
 }
 
 /* The output quantized for wo, by token (not done by heads_stage). */
 static void att_quant_stage(const Step *s, int ith, int nth)
 {
-    uint64_t adim = (uint64_t)s->m->cfg.n_head * s->m->cfg.head_dim_v, t0, t1;
+    uint64_t adim = (uint64_t)s->lc.n_head * s->lc.head_dim_v, t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++) layer_quantize(s->ws, &s->lw->wo, 1, t, s->ws->att + t * adim, 0, adim);
 }
 
 static void wo_stage(const Step *s, int ith, int nth)
 {
-    uint64_t dim = s->m->cfg.n_embd, lo, hi;
+    uint64_t dim = s->lc.n_embd, lo, hi;
     layer_split(dim, ith, nth, &lo, &hi);
     layer_rows(s->ws, &s->lw->wo, 1, s->ws->att, lo, hi, s->n, s->ws->xb, dim);
 }
 
 int attention_plan(Step *s, int nth, Stage *st)
 {
-    const ModelConfig *c = &s->m->cfg;
+    const ModelConfig *c = &s->lc;
     const LayerWeights *lw = s->lw;
     int k = 0;
     s->in[0] = &lw->wq;
     s->in[1] = &lw->wk;
     s->in[2] = &lw->wv;
-    s->n_in = 3;
+    s->n_in = s->layer < c->n_layer_kv ? 3 : 1;
     s->mixed = s->ws->xb;
     /* each thread's columns of the output are group * head_dim_v * (n_head_kv / nth) wide:
      * whole blocks for all, or for none */

@@ -1,4 +1,4 @@
-/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3, Gemma 3, LFM2, Qwen3.5)
+/* forward.c - the transformer forward pass (Qwen3, Qwen2, llama, SmolLM3, Phi-3, Gemma 3 and 4, LFM2, Qwen3.5)
  * over the sequences' KV caches and recurrent states.
  *
  * Per layer, for the tokens of one step:
@@ -8,7 +8,9 @@
  *   h = RMSNorm(x) * ffn_norm
  *   x += Wdown (silu(Wgate h) * (Wup h))   (GELU in Gemma 3), or a mixture
  *   of experts' (moe.c: Qwen3-MoE, LFM2-MoE, Qwen3.5-MoE)
- * (post-norms on both sublayers' outputs in Gemma 3), then logits = Wout
+ * (post-norms on both sublayers' outputs in Gemma 3; Gemma 4's per-layer
+ * embeddings after the FFN, pe.c, and its layers' shapes per kind, model.h:
+ * model_layer_cfg), then logits = Wout
  * (RMSNorm(x) * output_norm). A layer is a list of stages (layer.h), run
  * fused in one parallel region or a region per stage.
  * Everything is float32 (sums of squares and softmax denominators in double),
@@ -50,7 +52,7 @@ typedef struct {
 
 enum { S_KCACHE, S_VCACHE, S_KRING, S_VRING, S_RECUR, S_COUNT };
 enum { W_X, W_XB, W_Q, W_K, W_V, W_ATT, W_HB, W_HB2, W_SCORES, W_LOGITS, W_ACT0, W_ACTK, W_ACTM, W_TSEQ, W_TPOS,
-       W_TID, W_RECUR, W_GELU, W_ROPE, W_MOE, W_COUNT };
+       W_TID, W_RECUR, W_GELU, W_ROPE, W_MOE, W_PE, W_PE_ROWS, W_COUNT };
 
 /* Widest input of any matmul: the quantized activation buffers hold a step
  * of it in each format. */
@@ -76,13 +78,15 @@ static uint32_t ring_rows(const ModelConfig *c, const ModelOptions *o)
 static void seq_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, const char *what, const char *ring_what,
                         const char *recur_what, Buffer *b)
 {
-    uint32_t n_swa_layers = model_swa_before(c, c->n_layer), n_recur = model_recurrent_before(c, c->n_layer);
-    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer - n_swa_layers - n_recur, c->n_head_kv), o->n_ctx);
-    uint64_t ring = plan_mul(p, plan_mul(p, n_swa_layers, c->n_head_kv), ring_rows(c, o));
+    /* the layers keeping a cache (not Gemma 4's last ones, which read an
+     * earlier layer's); the windowed ones' rows of their own width */
+    uint32_t n_swa_layers = model_swa_before(c, c->n_layer_kv), n_recur = model_recurrent_before(c, c->n_layer);
+    uint64_t cache_rows = plan_mul(p, plan_mul(p, c->n_layer_kv - n_swa_layers - n_recur, c->n_head_kv), o->n_ctx);
+    uint64_t ring = plan_mul(p, plan_mul(p, n_swa_layers, c->n_head_kv_swa), ring_rows(c, o));
     b[S_KCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim)};
     b[S_VCACHE] = (Buffer){what, cache_rows, kv_type_bytes(o->kv_type, c->head_dim_v)};
-    b[S_KRING] = (Buffer){ring_what, ring, kv_type_bytes(o->kv_type, c->head_dim)};
-    b[S_VRING] = (Buffer){ring_what, ring, kv_type_bytes(o->kv_type, c->head_dim_v)};
+    b[S_KRING] = (Buffer){ring_what, ring, kv_type_bytes(o->kv_type, c->head_dim_swa)};
+    b[S_VRING] = (Buffer){ring_what, ring, kv_type_bytes(o->kv_type, c->head_dim_v_swa)};
     /* recurrent layers: a state of fixed size, F32 (LFM2's short
      * convolutions or Qwen3.5's DeltaNet layers) */
     uint64_t recur_bytes = model_conv_before(c, c->n_layer) ? shortconv_state_bytes(c)
@@ -114,8 +118,11 @@ static uint64_t logit_rows(const ModelOptions *o)
     return r > n_seq(o) ? r : n_seq(o);
 }
 
-static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan *p, Buffer *b)
+static void workspace_buffers(const ModelConfig *model_cfg, const ModelOptions *o, Plan *p, Buffer *b)
 {
+    ModelConfig wide; /* room for any layer's shapes */
+    model_widest_cfg(model_cfg, &wide);
+    const ModelConfig *c = &wide;
     uint64_t B = o->batch;
     b[W_X] = (Buffer){"workspace: activations", B * c->n_embd, 4};
     b[W_XB] = (Buffer){"workspace: activations", B * c->n_embd, 4};
@@ -154,8 +161,13 @@ static void workspace_buffers(const ModelConfig *c, const ModelOptions *o, Plan 
     /* GELU's F16 table (kernels.h: gelu_mul), for the architectures with GELU */
     b[W_GELU] = (Buffer){"workspace: gelu table", c->arch->act == ACT_GELU ? KERN_GELU_TABLE : 0, 2};
     /* each token's RoPE cos/sin at its position, once per step (not per layer and thread) */
-    b[W_ROPE] = (Buffer){"workspace: activations", B * layer_rope_tables(c) * c->n_rot, 4};
+    b[W_ROPE] = (Buffer){"workspace: activations", B * layer_rope_tables(c) * layer_rope_stride(c), 4};
     b[W_MOE] = (Buffer){"workspace: experts' routing and slots", moe_scratch_bytes(c, o->batch), 1};
+    /* Gemma 4: each token's per-layer inputs, and its row of their table
+     * when the table is not mapped (never the table itself: pe.c) */
+    b[W_PE] = (Buffer){"workspace: per-layer inputs", plan_mul(p, B * c->n_layer, c->n_embd_pe), 4};
+    b[W_PE_ROWS] = (Buffer){"workspace: per-layer embedding rows",
+                            c->n_embd_pe && o->load != LOAD_MMAP ? B : 0, c->n_vocab ? c->pe_bytes / c->n_vocab : 0};
 }
 
 void forward_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
@@ -239,13 +251,15 @@ void seq_reset(SeqState *s)
 int seq_state_spans(const ModelConfig *c, const SeqState *s, uint32_t n, int (*visit)(void *ctx, void *p, uint64_t bytes),
                     void *ctx)
 {
-    uint64_t krow = kv_type_bytes(s->kv_type, c->head_dim), vrow = kv_type_bytes(s->kv_type, c->head_dim_v);
-    for (uint32_t l = 0; l < c->n_layer; l++) {
+    for (uint32_t l = 0; l < c->n_layer_kv; l++) { /* the later layers (Gemma 4) keep none */
         if (model_layer_recurrent(c, l)) continue;
-        for (uint32_t h = 0; h < c->n_head_kv; h++) {
+        ModelConfig lc; /* the layer's widths */
+        model_layer_cfg(c, l, &lc);
+        uint64_t krow = kv_type_bytes(s->kv_type, lc.head_dim), vrow = kv_type_bytes(s->kv_type, lc.head_dim_v);
+        for (uint32_t h = 0; h < lc.n_head_kv; h++) {
             uint8_t *k, *v;
             uint32_t rows;
-            seq_kv_head(c, s, l, h, &k, &v, &rows);
+            seq_kv_head(&lc, s, l, h, &k, &v, &rows);
             uint64_t r = model_layer_swa(c, l) ? rows : n; /* a ring holds its positions in any row */
             int rc = visit(ctx, k, r * krow);
             if (rc == 0) rc = visit(ctx, v, r * vrow);
@@ -338,6 +352,8 @@ int workspace_init(Workspace *ws, const Model *m, const ModelOptions *opt, Arena
     ws->gelu = p[W_GELU];
     ws->rope = p[W_ROPE];
     moe_scratch(&m->cfg, opt->batch, p[W_MOE], &ws->moe);
+    ws->pe = p[W_PE];
+    ws->pe_rows = p[W_PE_ROWS];
     if (ws->gelu) kern_gelu_table(ws->gelu);
     ws->logit_rows = (uint32_t)logit_rows(opt);
     kern_active(); /* chooses the kernels now, before any thread runs */
@@ -387,7 +403,7 @@ void forward_rope_table(float *cs, uint32_t n_rot, double pos, float base, const
 
 void forward_rope_freqs(const ModelConfig *c, uint32_t table, double *freq)
 {
-    rope_freqs(freq, c->n_rot, table ? c->rope_base_swa : c->rope_base);
+    rope_freqs(freq, table ? c->n_rot_swa : c->n_rot, table ? c->rope_base_swa : c->rope_base);
     if (table || c->rope_freq_scale == 1.0f) return; /* the windowed layers' positions are not scaled */
     double scale = (double)c->rope_freq_scale;
     for (uint32_t i = 0; i < c->n_rot / 2; i++) {
@@ -499,11 +515,14 @@ static void rope_fill(const Model *m, Workspace *ws, uint64_t t0, uint64_t t1)
     double freq[FORWARD_MAX_HEAD_DIM / 2]; /* a table's frequencies, once for the tokens */
     for (uint32_t k = 0; k < layer_rope_tables(c); k++) {
         forward_rope_freqs(c, k, freq);
+        /* the windowed layers' table: their width, no frequency factors
+         * (Gemma 4's rope_freqs are the global layers') */
+        uint32_t n_rot = k ? c->n_rot_swa : c->n_rot;
         for (uint64_t t = t0; t < t1; t++) {
-            float *cs = ws->rope + (t * layer_rope_tables(c) + k) * c->n_rot;
-            forward_rope_angles(cs, c->n_rot, (double)ws->tok_pos[t], freq, m->rope_freqs);
+            float *cs = ws->rope + (t * layer_rope_tables(c) + k) * layer_rope_stride(c);
+            forward_rope_angles(cs, n_rot, (double)ws->tok_pos[t], freq, k ? NULL : m->rope_freqs);
             if (c->rope_attn_factor != 1.0f) /* LongRoPE's and YaRN's factors scale what rotates, as ggml does */
-                for (uint32_t i = 0; i < c->n_rot; i++) cs[i] *= c->rope_attn_factor;
+                for (uint32_t i = 0; i < n_rot; i++) cs[i] *= c->rope_attn_factor;
         }
     }
 }
@@ -522,25 +541,6 @@ static void rope_worker(void *ctx, int ith, int nth)
     rope_fill(sj->m, sj->ws, t0, t1);
 }
 
-/* Token t: x += add, the previous sublayer's output (RMSNorm(add) * post,
- * in place, with a post-norm) if any; then xb = RMSNorm(x) * norm (none
- * after the last layer), quantized for the nw weights reading it. */
-static void residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float *add, const float *post,
-                          const float *norm, const Weight *const *next, int nw)
-{
-    uint64_t dim = c->n_embd;
-    float *x = ws->x + t * dim, *xb = ws->xb + t * dim;
-    if (add && post) layer_rmsnorm(add + t * dim, add + t * dim, post, dim, c->norm_eps);
-    if (add) layer_add(x, add + t * dim, dim);
-    if (!norm) return;
-    layer_rmsnorm(xb, x, norm, dim, c->norm_eps);
-    for (int i = 0; i < nw; i++) {
-        int again = 0; /* one quantization per format (buffer) */
-        for (int k = 0; k < i; k++) again |= kern_act_format(next[k]->type) == kern_act_format(next[i]->type);
-        if (!again) layer_quantize(ws, next[i], 0, t, xb, 0, dim);
-    }
-}
-
 /* ---- the stages around the mixer: the residuals, the norms, the FFN ------ */
 
 /* 1: the previous layer's output into the residual, the layer's norm,
@@ -550,8 +550,8 @@ static void norm_in_stage(const Step *s, int ith, int nth)
     uint64_t t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++)
-        residual_norm(&s->m->cfg, s->ws, t, s->add ? s->ws->xb : NULL, s->post, s->lw ? s->lw->attn_norm : NULL,
-                      s->in, s->n_in);
+        layer_residual_norm(&s->m->cfg, s->ws, t, s->add ? s->ws->xb : NULL, s->post, s->scale,
+                      s->lw ? s->lw->attn_norm : NULL, s->in, s->n_in);
 }
 
 /* 4: the mixer's output into the residual, the FFN's norm, quantized for
@@ -563,14 +563,14 @@ static void norm_ffn_stage(const Step *s, int ith, int nth)
     uint64_t t0, t1;
     layer_split((uint64_t)s->n, ith, nth, &t0, &t1);
     for (uint64_t t = t0; t < t1; t++)
-        residual_norm(&s->m->cfg, s->ws, t, s->mixed, s->lw->attn_post_norm, s->lw->ffn_norm, in, n_in);
+        layer_residual_norm(&s->m->cfg, s->ws, t, s->mixed, s->lw->attn_post_norm, NULL, s->lw->ffn_norm, in, n_in);
 }
 
 /* 5: the same rows of gate and up, silu(gate) * up (or GELU) on them,
  * quantized for w_down: rows in whole blocks of its activation format. */
 static void gate_up_stage(const Step *s, int ith, int nth)
 {
-    const ModelConfig *c = &s->m->cfg;
+    const ModelConfig *c = &s->lc;
     const LayerWeights *lw = s->lw;
     Workspace *ws = s->ws;
     uint64_t n_ff = c->n_ff, lo, hi;
@@ -612,15 +612,23 @@ static int layer_plan(Step *s, const Model *m, Workspace *ws, int n, uint32_t l,
     s->layer = l;
     s->lw = lw;
     s->add = l > 0;
-    s->post = l ? m->layers[l - 1].ffn_post_norm : NULL;
+    /* the previous layer's output: its FFN's, or (Gemma 4) its per-layer
+     * embedding's, post-normed, then its output scale */
+    s->post = !l ? NULL : c->n_embd_pe ? m->layers[l - 1].pe_post_norm : m->layers[l - 1].ffn_post_norm;
+    s->scale = l ? m->layers[l - 1].out_scale : NULL;
     st[0] = (Stage){norm_in_stage, 1};
     if (l == c->n_layer) return 1;
+    model_layer_cfg(c, l, &s->lc);
     int mix = model_layer_conv(c, l) ? MIX_CONV : model_layer_recurrent(c, l) ? MIX_DELTANET : MIX_ATTENTION;
     int k = 1 + mixers[mix](s, nth, st + 1);
     st[k++] = (Stage){norm_ffn_stage, 1};
-    if (model_layer_moe(c, l)) return k + moe_plan(s, nth, st + k);
-    st[k++] = (Stage){gate_up_stage, 0};
-    st[k++] = (Stage){down_stage, 0};
+    if (model_layer_moe(c, l)) {
+        k += moe_plan(s, nth, st + k);
+    } else {
+        st[k++] = (Stage){gate_up_stage, 0};
+        st[k++] = (Stage){down_stage, 0};
+    }
+    if (c->n_embd_pe) k += pe_plan(s, nth, st + k);
     return k;
 }
 
@@ -782,6 +790,7 @@ int forward_parts(const Model *m, Workspace *ws, ForwardPart *parts, int n_parts
         }
     }
 
+    if (c->n_embd_pe && pe_inputs(m, ws, n) != 0) return -1;
     step_layers(m, ws, n);
 
     /* Only the rows whose logits are wanted go through the output matrix:

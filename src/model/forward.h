@@ -67,6 +67,8 @@ typedef struct {
     int32_t *tok_id;          /* [batch] its id */
     float *conv;              /* [batch][3 n_embd]: a short-convolution layer's in_proj output (or NULL) */
     MoeScratch moe;           /* a mixture of experts' routing and slots (moe.h) */
+    float *pe;                /* Gemma 4: [batch][n_layer][n_embd_pe] each token's per-layer inputs (pe.c) */
+    uint8_t *pe_rows;         /* their table's rows read for the step (the table not mapped), or NULL */
     WeightStream stream;      /* the model is streamed (LOAD_STREAM) */
     char err[256];            /* why the last step failed */
 } Workspace;

@@ -61,3 +61,22 @@ uint64_t layer_act_block(const Weight *w)
     KernActFormat f = kern_act_format(w->type);
     return f == KERN_ACT_Q8_0 ? 32 : f == KERN_ACT_Q8_K ? 256 : 1;
 }
+
+/* (layer.h: the residual of a sublayer, the next norm) */
+void layer_residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float *add, const float *post,
+                         const float *scale, const float *norm, const Weight *const *next, int nw)
+{
+    uint64_t dim = c->n_embd;
+    float *x = ws->x + t * dim, *xb = ws->xb + t * dim;
+    if (add && post) layer_rmsnorm(add + t * dim, add + t * dim, post, dim, c->norm_eps);
+    if (add) layer_add(x, add + t * dim, dim);
+    if (scale) /* Gemma 4's layer output scale */
+        for (uint64_t i = 0; i < dim; i++) x[i] *= *scale;
+    if (!norm) return;
+    layer_rmsnorm(xb, x, norm, dim, c->norm_eps);
+    for (int i = 0; i < nw; i++) {
+        int again = 0; /* one quantization per format (buffer) */
+        for (int k = 0; k < i; k++) again |= kern_act_format(next[k]->type) == kern_act_format(next[i]->type);
+        if (!again) layer_quantize(ws, next[i], 0, t, xb, 0, dim);
+    }
+}

@@ -10,6 +10,7 @@
  *   5. gate and up, the same rows of both, then silu(gate) * up on them and
  *      its quantization (rows in whole blocks of w_down's activation format)
  *   6. w_down by rows
+ *   (Gemma 4: then its per-layer embedding's three stages, pe.c)
  * A stage is written once and runs either way: all the layers of a step in
  * one parallel region with a barrier after each stage (forward.c:
  * step_worker), or a parallel region per stage (streamed weights, which
@@ -42,7 +43,7 @@
 #include "forward.h"
 #include "model.h"
 
-#define LAYER_MAX_STAGES 12
+#define LAYER_MAX_STAGES 14
 #define MIXER_MAX_INPUTS 4
 
 /* One layer of a step, as its stages see it. */
@@ -52,7 +53,10 @@ typedef struct {
     int n;                    /* tokens of the step: ws->tok_seq, tok_pos say whose and where */
     uint32_t layer;
     const LayerWeights *lw;   /* in a stream slot when streamed */
-    const float *post;        /* stage 1: the previous layer's ffn_post_norm (a norm is never streamed) */
+    ModelConfig lc;           /* the layer's shapes (model_layer_cfg: Gemma 4's kinds differ) */
+    const float *post;        /* stage 1: the previous layer's ffn_post_norm, or pe_post_norm after
+                                 per-layer embeddings (a norm is never streamed) */
+    const float *scale;       /* stage 1: the previous layer's out_scale, or NULL */
     int add;                  /* stage 1: add the previous layer's output (not in layer 0) */
     /* the mixer's, set by its plan */
     const Weight *in[MIXER_MAX_INPUTS]; /* the matrices reading the normed input */
@@ -77,6 +81,11 @@ int shortconv_plan(Step *s, int nth, Stage *st);
 int deltanet_plan(Step *s, int nth, Stage *st);
 /* The FFN stages of a layer whose FFN is a mixture of experts (moe.c). */
 int moe_plan(Step *s, int nth, Stage *st);
+/* Gemma 4's per-layer embedding stages after the FFN (pe.c), and each
+ * token's per-layer inputs, before the layers of a step (-1: a row could
+ * not be read, the reason in ws->err). */
+int pe_plan(Step *s, int nth, Stage *st);
+int pe_inputs(const Model *m, Workspace *ws, int n);
 
 /* ---- the stages' tools (layer.c) ---------------------------------------- */
 
@@ -111,6 +120,13 @@ static inline void layer_split_units(uint64_t rows, uint64_t unit, int ith, int 
     *hi = ith == nth - 1 ? rows : *hi * unit;
 }
 
+/* Token t: x += add, the previous sublayer's output (RMSNorm(add) * post,
+ * in place, with a post-norm) if any, times *scale if any; then xb =
+ * RMSNorm(x) * norm (none without norm), quantized for the nw weights
+ * reading it (forward.c). */
+void layer_residual_norm(const ModelConfig *c, Workspace *ws, uint64_t t, float *add, const float *post,
+                         const float *scale, const float *norm, const Weight *const *next, int nw);
+
 /* Rows [lo, hi) of w times n activations at act, act_stride bytes apart
  * (w's format: kern_act_format); token t's out at out + t * out_stride. */
 void layer_matmul(const Weight *w, uint64_t lo, uint64_t hi, const void *act, uint64_t act_stride, int n, float *out,
@@ -134,7 +150,13 @@ void layer_rows_group(const Step *s, const Weight *const *w, float *const *out, 
  * model_layer_swa(c, layer)). */
 static inline uint32_t layer_rope_tables(const ModelConfig *c)
 {
-    return c->n_swa && c->arch->attn == ATTN_SWA ? 2 : 1;
+    return c->n_swa && (c->arch->attn == ATTN_SWA || c->arch->attn == ATTN_SWA_LAYERS) ? 2 : 1;
+}
+
+/* Floats of a table: the wider kind's 2 * pairs (Gemma 4's windowed layers rotate fewer). */
+static inline uint32_t layer_rope_stride(const ModelConfig *c)
+{
+    return c->n_rot > c->n_rot_swa ? c->n_rot : c->n_rot_swa;
 }
 
 /* Token t's RoPE table for layer `layer`. */
@@ -142,7 +164,7 @@ static inline const float *layer_rope(const Model *m, const Workspace *ws, uint3
 {
     const ModelConfig *c = &m->cfg;
     uint32_t n = layer_rope_tables(c);
-    return ws->rope + (t * n + (n == 2 ? (uint32_t)model_layer_swa(c, layer) : 0)) * c->n_rot;
+    return ws->rope + (t * n + (n == 2 ? (uint32_t)model_layer_swa(c, layer) : 0)) * layer_rope_stride(c);
 }
 
 #endif

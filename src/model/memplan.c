@@ -242,7 +242,11 @@ void mem_print(const MemBudget *b, const MemRequest *r, const MemDecision *d)
     port_out("memory plan for %s: --load %s, context %u\n", r->model_path, mem_load_name(d->load), d->n_ctx);
     for (int i = 0; i < d->plan.n_items; i++) row(d->plan.items[i].what, d->plan.items[i].bytes, "");
     row("arena (one mapping, the sum above)", d->plan.total, "");
-    if (d->mapped && r->cold_bytes) {
+    if (d->mapped && r->pe_bytes) {
+        snprintf(remark, sizeof remark, "without the per-layer embeddings (%.1f MiB, a row read per token)",
+                 mib(r->pe_bytes));
+        row("model file, memory-mapped", d->mapped, remark);
+    } else if (d->mapped && r->cold_bytes) {
         snprintf(remark, sizeof remark, "the active experts (%u of %u): %.1f MiB of experts stay cold", r->n_expert_used,
                  r->n_expert, mib(r->cold_bytes));
         row("model file, memory-mapped", d->mapped, remark);

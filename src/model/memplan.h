@@ -53,6 +53,8 @@ typedef struct {
                                    experts: all but n_expert_used of n_expert): mapped, read only
                                    when routed to, so not counted resident */
     uint32_t n_expert, n_expert_used; /* for --plan's words on it */
+    uint64_t pe_bytes;          /* of cold_bytes: Gemma 4's per-layer embedding table, mapped and read
+                                   a row per token (never copied: pe.c) */
     int load;                   /* LoadMode given with --load, or -1: the planner chooses */
     int mmap_ok;                /* 0: --no-mmap, or mapping the file failed */
     int read_first;             /* the kernels read these weights faster repacked, which only

@@ -104,6 +104,14 @@ static const ArchInfo arch_table[] = {
                MOE_LAYER, [LT_EXP_PROBS_B] = R},
      .shortconv = 1, .output_norm = "token_embd_norm.weight", .moe_gating = MOE_GATING_KEY, .moe_norm_w = 1,
      .moe_dense_lead = 1},
+    /* Gemma 4 (E2B, E4B): Gemma 3's layers with windowed layers named one
+     * by one and heads of their own size, per-layer embeddings (when
+     * embedding_length_per_layer_input > 0), an output scale, the last
+     * layers reading earlier layers' KV; rope_freqs on the global layers */
+    {.name = "gemma4", .rope = ROPE_NEOX, .act = ACT_GELU, .norm = NORM_PRE_POST, .attn = ATTN_SWA_LAYERS,
+     .layer = {LLAMA_LAYER, [LT_Q_NORM] = R, [LT_K_NORM] = R, [LT_ATTN_POST_NORM] = R, [LT_FFN_POST_NORM] = R,
+               [LT_PE_GATE] = O, [LT_PE_PROJ] = O, [LT_PE_POST_NORM] = O, [LT_OUT_SCALE] = O},
+     .rope_freqs = O, .embd_scale = 1, .gemma4 = 1},
 };
 #undef MOE_LAYER
 #undef LLAMA_LAYER
@@ -117,13 +125,13 @@ const LayerTensor layer_tensors[LT_COUNT] = {
     [LT_ATTN_NORM] = {"attn_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(attn_norm)},
     [LT_FFN_NORM] = {"ffn_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(ffn_norm)},
     [LT_Q_NORM] = {"attn_q_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(q_norm), PART_ATTN},
-    [LT_K_NORM] = {"attn_k_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(k_norm), PART_ATTN},
+    [LT_K_NORM] = {"attn_k_norm", "weight", 0, DIM_HEAD, DIM_ONE, LW(k_norm), PART_ATTN, FFN_ANY, 0, 1},
     [LT_Q_BIAS] = {"attn_q", "bias", 0, DIM_Q, DIM_ONE, LW(bq), PART_ATTN},
-    [LT_K_BIAS] = {"attn_k", "bias", 0, DIM_KV, DIM_ONE, LW(bk), PART_ATTN},
-    [LT_V_BIAS] = {"attn_v", "bias", 0, DIM_V, DIM_ONE, LW(bv), PART_ATTN},
+    [LT_K_BIAS] = {"attn_k", "bias", 0, DIM_KV, DIM_ONE, LW(bk), PART_ATTN, FFN_ANY, 0, 1},
+    [LT_V_BIAS] = {"attn_v", "bias", 0, DIM_V, DIM_ONE, LW(bv), PART_ATTN, FFN_ANY, 0, 1},
     [LT_Q] = {"attn_q", "weight", 1, DIM_EMBD, DIM_Q, LW(wq), PART_ATTN},
-    [LT_K] = {"attn_k", "weight", 1, DIM_EMBD, DIM_KV, LW(wk), PART_ATTN},
-    [LT_V] = {"attn_v", "weight", 1, DIM_EMBD, DIM_V, LW(wv), PART_ATTN},
+    [LT_K] = {"attn_k", "weight", 1, DIM_EMBD, DIM_KV, LW(wk), PART_ATTN, FFN_ANY, 0, 1},
+    [LT_V] = {"attn_v", "weight", 1, DIM_EMBD, DIM_V, LW(wv), PART_ATTN, FFN_ANY, 0, 1},
     [LT_OUT] = {"attn_output", "weight", 1, DIM_ATT, DIM_EMBD, LW(wo), PART_ATTN},
     [LT_GATE] = {"ffn_gate", "weight", 1, DIM_EMBD, DIM_FF, LW(w_gate), PART_ANY, FFN_DENSE},
     [LT_UP] = {"ffn_up", "weight", 1, DIM_EMBD, DIM_FF, LW(w_up), PART_ANY, FFN_DENSE},
@@ -155,6 +163,10 @@ const LayerTensor layer_tensors[LT_COUNT] = {
     [LT_GATE_SHEXP] = {"ffn_gate_shexp", "weight", 1, DIM_EMBD, DIM_FF_SHEXP, LW(gate_shexp), PART_ANY, FFN_MOE},
     [LT_UP_SHEXP] = {"ffn_up_shexp", "weight", 1, DIM_EMBD, DIM_FF_SHEXP, LW(up_shexp), PART_ANY, FFN_MOE},
     [LT_DOWN_SHEXP] = {"ffn_down_shexp", "weight", 1, DIM_FF_SHEXP, DIM_EMBD, LW(down_shexp), PART_ANY, FFN_MOE},
+    [LT_PE_GATE] = {"inp_gate", "weight", 1, DIM_EMBD, DIM_PE, LW(pe_gate)},
+    [LT_PE_PROJ] = {"proj", "weight", 1, DIM_PE, DIM_EMBD, LW(pe_proj)},
+    [LT_PE_POST_NORM] = {"post_norm", "weight", 0, DIM_EMBD, DIM_ONE, LW(pe_post_norm)},
+    [LT_OUT_SCALE] = {"layer_output_scale", "weight", 0, DIM_ONE, DIM_ONE, LW(out_scale)},
 };
 #undef LW
 
@@ -189,9 +201,56 @@ uint64_t model_dim(const ModelConfig *c, ModelDim d)
     case DIM_EXPERTS: return c->n_expert;
     case DIM_FF_EXP: return c->n_ff_exp;
     case DIM_FF_SHEXP: return c->n_ff_shexp;
+    case DIM_PE: return c->n_embd_pe;
     }
     return 0;
 }
+
+int model_layer_swa(const ModelConfig *c, uint32_t l)
+{
+    if (c->n_swa == 0) return 0;
+    if (c->arch->attn == ATTN_SWA_LAYERS) return l < MODEL_MAX_LAYERS_MIXED && (c->swa_layers[l / 64] >> (l % 64) & 1);
+    if (c->swa_pattern == 0) return !model_layer_recurrent(c, l);
+    return l % c->swa_pattern < c->swa_pattern - 1;
+}
+
+uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
+{
+    if (c->n_swa == 0) return 0;
+    if (c->arch->attn == ATTN_SWA_LAYERS) return model_bits_before(c->swa_layers, l);
+    if (c->swa_pattern == 0) return l - model_recurrent_before(c, l);
+    uint32_t p = c->swa_pattern, r = l % p;
+    return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
+}
+
+uint32_t model_kv_layer(const ModelConfig *c, uint32_t l)
+{
+    return l < c->n_layer_kv ? l : c->n_layer_kv - (model_layer_swa(c, l) ? 2 : 1);
+}
+
+void model_layer_cfg(const ModelConfig *c, uint32_t l, ModelConfig *out)
+{
+    *out = *c;
+    if (model_layer_swa(c, l)) {
+        out->head_dim = c->head_dim_swa;
+        out->head_dim_v = c->head_dim_v_swa;
+        out->n_head_kv = c->n_head_kv_swa;
+        out->n_rot = c->n_rot_swa;
+    }
+    if (l >= c->n_layer_kv) out->n_ff = c->n_ff_shared;
+}
+
+#define MAX_OF(a, b) ((a) > (b) ? (a) : (b))
+void model_widest_cfg(const ModelConfig *c, ModelConfig *out)
+{
+    *out = *c;
+    out->head_dim = MAX_OF(c->head_dim, c->head_dim_swa);
+    out->head_dim_v = MAX_OF(c->head_dim_v, c->head_dim_v_swa);
+    out->n_head_kv = MAX_OF(c->n_head_kv, c->n_head_kv_swa);
+    out->n_rot = MAX_OF(c->n_rot, c->n_rot_swa);
+    out->n_ff = MAX_OF(MAX_OF(c->n_ff, c->n_ff_shared), c->n_embd_pe);
+}
+#undef MAX_OF
 
 /* rows [r0, r0 + n) of a matrix, as a matrix of its own */
 static Weight row_view(const Weight *w, uint64_t r0, uint64_t n)
@@ -232,6 +291,7 @@ enum {
     K_CONV_L, K_SSM_CONV, K_SSM_INNER, K_SSM_STATE, K_SSM_RANK, K_SSM_GROUPS, K_FULL_ATTN, K_NEXTN,
     K_YARN_BETA_FAST, K_YARN_BETA_SLOW, K_YARN_LOG_MUL, K_ATTN_TEMP,
     K_EXPERTS, K_EXPERTS_USED, K_FF_EXP, K_DENSE_LEAD, K_GATING, K_FF_SHEXP,
+    K_KEY_LEN_SWA, K_VAL_LEN_SWA, K_ROPE_DIM_SWA, K_SHARED_KV, K_EMBD_PE,
     K_COUNT
 };
 
@@ -277,7 +337,19 @@ static const struct {
     [K_DENSE_LEAD] = {"leading_dense_block_count", 0, 0, 0, 4096},
     [K_GATING] = {"expert_gating_func", 0, 0, 0, 16},
     [K_FF_SHEXP] = {"expert_shared_feed_forward_length", 0, 0, 1, 1 << 20},
+    [K_KEY_LEN_SWA] = {"attention.key_length_swa", 0, 0, 2, MODEL_MAX_HEAD_DIM},
+    [K_VAL_LEN_SWA] = {"attention.value_length_swa", 0, 0, 1, MODEL_MAX_HEAD_DIM},
+    [K_ROPE_DIM_SWA] = {"rope.dimension_count_swa", 0, 0, 2, MODEL_MAX_HEAD_DIM},
+    [K_SHARED_KV] = {"attention.shared_kv_layers", 0, 0, 0, 4096},
+    [K_EMBD_PE] = {"embedding_length_per_layer_input", 0, 0, 0, 1 << 16},
 };
+
+/* Gemma 4's per-layer arrays (arch->gemma4), read whole and resolved by
+ * finish_gemma4: which layers are windowed, feed_forward_length and
+ * head_count_kv when they vary. */
+enum { ARR_SWA, ARR_FF, ARR_KV, ARR_COUNT };
+static const char *const layer_array_keys[ARR_COUNT] = {"attention.sliding_window_pattern", "feed_forward_length",
+                                                        "attention.head_count_kv"};
 
 typedef struct {
     ModelConfig *cfg;
@@ -303,41 +375,67 @@ typedef struct {
     uint64_t recur_layers_offset;
     int have_recur_layers;
     uint8_t recur_layers[4096];
+    uint32_t arr_len[ARR_COUNT];   /* arch->gemma4's arrays (0: not given as an array) */
+    uint64_t arr_offset[ARR_COUNT];
+    uint32_t arr[ARR_COUNT][MODEL_MAX_LAYERS_MIXED];
 } ConfigWalk;
+
+/* One of Gemma 4's per-layer arrays (bools or integers, at most 256). */
+static int layer_array(ConfigWalk *w, Gguf *g, const GgufKV *kv, int which, GgufError *err)
+{
+    static const uint8_t size[GGUF_TYPE_COUNT] = {1, 1, 2, 2, 4, 4, 0, 1, 0, 0, 8, 8, 0};
+    uint8_t buf[MODEL_MAX_LAYERS_MIXED * 8];
+    uint32_t es = kv->arr_type < GGUF_TYPE_COUNT ? size[kv->arr_type] : 0;
+    const uint8_t *p = NULL;
+    if (es == 0 || kv->arr_len < 1 || kv->arr_len > MODEL_MAX_LAYERS_MIXED || !(p = gguf_value_bytes(g, kv, buf))) {
+        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s: a per-layer array of %s is not supported (integers or bools, "
+                 "at most %d layers)", w->path, (unsigned long long)kv->value_offset, kv->key,
+                 gguf_value_type_name(kv->arr_type), MODEL_MAX_LAYERS_MIXED);
+        err->status = PITH_UNSUPPORTED;
+        return -1;
+    }
+    for (uint64_t l = 0; l < kv->arr_len; l++) {
+        uint64_t v = 0;
+        for (uint32_t b = 0; b < es; b++) v |= (uint64_t)p[l * es + b] << (8 * b);
+        w->arr[which][l] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+    }
+    w->arr_len[which] = (uint32_t)kv->arr_len;
+    w->arr_offset[which] = kv->value_offset;
+    /* the scalar's place, for the checks every architecture has (finish_gemma4 refines them) */
+    int k = which == ARR_FF ? K_FF : which == ARR_KV ? K_HEADS_KV : -1;
+    if (k >= 0 && w->arr[which][0] >= 1 && w->arr[which][0] <= config_keys[k].max) {
+        w->have[k] = 1;
+        w->val[k] = w->arr[which][0];
+    }
+    return 0;
+}
 
 /* attention.head_count_kv as an array, one count per layer (LFM2): 0 marks
  * a short-convolution layer, the others must agree. */
 static int kv_heads_per_layer(ConfigWalk *w, Gguf *g, const GgufKV *kv, GgufError *err)
 {
-    static const uint8_t size[GGUF_TYPE_COUNT] = {1, 1, 2, 2, 4, 4, 0, 0, 0, 0, 8, 8, 0};
-    uint8_t buf[MODEL_MAX_LAYERS_MIXED * 8];
-    uint32_t es = kv->arr_type < GGUF_TYPE_COUNT ? size[kv->arr_type] : 0;
-    const uint8_t *p = NULL;
-    if (!w->cfg->arch->shortconv || es == 0 || kv->arr_len < 1 || kv->arr_len > MODEL_MAX_LAYERS_MIXED ||
-        !(p = gguf_value_bytes(g, kv, buf))) {
-        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s: a per-layer array (of %s) is not supported for %s%s",
-                 w->path, (unsigned long long)kv->value_offset, kv->key, gguf_value_type_name(kv->arr_type), w->arch,
-                 w->cfg->arch->shortconv ? " (integers, at most 256 layers)" : "");
+    if (layer_array(w, g, kv, ARR_KV, err) != 0) return -1;
+    if (!w->cfg->arch->shortconv) {
+        snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s: a per-layer array is not supported for %s", w->path,
+                 (unsigned long long)kv->value_offset, kv->key, w->arch);
         err->status = PITH_UNSUPPORTED;
         return -1;
     }
-    uint64_t heads = 0;
+    uint32_t heads = 0;
     memset(w->cfg->conv_layers, 0, sizeof w->cfg->conv_layers);
-    for (uint64_t l = 0; l < kv->arr_len; l++) {
-        uint64_t v = 0;
-        for (uint32_t b = 0; b < es; b++) v |= (uint64_t)p[l * es + b] << (8 * b);
+    for (uint32_t l = 0; l < w->arr_len[ARR_KV]; l++) {
+        uint32_t v = w->arr[ARR_KV][l];
         if (v == 0) {
             w->cfg->conv_layers[l / 64] |= (uint64_t)1 << (l % 64);
         } else if ((heads && v != heads) || v > 4096) {
-            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s[%llu] = %llu: the attention layers must agree (%llu)",
-                     w->path, (unsigned long long)kv->value_offset, kv->key, (unsigned long long)l,
-                     (unsigned long long)v, (unsigned long long)(heads ? heads : v));
+            snprintf(err->msg, sizeof err->msg, "%s: byte %llu: %s[%u] = %u: the attention layers must agree (%u)", w->path,
+                     (unsigned long long)kv->value_offset, kv->key, l, v, heads ? heads : v);
             return -1;
         } else {
             heads = v;
         }
     }
-    w->n_kv_per_layer = kv->arr_len;
+    w->n_kv_per_layer = w->arr_len[ARR_KV];
     if (heads) {
         w->have[K_HEADS_KV] = 1;
         w->val[K_HEADS_KV] = (double)heads;
@@ -420,7 +518,7 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         w->cfg->arch = model_arch(w->arch);
         if (!w->cfg->arch) {
-            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe, lfm2moe, qwen35moe)",
+            snprintf(err->msg, sizeof err->msg, "%s: architecture '%s' is not supported (pith runs: qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe, lfm2moe, qwen35moe, gemma4)",
                      w->path, w->arch);
             err->status = PITH_UNSUPPORTED;
             return -1;
@@ -450,6 +548,8 @@ static int walk_kv(void *ctx, Gguf *g, const GgufKV *kv, GgufError *err)
         }
         return 0;
     }
+    for (int a = 0; w->cfg->arch->gemma4 && kv->type == GGUF_TYPE_ARRAY && a < ARR_COUNT; a++)
+        if (strcmp(suffix, layer_array_keys[a]) == 0) return layer_array(w, g, kv, a, err);
     if (strcmp(suffix, "attention.head_count_kv") == 0 && kv->type == GGUF_TYPE_ARRAY)
         return kv_heads_per_layer(w, g, kv, err);
     if (model_arch_deltanet(w->cfg->arch) && (strcmp(suffix, "rope.dimension_sections") == 0 ||
@@ -624,6 +724,64 @@ static int finish_moe(ConfigWalk *w, GgufError *err)
 }
 
 /* Every key has been seen: the numbers of the configuration, checked. */
+/* Gemma 4's shapes (arch->gemma4): the windowed layers one by one, their
+ * heads and RoPE of their own size, the layers sharing KV, per-kind kv
+ * heads and the shared layers' FFN width (as llama.cpp's converter writes
+ * them: one value per kind), the per-layer embeddings' width. */
+static int finish_gemma4(ConfigWalk *w, GgufError *err)
+{
+    ModelConfig *cfg = w->cfg;
+    uint32_t n = cfg->n_layer;
+    const char *bad = NULL;
+    if (cfg->n_swa == 0 || w->arr_len[ARR_SWA] != n) { /* also: at most 256 layers (layer_array) */
+        snprintf(err->msg, sizeof err->msg, "%s: %s needs attention.sliding_window and a sliding_window_pattern bool per "
+                 "layer (%u given for %u layers)", w->path, w->arch, w->arr_len[ARR_SWA], n);
+        return -1;
+    }
+    for (uint32_t l = 0; l < n; l++)
+        if (w->arr[ARR_SWA][l]) cfg->swa_layers[l / 64] |= (uint64_t)1 << (l % 64);
+    cfg->head_dim_swa = w->have[K_KEY_LEN_SWA] ? (uint32_t)w->val[K_KEY_LEN_SWA] : cfg->head_dim;
+    cfg->head_dim_v_swa = w->have[K_VAL_LEN_SWA] ? (uint32_t)w->val[K_VAL_LEN_SWA] : cfg->head_dim_v;
+    cfg->n_rot_swa = w->have[K_ROPE_DIM_SWA] ? (uint32_t)w->val[K_ROPE_DIM_SWA] : cfg->n_rot;
+    if (cfg->head_dim_v != cfg->head_dim || cfg->head_dim_v_swa != cfg->head_dim_swa)
+        bad = "value heads as wide as key heads";
+    else if (cfg->head_dim_swa % 2 != 0 || cfg->n_rot_swa != cfg->head_dim_swa)
+        bad = "windowed layers rotating whole even heads";
+    uint32_t shared = w->have[K_SHARED_KV] ? (uint32_t)w->val[K_SHARED_KV] : 0;
+    cfg->n_layer_kv = n - (shared < n ? shared : n);
+    /* llama.cpp's reuse: windowed layers read layer n_layer_kv - 2, global ones n_layer_kv - 1 */
+    if (!bad && shared && (cfg->n_layer_kv < 2 || !model_layer_swa(cfg, cfg->n_layer_kv - 2) ||
+                           model_layer_swa(cfg, cfg->n_layer_kv - 1)))
+        bad = "shared_kv_layers after a windowed then a global layer";
+    /* the arrays: one FFN width in the layers keeping KV, one in the others;
+     * one count of kv heads per kind of layer */
+    if ((w->arr_len[ARR_FF] && w->arr_len[ARR_FF] != n) || (w->arr_len[ARR_KV] && w->arr_len[ARR_KV] != n))
+        bad = "an entry per layer in feed_forward_length and head_count_kv";
+    cfg->n_ff_shared = w->arr_len[ARR_FF] ? w->arr[ARR_FF][n - 1] : cfg->n_ff;
+    cfg->n_head_kv_swa = cfg->n_head_kv;
+    uint32_t kv_of[2] = {0, 0}; /* a global and a windowed layer's, the first seen */
+    for (uint32_t l = 0; !bad && l < n; l++) {
+        uint32_t ff = w->arr_len[ARR_FF] ? w->arr[ARR_FF][l] : cfg->n_ff;
+        uint32_t v = w->arr_len[ARR_KV] ? w->arr[ARR_KV][l] : cfg->n_head_kv;
+        uint32_t *kind = &kv_of[model_layer_swa(cfg, l) != 0];
+        if (!*kind) *kind = v;
+        if (ff != (l < cfg->n_layer_kv ? cfg->n_ff : cfg->n_ff_shared) || ff == 0 || ff > config_keys[K_FF].max ||
+            v == 0 || v > cfg->n_head || cfg->n_head % v != 0 || v != *kind)
+            bad = "one FFN width before the shared KV and one after, kv heads dividing head_count, one per kind";
+    }
+    if (kv_of[0]) cfg->n_head_kv = kv_of[0];
+    if (kv_of[1]) cfg->n_head_kv_swa = kv_of[1];
+    if (bad) {
+        snprintf(err->msg, sizeof err->msg, "%s: %s: pith needs %s", w->path, w->arch, bad);
+        err->status = PITH_UNSUPPORTED;
+        return -1;
+    }
+    cfg->n_embd_pe = w->have[K_EMBD_PE] ? (uint32_t)w->val[K_EMBD_PE] : 0;
+    cfg->attn_scale = 1.0f; /* q and k are RMS-normed: llama.cpp's kq_scale 1 */
+    if (!w->have[K_SOFTCAP]) cfg->logit_softcap = 30.0f; /* llama.cpp's default for gemma4 */
+    return 0;
+}
+
 static int finish_keys(ConfigWalk *w, GgufError *err)
 {
     ModelConfig *cfg = w->cfg;
@@ -724,6 +882,14 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
     if (w->rope_scaling_yarn && finish_yarn(w, err) != 0) return -1;
     if (model_arch_deltanet(cfg->arch) && finish_deltanet(w, err) != 0) return -1;
     if (cfg->arch->layer[LT_GATE_INP] != TENSOR_REFUSED && finish_moe(w, err) != 0) return -1;
+    /* one kind of attention layer unless Gemma 4's keys say otherwise */
+    cfg->head_dim_swa = cfg->head_dim;
+    cfg->head_dim_v_swa = cfg->head_dim_v;
+    cfg->n_head_kv_swa = cfg->n_head_kv;
+    cfg->n_rot_swa = cfg->n_rot;
+    cfg->n_layer_kv = cfg->n_layer;
+    cfg->n_ff_shared = cfg->n_ff;
+    if (cfg->arch->gemma4 && finish_gemma4(w, err) != 0) return -1;
     /* every derived width stays far below 2^32: heads <= 4096, dims <= 1024 */
     cfg->tied_output = 1;
     w->keys_done = 1;
@@ -735,7 +901,7 @@ static int finish_keys(ConfigWalk *w, GgufError *err)
  * (a matrix), output_norm, rope_freqs where allowed; anything else has no
  * use (refused: an unused tensor means a variant of the architecture that
  * pith would silently get wrong). */
-enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS, ROLE_ROPE_FACTORS, ROLE_UNUSED };
+enum { ROLE_NONE, ROLE_LAYER, ROLE_MATRIX, ROLE_NORM, ROLE_ROPE_FREQS, ROLE_ROPE_FACTORS, ROLE_UNUSED, ROLE_PE_EMBD };
 
 /* Layers that must have tensor i (if the rule requires it): those of the
  * kind (attention or recurrent) its part and rule name, or all. */
@@ -753,6 +919,11 @@ static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
     if (strcmp(name, "rope_freqs.weight") == 0) return cfg->arch->rope_freqs != TENSOR_REFUSED ? ROLE_ROPE_FREQS : ROLE_NONE;
     if (strcmp(name, "rope_factors_long.weight") == 0 || strcmp(name, "rope_factors_short.weight") == 0)
         return cfg->arch->rope_factors != TENSOR_REFUSED ? ROLE_ROPE_FACTORS : ROLE_NONE;
+    if (cfg->n_embd_pe) { /* Gemma 4's per-layer embeddings: the table, its projection, the norm */
+        if (strcmp(name, "per_layer_token_embd.weight") == 0) return ROLE_PE_EMBD;
+        if (strcmp(name, "per_layer_model_proj.weight") == 0) return ROLE_MATRIX;
+        if (strcmp(name, "per_layer_proj_norm.weight") == 0) return ROLE_NORM;
+    }
     if (strncmp(name, "blk.", 4) != 0) return ROLE_NONE;
     const char *p = name + 4;
     uint64_t layer = 0;
@@ -768,10 +939,13 @@ static int tensor_role(const ModelConfig *cfg, const char *name, int *lt)
         const LayerTensor *t = &layer_tensors[i];
         size_t len = strlen(t->name);
         int suffix_ok = t->suffix[0] ? p[len] == '.' && strcmp(p + len + 1, t->suffix) == 0 : p[len] == '\0';
-        if (strncmp(p, t->name, len) == 0 && suffix_ok && model_layer_allows(cfg, (uint32_t)layer, i)) {
+        if (strncmp(p, t->name, len) != 0 || !suffix_ok) continue;
+        if (model_layer_allows(cfg, (uint32_t)layer, i)) {
             *lt = i;
             return ROLE_LAYER;
         }
+        /* a layer reading another's KV may carry its own k, v: unused (llama.cpp too) */
+        if (t->writes_kv && layer >= cfg->n_layer_kv && cfg->arch->layer[i] != TENSOR_REFUSED) return ROLE_UNUSED;
     }
     return ROLE_NONE;
 }
@@ -814,6 +988,11 @@ static int walk_tensor(void *ctx, Gguf *g, const GgufTensor *t, GgufError *err)
         return -1;
     }
     if (role == ROLE_UNUSED) return 0;
+    if (role == ROLE_PE_EMBD) { /* never copied: mapped, or its rows read per step */
+        cfg->pe_bytes = t->n_bytes;
+        return 0;
+    }
+    if (strcmp(t->name, "per_layer_model_proj.weight") == 0) cfg->pe_proj_bytes = arena_round(t->n_bytes);
     if (role == ROLE_LAYER) w->n_present[lt]++;
     if (role == ROLE_LAYER && layer_tensors[lt].per_expert) cfg->expert_bytes += t->n_bytes; /* <= the file: no overflow */
     if (role == ROLE_MATRIX || (role == ROLE_LAYER && layer_tensors[lt].matrix)) {
@@ -894,10 +1073,29 @@ int model_read_config(Gguf *g, ModelConfig *cfg, GgufError *err)
     /* vectors are copied into the arena as floats (of the rope factors, the
      * ones the context chooses) */
     cfg->norm_floats = cfg->n_embd + (cfg->rope_freqs || cfg->rope_factors ? cfg->n_rot / 2 : 0);
-    for (int i = 0; i < LT_COUNT; i++)
-        if (cfg->has[i] && !layer_tensors[i].matrix)
-            cfg->norm_floats += layers_with(cfg, i) * model_dim(cfg, layer_tensors[i].cols) *
-                                model_dim(cfg, layer_tensors[i].rows);
+    for (uint32_t l = 0; l < cfg->n_layer; l++) {
+        ModelConfig lc; /* the layer's widths (Gemma 4's kinds differ) */
+        model_layer_cfg(cfg, l, &lc);
+        for (int i = 0; i < LT_COUNT; i++)
+            if (model_layer_has(cfg, l, i) && !layer_tensors[i].matrix)
+                cfg->norm_floats += model_dim(&lc, layer_tensors[i].cols) * model_dim(&lc, layer_tensors[i].rows);
+    }
+    if (cfg->arch->gemma4) { /* the per-layer projection's norm; ones for the V norm */
+        ModelConfig wc;
+        model_widest_cfg(cfg, &wc);
+        cfg->norm_floats += cfg->n_embd_pe + wc.head_dim_v;
+        int pe_layers = cfg->has[LT_PE_GATE] && cfg->has[LT_PE_PROJ] && cfg->has[LT_PE_POST_NORM];
+        if (cfg->n_embd_pe && (!pe_layers || !cfg->pe_bytes || !cfg->pe_proj_bytes)) {
+            snprintf(err->msg, sizeof err->msg, "%s: per-layer embeddings of %u: tensors per_layer_token_embd, "
+                     "per_layer_model_proj and every layer's inp_gate, proj and post_norm are needed", w.path, cfg->n_embd_pe);
+            return -1;
+        }
+        if (!cfg->n_embd_pe && (cfg->has[LT_PE_GATE] || cfg->has[LT_PE_PROJ] || cfg->has[LT_PE_POST_NORM])) {
+            snprintf(err->msg, sizeof err->msg, "%s: per-layer embedding tensors without %s.embedding_length_per_layer_input",
+                     w.path, w.arch);
+            return -1;
+        }
+    }
     cfg->out_row_bytes = cfg->tied_output ? cfg->embd_row_bytes : w.output_row_bytes;
     for (int kind = 0; kind < 2; kind++) { /* a slot holds either kind of layer */
         uint64_t sum = 0;
@@ -930,11 +1128,12 @@ int model_check_options(const ModelConfig *cfg, const ModelOptions *opt, GgufErr
         snprintf(err->msg, sizeof err->msg, "--kv-type: unknown type");
         return -1;
     }
-    if (opt->kv_type == KV_Q8_0 && (cfg->head_dim % 32 != 0 || cfg->head_dim_v % 32 != 0)) {
+    if (opt->kv_type == KV_Q8_0 && (cfg->head_dim % 32 != 0 || cfg->head_dim_v % 32 != 0 || cfg->head_dim_swa % 32 != 0 ||
+                                    cfg->head_dim_v_swa % 32 != 0)) {
         snprintf(err->msg, sizeof err->msg,
                  "--kv-type q8_0: head dimension %u is not a multiple of 32 (Q8_0 blocks of 32 would straddle "
                  "two heads); use --kv-type f16",
-                 cfg->head_dim % 32 != 0 ? cfg->head_dim : cfg->head_dim_v);
+                 cfg->head_dim % 32 != 0 ? cfg->head_dim : cfg->head_dim_v % 32 != 0 ? cfg->head_dim_v : cfg->head_dim_swa);
         return -1;
     }
     return 0;
@@ -950,6 +1149,7 @@ void model_plan(const ModelConfig *cfg, const ModelOptions *opt, Plan *plan)
         plan_add(plan, "weights: stream slots", plan_mul(plan, 2, sp.slot_bytes));
         plan_add(plan, "weights: token_embd rows", sp.embd_bytes);
         if (sp.resident_bytes) plan_add(plan, "weights: resident layers", sp.resident_bytes);
+        if (cfg->pe_proj_bytes) plan_add(plan, "weights: per-layer projection", cfg->pe_proj_bytes);
     } else if (opt->load == LOAD_READ || !cfg->mapped) {
         plan_add(plan, "weights (read, no mmap)", cfg->weight_bytes);
     } else {
@@ -1168,16 +1368,47 @@ int model_load(Model *m, Gguf *g, Arena *arena, const ModelConfig *cfg, const Mo
         }
     }
 
+    if (c->arch->gemma4) { /* the weightless V norm's ones */
+        ModelConfig wc;
+        model_widest_cfg(c, &wc);
+        m->ones = norms;
+        norms += wc.head_dim_v;
+        for (uint32_t i = 0; i < wc.head_dim_v; i++) m->ones[i] = 1.0f;
+    }
+    if (c->n_embd_pe) {
+        /* the table stays in the file (rows read per step when not mapped);
+         * its projection is loaded as any matrix, resident when streaming */
+        L.stream = !(c->mapped && m->load == LOAD_MMAP);
+        uint64_t pe_width = (uint64_t)c->n_layer * c->n_embd_pe;
+        if (bind_matrix(&L, &m->pe_embd, "per_layer_token_embd.weight", pe_width, c->n_vocab, 1) != 0) return -1;
+        L.stream = 0;
+        if (bind_matrix(&L, &m->pe_model_proj, "per_layer_model_proj.weight", c->n_embd, pe_width, 1) != 0) return -1;
+        pack_matrix(&L, &m->pe_model_proj);
+        side_matrix(&L, &m->pe_model_proj);
+        const GgmlTypeInfo *ti = ggml_type_info(m->pe_embd.type);
+        if (c->n_embd_pe % ti->block_elems != 0) { /* a layer's part of a row starts on a block */
+            snprintf(err->msg, sizeof err->msg, "%s: per_layer_token_embd.weight of type %s: rows of %u per layer are not "
+                     "whole blocks", g->files[0].path, ti->name, c->n_embd_pe);
+            err->status = PITH_UNSUPPORTED;
+            return -1;
+        }
+        m->pe_proj_norm = norms;
+        norms += c->n_embd_pe;
+        if (bind_values(&L, m->pe_proj_norm, "per_layer_proj_norm.weight", c->n_embd_pe, 1) != 0) return -1;
+    }
+
     char name[96];
     for (uint32_t l = 0; l < c->n_layer; l++) {
         LayerWeights *lw = &m->layers[l];
+        ModelConfig lc; /* the layer's widths */
+        model_layer_cfg(c, l, &lc);
         L.stream = m->load == LOAD_STREAM && l >= m->resident_layers;
         for (int i = 0; i < LT_COUNT; i++) {
             const LayerTensor *t = &layer_tensors[i];
             if (!model_layer_has(c, l, i)) continue;
             snprintf(name, sizeof name, "blk.%u.%s%s%s", l, t->name, t->suffix[0] ? "." : "", t->suffix);
             void *field = (char *)lw + t->offset;
-            uint64_t cols = model_dim(c, t->cols), rows = model_dim(c, t->rows);
+            uint64_t cols = model_dim(&lc, t->cols), rows = model_dim(&lc, t->rows);
             if (t->matrix) {
                 if (bind_matrix(&L, field, name, cols, rows, t->per_expert ? c->n_expert : 1) != 0) return -1;
                 if (views_on_groups(c, i, KERN_PACK_ROWS)) pack_matrix(&L, field);

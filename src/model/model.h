@@ -63,8 +63,11 @@ typedef enum {
                       positions (attention.sliding_window_pattern: of every P layers the
                       first P - 1, default 6), their cache a ring, their RoPE of
                       rope.freq_base_swa; the others see all */
-    ATTN_SWA_ALL = 2 /* with attention.sliding_window: every attention layer sees only the
+    ATTN_SWA_ALL = 2, /* with attention.sliding_window: every attention layer sees only the
                         last `window` positions, with the model's one RoPE (LFM2.5) */
+    ATTN_SWA_LAYERS = 3 /* attention.sliding_window_pattern is an array of bools, one per layer:
+                           the windowed layers as ATTN_SWA's, with head sizes, kv heads and RoPE
+                           widths of their own (the *_swa keys; Gemma 4) */
 } AttentionKind;
 
 typedef enum {
@@ -96,6 +99,9 @@ typedef enum {
     LT_GATE_INP, LT_GATE_EXPS, LT_UP_EXPS, LT_DOWN_EXPS, LT_EXP_PROBS_B,
     /* a shared expert every token uses, weighed by sigmoid(gate_inp_shexp h) (Qwen3.5-MoE) */
     LT_GATE_INP_SHEXP, LT_GATE_SHEXP, LT_UP_SHEXP, LT_DOWN_SHEXP,
+    /* Gemma 4: the per-layer embeddings' gate, projection and its norm; the
+     * layer's output scale */
+    LT_PE_GATE, LT_PE_PROJ, LT_PE_POST_NORM, LT_OUT_SCALE,
     LT_COUNT
 } LayerTensorId;
 
@@ -112,7 +118,8 @@ typedef enum {
     DIM_SSM_K,             /* the convolution's kernel size */
     DIM_EXPERTS,           /* expert_count */
     DIM_FF_EXP,            /* an expert's hidden width: expert_feed_forward_length */
-    DIM_FF_SHEXP           /* the shared expert's: expert_shared_feed_forward_length */
+    DIM_FF_SHEXP,          /* the shared expert's: expert_shared_feed_forward_length */
+    DIM_PE                 /* the per-layer embeddings' width (Gemma 4) */
 } ModelDim;
 
 /* Which layers have a tensor: every layer, or (an architecture mixing
@@ -137,6 +144,8 @@ typedef struct {
     uint8_t ffn;          /* LayerFfn */
     uint8_t per_expert;   /* [cols, rows, expert_count]: a Weight of rows * expert_count rows,
                              expert e's matrix its rows [e rows, (e + 1) rows) (model_expert) */
+    uint8_t writes_kv;    /* makes the layer's keys or values: a layer reading another's KV
+                             (Gemma 4's last layers) may carry it, unused */
 } LayerTensor;
 
 /* How a mixture of experts weighs its experts (llama.cpp's
@@ -167,6 +176,10 @@ typedef struct {
     uint8_t moe_gating;   /* MoeGating of the router's probabilities */
     uint8_t moe_norm_w;   /* the chosen experts' weights are divided by their sum */
     uint8_t moe_dense_lead; /* leading_dense_block_count: that many first layers have a dense FFN */
+    uint8_t gemma4;       /* Gemma 4: q.k unscaled (q/k norms instead), v RMS-normed without a
+                             weight; reads attention.shared_kv_layers (the last layers read an
+                             earlier layer's KV), embedding_length_per_layer_input (per-layer
+                             embeddings) and per-layer feed_forward_length / head_count_kv */
 } ArchInfo;
 
 /* An architecture mixing kinds of layers (per-layer head_count_kv) has at
@@ -210,6 +223,19 @@ typedef struct {
     float logit_softcap;  /* final_logit_softcapping: logits = c * tanh(logits / c) (0: none) */
     uint32_t conv_l;      /* shortconv.l_cache: taps of a short convolution's kernel (LFM2: 3) */
     uint64_t conv_layers[MODEL_MAX_LAYERS_MIXED / 64]; /* bit l: layer l is a short convolution */
+    /* ATTN_SWA_LAYERS (Gemma 4): which layers are windowed and their shapes;
+     * other architectures have the *_swa values of the global layers */
+    uint64_t swa_layers[MODEL_MAX_LAYERS_MIXED / 64]; /* bit l: layer l is windowed */
+    uint32_t head_dim_swa, head_dim_v_swa; /* attention.key_length_swa, value_length_swa */
+    uint32_t n_head_kv_swa; /* head_count_kv[l] of a windowed layer */
+    uint32_t n_rot_swa;   /* rope.dimension_count_swa */
+    /* arch->gemma4: */
+    uint32_t n_layer_kv;  /* layers 0..n_layer_kv-1 keep a KV cache; the later ones (shared_kv_layers)
+                             read the last such layer's of their kind (model_kv_layer) and keep none */
+    uint32_t n_ff_shared; /* feed_forward_length[l] of those later layers (a double-wide MLP) */
+    uint32_t n_embd_pe;   /* embedding_length_per_layer_input (0: no per-layer embeddings) */
+    uint64_t pe_bytes;    /* per_layer_token_embd.weight: mapped or read by rows, never copied */
+    uint64_t pe_proj_bytes; /* per_layer_model_proj.weight (arena-rounded): resident when streaming */
     /* arch->deltanet: ssm.* keys and the layer pattern */
     uint32_t full_attn_interval; /* full_attention_interval: layers l with (l + 1) % it == 0 attend */
     uint32_t ssm_d_conv;  /* ssm.conv_kernel */
@@ -324,6 +350,10 @@ typedef struct {
     float *exp_probs_b;       /* [n_expert] added to the probabilities to choose (not to weigh) */
     Weight gate_inp_shexp;    /* n_embd -> 1: the shared expert's gate */
     Weight gate_shexp, up_shexp, down_shexp;
+    /* Gemma 4 (pe.h) */
+    Weight pe_gate, pe_proj;  /* n_embd -> n_embd_pe, n_embd_pe -> n_embd */
+    float *pe_post_norm;      /* of pe_proj's output */
+    float *out_scale;         /* [1]: the layer's output is multiplied by it */
 } LayerWeights;
 
 extern const LayerTensor layer_tensors[LT_COUNT];
@@ -345,16 +375,22 @@ static inline int model_layer_conv(const ModelConfig *c, uint32_t l)
     return l < MODEL_MAX_LAYERS_MIXED && (c->conv_layers[l / 64] >> (l % 64) & 1);
 }
 
-/* Short-convolution layers among layers 0..l-1. */
-static inline uint32_t model_conv_before(const ModelConfig *c, uint32_t l)
+/* Set bits of words[] below bit l. */
+static inline uint32_t model_bits_before(const uint64_t *words, uint32_t l)
 {
     uint32_t n = 0;
     for (uint32_t w = 0; w < MODEL_MAX_LAYERS_MIXED / 64 && w * 64 < l; w++) {
-        uint64_t bits = c->conv_layers[w];
+        uint64_t bits = words[w];
         if (l < w * 64 + 64) bits &= ((uint64_t)1 << (l - w * 64)) - 1;
         n += (uint32_t)__builtin_popcountll(bits);
     }
     return n;
+}
+
+/* Short-convolution layers among layers 0..l-1. */
+static inline uint32_t model_conv_before(const ModelConfig *c, uint32_t l)
+{
+    return model_bits_before(c->conv_layers, l);
 }
 
 /* Whether the architecture has gated DeltaNet layers (Qwen3.5: every
@@ -379,22 +415,24 @@ static inline uint32_t model_recurrent_before(const ModelConfig *c, uint32_t l)
 }
 
 /* Whether layer l attends through a sliding window (its cache a ring):
- * with swa_pattern 0, every attention layer. */
-static inline int model_layer_swa(const ModelConfig *c, uint32_t l)
-{
-    if (c->n_swa == 0) return 0;
-    if (c->swa_pattern == 0) return !model_layer_recurrent(c, l);
-    return l % c->swa_pattern < c->swa_pattern - 1;
-}
-
+ * with swa_pattern 0, every attention layer; ATTN_SWA_LAYERS: the file's
+ * bools. */
+int model_layer_swa(const ModelConfig *c, uint32_t l);
 /* Windowed layers among layers 0..l-1. */
-static inline uint32_t model_swa_before(const ModelConfig *c, uint32_t l)
-{
-    if (c->n_swa == 0) return 0;
-    if (c->swa_pattern == 0) return l - model_recurrent_before(c, l);
-    uint32_t p = c->swa_pattern, r = l % p;
-    return l / p * (p - 1) + (r < p - 1 ? r : p - 1);
-}
+uint32_t model_swa_before(const ModelConfig *c, uint32_t l);
+
+/* The layer whose KV cache layer l reads: its own, or for Gemma 4's last
+ * layers the last layer of their kind that keeps one (llama.cpp's reuse:
+ * n_layer_kv - 2 windowed, n_layer_kv - 1 global; model.c checks the kinds). */
+uint32_t model_kv_layer(const ModelConfig *c, uint32_t l);
+
+/* Layer l's shapes as a configuration of its own (head sizes, kv heads,
+ * RoPE width and FFN width differ between Gemma 4's kinds of layers): the
+ * model's with a windowed layer's *_swa values, a KV-sharing layer's
+ * n_ff_shared. */
+void model_layer_cfg(const ModelConfig *c, uint32_t l, ModelConfig *out);
+/* The widest of every kind's shapes (the workspace holds any layer's). */
+void model_widest_cfg(const ModelConfig *c, ModelConfig *out);
 
 /* Whether layer l's FFN is a mixture of experts. */
 static inline int model_layer_moe(const ModelConfig *c, uint32_t l)
@@ -415,6 +453,7 @@ static inline int model_layer_allows(const ModelConfig *c, uint32_t l, int i)
     if (rule == TENSOR_REFUSED) return 0;
     if (layer_tensors[i].ffn != FFN_ANY && (layer_tensors[i].ffn == FFN_MOE) != model_layer_moe(c, l)) return 0;
     if (layer_tensors[i].part != PART_ANY && (layer_tensors[i].part == PART_RECUR) != recur) return 0;
+    if (layer_tensors[i].writes_kv && l >= c->n_layer_kv) return 0;
     if (rule == TENSOR_ATTN_ONLY) return !recur;
     if (rule == TENSOR_RECUR_ONLY) return recur;
     return 1;
@@ -436,6 +475,12 @@ static inline int model_layer_ropes(const ModelConfig *c, uint32_t l)
  * sequences use them at once. */
 typedef struct Model {
     ModelConfig cfg;
+    /* Gemma 4's per-layer embeddings (pe.h): */
+    Weight pe_embd;           /* per_layer_token_embd [n_layer n_embd_pe, n_vocab]: mapped, or its
+                                 rows read per step (data NULL) */
+    Weight pe_model_proj;     /* n_embd -> n_layer n_embd_pe */
+    float *pe_proj_norm;      /* [n_embd_pe] */
+    float *ones;              /* [the widest head]: the weightless V norm's weight (Gemma 4) */
     LoadMode load;
     uint32_t resident_layers; /* LOAD_STREAM: layers 0..resident_layers-1 are in the arena; the
                                  others (and token_embd, output) have data NULL: the forward

@@ -23,7 +23,7 @@
 #include "../../src/gguf/gguf.h"
 #include "gguf_writer.h"
 
-#define MAX_EDITS 32
+#define MAX_EDITS 64
 
 typedef struct {
     const char *op, *name, *value;

@@ -349,6 +349,58 @@ static void qwen35_attention(GgufWriter *w, uint64_t seed, uint64_t l, uint64_t 
 #undef QT
 }
 
+/* Gemma 4's rope_freqs (its converter's "proportional" RoPE): the first
+ * pairs turn at their frequency (factor 1), the others not at all (1e30). */
+static uint64_t g4_rotating_pairs;
+static void fill_proportional(void *ctx, uint64_t row, float *out, uint64_t n)
+{
+    (void)ctx;
+    (void)row;
+    for (uint64_t i = 0; i < n; i++) out[i] = i < g4_rotating_pairs ? 1.0f : 1e30f;
+}
+
+/* Layer l of a gemma4 file: attention of the layer's kind (head size hd,
+ * kv_heads), Gemma 3's norms, the FFN of width ff, the per-layer
+ * embedding's gate, projection and norm (pe > 0), the output scale. */
+static void gemma4_layer(GgufWriter *w, uint64_t seed, uint64_t l, uint64_t embd, uint64_t heads, uint64_t kv_heads,
+                         uint64_t hd, uint64_t ff, uint64_t pe, uint32_t type, uint32_t type_vd)
+{
+    char t[64];
+    float fe = (float)(1.0 / sqrt((double)embd));
+#define GT(suffix, ne0, ne1, ty, scale, bias)                                  \
+    snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
+    tensor(w, seed, t, ne0, ne1, ty, scale, bias);
+    GT("attn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+    GT("attn_q", embd, heads * hd, type, fe, 0)
+    GT("attn_k", embd, kv_heads * hd, type, fe, 0)
+    GT("attn_v", embd, kv_heads * hd, type_vd, fe, 0)
+    /* Conditioned as a trained model, not a chaotic one: q.k is not scaled
+     * (Gemma 4 relies on its norms' weights), so weights near
+     * 0.7 (2 / sqrt(hd))^(1/2) give scores of a spread near 1, where weights
+     * near 1 (a spread of sqrt(hd)) make attention a hard choice; the
+     * sublayers' post-norms near 0.5 and output scales near 0.95 keep each
+     * layer a correction of the residual. Without these, llama.cpp's own
+     * logits of a 10-layer F16 file moved by 7e-3 of the largest between
+     * batch shapes (rounding flips amplified), outside the F16 class. */
+    float qk = 0.7f * (float)sqrt(2.0 / sqrt((double)hd)), post = 0.5f;
+    GT("attn_q_norm", hd, 0, GGML_TYPE_F32, 0.1f * qk, qk)
+    GT("attn_k_norm", hd, 0, GGML_TYPE_F32, 0.1f * qk, qk)
+    GT("attn_output", heads * hd, embd, type, (float)(1.0 / sqrt((double)(heads * hd))), 0)
+    GT("post_attention_norm", embd, 0, GGML_TYPE_F32, 0.1f * post, post)
+    GT("ffn_norm", embd, 0, GGML_TYPE_F32, 0.1f, 1.0f)
+    GT("ffn_gate", embd, ff, type, fe, 0)
+    GT("ffn_up", embd, ff, type, fe, 0)
+    GT("ffn_down", ff, embd, type_vd, (float)(1.0 / sqrt((double)ff)), 0)
+    GT("post_ffw_norm", embd, 0, GGML_TYPE_F32, 0.1f * post, post)
+    if (pe) {
+        GT("inp_gate", embd, pe, type, 2.0f * fe, 0)
+        GT("proj", pe, embd, type, (float)(1.0 / sqrt((double)pe)), 0)
+        GT("post_norm", embd, 0, GGML_TYPE_F32, 0.1f * post, post)
+    }
+    GT("layer_output_scale", 1, 0, GGML_TYPE_F32, 0.03f, 0.95f)
+#undef GT
+}
+
 /* "<arch>.<suffix>", in a rotating set of buffers (the writer copies keys). */
 static const char *key(const char *arch, const char *suffix)
 {
@@ -386,6 +438,9 @@ int main(int argc, char **argv)
     /* qwen3moe, lfm2moe: experts (Qwen3-30B-A3B: 128 of 768, 8 used; LFM2-8B-A1B: 32 of 1792, 4 used,
      * the first 2 layers dense, sigmoid gating) */
     uint64_t experts = 8, experts_used = 2, ff_exp = 0, dense_lead = 2, gating = 2;
+    /* gemma4 (Gemma 4 E2B: 35 layers, 4 windowed of 256 then a global of 512, the last 20 sharing
+     * KV with FFNs twice as wide, per-layer embeddings of 256, a quarter of the global pairs rotating) */
+    uint64_t head_dim_swa = 0, kv_heads_swa = 0, shared_kv = 0, pe = 0, double_wide = 0, rope_quarter = 1;
     const char *arch = "qwen3";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -413,6 +468,12 @@ int main(int argc, char **argv)
         NUM("--ssm-conv", ssm_conv) NUM("--full-attn", full_attn) NUM("--mtp", mtp)
         NUM("--experts", experts) NUM("--experts-used", experts_used) NUM("--ff-exp", ff_exp)
         NUM("--dense-lead", dense_lead) NUM("--gating", gating)
+        NUM("--head-dim-swa", head_dim_swa) NUM("--kv-heads-swa", kv_heads_swa) NUM("--shared-kv", shared_kv)
+        NUM("--pe", pe) NUM("--rope-partial", rope_quarter)
+        if (strcmp(a, "--double-wide") == 0) {
+            double_wide = 1;
+            continue;
+        }
 #undef NUM
         if (strcmp(a, "--version") == 0 && v) {
             version = (uint32_t)arg_u(a, v);
@@ -441,8 +502,8 @@ int main(int argc, char **argv)
             if (strcmp(v, "qwen3") != 0 && strcmp(v, "qwen2") != 0 && strcmp(v, "llama") != 0 &&
                 strcmp(v, "smollm3") != 0 && strcmp(v, "phi3") != 0 && strcmp(v, "gemma3") != 0 && strcmp(v, "lfm2") != 0 &&
                 strcmp(v, "qwen35") != 0 && strcmp(v, "mistral3") != 0 && strcmp(v, "qwen3moe") != 0 &&
-                strcmp(v, "lfm2moe") != 0 && strcmp(v, "qwen35moe") != 0)
-                die("--arch: '%s' is not qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe, lfm2moe or qwen35moe", v);
+                strcmp(v, "lfm2moe") != 0 && strcmp(v, "qwen35moe") != 0 && strcmp(v, "gemma4") != 0)
+                die("--arch: '%s' is not qwen3, qwen2, llama, mistral3, smollm3, phi3, gemma3, lfm2, qwen35, qwen3moe, lfm2moe, qwen35moe or gemma4", v);
             arch = v, i++;
         } else if (strcmp(a, "--attn-layers") == 0 && v) {
             attn_layers = v, i++;
@@ -499,7 +560,25 @@ int main(int argc, char **argv)
     if (mtp) gw_kv_u32(w, key(arch, "nextn_predict_layers"), (uint32_t)mtp);
     gw_kv_u32(w, key(arch, "context_length"), (uint32_t)ctx);
     gw_kv_u32(w, key(arch, "embedding_length"), (uint32_t)embd);
-    gw_kv_u32(w, key(arch, "feed_forward_length"), (uint32_t)ff);
+    int g4 = strcmp(arch, "gemma4") == 0;
+    static int32_t g4_ff[4096], g4_kv[4096];
+    static uint8_t g4_swa[4096];
+    if (g4) { /* its converter's arrays: which layers are windowed (of every --swa-pattern P the
+               * first P - 1), the FFN's width and kv heads per layer where they vary */
+        if (layers > 4096 || shared_kv >= layers) die("--layers / --shared-kv: at most 4096 layers, fewer shared%s", "");
+        if (!swa_pattern) swa_pattern = 5;
+        if (!head_dim_swa) head_dim_swa = head_dim;
+        if (!kv_heads_swa) kv_heads_swa = kv_heads;
+        for (uint64_t l = 0; l < layers; l++) {
+            g4_swa[l] = l % swa_pattern < swa_pattern - 1;
+            g4_ff[l] = (int32_t)(double_wide && l >= layers - shared_kv ? 2 * ff : ff);
+            g4_kv[l] = (int32_t)(g4_swa[l] ? kv_heads_swa : kv_heads);
+        }
+        if (double_wide) gw_kv_array(w, key(arch, "feed_forward_length"), GGUF_TYPE_INT32, g4_ff, layers);
+        else gw_kv_u32(w, key(arch, "feed_forward_length"), (uint32_t)ff);
+    } else {
+        gw_kv_u32(w, key(arch, "feed_forward_length"), (uint32_t)ff);
+    }
     gw_kv_u32(w, key(arch, "attention.head_count"), (uint32_t)heads);
     /* lfm2 (and lfm2moe): which layers attend (the others are short convolutions) */
     int lfm2moe = strcmp(arch, "lfm2moe") == 0, lfm2 = strcmp(arch, "lfm2") == 0 || lfm2moe;
@@ -530,8 +609,18 @@ int main(int argc, char **argv)
         for (uint64_t l = 0; l < layers; l++) per_layer[l] = is_attn[l] ? (int32_t)kv_heads : 0;
         gw_kv_array(w, key(arch, "attention.head_count_kv"), GGUF_TYPE_INT32, per_layer, layers);
         gw_kv_u32(w, key(arch, "shortconv.l_cache"), (uint32_t)conv_l);
+    } else if (g4 && kv_heads_swa != kv_heads) {
+        gw_kv_array(w, key(arch, "attention.head_count_kv"), GGUF_TYPE_INT32, g4_kv, layers);
     } else {
         gw_kv_u32(w, key(arch, "attention.head_count_kv"), (uint32_t)kv_heads);
+    }
+    if (g4) {
+        gw_kv_u32(w, key(arch, "attention.key_length_swa"), (uint32_t)head_dim_swa);
+        gw_kv_u32(w, key(arch, "attention.value_length_swa"), (uint32_t)head_dim_swa);
+        gw_kv_u32(w, key(arch, "rope.dimension_count"), (uint32_t)head_dim);
+        gw_kv_u32(w, key(arch, "rope.dimension_count_swa"), (uint32_t)head_dim_swa);
+        gw_kv_u32(w, key(arch, "attention.shared_kv_layers"), (uint32_t)shared_kv);
+        gw_kv_u32(w, key(arch, "embedding_length_per_layer_input"), (uint32_t)pe);
     }
     gw_kv_u32(w, key(arch, "attention.key_length"), (uint32_t)head_dim);
     gw_kv_u32(w, key(arch, "attention.value_length"), (uint32_t)head_dim);
@@ -563,7 +652,8 @@ int main(int argc, char **argv)
     if (window) { /* Gemma 3: local layers on base 10000, the global ones on rope.freq_base */
         gw_kv_u32(w, key(arch, "attention.sliding_window"), (uint32_t)window);
         gw_kv_f32(w, key(arch, "rope.freq_base_swa"), 10000.0f);
-        if (swa_pattern) gw_kv_u32(w, key(arch, "attention.sliding_window_pattern"), (uint32_t)swa_pattern);
+        if (g4) gw_kv_array(w, key(arch, "attention.sliding_window_pattern"), GGUF_TYPE_BOOL, g4_swa, layers);
+        else if (swa_pattern) gw_kv_u32(w, key(arch, "attention.sliding_window_pattern"), (uint32_t)swa_pattern);
     }
     if (softcap) gw_kv_f32(w, key(arch, "final_logit_softcapping"), (float)softcap);
     int qwen35 = strcmp(arch, "qwen35") == 0 || qwen35moe;
@@ -631,11 +721,28 @@ int main(int argc, char **argv)
     }
     int fused = strcmp(arch, "phi3") == 0;
     tensor(w, seed, "token_embd.weight", embd, n_vocab, q4_k_m ? GGML_TYPE_Q6_K : type, 2.0f * FAN(embd), 0);
+    if (g4) {
+        {
+            uint64_t ne[1] = {head_dim / 2};
+            g4_rotating_pairs = head_dim / 2 / rope_quarter;
+            gw_tensor_gen(w, "rope_freqs.weight", 1, ne, GGML_TYPE_F32, fill_proportional, NULL);
+        }
+        if (pe) { /* the table (as token_embd's type) and its projection */
+            tensor(w, seed, "per_layer_token_embd.weight", layers * pe, n_vocab, q4_k_m ? GGML_TYPE_Q6_K : type, 1.0f, 0);
+            tensor(w, seed, "per_layer_model_proj.weight", embd, layers * pe, type, FAN(embd), 0);
+            tensor(w, seed, "per_layer_proj_norm.weight", pe, 0, GGML_TYPE_F32, 0.1f, 1.0f);
+        }
+    }
     for (uint64_t l = 0; l < layers; l++) {
         char t[64];
         uint64_t e = layers / 8;
         int more_bits = l < e || l >= layers - e || (l >= e && (l - e) % 3 == 2);
         uint32_t type_vd = q4_k_m && more_bits ? GGML_TYPE_Q6_K : type;
+        if (g4) { /* the layers sharing KV carry their own k, v too (unused) */
+            gemma4_layer(w, seed, l, embd, heads, g4_swa[l] ? kv_heads_swa : kv_heads, g4_swa[l] ? head_dim_swa : head_dim,
+                         (uint64_t)g4_ff[l], pe, type, type_vd);
+            continue;
+        }
 #define T(suffix, ne0, ne1, ty, scale, bias)                                  \
     snprintf(t, sizeof t, "blk.%llu.%s.weight", (unsigned long long)l, suffix); \
     tensor(w, seed, t, ne0, ne1, ty, scale, bias);
