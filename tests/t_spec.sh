@@ -2,8 +2,8 @@
 # t_spec.sh - speculative decoding (--spec-type): the reply is plain
 # decoding's, token for token, greedy and sampled (a seed draws the same
 # numbers in the same order: slot.c), on every kind of state a step must
-# undo: attention caches (qwen3, qwen3moe), sliding-window rings (gemma3,
-# with a batch of 8 so that the rings wrap every few steps), short
+# undo: attention caches (qwen3, qwen3moe), sliding-window rings (gemma3 and
+# gemma4, with a batch of 8 so that the rings wrap every few steps), short
 # convolutions (lfm2) and DeltaNet states (qwen35); every load mode; a
 # context that shifts. Random models made by mkmodel, small.
 . tests/lib.sh
@@ -48,6 +48,9 @@ mk qwen3moe "--arch qwen3moe --layers 2 --embd 128 --ff 256 --ff-exp 128 --exper
 same qwen3moe "$TMP/qwen3moe.gguf" "-n 60" all
 mk gemma3 "--arch gemma3 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 1 --head-dim 256 --window 16 --type q8_0 --seed 71"
 same gemma3-b8 "$TMP/gemma3.gguf" "-n 60 -b 8" all
+# gemma4: windowed rings of their own head size and kv heads, the last layers reading earlier layers' KV
+mk gemma4 "--arch gemma4 --layers 8 --swa-pattern 3 --embd 256 --ff 512 --heads 4 --kv-heads 1 --kv-heads-swa 2 --head-dim 512 --head-dim-swa 256 --window 16 --shared-kv 2 --pe 64 --rope-partial 4 --type q8_0 --seed 72"
+same gemma4-b8 "$TMP/gemma4.gguf" "-n 60 -b 8" all
 mk lfm2 "--arch lfm2 --layers 6 --embd 256 --ff 512 --heads 4 --kv-heads 2 --head-dim 64 --type q8_0 --seed 81"
 same lfm2 "$TMP/lfm2.gguf" "-n 60" all
 mk qwen35 "--arch qwen35 --layers 4 --embd 256 --ff 512 --heads 2 --kv-heads 1 --head-dim 256 --rope-dim 64 --type q8_0 --seed 61"

@@ -276,13 +276,15 @@ int seq_state_spans(const ModelConfig *c, const SeqState *s, uint32_t n, int (*v
  * positions from `keep` on and its recurrent state go back. */
 static void undo_copy(const ModelConfig *c, SeqState *s, uint32_t pos0, uint32_t n, uint32_t keep, uint8_t *buf, int save)
 {
-    uint64_t krow = kv_type_bytes(s->kv_type, c->head_dim), vrow = kv_type_bytes(s->kv_type, c->head_dim_v);
-    for (uint32_t l = 0; s->ring && l < c->n_layer; l++) {
+    for (uint32_t l = 0; s->ring && l < c->n_layer_kv; l++) { /* the layers keeping a cache */
         if (!model_layer_swa(c, l)) continue;
-        for (uint32_t h = 0; h < c->n_head_kv; h++) {
+        ModelConfig lc; /* the windowed layers' widths (Gemma 4's differ from the global ones') */
+        model_layer_cfg(c, l, &lc);
+        uint64_t krow = kv_type_bytes(s->kv_type, lc.head_dim), vrow = kv_type_bytes(s->kv_type, lc.head_dim_v);
+        for (uint32_t h = 0; h < lc.n_head_kv; h++) {
             uint8_t *k, *v;
             uint32_t rows;
-            seq_kv_head(c, s, l, h, &k, &v, &rows);
+            seq_kv_head(&lc, s, l, h, &k, &v, &rows);
             for (uint32_t i = 0; i < n; i++, buf += krow + vrow) {
                 uint64_t r = (pos0 + i) % rows;
                 if (save) memcpy(buf, k + r * krow, krow), memcpy(buf + krow, v + r * vrow, vrow);
@@ -300,7 +302,7 @@ uint64_t seq_undo_bytes(const ModelConfig *cfg, const ModelOptions *opt, uint32_
     plan_init(&scratch);
     Buffer b[S_COUNT];
     seq_buffers(cfg, opt, &scratch, "", "", "", b);
-    uint64_t rows = b[S_KRING].count ? (uint64_t)model_swa_before(cfg, cfg->n_layer) * cfg->n_head_kv * n : 0;
+    uint64_t rows = b[S_KRING].count ? (uint64_t)model_swa_before(cfg, cfg->n_layer_kv) * cfg->n_head_kv_swa * n : 0;
     return rows * (b[S_KRING].elem + b[S_VRING].elem) + b[S_RECUR].count * b[S_RECUR].elem;
 }
 
