@@ -4,7 +4,9 @@
  * C standard asks; what it gives up is said beside it. The host builds
  * keep the C library's own. */
 #ifdef PITH_SMALL_LIBC
+#include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 /* strerror: the texts of the errors pith and libgomp meet (files, memory,
@@ -77,5 +79,42 @@ char *strstr(const char *hay, const char *needle)
     for (; *hay; hay++)
         if (!strncmp(hay, needle, n)) return (char *)hay;
     return n ? NULL : (char *)hay;
+}
+
+/* libgomp.a, built against glibc, reads its environment variables with
+ * glibc's character classes: a table of class bits (__ctype_b_loc) and one
+ * of lower-case letters (__ctype_tolower_loc), each indexed from -128 to
+ * 255. musl keeps both as constants (2,344 bytes on aarch64); here they are
+ * filled in memory that is not in the file, before any constructor of
+ * default priority runs (libgomp's reads the environment). The class bits
+ * in glibc's order, as a little-endian machine stores them. */
+static int (*const glibc_classes[])(int) = {isupper, islower, isalpha, isdigit, isxdigit, isspace,
+                                            isprint, isgraph, isblank, iscntrl, ispunct, isalnum};
+static unsigned short class_bits[384];
+static int32_t lower_case[384];
+
+__attribute__((constructor(101))) static void fill_ctype_tables(void)
+{
+    for (int c = -128; c < 256; c++) {
+        unsigned bits = 0;
+        for (unsigned b = 0; b < sizeof glibc_classes / sizeof glibc_classes[0]; b++)
+            if (c >= 0 && glibc_classes[b](c)) bits |= b < 8 ? 1u << (b + 8) : 1u << (b - 8);
+        class_bits[c + 128] = (unsigned short)bits;
+        lower_case[c + 128] = c >= 0 ? tolower(c) : c;
+    }
+}
+
+const unsigned short **__ctype_b_loc(void);
+const unsigned short **__ctype_b_loc(void)
+{
+    static const unsigned short *at = class_bits + 128;
+    return &at;
+}
+
+const int32_t **__ctype_tolower_loc(void);
+const int32_t **__ctype_tolower_loc(void)
+{
+    static const int32_t *at = lower_case + 128;
+    return &at;
 }
 #endif

@@ -1,8 +1,9 @@
 /* port/malloc.c and port/libc_small.c (the static builds' allocator,
  * strstr and strerror), linked statically in place of musl's: several
  * threads allocate, fill, check, grow and free blocks of every class and
- * alignment at once (tests/ci/t_static.sh, natively and under qemu for
- * aarch64). Prints "ok" and exits 0, or says what failed. */
+ * alignment at once, and libgomp's glibc character tables match glibc's
+ * (tests/ci/t_static.sh, natively and under qemu for aarch64). Prints "ok"
+ * and exits 0, or says what failed. */
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -19,7 +20,7 @@ static int failures;
 
 static void fail(const char *what, size_t n)
 {
-    fprintf(stderr, "small_libc: %s (%zu bytes)\n", what, n);
+    fprintf(stderr, "small_libc: %s (%zu)\n", what, n);
     __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
 }
 
@@ -102,6 +103,21 @@ static void *worker(void *arg)
     return NULL;
 }
 
+const unsigned short **__ctype_b_loc(void);
+const int32_t **__ctype_tolower_loc(void);
+
+/* glibc 2.36's own tables (C locale) at a few characters: its class bits
+ * and lower case. */
+static const struct {
+    int c;
+    unsigned short bits;
+    int32_t lower;
+} glibc_ctype[] = {
+    {'A', 0xd508, 'a'}, {'a', 0xd608, 'a'}, {' ', 0x6001, ' '}, {'\t', 0x2003, '\t'}, {'5', 0xd808, '5'},
+    {'_', 0xc004, '_'}, {'f', 0xd608, 'f'}, {'\n', 0x2002, '\n'}, {0, 0x0002, 0}, {127, 0x0002, 127},
+    {200, 0, 200}, {-1, 0, -1},
+};
+
 int main(void)
 {
     pthread_t th[THREADS];
@@ -125,6 +141,10 @@ int main(void)
     if (strcmp(strerror(ENOENT), "No such file or directory") || strcmp(strerror(EADDRINUSE), "Address already in use") ||
         strcmp(strerror(4095), "Error 4095") || strcmp(strerror(-3), "Error -3") || strcmp(strerror(0), "Error 0"))
         fail("strerror", 0);
+    for (size_t i = 0; i < sizeof glibc_ctype / sizeof glibc_ctype[0]; i++)
+        if ((*__ctype_b_loc())[glibc_ctype[i].c] != glibc_ctype[i].bits ||
+            (*__ctype_tolower_loc())[glibc_ctype[i].c] != glibc_ctype[i].lower)
+            fail("glibc's character tables", (size_t)glibc_ctype[i].c);
     if (failures) return 1;
     puts("ok");
     return 0;
