@@ -235,14 +235,17 @@ TARGET_ALL_DEFS = -DPITH_TARGET='"$(TGT)"' $(if $(BOARD),-DPITH_BOARD_NAME='"$(B
 TCFLAGS = $(CFLAGS_COMMON) $(SIZE_CFLAGS) $(TARGET_CFLAGS) $(BOARD_CFLAGS) $(TARGET_ALL_DEFS)
 # Code that runs once per command, prompt or request (argument parsing, GGUF
 # reading, tokenizer, chat templates, JSON, HTTP, memory planning, the
-# stream window's bookkeeping, quant.c's row converters: a row per token at
-# most, the kernels have their own; the sampler: measured, generation speed
-# unchanged; the context shift; kernels_pack.c, weights repacked at load;
-# printf's formatting, src/base/format.c) is built with -Os: 44 KB less
-# on x86-64, tokenizing about 5% slower. Everything else, and any new file,
-# keeps $(OPT): the per-token code (forward pass, kernels) is there, and
-# what every parallel region runs (port/threads.c, port/musl_gomp_task.c).
-COLD_SRC = $(filter src/cli/%.c src/text/%.c src/gguf/%.c src/session/%.c src/server/%.c src/arena/%.c \
+# engine's loading, prompt cache and draft bookkeeping (slot.c keeps -O2: its
+# threads scan every logit of every step), the stream window's bookkeeping,
+# quant.c's row converters: a row per token at most, the kernels have their
+# own; the sampler: measured, generation speed unchanged; the context shift;
+# kernels_pack.c, weights repacked at load; printf's formatting,
+# src/base/format.c) is built with -Os: 44 KB less on x86-64, tokenizing
+# about 5% slower. Everything else, and any new file, keeps $(OPT): the
+# per-token code (forward pass, kernels) is there, and what every parallel
+# region runs (port/threads.c, port/musl_gomp_task.c).
+COLD_SRC = $(filter src/cli/%.c src/text/%.c src/gguf/%.c src/server/%.c src/arena/%.c \
+	src/engine/engine.c src/engine/prompt_cache.c src/engine/draft.c src/engine/speculative.c \
 	src/model/model.c src/model/memplan.c src/model/weight_stream.c src/model/context_shift.c \
 	src/kernels/ref/quant.c src/kernels/kernels_pack.c src/base/format.c,$(CORE_SRC)) \
 	$(filter-out port/threads.c port/musl_gomp_task.c,$(PORT_SRC))

@@ -1,5 +1,5 @@
 /* The arena's memory and facts about the machine's memory. */
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,21 +20,28 @@ uint64_t port_physical_memory(void)
     return (uint64_t)pages * port_page_size();
 }
 
+/* A small file of /proc or /sys whole, NUL-terminated (open and read, not
+ * stdio: fgets is 492 bytes of a static binary); 0 when it cannot be read. */
+static size_t read_small_file(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t n = 0;
+    if (fd < 0) return 0;
+    for (ssize_t got; n < cap - 1 && (got = read(fd, buf + n, cap - 1 - n)) > 0;) n += (size_t)got;
+    close(fd);
+    buf[n] = 0;
+    return n;
+}
+
 uint64_t port_peak_rss(void)
 {
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return 0;
-    char line[256];
-    unsigned long long kib = 0;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0) { /* strtoull, not sscanf: the scanf family is 5 KB of a static binary */
-            char *end;
-            kib = strtoull(line + 6, &end, 10);
-            found = end != line + 6;
-        }
-    fclose(f);
-    return found ? (uint64_t)kib * 1024 : 0;
+    char text[4096]; /* /proc/self/status is about 1.5 KB; VmHWM is in its first third */
+    if (!read_small_file("/proc/self/status", text, sizeof text)) return 0;
+    const char *line = strstr(text, "\nVmHWM:");
+    if (!line) return 0;
+    char *end; /* strtoull, not sscanf: the scanf family is 5 KB of a static binary */
+    unsigned long long kib = strtoull(line + 7, &end, 10);
+    return end != line + 7 ? (uint64_t)kib * 1024 : 0;
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -76,13 +83,10 @@ void port_arena_unmap(void *base, size_t bytes)
  * base page: 2 MiB for 4 KiB, 32 MiB for 16 KiB), 0 without THP. */
 static size_t huge_page_size(void)
 {
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
-    if (!f) return 0;
     char line[32];
-    size_t n = 0;
-    if (fgets(line, sizeof line, f)) n = (size_t)strtoull(line, NULL, 10);
-    fclose(f);
-    return n;
+    return read_small_file("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", line, sizeof line)
+               ? (size_t)strtoull(line, NULL, 10)
+               : 0;
 }
 
 void port_arena_huge(void *p, size_t bytes)

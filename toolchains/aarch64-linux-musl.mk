@@ -10,5 +10,5 @@ CROSS_CC       = aarch64-linux-musl-gcc
 CROSS_STRIP    = aarch64-linux-gnu-strip
 TARGET_CFLAGS  = -march=armv8-a
 TARGET_LDFLAGS = $(MUSL_STATIC_LDFLAGS) -Wl,-z,max-page-size=65536
-TARGET_DEFS    = -DPITH_MUSL_GOMP -DPITH_OWN_PRINTF
+TARGET_DEFS    = -DPITH_MUSL_GOMP -DPITH_OWN_PRINTF -DPITH_SMALL_LIBC
 QEMU           = qemu-aarch64-static

@@ -19,5 +19,5 @@ CROSS_CC       = arm-linux-musleabi-gcc
 CROSS_STRIP    = arm-linux-gnueabi-strip
 TARGET_CFLAGS  = -march=armv6kz+fp -mfpu=vfp -mfloat-abi=softfp -marm -mtune=arm1176jzf-s
 TARGET_LDFLAGS = $(MUSL_STATIC_LDFLAGS) -Wl,-z,max-page-size=65536
-TARGET_DEFS    = -DPITH_MUSL_GOMP -DPITH_OWN_PRINTF
+TARGET_DEFS    = -DPITH_MUSL_GOMP -DPITH_OWN_PRINTF -DPITH_SMALL_LIBC
 QEMU           = qemu-arm-static

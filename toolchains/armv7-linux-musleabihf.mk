@@ -9,5 +9,5 @@ CROSS_CC       = arm-linux-musleabihf-gcc
 CROSS_STRIP    = arm-linux-gnueabihf-strip
 TARGET_CFLAGS  = -march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mfp16-format=ieee
 TARGET_LDFLAGS = $(MUSL_STATIC_LDFLAGS) -Wl,-z,max-page-size=65536
-TARGET_DEFS    = -DPITH_MUSL_GOMP -DPITH_OWN_PRINTF
+TARGET_DEFS    = -DPITH_MUSL_GOMP -DPITH_OWN_PRINTF -DPITH_SMALL_LIBC
 QEMU           = qemu-arm-static

@@ -23,4 +23,15 @@ fi
 if sh tests/static/gomp_task.sh x86_64-linux-musl-gcc objcopy >"$TMP/gt" 2>&1; then
     ok "port/musl_gomp_task.c's gomp_init_task/gomp_end_task equal task.o's: $(cat "$TMP/gt")"
 else not_ok "gomp_task: $(cat "$TMP/gt")"; fi
+# The static builds' allocator, strstr and strerror (port/malloc.c,
+# port/libc_small.c): threads stress them natively, and under qemu on aarch64.
+for cc in x86_64-linux-musl-gcc aarch64-linux-musl-gcc; do
+    run=; [ "$cc" = aarch64-linux-musl-gcc ] && run=qemu-aarch64-static
+    if ! command -v "$cc" >/dev/null || { [ -n "$run" ] && ! command -v "$run" >/dev/null; }; then
+        not_ok "$cc and ${run:-the host} present (toolchains/install-debian.sh)"; continue; fi
+    if $cc -std=c11 -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -DPITH_SMALL_LIBC -static tests/static/small_libc.c \
+            port/malloc.c port/libc_small.c -o "$TMP/small_libc" -lpthread 2>"$TMP/cc.err"; then
+        check "port/malloc.c and port/libc_small.c under 4 threads ($cc)" $run "$TMP/small_libc"
+    else not_ok "small_libc builds with $cc: $(head -c 300 "$TMP/cc.err")"; fi
+done
 finish
