@@ -273,6 +273,41 @@ void kern_delta_chunk(const KernelSet *ks, float *S, float *f, uint32_t dk, uint
                       const float *k, float *v, uint64_t stride, const float *d, const float *beta, float scale,
                       float *o, uint64_t o_stride);
 
+/* Attention over the KV cache in tiles (kernels_attention.c): the queries of
+ * nt tokens times the nq query heads sharing a KV head (nq * nt <=
+ * KERN_ATT_ROWS) against blocks of keys, with an online softmax: per block,
+ * the scores (the set's dots_f16 for F16 rows, else dot row by row), scaled;
+ * the running largest score m and sum of exponentials l (exp_sum, in double),
+ * the output so far multiplied by e^(m_old - m_new) when m grows; the block's
+ * weighted values added (wsum_f16, else axpy). So no row of scores longer
+ * than a block is needed, and a block's rows are read once for the whole
+ * tile. Blocks end at positions that are multiples of KERN_ATT_KEYS and where
+ * a run ends, so a query's result does not depend on which other queries
+ * share its tile (the determinism contract above). Query (t, i) is at q + t *
+ * q_tstride + i * q_stride, its output (overwritten) at out + t * out_tstride
+ * + i * out_stride; it sees the positions of the runs below ends[t]. */
+#define KERN_ATT_KEYS 64
+#define KERN_ATT_ROWS 64
+typedef struct {
+    GgmlType type;                 /* of the cache rows: F32, F16 or Q8_0 */
+    uint64_t krow, vrow;           /* bytes of a key row, of a value row */
+    uint32_t dk, dv, nq;           /* head sizes; query heads per KV head */
+    float scale;                   /* of the scores */
+    const float *q;
+    uint64_t q_stride, q_tstride;  /* floats */
+    float *out;
+    uint64_t out_stride, out_tstride;
+} KernAttTile;
+/* Rows of consecutive positions pos0 .. pos0 + n - 1 (a window's ring holds
+ * up to two such runs). */
+typedef struct {
+    const uint8_t *k, *v;
+    uint32_t pos0, n;
+} KernAttRun;
+/* scratch: nq * nt * KERN_ATT_KEYS floats */
+void kern_attention(const KernelSet *ks, const KernAttTile *a, uint32_t nt, const uint32_t *ends,
+                    const KernAttRun *runs, int n_runs, float *scratch);
+
 /* GELU's table for gelu_mul (ref/kernels_ref.c): entry h = kern_gelu_f16(h)
  * for all 65536 F16 values h, KERN_GELU_TABLE entries (one of padding so a
  * 32-bit gather may read past the last). kern_gelu_f16 is the definition,
