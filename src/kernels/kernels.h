@@ -334,6 +334,9 @@ const KernelSet *kern_arm(void);  /* arm/kernels_arm.c: NEON (dotprod) */
  * wide = 1 and a CPU with AVX-512 VNNI, the 32-row kernels where it
  * has them (then returns 1). Tests call it with 0 and 1 to compare both. */
 int kern_x86_rows(KernRowsFn *rows, KernPackedFn *packed, int wide);
+/* x86/kernels_x86_att.c: on a CPU with AVX-512, its dots_f16 and wsum_f16
+ * into set (the same bits as the AVX2 set's, twice as wide) */
+void kern_x86_att_wide(KernelSet *set);
 
 /* Chooses the fastest set this CPU runs (the first call does it, with
  * KERN_BEST), or forces the reference (tests, `pith bench --ref`), or the

@@ -661,20 +661,12 @@ DISPATCH4(x86_bf16)
 /* q . k for an F16 row: one chain of eight lanes over the head (element i
  * in lane i % 8), its lanes summed ((l0 + l1) + (l2 + l3)) + ((l4 + l5) +
  * (l6 + l7)) (sum8_tree), then the last n % 8 products. dots_f16 takes the
- * same steps for eight scores at once (sum8x8). */
+ * same steps for eight scores at once (kern_x86_sum8x8). */
 AVX2_INLINE float sum8_tree(__m256 a)
 {
     __m256 h = _mm256_hadd_ps(a, a);
     h = _mm256_hadd_ps(h, h);
     return _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
-}
-
-/* lane i: sum8_tree(a[i]) */
-AVX2_INLINE __m256 sum8x8(const __m256 *a)
-{
-    __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
-    __m256 efgh = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
-    return _mm256_add_ps(_mm256_permute2f128_ps(abcd, efgh, 0x20), _mm256_permute2f128_ps(abcd, efgh, 0x31));
 }
 
 AVX2_INLINE __m256 f16x8(const uint16_t *p)
@@ -698,7 +690,7 @@ AVX2 static float x86_dot_f16(const uint16_t *k, const float *q, uint32_t n)
 }
 
 /* Two queries against four rows: eight chains, the rows converted once
- * for both, summed together (sum8x8): lanes 0-3 q0's scores, 4-7 q1's. */
+ * for both, summed together (kern_x86_sum8x8): lanes 0-3 q0's scores, 4-7 q1's. */
 AVX2_INLINE __m256 dots2x4_f16(const uint16_t *k, uint64_t stride, const float *q0, const float *q1, uint32_t n)
 {
     __m256 acc[8];
@@ -711,13 +703,13 @@ AVX2_INLINE __m256 dots2x4_f16(const uint16_t *k, uint64_t stride, const float *
             acc[4 + r] = _mm256_fmadd_ps(kv, b, acc[4 + r]);
         }
     }
-    return sum8x8(acc);
+    return kern_x86_sum8x8(acc);
 }
 
 /* Queries in pairs, rows in fours (dots2x4_f16) where the head is whole
  * vectors; the rest one score at a time; each token over its own rows. */
-AVX2 static void x86_dots_f16(const uint16_t *k, uint64_t stride, uint32_t n, const float *q, uint64_t q_stride,
-                              uint32_t nq, uint64_t q_tstride, uint32_t nt, const uint32_t *rows, float *out,
+AVX2 void kern_x86_dots_f16(const uint16_t *k, uint64_t stride, uint32_t n, const float *q, uint64_t q_stride,
+                            uint32_t nq, uint64_t q_tstride, uint32_t nt, const uint32_t *rows, float *out,
                               uint64_t out_stride)
 {
     for (uint32_t t = 0; t < nt; t++, q += q_tstride, out += nq * out_stride) {
@@ -886,8 +878,8 @@ AVX2_INLINE void wsum1_f16(float *out, const float *w, const uint16_t *v, uint64
         for (uint32_t p = 0; p < rows; p++) x86_axpy_f16(out + j, w[p], v + p * stride + j, n - j);
 }
 
-AVX2 static void x86_wsum_f16(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
-                              uint32_t nq, uint32_t nt, const uint32_t *rows, const uint16_t *v, uint64_t stride,
+AVX2 void kern_x86_wsum_f16(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
+                            uint32_t nq, uint32_t nt, const uint32_t *rows, const uint16_t *v, uint64_t stride,
                               uint32_t n)
 {
     for (uint32_t t = 0; t < nt; t++, out += out_tstride, w += nq * w_stride) {
@@ -1010,8 +1002,8 @@ const KernelSet *kern_x86(void)
         .silu_mul = x86_silu_mul,
         .rope = x86_rope,
         .exp_sum = x86_exp_sum,
-        .dots_f16 = x86_dots_f16,
-        .wsum_f16 = x86_wsum_f16,
+        .dots_f16 = kern_x86_dots_f16,
+        .wsum_f16 = kern_x86_wsum_f16,
         .dot_f32 = x86_dot_f32,
         .axpy_f32 = x86_axpy_f32,
         .dot_q8_0_f32 = x86_dot_q8_0_f32,
