@@ -201,11 +201,11 @@ typedef struct {
     /* attention's softmax: s[i] = e^(s[i] - mx), returns the sum in double
      * (the reference with libm's expf, a fast path within 1e-6 relative) */
     double (*exp_sum)(float *s, uint32_t n, float mx);
-    /* the whole softmax of one row of scores (optional: NULL = these steps
-     * in forward.c): s[i] *= scale; mx = the largest s[i] (NaNs skipped,
-     * -INFINITY if none); sum = exp_sum(s, n, mx); s[i] *= (float)(1 / sum).
-     * The bits of those steps with the set's exp_sum. */
-    void (*softmax)(float *s, uint32_t n, float scale);
+    /* a block's scores scaled and their largest (kern_attention): s[i] *=
+     * scale, returns the largest of mx and the s[i], a NaN s[i] not counted
+     * (as `if (s[i] > mx) mx = s[i]`; a zero's sign may differ, which
+     * e^(s - mx) does not see) */
+    float (*scale_max)(float *s, uint32_t n, float scale, float mx);
     /* F16 KV cache, many positions, and the queries of nt tokens times the
      * nq query heads sharing a KV head per call (optional: NULL = row by
      * row). Query (t, i), t < nt, i < nq, is q + t * q_tstride + i * q_stride

@@ -35,13 +35,16 @@ static void block(const KernelSet *ks, const KernAttTile *a, uint32_t nt, const 
             for (uint32_t p = 0; p < rows[u / nq]; p++)
                 s[u * KERN_ATT_KEYS + p] = row_dot(ks, a, k + p * a->krow, a->q + u / nq * a->q_tstride + u % nq * a->q_stride);
     for (uint32_t u = 0; u < nq * nt; u++) {
-        float *su = s + u * KERN_ATT_KEYS, mx = m[u];
+        float *su = s + u * KERN_ATT_KEYS;
         uint32_t n = rows[u / nq];
-        for (uint32_t p = 0; p < n; p++) {
-            su[p] *= a->scale;
-            if (su[p] > mx) mx = su[p]; /* a NaN score is skipped here, and stays NaN through exp_sum */
+        if (n == 0) continue;
+        /* (a NaN score is skipped here, and stays NaN through exp_sum) */
+        float mx = ks->scale_max(su, n, a->scale, m[u]);
+        if (mx == -INFINITY) { /* no finite score yet: a NaN (kept in l, to the output) or -inf only */
+            for (uint32_t p = 0; p < n; p++)
+                if (isnan(su[p])) l[u] = NAN;
+            continue;
         }
-        if (n == 0 || mx == -INFINITY) continue;
         double sum = ks->exp_sum(su, n, mx);
         if (mx != m[u]) { /* the earlier blocks' terms, rescaled to the new largest score */
             float c = expf(m[u] - mx), *o = a->out + u / nq * a->out_tstride + u % nq * a->out_stride;

@@ -925,6 +925,27 @@ AVX2 static double x86_exp_sum(float *s, uint32_t n, float mx)
     return total;
 }
 
+/* KernelSet.scale_max: MAXPS returns its second operand when one is NaN,
+ * so a NaN score is skipped as the compare skips it. */
+AVX2 static float x86_scale_max(float *s, uint32_t n, float scale, float mx)
+{
+    __m256 sc = _mm256_set1_ps(scale), mv = _mm256_set1_ps(mx);
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_mul_ps(_mm256_loadu_ps(s + i), sc);
+        _mm256_storeu_ps(s + i, x);
+        mv = _mm256_max_ps(x, mv);
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    mx = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    for (; i < n; i++) {
+        s[i] *= scale;
+        if (s[i] > mx) mx = s[i];
+    }
+    return mx;
+}
+
 AVX2 static float x86_dot_f32(const float *k, const float *q, uint32_t n)
 {
     __m256 acc = _mm256_setzero_ps();
@@ -1002,6 +1023,7 @@ const KernelSet *kern_x86(void)
         .silu_mul = x86_silu_mul,
         .rope = x86_rope,
         .exp_sum = x86_exp_sum,
+        .scale_max = x86_scale_max,
         .dots_f16 = kern_x86_dots_f16,
         .wsum_f16 = kern_x86_wsum_f16,
         .dot_f32 = x86_dot_f32,
