@@ -28,17 +28,28 @@ AVX512_INLINE __m512 halves(const float *q)
     return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(q))));
 }
 
-/* Two queries against eight rows (rows 2r, 2r + 1 in acc[r], q1's in
+/* Rows converted once for all the queries that read them: eight rows of n
+ * (n <= KV_CHUNK_N, whole vectors) in pairs, elements i .. i + 7 of rows 2r
+ * and 2r + 1 side by side at buf + (r * n / 8 + i / 8) * 16 (the conversion
+ * is exact: a score's chain is the same as on the F16 rows). */
+enum { KV_CHUNK_N = 256 };
+AVX512_INLINE void pairs8(float *buf, const uint16_t *k, uint64_t stride, uint32_t n)
+{
+    for (uint32_t r = 0; r < 4; r++)
+        for (uint32_t i = 0; i < n; i += 8)
+            _mm512_storeu_ps(buf + (r * n / 8 + i / 8) * 16, f16_rows2(k + 2 * r * stride + i, k + (2 * r + 1) * stride + i));
+}
+
+/* Two queries against eight converted rows (pairs 0..3 in acc[r], q1's in
  * acc[4 + r]); then each query's eight scores as x86_dots_f16 sums them. */
-AVX512_INLINE void dots2x8(const uint16_t *k, uint64_t stride, const float *q0, const float *q1, uint32_t n,
-                           float *o0, float *o1)
+AVX512_INLINE void dots2x8(const float *buf, const float *q0, const float *q1, uint32_t n, float *o0, float *o1)
 {
     __m512 acc[8];
     UNROLL for (int c = 0; c < 8; c++) acc[c] = _mm512_setzero_ps();
     for (uint32_t i = 0; i < n; i += 8) {
         __m512 a = halves(q0 + i), b = halves(q1 + i);
         UNROLL for (int r = 0; r < 4; r++) {
-            __m512 kv = f16_rows2(k + 2 * r * stride + i, k + (2 * r + 1) * stride + i);
+            __m512 kv = _mm512_loadu_ps(buf + (r * n / 8 + i / 8) * 16);
             acc[r] = _mm512_fmadd_ps(kv, a, acc[r]);
             acc[4 + r] = _mm512_fmadd_ps(kv, b, acc[4 + r]);
         }
@@ -53,21 +64,32 @@ AVX512_INLINE void dots2x8(const uint16_t *k, uint64_t stride, const float *q0, 
     }
 }
 
+/* Eight rows at a time, converted once, for every query pair of every token
+ * that sees all eight; the rest (rows past a token's last eight, an odd
+ * query, heads that are not whole vectors or longer than KV_CHUNK_N) by the
+ * AVX2 kernel. */
 AVX512 static void x86_dots_f16_512(const uint16_t *k, uint64_t stride, uint32_t n, const float *q, uint64_t q_stride,
                                     uint32_t nq, uint64_t q_tstride, uint32_t nt, const uint32_t *rows, float *out,
                                     uint64_t out_stride)
 {
+    float buf[8 * KV_CHUNK_N];
+    uint32_t most = 0, nq2 = n % 8 == 0 && n <= KV_CHUNK_N ? nq / 2 * 2 : 0;
+    for (uint32_t t = 0; t < nt; t++) most = rows[t] > most ? rows[t] : most;
+    for (uint32_t p = 0; nq2 && p + 8 <= most; p += 8) {
+        pairs8(buf, k + p * stride, stride, n);
+        for (uint32_t t = 0; t < nt; t++)
+            if (p + 8 <= rows[t])
+                for (uint32_t i = 0; i < nq2; i += 2) {
+                    const float *q0 = q + t * q_tstride + i * q_stride;
+                    float *o0 = out + ((uint64_t)t * nq + i) * out_stride + p;
+                    dots2x8(buf, q0, q0 + q_stride, n, o0, o0 + out_stride);
+                }
+    }
     for (uint32_t t = 0; t < nt; t++) {
         const float *qt = q + t * q_tstride;
         float *ot = out + (uint64_t)t * nq * out_stride;
-        uint32_t r8 = n % 8 == 0 ? rows[t] / 8 * 8 : 0;
-        for (uint32_t i = 0; i + 2 <= nq && r8; i += 2)
-            for (uint32_t p = 0; p < r8; p += 8)
-                dots2x8(k + p * stride, stride, qt + i * q_stride, qt + (i + 1) * q_stride, n,
-                        ot + i * out_stride + p, ot + (i + 1) * out_stride + p);
-        /* the rest (rows past the last eight, an odd query) by the AVX2 kernel */
-        uint32_t rest = rows[t] - r8, nq2 = r8 ? nq / 2 * 2 : 0;
-        if (rest)
+        uint32_t r8 = nq2 ? rows[t] / 8 * 8 : 0, rest = rows[t] - r8;
+        if (rest && nq2)
             kern_x86_dots_f16(k + r8 * stride, stride, n, qt, q_stride, nq2, 0, 1, &rest, ot + r8, out_stride);
         if (nq2 < nq)
             kern_x86_dots_f16(k, stride, n, qt + nq2 * q_stride, q_stride, nq - nq2, 0, 1, rows + t,
