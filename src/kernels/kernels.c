@@ -57,7 +57,7 @@ void kern_select(int mode)
         TAKE(rmsnorm)
         TAKE(rope)
         TAKE(exp_sum)
-        TAKE(softmax)
+        TAKE(scale_max)
         TAKE(dots_f16)
         TAKE(wsum_f16)
         TAKE(gelu_mul)
@@ -66,6 +66,7 @@ void kern_select(int mode)
         TAKE(dots_f32)
         TAKE(mix_f32)
 #undef TAKE
+        if (best == kern_x86() && mode != KERN_NO_AVX512) kern_x86_att_wide(&active);
     }
     chosen = 1;
 }

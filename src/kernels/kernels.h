@@ -201,11 +201,11 @@ typedef struct {
     /* attention's softmax: s[i] = e^(s[i] - mx), returns the sum in double
      * (the reference with libm's expf, a fast path within 1e-6 relative) */
     double (*exp_sum)(float *s, uint32_t n, float mx);
-    /* the whole softmax of one row of scores (optional: NULL = these steps
-     * in forward.c): s[i] *= scale; mx = the largest s[i] (NaNs skipped,
-     * -INFINITY if none); sum = exp_sum(s, n, mx); s[i] *= (float)(1 / sum).
-     * The bits of those steps with the set's exp_sum. */
-    void (*softmax)(float *s, uint32_t n, float scale);
+    /* a block's scores scaled and their largest (kern_attention): s[i] *=
+     * scale, returns the largest of mx and the s[i], a NaN s[i] not counted
+     * (as `if (s[i] > mx) mx = s[i]`; a zero's sign may differ, which
+     * e^(s - mx) does not see) */
+    float (*scale_max)(float *s, uint32_t n, float scale, float mx);
     /* F16 KV cache, many positions, and the queries of nt tokens times the
      * nq query heads sharing a KV head per call (optional: NULL = row by
      * row). Query (t, i), t < nt, i < nq, is q + t * q_tstride + i * q_stride
@@ -273,6 +273,41 @@ void kern_delta_chunk(const KernelSet *ks, float *S, float *f, uint32_t dk, uint
                       const float *k, float *v, uint64_t stride, const float *d, const float *beta, float scale,
                       float *o, uint64_t o_stride);
 
+/* Attention over the KV cache in tiles (kernels_attention.c): the queries of
+ * nt tokens times the nq query heads sharing a KV head (nq * nt <=
+ * KERN_ATT_ROWS) against blocks of keys, with an online softmax: per block,
+ * the scores (the set's dots_f16 for F16 rows, else dot row by row), scaled;
+ * the running largest score m and sum of exponentials l (exp_sum, in double),
+ * the output so far multiplied by e^(m_old - m_new) when m grows; the block's
+ * weighted values added (wsum_f16, else axpy). So no row of scores longer
+ * than a block is needed, and a block's rows are read once for the whole
+ * tile. Blocks end at positions that are multiples of KERN_ATT_KEYS and where
+ * a run ends, so a query's result does not depend on which other queries
+ * share its tile (the determinism contract above). Query (t, i) is at q + t *
+ * q_tstride + i * q_stride, its output (overwritten) at out + t * out_tstride
+ * + i * out_stride; it sees the positions of the runs below ends[t]. */
+#define KERN_ATT_KEYS 64
+#define KERN_ATT_ROWS 64
+typedef struct {
+    GgmlType type;                 /* of the cache rows: F32, F16 or Q8_0 */
+    uint64_t krow, vrow;           /* bytes of a key row, of a value row */
+    uint32_t dk, dv, nq;           /* head sizes; query heads per KV head */
+    float scale;                   /* of the scores */
+    const float *q;
+    uint64_t q_stride, q_tstride;  /* floats */
+    float *out;
+    uint64_t out_stride, out_tstride;
+} KernAttTile;
+/* Rows of consecutive positions pos0 .. pos0 + n - 1 (a window's ring holds
+ * up to two such runs). */
+typedef struct {
+    const uint8_t *k, *v;
+    uint32_t pos0, n;
+} KernAttRun;
+/* scratch: nq * nt * KERN_ATT_KEYS floats */
+void kern_attention(const KernelSet *ks, const KernAttTile *a, uint32_t nt, const uint32_t *ends,
+                    const KernAttRun *runs, int n_runs, float *scratch);
+
 /* GELU's table for gelu_mul (ref/kernels_ref.c): entry h = kern_gelu_f16(h)
  * for all 65536 F16 values h, KERN_GELU_TABLE entries (one of padding so a
  * 32-bit gather may read past the last). kern_gelu_f16 is the definition,
@@ -299,6 +334,9 @@ const KernelSet *kern_arm(void);  /* arm/kernels_arm.c: NEON (dotprod) */
  * wide = 1 and a CPU with AVX-512 VNNI, the 32-row kernels where it
  * has them (then returns 1). Tests call it with 0 and 1 to compare both. */
 int kern_x86_rows(KernRowsFn *rows, KernPackedFn *packed, int wide);
+/* x86/kernels_x86_att.c: on a CPU with AVX-512, its dots_f16 and wsum_f16
+ * into set (the same bits as the AVX2 set's, twice as wide) */
+void kern_x86_att_wide(KernelSet *set);
 
 /* Chooses the fastest set this CPU runs (the first call does it, with
  * KERN_BEST), or forces the reference (tests, `pith bench --ref`), or the

@@ -60,118 +60,52 @@ void seq_kv_head(const ModelConfig *c, const SeqState *s, uint32_t layer, uint32
     }
 }
 
-/* A Q8_0 key row is multiplied by q kept in float (more accurate than
- * quantizing q as well); see kernels.h. */
-static float cache_dot(const KernelSet *ks, const void *row, KvType t, const float *q, uint32_t n)
-{
-    if (t == KV_Q8_0) return ks->dot_q8_0_f32(row, q, n);
-    return t == KV_F32 ? ks->dot_f32(row, q, n) : ks->dot_f16(row, q, n);
-}
-
-static void cache_axpy(const KernelSet *ks, float *out, float a, const void *row, KvType t, uint32_t n)
-{
-    if (t == KV_Q8_0) ks->axpy_q8_0(out, a, row, n);
-    else if (t == KV_F32) ks->axpy_f32(out, a, row, n);
-    else ks->axpy_f16(out, a, row, n);
-}
-
-/* Scores of the nq query heads of nt tokens (token t's at q + t * q_tstride)
- * against rows 0 .. rows[t] - 1 of a kv head's cache from kh on: row
- * t * nq + i of s (s_stride floats apart); then the weighted sums of the same
- * value rows into out (added; token t's at out + t * out_tstride). */
-static void head_scores(const KernelSet *ks, const ModelConfig *c, KvType kt, const uint8_t *kh, uint64_t krow,
-                        const float *q, uint64_t q_tstride, uint32_t nq, uint32_t nt, const uint32_t *rows, float *s,
-                        uint64_t s_stride)
-{
-    if (kt == KV_F16 && ks->dots_f16)
-        ks->dots_f16((const uint16_t *)kh, krow / 2, c->head_dim, q, c->head_dim, nq, q_tstride, nt, rows, s, s_stride);
-    else
-        for (uint32_t u = 0; u < nq * nt; u++)
-            for (uint32_t p = 0; p < rows[u / nq]; p++)
-                s[u * s_stride + p] = cache_dot(ks, kh + (uint64_t)p * krow, kt,
-                                                q + u / nq * q_tstride + u % nq * c->head_dim, c->head_dim);
-}
-
-static void head_wsum(const KernelSet *ks, const ModelConfig *c, KvType kt, const uint8_t *vh, uint64_t vrow,
-                      const float *s, uint64_t s_stride, uint32_t nq, uint32_t nt, const uint32_t *rows, float *out,
-                      uint64_t out_tstride)
-{
-    if (kt == KV_F16 && ks->wsum_f16)
-        ks->wsum_f16(out, c->head_dim_v, out_tstride, s, s_stride, nq, nt, rows, (const uint16_t *)vh, vrow / 2,
-                     c->head_dim_v);
-    else
-        for (uint32_t u = 0; u < nq * nt; u++)
-            for (uint32_t p = 0; p < rows[u / nq]; p++)
-                cache_axpy(ks, out + u / nq * out_tstride + u % nq * c->head_dim_v, s[u * s_stride + p],
-                           vh + (uint64_t)p * vrow, kt, c->head_dim_v);
-}
-
-/* tokens per attention call: a prompt's tokens read their shared cache rows
- * once (KernelSet.dots_f16) */
-#define ATT_TOKENS 8
-
-/* Attention of q heads h0..h1-1 for every token of the step. The scores of
- * the thread's heads' rows of ws->scores ((h1 - h0) * n_ctx floats) hold
- * those of several tokens when their rows fit. */
+/* The attention of q heads h0..h1-1 for every token of the step, in tiles
+ * (kernels.h: kern_attention): the q heads of a kv head together, and the
+ * next tokens of a sequence that see its rows from position 0 on (a
+ * prompt's) up to ATT_TOKENS of them, so each block of keys is read once for
+ * all of them. A token in a window's ring, once the window has moved, sees
+ * positions pos - n_swa + 1 .. pos: up to two runs of rows. The tiles'
+ * scores go into the thread's heads' rows of ws->scores. */
 static void attention_heads(const Step *j, uint32_t h0, uint32_t h1)
 {
     const KernelSet *ks = kern_active();
     const ModelConfig *c = &j->lc;
     const Workspace *ws = j->ws;
     uint32_t group = c->n_head / c->n_head_kv;
-    float scale = c->attn_scale;
     int windowed = model_layer_swa(c, j->layer);
-    float *s = ws->scores + (uint64_t)h0 * ws->n_ctx;
-    uint64_t room = (uint64_t)(h1 - h0) * ws->n_ctx, q_tstride = (uint64_t)c->n_head * c->head_dim,
-             out_tstride = (uint64_t)c->n_head * c->head_dim_v;
+    float *scratch = ws->scores + (uint64_t)h0 * ATT_TOKENS * KERN_ATT_KEYS;
+    static const GgmlType kv_ggml[] = {[KV_F32] = GGML_TYPE_F32, [KV_F16] = GGML_TYPE_F16, [KV_Q8_0] = GGML_TYPE_Q8_0};
 
-    /* the q heads of one kv head together: its rows are read once for all */
     for (uint32_t h = h0; h < h1;) {
-        uint32_t kvh = h / group, hn = (kvh + 1) * group < h1 ? (kvh + 1) * group : h1, nq = hn - h;
+        uint32_t kvh = h / group, hn = (kvh + 1) * group < h1 ? (kvh + 1) * group : h1;
+        if (hn - h > KERN_ATT_ROWS) hn = h + KERN_ATT_ROWS;
+        uint32_t nq = hn - h, most = KERN_ATT_ROWS / nq < ATT_TOKENS ? KERN_ATT_ROWS / nq : ATT_TOKENS;
         for (int t = 0; t < j->n;) {
-            /* each token over its own sequence's cache (or window ring) */
             const SeqState *seq = ws->tok_seq[t];
             KvType kt = seq->kv_type;
-            uint64_t krow = kv_type_bytes(kt, c->head_dim), vrow = kv_type_bytes(kt, c->head_dim_v);
+            KernAttTile a = {kv_ggml[kt], kv_type_bytes(kt, c->head_dim), kv_type_bytes(kt, c->head_dim_v),
+                             c->head_dim, c->head_dim_v, nq, c->attn_scale,
+                             ws->q + (uint64_t)t * c->n_head * c->head_dim + (uint64_t)h * c->head_dim, c->head_dim,
+                             (uint64_t)c->n_head * c->head_dim,
+                             ws->att + (uint64_t)t * c->n_head * c->head_dim_v + (uint64_t)h * c->head_dim_v,
+                             c->head_dim_v, (uint64_t)c->n_head * c->head_dim_v};
             uint8_t *kh, *vh;
-            uint32_t rows;
+            uint32_t rows, pos = ws->tok_pos[t];
             seq_kv_head(c, seq, j->layer, kvh, &kh, &vh, &rows);
-            uint32_t pos = ws->tok_pos[t];
-            /* positions lo..pos: all of them, or the window's; in a ring
-             * they lie in up to two runs of rows */
+            /* positions lo..pos, in the ring's rows lo % rows on (wrapping once) */
             uint32_t lo = windowed && pos + 1 > c->n_swa ? pos + 1 - c->n_swa : 0, np = pos - lo + 1;
-            uint32_t r0 = lo % rows, np1 = np < rows - r0 ? np : rows - r0, np2 = np - np1;
-            /* the next tokens of the sequence that also see rows 0..pos'
-             * join while their scores fit (s_stride: the longest) */
-            uint32_t nt = 1, tr[ATT_TOKENS] = {np1};
-            uint64_t s_stride = np;
-            while (lo == 0 && np2 == 0 && nt < ATT_TOKENS && t + (int)nt < j->n && ws->tok_seq[t + nt] == seq) {
-                uint32_t p1 = ws->tok_pos[t + nt] + 1, L = p1 > s_stride ? p1 : (uint32_t)s_stride;
-                if ((windowed && p1 > c->n_swa) || p1 > rows || (uint64_t)(nt + 1) * nq * L > room) break;
-                tr[nt++] = p1;
-                s_stride = L;
+            uint32_t r0 = lo % rows, np1 = np < rows - r0 ? np : rows - r0;
+            KernAttRun run[2] = {{kh + (uint64_t)r0 * a.krow, vh + (uint64_t)r0 * a.vrow, lo, np1},
+                                 {kh, vh, lo + np1, np - np1}};
+            uint32_t nt = 1, ends[ATT_TOKENS] = {pos + 1};
+            while (lo == 0 && np1 == np && nt < most && t + (int)nt < j->n && ws->tok_seq[t + nt] == seq) {
+                uint32_t p1 = ws->tok_pos[t + nt] + 1;
+                if ((windowed && p1 > c->n_swa) || p1 > rows) break;
+                ends[nt++] = p1;
+                if (p1 > run[0].n) run[0].n = p1;
             }
-            const float *q = ws->q + (uint64_t)t * q_tstride + (uint64_t)h * c->head_dim;
-            float *out = ws->att + (uint64_t)t * out_tstride + (uint64_t)h * c->head_dim_v;
-            head_scores(ks, c, kt, kh + (uint64_t)r0 * krow, krow, q, q_tstride, nq, nt, tr, s, s_stride);
-            if (np2) head_scores(ks, c, kt, kh, krow, q, q_tstride, nq, 1, &np2, s + np1, s_stride);
-            for (uint32_t u = 0; u < nq * nt; u++) {
-                float *si = s + u * s_stride, mx = -INFINITY;
-                uint32_t n = nt > 1 ? tr[u / nq] : np;
-                if (ks->softmax) {
-                    ks->softmax(si, n, scale);
-                } else {
-                    for (uint32_t p = 0; p < n; p++) {
-                        si[p] *= scale;
-                        if (si[p] > mx) mx = si[p];
-                    }
-                    float inv = (float)(1.0 / ks->exp_sum(si, n, mx));
-                    for (uint32_t p = 0; p < n; p++) si[p] *= inv;
-                }
-                memset(out + u / nq * out_tstride + u % nq * c->head_dim_v, 0, c->head_dim_v * sizeof *out);
-            }
-            head_wsum(ks, c, kt, vh + (uint64_t)r0 * vrow, vrow, s, s_stride, nq, nt, tr, out, out_tstride);
-            if (np2) head_wsum(ks, c, kt, vh, vrow, s + np1, s_stride, nq, 1, &np2, out, out_tstride);
+            kern_attention(ks, &a, nt, ends, run, np1 == np ? 1 : 2, scratch);
             t += (int)nt;
         }
         h = hn;

@@ -134,7 +134,7 @@ static void workspace_buffers(const ModelConfig *model_cfg, const ModelOptions *
     uint64_t hidden = moe_hidden(c) > c->n_ff ? moe_hidden(c) : c->n_ff;
     b[W_HB] = (Buffer){"workspace: activations", B * hidden, 4};
     b[W_HB2] = (Buffer){"workspace: activations", B * hidden, 4};
-    b[W_SCORES] = (Buffer){"workspace: attention scores", plan_mul(p, c->n_head, o->n_ctx), 4};
+    b[W_SCORES] = (Buffer){"workspace: attention scores", (uint64_t)c->n_head * ATT_TOKENS * KERN_ATT_KEYS, 4};
     b[W_LOGITS] = (Buffer){"workspace: logits", plan_mul(p, logit_rows(o), c->n_vocab), 4};
     b[W_ACT0] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_0, widest_input(c))};
     b[W_ACTK] = (Buffer){"workspace: quantized activations", B, kern_act_bytes(KERN_ACT_Q8_K, widest_input(c))};

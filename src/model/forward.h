@@ -43,6 +43,10 @@ typedef struct {
     uint64_t recurrent_layer_bytes;
 } SeqState;
 
+/* Tokens per attention tile (kernels.h: kern_attention): a block of keys is
+ * read once for this many tokens of a prompt. */
+#define ATT_TOKENS 32
+
 /* The scratch of a forward step, shared by the sequences that take turns
  * in it: activations, the quantized matmul inputs, logits, and (--load
  * stream) the window the weights pass through. */
@@ -52,7 +56,7 @@ typedef struct {
     int all_logits;           /* logits rows for every token of a step (else only the last) */
     /* activations, [batch][...] */
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2;
-    float *scores;            /* [n_head][n_ctx] */
+    float *scores;            /* [n_head][ATT_TOKENS * KERN_ATT_KEYS]: attention tiles' scores (attention.c) */
     float *dn;                /* Qwen3.5: the DeltaNet layers' scratch, the attention gates (deltanet.h) */
     uint16_t *gelu;           /* GELU's F16 table (kernels.h: gelu_mul), or NULL */
     float *rope;              /* [batch][1 or 2][n_rot]: each token's RoPE cos/sin (two bases with windowed layers) */

@@ -3,7 +3,8 @@
 # of `make ci-test` (CI's stage after make test, after tests/cross.sh,
 # whose builds it uses), not of `make test`.
 #
-# tests/test_kernels.c and tests/test_kernels_rows.c (the multi-row kernels,
+# tests/test_kernels.c, tests/test_kernels_attention.c (attention in tiles)
+# and tests/test_kernels_rows.c (the multi-row kernels,
 # kernels_arm_rows.c, kernels_arm_rows4.c, kernels_arm_kq.c, kernels_arm_v7.c:
 # results and determinism), cross-built statically for aarch64, armv7 and
 # armv6, run on an emulated CPU for each ARM code path, which must be the
@@ -47,11 +48,12 @@ build() {
     cc=$(mkvar "$t" CROSS_CC)
     if ! command -v "$cc" >/dev/null 2>&1; then not_ok "$t: no $cc (toolchains/install-debian.sh)"; return 1; fi
     lock "build/.lock-$t"
-    make -s -j"$JOBS" TARGET="$t" "$d/pith" "$d/tests/test_kernels" "$d/tests/test_kernels_rows" >"$TMP/build" 2>&1
+    make -s -j"$JOBS" TARGET="$t" "$d/pith" "$d/tests/test_kernels" "$d/tests/test_kernels_rows" \
+        "$d/tests/test_kernels_attention" >"$TMP/build" 2>&1
     st=$?
     unlock
     if [ $st -eq 0 ]; then
-        ok "$t: pith, test_kernels and test_kernels_rows built"
+        ok "$t: pith, test_kernels, test_kernels_rows and test_kernels_attention built"
     else
         not_ok "$t: build: $(grep -m3 -iE 'error|cannot|undefined' "$TMP/build" | tr '\n' ' ' | head -c 400)"
         return 1
@@ -84,6 +86,7 @@ path() {
     run_test "$t" "$cpu" test_kernels
     active=$(sed -n 's/^# active kernels: \(.*\) ([0-9]* fast set.*/\1/p' "$TMP/k")
     run_test "$t" "$cpu" test_kernels_rows
+    run_test "$t" "$cpu" test_kernels_attention
     if [ "$active" = "$want" ]; then ok "$t on $cpu: kernel set chosen: $active"
     else not_ok "$t on $cpu: kernel set chosen: '$active', want '$want'"; fi
     logits "$t" "$cpu" "" "$@"

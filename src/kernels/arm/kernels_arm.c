@@ -1350,28 +1350,25 @@ static double neon_exp_sum(float *s, uint32_t n, float mx)
 }
 
 #ifdef __aarch64__
-/* KernelSet.softmax: the scaling, the largest score and the normalization
- * four at a time (FMAXNM skips NaNs as the compare does; the sign of a zero
- * maximum cannot change e^(s - mx)), the exponentials by neon_exp_sum. */
-static void neon_softmax(float *s, uint32_t n, float scale)
+/* KernelSet.scale_max four at a time (FMAXNM skips NaNs as the compare
+ * does; the sign of a zero maximum cannot change e^(s - mx)). */
+static float neon_scale_max(float *s, uint32_t n, float scale, float mx)
 {
-    float32x4_t sc = vdupq_n_f32(scale), mv = vdupq_n_f32(-INFINITY);
+    float32x4_t sc = vdupq_n_f32(scale), mv = vdupq_n_f32(mx);
     uint32_t i = 0;
     for (; i + 4 <= n; i += 4) {
         float32x4_t x = vmulq_f32(vld1q_f32(s + i), sc);
         vst1q_f32(s + i, x);
         mv = vmaxnmq_f32(mv, x);
     }
-    float mx = vmaxnmvq_f32(mv);
+    mx = vmaxnmvq_f32(mv);
     for (; i < n; i++) {
         s[i] *= scale;
         if (s[i] > mx) mx = s[i];
     }
-    float32x4_t inv = vdupq_n_f32((float)(1.0 / neon_exp_sum(s, n, mx)));
-    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(s + i, vmulq_f32(vld1q_f32(s + i), inv));
-    for (; i < n; i++) s[i] *= vgetq_lane_f32(inv, 0);
+    return mx;
 }
-#define NEON_SOFTMAX .softmax = neon_softmax,
+#define NEON_SOFTMAX .scale_max = neon_scale_max,
 
 /* F16 stores: FCVTN rounds to nearest even and, with Linux's FPCR (no
  * flush to zero, no default NaN), keeps subnormals and a NaN's sign and top

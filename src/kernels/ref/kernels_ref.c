@@ -408,6 +408,15 @@ static double ref_exp_sum(float *s, uint32_t n, float mx)
     return sum;
 }
 
+static float ref_scale_max(float *s, uint32_t n, float scale, float mx)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        s[i] *= scale;
+        if (s[i] > mx) mx = s[i];
+    }
+    return mx;
+}
+
 static float ref_dot_f32(const float *k, const float *q, uint32_t n)
 {
     float s = 0.0f;
@@ -581,6 +590,7 @@ void kern_ref_fill(KernelSet *set)
     set->rmsnorm = ref_rmsnorm;
     set->rope = ref_rope;
     set->exp_sum = ref_exp_sum;
+    set->scale_max = ref_scale_max;
     set->gelu_mul = ref_gelu_mul;
     set->delta_step = ref_delta_step;
     set->causal_conv = kern_ref_causal_conv;

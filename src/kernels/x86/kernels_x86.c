@@ -658,18 +658,28 @@ DISPATCH4(x86_bf16)
 
 /* ---- the KV cache ---------------------------------------------------------- */
 
+/* q . k for an F16 row: one chain of eight lanes over the head (element i
+ * in lane i % 8), its lanes summed ((l0 + l1) + (l2 + l3)) + ((l4 + l5) +
+ * (l6 + l7)) (sum8_tree), then the last n % 8 products. dots_f16 takes the
+ * same steps for eight scores at once (kern_x86_sum8x8). */
+AVX2_INLINE float sum8_tree(__m256 a)
+{
+    __m256 h = _mm256_hadd_ps(a, a);
+    h = _mm256_hadd_ps(h, h);
+    return _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+
+AVX2_INLINE __m256 f16x8(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
 AVX2_INLINE float dot_f16_body(const uint16_t *k, const float *q, uint32_t n)
 {
-    /* four chains: a head of 128 is 16 multiply-adds, one chain waits 4 cycles on each */
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 acc = _mm256_setzero_ps();
     uint32_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        UNROLL for (int c = 0; c < 4; c++)
-            acc[c] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i + 8 * c))),
-                                     _mm256_loadu_ps(q + i + 8 * c), acc[c]);
-    for (; i + 8 <= n; i += 8)
-        acc[0] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i))), _mm256_loadu_ps(q + i), acc[0]);
-    float s = hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(f16x8(k + i), _mm256_loadu_ps(q + i), acc);
+    float s = sum8_tree(acc);
     for (; i < n; i++) s += q[i] * _cvtsh_ss(k[i]);
     return s;
 }
@@ -679,50 +689,46 @@ AVX2 static float x86_dot_f16(const uint16_t *k, const float *q, uint32_t n)
     return dot_f16_body(k, q, n);
 }
 
-/* Two queries against one row: dot_f16_body's steps for each, the row
- * converted once. */
-AVX2_INLINE void dot2_f16_body(const uint16_t *k, const float *q0, const float *q1, uint32_t n, float *o0, float *o1)
+/* Two queries against four rows: eight chains, the rows converted once
+ * for both, summed together (kern_x86_sum8x8): lanes 0-3 q0's scores, 4-7 q1's. */
+AVX2_INLINE __m256 dots2x4_f16(const uint16_t *k, uint64_t stride, const float *q0, const float *q1, uint32_t n)
 {
-    __m256 a0[4], a1[4];
-    UNROLL for (int c = 0; c < 4; c++) a0[c] = a1[c] = _mm256_setzero_ps();
-    uint32_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        UNROLL for (int c = 0; c < 4; c++) {
-            __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i + 8 * c)));
-            a0[c] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q0 + i + 8 * c), a0[c]);
-            a1[c] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q1 + i + 8 * c), a1[c]);
+    __m256 acc[8];
+    UNROLL for (int c = 0; c < 8; c++) acc[c] = _mm256_setzero_ps();
+    for (uint32_t i = 0; i < n; i += 8) {
+        __m256 a = _mm256_loadu_ps(q0 + i), b = _mm256_loadu_ps(q1 + i);
+        UNROLL for (int r = 0; r < 4; r++) {
+            __m256 kv = f16x8(k + r * stride + i);
+            acc[r] = _mm256_fmadd_ps(kv, a, acc[r]);
+            acc[4 + r] = _mm256_fmadd_ps(kv, b, acc[4 + r]);
         }
-    for (; i + 8 <= n; i += 8) {
-        __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i)));
-        a0[0] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q0 + i), a0[0]);
-        a1[0] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q1 + i), a1[0]);
     }
-    float s0 = hsum8(_mm256_add_ps(_mm256_add_ps(a0[0], a0[1]), _mm256_add_ps(a0[2], a0[3])));
-    float s1 = hsum8(_mm256_add_ps(_mm256_add_ps(a1[0], a1[1]), _mm256_add_ps(a1[2], a1[3])));
-    for (; i < n; i++) {
-        float kk = _cvtsh_ss(k[i]);
-        s0 += q0[i] * kk;
-        s1 += q1[i] * kk;
-    }
-    *o0 = s0;
-    *o1 = s1;
+    return kern_x86_sum8x8(acc);
 }
 
-/* One position after another, inlined (the next row's loads and
- * multiplies overlap this one's horizontal sum), queries in pairs; each
- * token over its own rows. */
-AVX2 static void x86_dots_f16(const uint16_t *k, uint64_t stride, uint32_t n, const float *q, uint64_t q_stride,
-                              uint32_t nq, uint64_t q_tstride, uint32_t nt, const uint32_t *rows, float *out,
+/* Queries in pairs, rows in fours (dots2x4_f16) where the head is whole
+ * vectors; the rest one score at a time; each token over its own rows. */
+AVX2 void kern_x86_dots_f16(const uint16_t *k, uint64_t stride, uint32_t n, const float *q, uint64_t q_stride,
+                            uint32_t nq, uint64_t q_tstride, uint32_t nt, const uint32_t *rows, float *out,
                               uint64_t out_stride)
 {
     for (uint32_t t = 0; t < nt; t++, q += q_tstride, out += nq * out_stride) {
         uint32_t i = 0;
-        for (; i + 2 <= nq; i += 2) {
+        for (; n % 8 == 0 && i + 2 <= nq; i += 2) {
             const float *q0 = q + i * q_stride, *q1 = q0 + q_stride;
             float *o0 = out + i * out_stride, *o1 = o0 + out_stride;
-            for (uint32_t p = 0; p < rows[t]; p++) dot2_f16_body(k + p * stride, q0, q1, n, &o0[p], &o1[p]);
+            uint32_t p = 0;
+            for (; p + 4 <= rows[t]; p += 4) {
+                __m256 s = dots2x4_f16(k + p * stride, stride, q0, q1, n);
+                _mm_storeu_ps(o0 + p, _mm256_castps256_ps128(s));
+                _mm_storeu_ps(o1 + p, _mm256_extractf128_ps(s, 1));
+            }
+            for (; p < rows[t]; p++) {
+                o0[p] = dot_f16_body(k + p * stride, q0, n);
+                o1[p] = dot_f16_body(k + p * stride, q1, n);
+            }
         }
-        if (i < nq)
+        for (; i < nq; i++)
             for (uint32_t p = 0; p < rows[t]; p++)
                 out[i * out_stride + p] = dot_f16_body(k + p * stride, q + i * q_stride, n);
     }
@@ -872,8 +878,8 @@ AVX2_INLINE void wsum1_f16(float *out, const float *w, const uint16_t *v, uint64
         for (uint32_t p = 0; p < rows; p++) x86_axpy_f16(out + j, w[p], v + p * stride + j, n - j);
 }
 
-AVX2 static void x86_wsum_f16(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
-                              uint32_t nq, uint32_t nt, const uint32_t *rows, const uint16_t *v, uint64_t stride,
+AVX2 void kern_x86_wsum_f16(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
+                            uint32_t nq, uint32_t nt, const uint32_t *rows, const uint16_t *v, uint64_t stride,
                               uint32_t n)
 {
     for (uint32_t t = 0; t < nt; t++, out += out_tstride, w += nq * w_stride) {
@@ -917,6 +923,27 @@ AVX2 static double x86_exp_sum(float *s, uint32_t n, float mx)
         for (uint32_t k = 0; k < n - i; k++) total += t[k];
     }
     return total;
+}
+
+/* KernelSet.scale_max: MAXPS returns its second operand when one is NaN,
+ * so a NaN score is skipped as the compare skips it. */
+AVX2 static float x86_scale_max(float *s, uint32_t n, float scale, float mx)
+{
+    __m256 sc = _mm256_set1_ps(scale), mv = _mm256_set1_ps(mx);
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_mul_ps(_mm256_loadu_ps(s + i), sc);
+        _mm256_storeu_ps(s + i, x);
+        mv = _mm256_max_ps(x, mv);
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mv), _mm256_extractf128_ps(mv, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    mx = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    for (; i < n; i++) {
+        s[i] *= scale;
+        if (s[i] > mx) mx = s[i];
+    }
+    return mx;
 }
 
 AVX2 static float x86_dot_f32(const float *k, const float *q, uint32_t n)
@@ -996,8 +1023,9 @@ const KernelSet *kern_x86(void)
         .silu_mul = x86_silu_mul,
         .rope = x86_rope,
         .exp_sum = x86_exp_sum,
-        .dots_f16 = x86_dots_f16,
-        .wsum_f16 = x86_wsum_f16,
+        .scale_max = x86_scale_max,
+        .dots_f16 = kern_x86_dots_f16,
+        .wsum_f16 = kern_x86_wsum_f16,
         .dot_f32 = x86_dot_f32,
         .axpy_f32 = x86_axpy_f32,
         .dot_q8_0_f32 = x86_dot_q8_0_f32,

@@ -23,4 +23,24 @@ void kern_x86_causal_conv(float *out, float *hist, uint64_t hist_stride, const f
 void kern_x86_dots_f32(const float *x, const float *v, uint64_t stride, uint32_t m, uint32_t n, float *out);
 void kern_x86_mix_f32(float *out, const float *c, const float *v, uint64_t stride, uint32_t m, uint32_t n);
 
+/* kernels_x86.c: the AVX2 set's attention kernels (KernelSet.dots_f16,
+ * wsum_f16), which kernels_x86_att.c's AVX-512 ones call for their rests */
+void kern_x86_dots_f16(const uint16_t *k, uint64_t stride, uint32_t n, const float *q, uint64_t q_stride, uint32_t nq,
+                       uint64_t q_tstride, uint32_t nt, const uint32_t *rows, float *out, uint64_t out_stride);
+void kern_x86_wsum_f16(float *out, uint64_t out_stride, uint64_t out_tstride, const float *w, uint64_t w_stride,
+                       uint32_t nq, uint32_t nt, const uint32_t *rows, const uint16_t *v, uint64_t stride, uint32_t n);
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* Eight chains of eight lanes summed at once: lane i of the result is
+ * ((a_i0 + a_i1) + (a_i2 + a_i3)) + ((a_i4 + a_i5) + (a_i6 + a_i7)), the
+ * order of a score of the F16 cache (kernels_x86.c: dot_f16_body). */
+AVX2_INLINE __m256 kern_x86_sum8x8(const __m256 *a)
+{
+    __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    __m256 efgh = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+    return _mm256_add_ps(_mm256_permute2f128_ps(abcd, efgh, 0x20), _mm256_permute2f128_ps(abcd, efgh, 0x31));
+}
+#endif
+
 #endif
