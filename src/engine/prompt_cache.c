@@ -19,7 +19,7 @@
 #include "engine.h"
 
 #define CACHE_MAGIC "PITHKV1\n"
-#define CACHE_VERSION 1
+#define CACHE_VERSION 2 /* 2: the four-lane checksum */
 
 typedef struct {
     char magic[8];
@@ -32,17 +32,29 @@ typedef struct {
 } CacheHeader;
 _Static_assert(sizeof(CacheHeader) == 80, "the header is written as it lies in memory: no padding");
 
-/* A 64-bit FNV-1a over 8-byte words (and the bytes left): fast enough
- * for hundreds of MB of cache, and any changed byte changes it. */
+/* A 64-bit FNV-1a over 8-byte words in four lanes (one multiply chain
+ * would wait on itself: a quarter of the speed over hundreds of MB), the
+ * lanes then folded into one, and the bytes left: any changed byte
+ * changes it. */
+static uint64_t word_at(const uint8_t *b)
+{
+    uint64_t w;
+    memcpy(&w, b, 8);
+    return w;
+}
+
 static uint64_t sum_bytes(uint64_t h, const void *p, uint64_t n)
 {
     const uint8_t *b = p;
     const uint64_t prime = 0x100000001b3ull;
-    for (; n >= 8; n -= 8, b += 8) {
-        uint64_t w;
-        memcpy(&w, b, 8);
-        h = (h ^ w) * prime;
+    uint64_t l0 = h, l1 = h ^ 1, l2 = h ^ 2, l3 = h ^ 3; /* in registers: four chains at once */
+    for (; n >= 32; n -= 32, b += 32) {
+        l0 = (l0 ^ word_at(b)) * prime;
+        l1 = (l1 ^ word_at(b + 8)) * prime;
+        l2 = (l2 ^ word_at(b + 16)) * prime;
+        l3 = (l3 ^ word_at(b + 24)) * prime;
     }
+    h = (((l0 ^ l1) * prime ^ l2) * prime ^ l3) * prime;
     for (; n > 0; n--) h = (h ^ *b++) * prime;
     return h;
 }
