@@ -81,3 +81,45 @@ greedy() {
         *) ok "$name greedy vs llama.cpp: $verdict" ;;
     esac
 }
+
+# The comparisons of t_llamacpp_moe.sh and t_llamacpp_gemma4.sh (t_llamacpp_arch.sh
+# has its own, with pith options per case): $FWD, $MK, $CMP, $IDS, $TMP set.
+vocab_of() { "$FWD" inspect "$1" --tensors | awk '$1 == "token_embd.weight" { print $4 }'; }
+
+# ours NAME MODEL B OUT [ARGS]: pith's logits of every position in steps of B
+ours() {
+    # shellcheck disable=SC2086
+    "$FWD" logits "$2" --prompt-ids "$IDS" --out "$4" --kv-type f32 -b "$3" $5 >"$TMP/out" 2>"$TMP/err" ||
+        { not_ok "$1 -b $3: pith failed: $(head -c 300 "$TMP/err")"; return 1; }
+}
+
+# compare NAME CLASS MKMODEL_ARGS...: one model, pith in three batch
+# shapes against llama.cpp
+compare() {
+    name=$1 class=$2; shift 2
+    model=$TMP/$name.gguf
+    if ! "$MK" "$model" "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return; fi
+    if ! ref_logits "$model" "$IDS" "$TMP/$name.ref.f32"; then
+        not_ok "$name: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
+    fi
+    vocab=$(vocab_of "$model")
+    for b in 64 7 1; do
+        ours "$name" "$model" $b "$TMP/$name.f32" || continue
+        if "$CMP" --ref "$TMP/$name.ref.f32" --class "$class" --vocab "$vocab" "$TMP/$name.f32" >"$TMP/cmp" 2>&1; then
+            ok "$name -b $b vs llama.cpp: $(sed 's/^[^ ]* //' "$TMP/cmp")"
+        else
+            not_ok "$name -b $b vs llama.cpp: $(cat "$TMP/cmp")"
+        fi
+    done
+}
+
+# outside NAME CLASS MODEL WHAT: pith's logits of MODEL (NAME's file with a
+# feature taken out) must be outside CLASS of llama.cpp's logits of NAME
+outside() {
+    ours "$1" "$3" 64 "$TMP/edited.f32" || return
+    if "$CMP" --ref "$TMP/$1.ref.f32" --class "$2" --vocab "$(vocab_of "$3")" "$TMP/edited.f32" >"$TMP/cmp" 2>&1; then
+        not_ok "$1: $4 made no difference: $(head -c 200 "$TMP/cmp")"
+    else
+        ok "$1: $4, outside the class ($(sed 's/^[^ ]* //' "$TMP/cmp" | head -c 120))"
+    fi
+}

@@ -28,45 +28,6 @@ else not_ok "$(cat "$TMP/install.err")"; finish; fi
 
 IDS=5,80,300,17,250,9,120,66,200,31,4,77,1000,3,420,99,12,640,8,250,711,42,93,508,61,333,7,880,145,26,999,58,402,13,777,230,64,519,88,150
 
-vocab_of() { "$FWD" inspect "$1" --tensors | awk '$1 == "token_embd.weight" { print $4 }'; }
-
-# ours NAME MODEL B OUT [ARGS]: pith's logits of every position in steps of B
-ours() {
-    # shellcheck disable=SC2086
-    "$FWD" logits "$2" --prompt-ids "$IDS" --out "$4" --kv-type f32 -b "$3" $5 >"$TMP/out" 2>"$TMP/err" ||
-        { not_ok "$1 -b $3: pith failed: $(head -c 300 "$TMP/err")"; return 1; }
-}
-
-# compare NAME CLASS MKMODEL_ARGS...: one model, pith in three batch
-# shapes against llama.cpp
-compare() {
-    name=$1 class=$2; shift 2
-    model=$TMP/$name.gguf
-    if ! "$MK" "$model" "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return; fi
-    if ! ref_logits "$model" "$IDS" "$TMP/$name.ref.f32"; then
-        not_ok "$name: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
-    fi
-    vocab=$(vocab_of "$model")
-    for b in 64 7 1; do
-        ours "$name" "$model" $b "$TMP/$name.f32" || continue
-        if "$CMP" --ref "$TMP/$name.ref.f32" --class "$class" --vocab "$vocab" "$TMP/$name.f32" >"$TMP/cmp" 2>&1; then
-            ok "$name -b $b vs llama.cpp: $(sed 's/^[^ ]* //' "$TMP/cmp")"
-        else
-            not_ok "$name -b $b vs llama.cpp: $(cat "$TMP/cmp")"
-        fi
-    done
-}
-
-# outside NAME CLASS MODEL WHAT: pith's logits of MODEL (NAME's file with a
-# feature taken out) must be outside CLASS of llama.cpp's logits of NAME
-outside() {
-    ours "$1" "$3" 64 "$TMP/edited.f32" || return
-    if "$CMP" --ref "$TMP/$1.ref.f32" --class "$2" --vocab "$(vocab_of "$3")" "$TMP/edited.f32" >"$TMP/cmp" 2>&1; then
-        not_ok "$1: $4 made no difference: $(head -c 200 "$TMP/cmp")"
-    else
-        ok "$1: $4, outside the class ($(sed 's/^[^ ]* //' "$TMP/cmp" | head -c 120))"
-    fi
-}
 
 # Gemma 4 E2B: 35 layers of 1536 (8 q heads on 1 kv head), 4 windowed
 # (512) then a global layer, the last 20 sharing KV, FFNs of 6144 (12288

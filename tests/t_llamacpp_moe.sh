@@ -40,44 +40,6 @@ refused() {
     grep -q "$words" "$TMP/err" || not_ok "$name: not for the reason expected ($words): $(head -c 200 "$TMP/err")"
 }
 
-vocab_of() { "$PITH" inspect "$1" --tensors | awk '$1 == "token_embd.weight" { print $4 }'; }
-
-# ours NAME MODEL B OUT: pith's logits of every position in steps of B
-ours() {
-    "$FWD" logits "$2" --prompt-ids "$IDS" --out "$4" --kv-type f32 -b "$3" >"$TMP/out" 2>"$TMP/err" ||
-        { not_ok "$1 -b $3: pith failed: $(head -c 300 "$TMP/err")"; return 1; }
-}
-
-# compare NAME CLASS MKMODEL_ARGS...: one model, pith in three batch
-# shapes against llama.cpp
-compare() {
-    name=$1 class=$2; shift 2
-    model=$TMP/$name.gguf
-    if ! "$MK" "$model" "$@" >"$TMP/mk.out" 2>&1; then not_ok "$name: mkmodel failed: $(head -c 300 "$TMP/mk.out")"; return; fi
-    if ! ref_logits "$model" "$IDS" "$TMP/$name.ref.f32"; then
-        not_ok "$name: llama.cpp failed: $(tail -c 300 "$TMP/ref.err")"; return
-    fi
-    vocab=$(vocab_of "$model")
-    for b in 64 7 1; do
-        ours "$name" "$model" $b "$TMP/$name.f32" || continue
-        if "$CMP" --ref "$TMP/$name.ref.f32" --class "$class" --vocab "$vocab" "$TMP/$name.f32" >"$TMP/cmp" 2>&1; then
-            ok "$name -b $b vs llama.cpp: $(sed 's/^[^ ]* //' "$TMP/cmp")"
-        else
-            not_ok "$name -b $b vs llama.cpp: $(cat "$TMP/cmp")"
-        fi
-    done
-}
-
-# outside NAME CLASS REF MODEL WHAT: pith's logits of MODEL (an edited
-# copy) must be outside CLASS of llama.cpp's logits REF of the original
-outside() {
-    ours "$1" "$4" 64 "$TMP/edited.f32" || return
-    if "$CMP" --ref "$3" --class "$2" --vocab "$(vocab_of "$4")" "$TMP/edited.f32" >"$TMP/cmp" 2>&1; then
-        not_ok "$1: $5 made no difference: $(head -c 200 "$TMP/cmp")"
-    else
-        ok "$1: $5, outside the class ($(sed 's/^[^ ]* //' "$TMP/cmp" | head -c 120))"
-    fi
-}
 
 # Qwen3-30B-A3B: 48 layers, 32 q heads on 4 kv heads of 128, 128 experts
 # of 768 (8 used); here 4 layers, 4 on 1, 8 experts of 256 (2 used).
@@ -101,7 +63,7 @@ compare qwen3moe-q4_k_m QUANT --arch qwen3moe --layers 4 --embd 256 --ff 1024 --
 # llama.cpp's logits (llama.cpp fixes softmax and normalised weights for
 # qwen3moe: no key to turn them off)
 "$ED" "$TMP/qwen3moe-f32.gguf" "$TMP/q3m-top3.gguf" --set-u32 qwen3moe.expert_used_count 3 >/dev/null 2>&1
-outside qwen3moe-f32 F32 "$TMP/qwen3moe-f32.ref.f32" "$TMP/q3m-top3.gguf" "3 experts a token instead of 2"
+outside qwen3moe-f32 F32 "$TMP/q3m-top3.gguf" "3 experts a token instead of 2"
 
 # memory: mapped, the plan counts the active experts (2 of 8) of the
 # experts' bytes, the rest of the file whole
@@ -140,7 +102,7 @@ compare lfm2moe-q8_0 QUANT $LFM --experts 4 --experts-used 4 --type q8_0 --seed 
 compare lfm2moe-q4_k_m QUANT $LFM --experts 4 --experts-used 4 --type q4_k_m --seed 113
 # the gating matters: softmax instead of the file's sigmoid
 "$ED" "$TMP/lfm2moe-f32.gguf" "$TMP/lfm2moe-softmax.gguf" --set-u32 lfm2moe.expert_gating_func 1 >/dev/null 2>&1
-outside lfm2moe-f32 F32 "$TMP/lfm2moe-f32.ref.f32" "$TMP/lfm2moe-softmax.gguf" "softmax gating instead of sigmoid"
+outside lfm2moe-f32 F32 "$TMP/lfm2moe-softmax.gguf" "softmax gating instead of sigmoid"
 "$ED" "$TMP/lfm2moe-f32.gguf" "$TMP/lfm2moe-g3.gguf" --set-u32 lfm2moe.expert_gating_func 3 >/dev/null 2>&1
 refused "lfm2moe with an unknown gating function is refused" "expert_gating_func = 3" "$PITH" run "$TMP/lfm2moe-g3.gguf" -p hi
 "$PITH" run "$TMP/lfm2moe-f32.gguf" -p hi --plan -c 256 >"$TMP/plan" 2>&1
@@ -159,7 +121,7 @@ compare qwen35moe-f32 F32 $Q35M --experts 8 --experts-used 2 --seed 121
 greedy qwen35moe-f32 1e-3
 compare qwen35moe-q4_k_m QUANT $Q35M --experts 4 --experts-used 4 --type q4_k_m --seed 124
 "$ED" "$TMP/qwen35moe-f32.gguf" "$TMP/q35m-top3.gguf" --set-u32 qwen35moe.expert_used_count 3 >/dev/null 2>&1
-outside qwen35moe-f32 F32 "$TMP/qwen35moe-f32.ref.f32" "$TMP/q35m-top3.gguf" "3 experts a token instead of 2"
+outside qwen35moe-f32 F32 "$TMP/q35m-top3.gguf" "3 experts a token instead of 2"
 
 # broken files, refused with one line
 "$ED" "$Q8" "$TMP/q3m-k9.gguf" --set-u32 qwen3moe.expert_used_count 9 >/dev/null 2>&1
