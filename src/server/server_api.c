@@ -934,13 +934,20 @@ static int slot_choose(Server *sv, const int32_t *ids, int n)
     return best >= 0 ? best : other;
 }
 
+/* Whether taking `best` positions from elsewhere (another slot, a file)
+ * instead of the `own` a slot holds is worth it: it saves 16 positions or
+ * more (not a shared template header) and a 256th of what is taken (a
+ * position's rows copy in microseconds; a prompt token computes in
+ * milliseconds to tens of them on a board). */
+static int worth_taking(uint32_t own, uint32_t best)
+{
+    return best >= own + 16 && (uint64_t)(best - own) * 256 >= best;
+}
+
 /* The prefix cache across slots: when another slot (busy or not) holds a
  * longer prefix of the prompt than slot i, its positions are copied into
- * slot i (slot_copy_prefix), so that a system prompt computed once serves
- * every slot. Worth it when it saves 16 positions or more (not a shared
- * template header) and a 256th of the positions copied: a position's KV
- * rows copy in microseconds, a prompt token computes in milliseconds to
- * tens of them on a board. */
+ * slot i (slot_copy_prefix) when worth_taking, so that a system prompt
+ * computed once serves every slot. */
 static void copy_longer_prefix(Server *sv, int i, const int32_t *ids, int n)
 {
     uint32_t own = slot_common_prefix(slots[i].es, ids, n), best = own;
@@ -950,7 +957,7 @@ static void copy_longer_prefix(Server *sv, int i, const int32_t *ids, int n)
         if (k >= (uint32_t)n) k = (uint32_t)n - 1; /* the last id is fed again, for its logits */
         if (k > best) best = k, from = j;
     }
-    if (from >= 0 && best - own >= 16 && (uint64_t)(best - own) * 256 >= best) slot_copy_prefix(sv->e, slots[i].es, slots[from].es, best);
+    if (from >= 0 && worth_taking(own, best)) slot_copy_prefix(sv->e, slots[i].es, slots[from].es, best);
 }
 
 /* ---- The disk cache (--cache-dir) ------------------------------------------
@@ -1035,14 +1042,14 @@ static void dir_find(void *ctx, const char *name, uint64_t bytes, int64_t mtime)
 }
 
 /* A file of --cache-dir that begins the prompt ids[0..n) with more than
- * slot i holds (by the rule of copy_longer_prefix) is loaded into it. */
+ * slot i holds (worth_taking) is loaded into it. */
 static void load_from_cache_dir(Server *sv, int i, const int32_t *ids, int n)
 {
     Slot *es = slots[i].es;
     uint32_t own = slot_common_prefix(es, ids, n);
     DirFind f = {sv, es, ids, (uint32_t)n - 1, own, ""}; /* the last id is fed again, for its logits */
     if (port_dir_files(sv->opt.cache_dir, "pith-", ".kv", dir_find, &f) != 0 || !f.name[0]) return;
-    if (f.best - own < 16 || (uint64_t)(f.best - own) * 256 < f.best) return;
+    if (!worth_taking(own, f.best)) return;
     char path[4096 + 64], warn[1024];
     snprintf(path, sizeof path, "%s/%s", sv->opt.cache_dir, f.name);
     if (slot_cache_load(sv->e, es, path, NULL, warn, sizeof warn) != 0) { /* damaged: not tried again */
